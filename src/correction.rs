@@ -1,0 +1,213 @@
+//! What the gate changed in a call, as data (DESIGN.md §2.2).
+
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// The kind of a correction. New kinds may be added; existing names never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// The text was not strict JSON and was read leniently.
+    Repair,
+    /// The envelope itself was normalized (Agent Zero `args` → `tool_args`, a text dialect…).
+    Envelope,
+    /// A reasoning-only field was removed.
+    Strip,
+    ArgAlias,
+    ArgCase,
+    ArgFuzzy,
+    ValueAlias,
+    EnumCase,
+    Coerce,
+    Default,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 10] = [
+        Kind::Repair,
+        Kind::Envelope,
+        Kind::Strip,
+        Kind::ArgAlias,
+        Kind::ArgCase,
+        Kind::ArgFuzzy,
+        Kind::ValueAlias,
+        Kind::EnumCase,
+        Kind::Coerce,
+        Kind::Default,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Repair => "repair",
+            Kind::Envelope => "envelope",
+            Kind::Strip => "strip",
+            Kind::ArgAlias => "arg_alias",
+            Kind::ArgCase => "arg_case",
+            Kind::ArgFuzzy => "arg_fuzzy",
+            Kind::ValueAlias => "value_alias",
+            Kind::EnumCase => "enum_case",
+            Kind::Coerce => "coerce",
+            Kind::Default => "default",
+        }
+    }
+
+    /// Kinds whose `from`/`to` are argument names rather than values.
+    pub fn renames(self) -> bool {
+        matches!(
+            self,
+            Kind::ArgAlias | Kind::ArgCase | Kind::ArgFuzzy | Kind::Strip
+        )
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One change the gate made. `path` is a JSON pointer into the arguments ("" for the document).
+/// For renaming kinds `from`/`to` are the argument names; otherwise they are the values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Correction {
+    pub kind: Kind,
+    pub path: String,
+    pub from: Value,
+    pub to: Value,
+    /// A sentence saying what was done, for kinds that are not a plain from → to.
+    pub note: Option<String>,
+}
+
+impl Correction {
+    pub fn new(kind: Kind, path: String, from: Value, to: Value) -> Self {
+        Correction {
+            kind,
+            path,
+            from,
+            to,
+            note: None,
+        }
+    }
+
+    pub fn noted(kind: Kind, note: impl Into<String>) -> Self {
+        Correction {
+            kind,
+            path: String::new(),
+            from: Value::Null,
+            to: Value::Null,
+            note: Some(note.into()),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "kind": self.kind.as_str(),
+            "path": self.path,
+            "from": self.from,
+            "to": self.to,
+        });
+        if let Some(note) = &self.note {
+            v["note"] = Value::String(note.clone());
+        }
+        v
+    }
+}
+
+/// The human line written on stderr: `runtime "bash" → "terminal" (value_alias)`.
+impl fmt::Display for Correction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(note) = &self.note {
+            return write!(f, "{note} ({})", self.kind);
+        }
+        if self.kind.renames() {
+            let from = self.from.as_str().unwrap_or_default();
+            match &self.to {
+                Value::String(to) => write!(f, "argument {from:?} → {to:?} ({})", self.kind),
+                _ => write!(f, "removed {from:?} ({})", self.kind),
+            }
+        } else {
+            let name = pointer_display(&self.path);
+            let from = match &self.from {
+                Value::Null if self.kind == Kind::Default => "(missing)".to_string(),
+                v => v.to_string(),
+            };
+            write!(f, "{name} {from} → {} ({})", self.to, self.kind)
+        }
+    }
+}
+
+/// `/a/b~1c` → `a.b/c`: how a person reads an argument path.
+pub fn pointer_display(pointer: &str) -> String {
+    pointer
+        .trim_start_matches('/')
+        .split('/')
+        .map(|seg| seg.replace("~1", "/").replace("~0", "~"))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Escapes one object key as a JSON pointer segment.
+pub fn pointer_segment(key: &str) -> String {
+    let mut p = String::with_capacity(key.len());
+    push_segment(&mut p, key);
+    p
+}
+
+fn push_segment(p: &mut String, key: &str) {
+    if key.bytes().any(|b| b == b'~' || b == b'/') {
+        p.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    } else {
+        p.push_str(key);
+    }
+}
+
+/// The pointer of a top-level argument.
+pub fn arg_pointer(key: &str) -> String {
+    let mut p = String::with_capacity(key.len() + 1);
+    p.push('/');
+    push_segment(&mut p, key);
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_lines() {
+        let c = Correction::new(
+            Kind::ValueAlias,
+            "/runtime".into(),
+            json!("bash"),
+            json!("terminal"),
+        );
+        assert_eq!(
+            c.to_string(),
+            r#"runtime "bash" → "terminal" (value_alias)"#
+        );
+        let c = Correction::new(
+            Kind::ArgAlias,
+            "/command".into(),
+            json!("command"),
+            json!("code"),
+        );
+        assert_eq!(c.to_string(), r#"argument "command" → "code" (arg_alias)"#);
+        let c = Correction::new(Kind::Default, "/session".into(), Value::Null, json!(0));
+        assert_eq!(c.to_string(), "session (missing) → 0 (default)");
+        let c = Correction::new(
+            Kind::Strip,
+            "/_tafc_think".into(),
+            json!("_tafc_think"),
+            Value::Null,
+        );
+        assert_eq!(c.to_string(), r#"removed "_tafc_think" (strip)"#);
+    }
+
+    #[test]
+    fn pointers_escape() {
+        assert_eq!(arg_pointer("a/b~c"), "/a~1b~0c");
+        assert_eq!(pointer_display("/a~1b~0c"), "a/b~c");
+    }
+}

@@ -1,0 +1,15 @@
+//! metagate: a deterministic gate between an LLM agent and its tools.
+//!
+//! The library holds every decision; the `metagate` binary only talks to the terminal.
+//! Layers, each depending only on the ones below it (DESIGN.md §1):
+//!
+//! - leaves: [`args`] (arguments read lazily), [`call`] (envelopes), [`repair`] (lenient
+//!   JSON), [`scan`] (strict JSON split into raw fields), [`error`] (taxonomy), [`correction`]
+//!   (what was changed).
+
+pub mod args;
+pub mod call;
+pub mod correction;
+pub mod error;
+pub mod repair;
+pub mod scan;
