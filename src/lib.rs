@@ -3,9 +3,10 @@
 //! The library holds every decision; the `metagate` binary only talks to the terminal.
 //! Layers, each depending only on the ones below it (DESIGN.md §1):
 //!
-//! - leaves: [`args`] (arguments read lazily), [`call`] (envelopes), [`repair`] (lenient
-//!   JSON), [`scan`] (strict JSON split into raw fields), [`error`] (taxonomy), [`correction`]
-//!   (what was changed).
+//! - leaves: [`args`] (arguments read lazily), [`call`] (envelopes), [`repair`] (lenient JSON), [`scan`] (strict JSON split
+//!   into raw fields), [`error`] (taxonomy), [`correction`] (what was changed);
+//! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline);
+//! - jobs: [`gate`].
 
 pub mod args;
 pub mod call;
@@ -13,3 +14,8 @@ pub mod correction;
 pub mod error;
 pub mod repair;
 pub mod scan;
+
+pub mod correct;
+pub mod schema;
+
+pub mod gate;

@@ -1,0 +1,545 @@
+//! The `gate` job: bytes in, a verdict and the call (or a rejection) out.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::call::{Call, Shape, split_method};
+use crate::correct::{self, Report};
+use crate::correction::{Correction, Kind};
+use crate::error::{Category, ToolError};
+use crate::repair::{self, Dialect};
+use crate::schema::Policy;
+
+/// The largest document `gate` reads; anything longer is rejected, not buffered without end.
+pub const MAX_DOCUMENT: usize = 64 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Corrected,
+    Rejected,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Corrected => "corrected",
+            Verdict::Rejected => "rejected",
+        }
+    }
+}
+
+/// How calls go out.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Convert every call to this shape (`--emit`).
+    pub emit: Option<Shape>,
+    /// Write `--report` envelopes instead of the plain output.
+    pub report: bool,
+    /// No stderr line per correction, warning or rejection.
+    pub quiet: bool,
+}
+
+/// Everything the gate decided about one call. It borrows the input it was decided on.
+#[derive(Debug, Clone)]
+pub struct Decision<'a> {
+    pub verdict: Verdict,
+    /// The envelope the call came in, when it could be read.
+    pub shape: Option<Shape>,
+    pub dialect: Option<Dialect>,
+    /// The call as decided (its arguments corrected where they were); on a rejection, the
+    /// call as far as it could be read.
+    pub call: Option<Call<'a>>,
+    /// The shape the call goes out in.
+    pub target: Option<Shape>,
+    pub corrections: Vec<Correction>,
+    pub warnings: Vec<String>,
+    pub error: Option<ToolError>,
+    /// Nothing changed, no conversion was asked for, and the input is one line: it goes out
+    /// byte for byte as it came.
+    pub unchanged: bool,
+    input: &'a [u8],
+}
+
+impl<'a> Decision<'a> {
+    fn rejected(input: &'a [u8], error: ToolError, report: Report) -> Decision<'a> {
+        Decision {
+            verdict: Verdict::Rejected,
+            shape: None,
+            dialect: None,
+            call: None,
+            target: None,
+            corrections: report.corrections,
+            warnings: report.warnings,
+            error: Some(error),
+            unchanged: false,
+            input,
+        }
+    }
+
+    /// The tool part of the call's name (or the tool a rejection names).
+    pub fn tool(&self) -> Option<&str> {
+        match &self.call {
+            Some(call) => Some(call.tool()),
+            None => self.error.as_ref().and_then(|e| e.tool.as_deref()),
+        }
+    }
+
+    /// The `:method` suffix of the call's name.
+    pub fn method(&self) -> Option<&str> {
+        self.call.as_ref().and_then(|c| c.method())
+    }
+
+    /// The arguments as decided, for telemetry.
+    pub fn args(&self) -> Option<serde_json::Map<String, Value>> {
+        self.call.as_ref().map(|c| c.args.to_map())
+    }
+
+    /// Writes the outgoing call's JSON (nothing when rejected).
+    pub fn write_call(&self, out: &mut Vec<u8>) {
+        if self.error.is_some() {
+            return;
+        }
+        if self.unchanged {
+            out.extend_from_slice(trim_ascii(self.input));
+        } else if let (Some(call), Some(target)) = (&self.call, self.target) {
+            call.write_as(target, out);
+        }
+    }
+}
+
+/// Decides one document.
+pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decision<'a> {
+    let mut report = Report::default();
+    if input.len() > MAX_DOCUMENT {
+        let e = malformed(format!(
+            "input is {} bytes, more than the {} bytes metagate reads as one call",
+            input.len(),
+            MAX_DOCUMENT
+        ));
+        return Decision::rejected(input, e, report);
+    }
+    // Fast path: strict JSON, read without building values for fields the gate does not own.
+    let strict = Call::from_json(input, &mut report.corrections);
+    let (mut call, dialect) = match strict {
+        Ok(Some(call)) => (call, None),
+        Err(e) => return Decision::rejected(input, malformed(e.message), report),
+        Ok(None) => {
+            let parsed = match repair::parse(input) {
+                Ok(p) => p,
+                Err(e) => return Decision::rejected(input, malformed(e.to_string()), report),
+            };
+            for note in parsed.repairs {
+                report
+                    .corrections
+                    .push(Correction::noted(Kind::Repair, note));
+            }
+            report.warnings.extend(parsed.warnings);
+            if let Some(d) = parsed.dialect {
+                report.corrections.push(Correction::noted(
+                    Kind::Envelope,
+                    format!("read the {} text dialect", dialect_label(d)),
+                ));
+            }
+            match Call::from_value(parsed.value, &mut report.corrections) {
+                Ok(c) => (c, parsed.dialect),
+                Err(e) => return Decision::rejected(input, malformed(e.message), report),
+            }
+        }
+    };
+    let shape = call.shape;
+    let (tool, method) = split_method(&call.name);
+    let outcome = correct::run(policy, tool, method, &mut call.args, &mut report);
+    if let Err(error) = outcome {
+        let mut d = Decision::rejected(input, *error, report);
+        d.shape = Some(shape);
+        d.dialect = dialect;
+        d.call = Some(call);
+        return d;
+    }
+    let target = options
+        .emit
+        .or(dialect.map(|_| Shape::AgentZero))
+        .unwrap_or(shape);
+    let verdict = if report.corrections.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Corrected
+    };
+    let unchanged = verdict == Verdict::Pass
+        && target == shape
+        && memchr::memchr(b'\n', trim_ascii(input)).is_none();
+    Decision {
+        verdict,
+        shape: Some(shape),
+        dialect,
+        call: Some(call),
+        target: Some(target),
+        corrections: report.corrections,
+        warnings: report.warnings,
+        error: None,
+        unchanged,
+        input,
+    }
+}
+
+fn dialect_label(d: Dialect) -> &'static str {
+    match d {
+        Dialect::FunctionCalls => "<function_calls>",
+        Dialect::InvokeToolArgs => "<invoke><tool_args>",
+        Dialect::ToolCallTag => "<tool_call>",
+    }
+}
+
+pub fn malformed(message: impl Into<String>) -> ToolError {
+    ToolError::new(Category::MalformedCall, message).suggest(
+        "send exactly one tool call as a single JSON object, e.g. \
+         {\"tool_name\": \"…\", \"tool_args\": {…}}",
+    )
+}
+
+/// Writes the output line for a decision (without the newline).
+pub fn render(decision: &Decision<'_>, options: &Options, out: &mut Vec<u8>) {
+    if options.report {
+        let mut call_json = Vec::new();
+        decision.write_call(&mut call_json);
+        let call_text = std::str::from_utf8(&call_json).expect("the gate writes UTF-8");
+        let call = (!call_json.is_empty()).then(|| {
+            serde_json::from_str::<&RawValue>(call_text).expect("the gate writes valid JSON")
+        });
+        let doc = ReportDoc {
+            verdict: decision.verdict.as_str(),
+            tool: decision.tool(),
+            method: decision.method(),
+            shape: decision.shape.map(Shape::as_str),
+            call,
+            corrections: decision
+                .corrections
+                .iter()
+                .map(Correction::to_json)
+                .collect(),
+            warnings: &decision.warnings,
+            error: decision.error.as_ref().map(ToolError::to_json),
+            feedback: decision.error.as_ref().map(ToolError::feedback),
+        };
+        serde_json::to_writer(&mut *out, &doc).expect("writing to a Vec cannot fail");
+        return;
+    }
+    match &decision.error {
+        Some(error) => error.write_rejection(out),
+        None => decision.write_call(out),
+    }
+}
+
+/// The `--report` envelope (DESIGN.md §2.2).
+#[derive(Serialize)]
+struct ReportDoc<'a> {
+    verdict: &'a str,
+    tool: Option<&'a str>,
+    method: Option<&'a str>,
+    shape: Option<&'a str>,
+    call: Option<&'a RawValue>,
+    corrections: Vec<Value>,
+    warnings: &'a [String],
+    error: Option<Value>,
+    feedback: Option<String>,
+}
+
+fn trim_ascii(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    &bytes[start..end]
+}
+
+/// The stderr lines a decision produces: one per correction and warning, and one for a
+/// rejection. `line` is the input line number in a stream.
+pub fn notes(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
+    let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    let tool = decision
+        .tool()
+        .map(|t| format!("{t}: "))
+        .unwrap_or_default();
+    // A rejected call's corrections never take effect: only the rejection is news.
+    if decision.error.is_none() {
+        for c in &decision.corrections {
+            let _ = writeln!(out, "metagate: {place}{tool}{c}");
+        }
+    }
+    for w in &decision.warnings {
+        let _ = writeln!(out, "metagate: warning: {place}{tool}{w}");
+    }
+    if let Some(e) = &decision.error {
+        let _ = writeln!(
+            out,
+            "metagate: {place}{tool}rejected ({}): {}",
+            e.category, e.message
+        );
+    }
+}
+
+/// Reads one whole document, refusing to buffer more than [`MAX_DOCUMENT`] bytes.
+pub fn read_document(reader: &mut impl Read) -> io::Result<Vec<u8>> {
+    let mut input = Vec::new();
+    reader
+        .take(MAX_DOCUMENT as u64 + 1)
+        .read_to_end(&mut input)?;
+    Ok(input)
+}
+
+/// Counts of what a stream saw.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct StreamStats {
+    pub lines: u64,
+    pub passed: u64,
+    pub corrected: u64,
+    pub rejected: u64,
+}
+
+/// Receives every decision of a stream before its output line is written.
+pub trait Sink {
+    /// Whether [`Sink::record`] wants each line's latency (reading the clock costs a little).
+    fn timed(&self) -> bool {
+        true
+    }
+    /// Called once per decided line, in order.
+    fn record(&mut self, decision: &Decision<'_>, latency_us: u64);
+    /// Makes everything recorded so far durable; called before buffered lines are written.
+    fn commit(&mut self) -> io::Result<()>;
+}
+
+/// A sink that keeps nothing.
+pub struct NoSink;
+
+impl Sink for NoSink {
+    fn timed(&self) -> bool {
+        false
+    }
+    fn record(&mut self, _: &Decision<'_>, _: u64) {}
+    fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The `--jsonl` loop: one output line per input line, in order. Lines read in one go are
+/// decided as a group; before metagate waits for more input the group's decisions are
+/// committed to the sink and its lines written and flushed, so a coprocess waiting on its one
+/// answer is never left waiting, and a fast producer does not pay a flush per line.
+pub fn stream<R: Read, W: Write, E: Write>(
+    policy: &Policy,
+    options: &Options,
+    reader: &mut BufReader<R>,
+    out: &mut W,
+    err: &mut E,
+    sink: &mut dyn Sink,
+    clock: &dyn Fn() -> std::time::Instant,
+) -> io::Result<StreamStats> {
+    let mut stats = StreamStats::default();
+    let mut line = Vec::with_capacity(4096);
+    let mut pending: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut notes_buf: Vec<u8> = Vec::new();
+    let timed = sink.timed();
+    let mut started = clock();
+    loop {
+        if !pending.is_empty() && memchr::memchr(b'\n', reader.buffer()).is_none() {
+            flush_group(sink, out, err, &mut pending, &mut notes_buf)?;
+        }
+        line.clear();
+        let n = read_line_capped(reader, &mut line)?;
+        if timed && reader.buffer().is_empty() {
+            // The wait for input is not the gate's latency.
+            started = clock();
+        }
+        if n == 0 {
+            break;
+        }
+        stats.lines += 1;
+        let body = strip_newline(&line);
+        let decision = if line.len() > MAX_DOCUMENT {
+            Decision::rejected(
+                body,
+                malformed(format!(
+                    "line is longer than the {MAX_DOCUMENT} bytes metagate reads as one call"
+                )),
+                Report::default(),
+            )
+        } else if trim_ascii(body).is_empty() {
+            Decision::rejected(
+                body,
+                malformed("empty line: expected one tool call"),
+                Report::default(),
+            )
+        } else {
+            decide(policy, body, options)
+        };
+        match decision.verdict {
+            Verdict::Pass => stats.passed += 1,
+            Verdict::Corrected => stats.corrected += 1,
+            Verdict::Rejected => stats.rejected += 1,
+        }
+        // One clock reading per line: a line's latency runs from the end of the one before.
+        let latency = if timed {
+            let now = clock();
+            let latency = now.saturating_duration_since(started).as_micros();
+            started = now;
+            u64::try_from(latency).unwrap_or(u64::MAX)
+        } else {
+            0
+        };
+        sink.record(&decision, latency);
+        render(&decision, options, &mut pending);
+        pending.push(b'\n');
+        if !options.quiet {
+            notes(&decision, Some(stats.lines), &mut notes_buf);
+        }
+        if pending.len() >= 1 << 20 {
+            flush_group(sink, out, err, &mut pending, &mut notes_buf)?;
+        }
+    }
+    flush_group(sink, out, err, &mut pending, &mut notes_buf)?;
+    Ok(stats)
+}
+
+fn flush_group<W: Write, E: Write>(
+    sink: &mut dyn Sink,
+    out: &mut W,
+    err: &mut E,
+    pending: &mut Vec<u8>,
+    notes_buf: &mut Vec<u8>,
+) -> io::Result<()> {
+    sink.commit()?;
+    if !notes_buf.is_empty() {
+        // Diagnostics are best effort: a closed stderr must not stop the stream.
+        let _ = err.write_all(notes_buf).and_then(|()| err.flush());
+        notes_buf.clear();
+    }
+    out.write_all(pending)?;
+    out.flush()?;
+    pending.clear();
+    Ok(())
+}
+
+/// Reads one line; a line over [`MAX_DOCUMENT`] is consumed to its end but only its first
+/// bytes are kept, so one huge line cannot exhaust memory.
+fn read_line_capped<R: Read>(reader: &mut BufReader<R>, line: &mut Vec<u8>) -> io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(total);
+        }
+        let (used, done) = match memchr::memchr(b'\n', available) {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        let room = (MAX_DOCUMENT + 1).saturating_sub(line.len());
+        line.extend_from_slice(&available[..used.min(room)]);
+        reader.consume(used);
+        total += used;
+        if done {
+            return Ok(total);
+        }
+    }
+}
+
+fn strip_newline(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(input: &str) -> (Verdict, String) {
+        let policy = Policy::builtin();
+        let options = Options::default();
+        let d = decide(&policy, input.as_bytes(), &options);
+        let mut out = Vec::new();
+        render(&d, &options, &mut out);
+        (d.verdict, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn pass_echoes_the_input_bytes() {
+        let input = r#"{"tool_name":"response",  "tool_args":{"text":"hi"}}"#;
+        let (d, out) = gate(input);
+        assert_eq!(d, Verdict::Pass);
+        assert_eq!(out, input);
+    }
+
+    #[test]
+    fn corrected_keeps_other_fields() {
+        let (d, out) =
+            gate(r#"{"thoughts":["x"],"tool_name":"response","tool_args":{"message":"hi"},"z":1}"#);
+        assert_eq!(d, Verdict::Corrected);
+        assert_eq!(
+            out,
+            r#"{"thoughts":["x"],"tool_name":"response","tool_args":{"text":"hi"},"z":1}"#
+        );
+    }
+
+    #[test]
+    fn rejection_has_error_and_feedback() {
+        let (d, out) = gate("[1,2]");
+        assert_eq!(d, Verdict::Rejected);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["error"]["category"], "malformed_call");
+        assert!(v["feedback"].as_str().unwrap().starts_with("[tool_error]"));
+    }
+
+    #[test]
+    fn stream_answers_every_line_in_order() {
+        let policy = Policy::builtin();
+        let input = "{\"tool_name\":\"response\",\"tool_args\":{\"message\":\"a\"}}\nnot json\n\n{\"tool_name\":\"x\"}\r\n";
+        let mut reader = BufReader::new(input.as_bytes());
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let stats = stream(
+            &policy,
+            &Options::default(),
+            &mut reader,
+            &mut out,
+            &mut err,
+            &mut NoSink,
+            &std::time::Instant::now,
+        )
+        .unwrap();
+        let lines: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(
+            stats,
+            StreamStats {
+                lines: 4,
+                passed: 1,
+                corrected: 1,
+                rejected: 2
+            }
+        );
+        assert_eq!(lines[0]["tool_args"]["text"], "a");
+        assert_eq!(lines[1]["error"]["category"], "malformed_call");
+        assert_eq!(lines[2]["error"]["category"], "malformed_call");
+        assert_eq!(lines[3], serde_json::json!({"tool_name":"x"}));
+        let err = String::from_utf8(err).unwrap();
+        assert!(
+            err.contains("line 1: response: argument \"message\" → \"text\" (arg_alias)"),
+            "{err}"
+        );
+    }
+}

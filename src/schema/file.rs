@@ -1,0 +1,374 @@
+//! The policy file as written: TOML tables deserialized as they stand, layered over the
+//! built-in policy, and errors located back to a key and a line.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+/// A whole policy file. Every table is optional; `extends` says what it is layered on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extends: Option<Extends>,
+    #[serde(default)]
+    pub gate: GateFile,
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub tools: IndexMap<String, ToolFile>,
+}
+
+/// What a policy file is layered on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Extends {
+    /// The built-in Agent Zero policy (the default).
+    Builtin,
+    /// Nothing: the file is the whole policy.
+    None,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_tools: Option<UnknownTools>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_args: Option<UnknownArgs>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_internal_error: Option<FailMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strip: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuzzy_names: Option<bool>,
+}
+
+/// What happens to a call naming a tool the policy does not know.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownTools {
+    #[default]
+    Pass,
+    Reject,
+}
+
+/// What happens to an argument that no declared argument, alias or near miss explains.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownArgs {
+    #[default]
+    Keep,
+    Drop,
+    Reject,
+}
+
+/// What a check that fails internally decides.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailMode {
+    #[default]
+    Reject,
+    Pass,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method_arg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_args: Option<UnknownArgs>,
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub aliases: IndexMap<String, String>,
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub args: IndexMap<String, ArgFile>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgFile {
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub ty: Option<TypeSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nullable: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unless: Option<IndexMap<String, Vec<toml::Value>>>,
+    #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
+    pub one_of: Option<Vec<toml::Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<IndexMap<String, toml::Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<toml::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ArgKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind_when: Option<IndexMap<String, Vec<toml::Value>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// `type = "string"` or `type = ["string", "null"]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TypeSpec {
+    One(ArgType),
+    Many(Vec<ArgType>),
+}
+
+impl TypeSpec {
+    pub fn types(&self) -> Vec<ArgType> {
+        match self {
+            TypeSpec::One(t) => vec![*t],
+            TypeSpec::Many(ts) => ts.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Object,
+    Array,
+    Null,
+    Any,
+}
+
+impl ArgType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArgType::String => "string",
+            ArgType::Integer => "integer",
+            ArgType::Number => "number",
+            ArgType::Boolean => "boolean",
+            ArgType::Object => "object",
+            ArgType::Array => "array",
+            ArgType::Null => "null",
+            ArgType::Any => "any",
+        }
+    }
+}
+
+/// What an argument holds, switching on the checks that kind needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgKind {
+    Path,
+    Shell,
+    Url,
+    Regex,
+    GitRef,
+}
+
+impl ArgKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArgKind::Path => "path",
+            ArgKind::Shell => "shell",
+            ArgKind::Url => "url",
+            ArgKind::Regex => "regex",
+            ArgKind::GitRef => "git_ref",
+        }
+    }
+}
+
+impl PolicyFile {
+    /// Layers `over` on `self`: scalars of `over` win, maps are merged key by key (an
+    /// argument table merges field by field), lists are replaced.
+    pub fn layer(mut self, over: PolicyFile) -> PolicyFile {
+        self.extends = over.extends.or(self.extends);
+        let g = over.gate;
+        self.gate = GateFile {
+            unknown_tools: g.unknown_tools.or(self.gate.unknown_tools),
+            unknown_args: g.unknown_args.or(self.gate.unknown_args),
+            on_internal_error: g.on_internal_error.or(self.gate.on_internal_error),
+            strip: g.strip.or(self.gate.strip),
+            fuzzy_names: g.fuzzy_names.or(self.gate.fuzzy_names),
+        };
+        for (name, tool) in over.tools {
+            match self.tools.get_mut(&name) {
+                Some(base) => base.layer(tool),
+                None => {
+                    self.tools.insert(name, tool);
+                }
+            }
+        }
+        self
+    }
+}
+
+impl ToolFile {
+    fn layer(&mut self, over: ToolFile) {
+        self.capability = over.capability.or(self.capability.take());
+        self.description = over.description.or(self.description.take());
+        self.method_arg = over.method_arg.or(self.method_arg.take());
+        self.unknown_args = over.unknown_args.or(self.unknown_args);
+        self.aliases.extend(over.aliases);
+        for (name, arg) in over.args {
+            match self.args.get_mut(&name) {
+                Some(base) => base.layer(arg),
+                None => {
+                    self.args.insert(name, arg);
+                }
+            }
+        }
+    }
+}
+
+impl ArgFile {
+    fn layer(&mut self, over: ArgFile) {
+        self.ty = over.ty.or(self.ty.take());
+        self.required = over.required.or(self.required);
+        self.nullable = over.nullable.or(self.nullable);
+        self.unless = over.unless.or(self.unless.take());
+        self.one_of = over.one_of.or(self.one_of.take());
+        self.values = match (self.values.take(), over.values) {
+            (Some(mut base), Some(over)) => {
+                base.extend(over);
+                Some(base)
+            }
+            (base, over) => over.or(base),
+        };
+        self.default = over.default.or(self.default.take());
+        self.kind = over.kind.or(self.kind);
+        self.kind_when = over.kind_when.or(self.kind_when.take());
+        self.description = over.description.or(self.description.take());
+    }
+}
+
+/// 1-based line and column of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text.as_bytes()[..offset];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = text[line_start..offset].chars().count() + 1;
+    (line, column)
+}
+
+/// The byte offset where the value of `path` (or its nearest existing parent) is written.
+pub fn locate(text: &str, path: &[String]) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let root = DeTable::parse(text).ok()?;
+    let mut table = root.get_ref();
+    let mut found = None;
+    for segment in path {
+        let (key, value) = table.get_key_value(segment.as_str())?;
+        found = Some(key.span().start);
+        match value.get_ref() {
+            DeValue::Table(t) => table = t,
+            _ => break,
+        }
+    }
+    found
+}
+
+/// The dotted key path whose value holds byte `offset`, for errors that only know a span:
+/// the innermost entry whose value contains it, else the last key written before it.
+pub fn key_at(text: &str, offset: usize) -> Vec<String> {
+    use std::ops::Range;
+    use toml::de::{DeTable, DeValue};
+    type Entry = (Vec<String>, Range<usize>, Range<usize>);
+    fn flatten(table: &DeTable<'_>, prefix: &mut Vec<String>, out: &mut Vec<Entry>) {
+        for (key, value) in table.iter() {
+            prefix.push(key.get_ref().to_string());
+            out.push((prefix.clone(), key.span(), value.span()));
+            if let DeValue::Table(t) = value.get_ref() {
+                flatten(t, prefix, out);
+            }
+            prefix.pop();
+        }
+    }
+    let Ok(root) = DeTable::parse(text) else {
+        return Vec::new();
+    };
+    let mut entries = Vec::new();
+    flatten(root.get_ref(), &mut Vec::new(), &mut entries);
+    let inside = entries
+        .iter()
+        .filter(|(_, k, v)| v.contains(&offset) || k.contains(&offset))
+        .min_by_key(|(_, k, v)| {
+            if v.contains(&offset) {
+                v.len()
+            } else {
+                k.len()
+            }
+        });
+    let before = || {
+        entries
+            .iter()
+            .filter(|(_, k, _)| k.start <= offset)
+            .max_by_key(|(path, k, _)| (k.start, path.len()))
+    };
+    inside
+        .or_else(before)
+        .map(|(path, _, _)| path.clone())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_from_one() {
+        let text = "a = 1\nbé = 2\n";
+        assert_eq!(line_col(text, 0), (1, 1));
+        assert_eq!(line_col(text, 6), (2, 1));
+        assert_eq!(line_col(text, text.find('=').unwrap()), (1, 3));
+        let second_eq = text.rfind('=').unwrap();
+        assert_eq!(line_col(text, second_eq), (2, 4));
+    }
+
+    #[test]
+    fn locate_finds_nested_keys() {
+        let text = "[gate]\nunknown_tools = \"pass\"\n\n[tools.x.args.a]\ntype = \"string\"\n";
+        let at = locate(
+            text,
+            &[
+                "tools".into(),
+                "x".into(),
+                "args".into(),
+                "a".into(),
+                "type".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(line_col(text, at).0, 5);
+        let at = locate(text, &["gate".into(), "unknown_tools".into()]).unwrap();
+        assert_eq!(line_col(text, at), (2, 1));
+        assert_eq!(
+            key_at(text, text.find("\"string\"").unwrap()),
+            ["tools", "x", "args", "a", "type"]
+        );
+    }
+
+    #[test]
+    fn layering_merges_maps_and_overrides_scalars() {
+        let base: PolicyFile = toml::from_str(
+            "[tools.t]\ncapability = \"a\"\naliases = { x = \"y\" }\n[tools.t.args.y]\ntype = \"string\"\nrequired = true\nvalues = { p = \"q\" }\n",
+        )
+        .unwrap();
+        let over: PolicyFile = toml::from_str(
+            "[tools.t]\naliases = { z = \"y\" }\n[tools.t.args.y]\nvalues = { r = \"s\" }\n[tools.u]\n",
+        )
+        .unwrap();
+        let merged = base.layer(over);
+        let t = &merged.tools["t"];
+        assert_eq!(t.capability.as_deref(), Some("a"));
+        assert_eq!(t.aliases.len(), 2);
+        assert_eq!(t.args["y"].required, Some(true));
+        assert_eq!(t.args["y"].values.as_ref().unwrap().len(), 2);
+        assert!(merged.tools.contains_key("u"));
+    }
+}

@@ -1,0 +1,774 @@
+//! The tool registry: the policy file compiled into what the correction pipeline reads.
+
+pub mod file;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::args::{ArgValue, Args};
+
+use file::{ArgFile, ToolFile, key_at, line_col, locate};
+pub use file::{ArgKind, ArgType, Extends, FailMode, PolicyFile, UnknownArgs, UnknownTools};
+
+/// The built-in policy's text, compiled into the binary.
+pub const BUILTIN_TOML: &str = include_str!("builtin.toml");
+
+/// A policy ready for the gate: the effective file (for `policy show`) and the compiled tools.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Where the policy came from: `None` for the built-in one.
+    pub origin: Option<PathBuf>,
+    /// The effective policy, the built-in layer included and every default filled in.
+    pub file: PolicyFile,
+    pub gate: GateSettings,
+    pub tools: IndexMap<String, Tool, FxBuildHasher>,
+}
+
+#[derive(Debug, Clone)]
+pub struct GateSettings {
+    pub unknown_tools: UnknownTools,
+    pub unknown_args: UnknownArgs,
+    pub on_internal_error: FailMode,
+    pub strip: Vec<NamePattern>,
+    pub fuzzy_names: bool,
+}
+
+/// An argument name, or a prefix when written with a trailing `*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NamePattern {
+    Exact(String),
+    Prefix(String),
+}
+
+impl NamePattern {
+    pub fn parse(text: &str) -> NamePattern {
+        match text.strip_suffix('*') {
+            Some(prefix) => NamePattern::Prefix(prefix.to_string()),
+            None => NamePattern::Exact(text.to_string()),
+        }
+    }
+
+    pub fn matches(&self, name: &str) -> bool {
+        match self {
+            NamePattern::Exact(n) => n == name,
+            NamePattern::Prefix(p) => name.starts_with(p.as_str()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub name: String,
+    pub capability: Option<String>,
+    pub description: Option<String>,
+    /// The argument a `tool:method` name suffix supplies.
+    pub method_arg: Option<String>,
+    pub unknown_args: UnknownArgs,
+    /// Wrong name → declared name, exactly as written.
+    pub aliases: FxHashMap<String, String>,
+    /// Folded name (see [`fold_name`]) → declared name, for declared names and aliases alike.
+    pub folded: FxHashMap<String, String>,
+    pub args: IndexMap<String, Arg, FxBuildHasher>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Arg {
+    /// Accepted JSON types; empty accepts any.
+    pub types: Vec<ArgType>,
+    pub required: bool,
+    pub nullable: bool,
+    /// The requirement is lifted when one of these arguments holds one of the values.
+    pub unless: Vec<(String, Vec<Value>)>,
+    pub one_of: Option<Vec<Value>>,
+    /// Folded wrong value (trimmed, lowercase) → right value.
+    pub values: FxHashMap<String, Value>,
+    pub default: Option<Value>,
+    pub kind: Option<ArgKind>,
+    /// The kind applies only when one of these arguments holds one of the values.
+    pub kind_when: Vec<(String, Vec<Value>)>,
+    pub description: Option<String>,
+}
+
+impl Arg {
+    pub fn accepts_any_type(&self) -> bool {
+        self.types.is_empty() || self.types.contains(&ArgType::Any)
+    }
+
+    pub fn type_names(&self) -> String {
+        self.types
+            .iter()
+            .map(|t| t.as_str())
+            .collect::<Vec<_>>()
+            .join(" or ")
+    }
+}
+
+/// How names are compared for case style: lowercase, without `_`, `-`, `.` or spaces, so
+/// `userId`, `user_id`, `UserId` and `user-id` fold to the same name.
+pub fn fold_name(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Whether `value` satisfies a condition list such as `unless = { runtime = ["output"] }`.
+/// Strings compare trimmed and case-insensitively, as the seed's gate does.
+pub fn condition_holds(conditions: &[(String, Vec<Value>)], args: &Args<'_>) -> bool {
+    conditions.iter().any(|(arg, wanted)| {
+        args.get(arg)
+            .is_some_and(|v| wanted.iter().any(|w| loosely_equal(v, w)))
+    })
+}
+
+fn loosely_equal(a: &ArgValue<'_>, b: &Value) -> bool {
+    match (a.as_str(), b) {
+        (Some(x), Value::String(y)) => x.trim().eq_ignore_ascii_case(y.trim()),
+        _ => a.equals(b),
+    }
+}
+
+/// One problem with a policy file, located by key and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyError {
+    pub file: String,
+    pub key: String,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let (Some(line), Some(col)) = (self.line, self.column) {
+            write!(f, ":{line}:{col}")?;
+        }
+        if !self.key.is_empty() {
+            write!(f, ": {}", self.key)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Every problem found in a policy file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyErrors(pub Vec<PolicyError>);
+
+impl fmt::Display for PolicyErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PolicyErrors {}
+
+/// A policy file's text and the name to use for it in errors.
+pub struct Source<'a> {
+    pub name: &'a str,
+    pub text: &'a str,
+}
+
+impl Policy {
+    /// The built-in policy.
+    pub fn builtin() -> Policy {
+        Policy::compile(None, builtin_file(), None).expect("the built-in policy is valid")
+    }
+
+    /// Parses and compiles a policy file, layered on the built-in policy unless it says
+    /// `extends = "none"`.
+    pub fn from_source(
+        source: Source<'_>,
+        origin: Option<PathBuf>,
+    ) -> Result<Policy, PolicyErrors> {
+        let user: PolicyFile = toml::from_str(source.text).map_err(|e| {
+            let (key, line, column) = match e.span() {
+                Some(span) => {
+                    let (line, column) = line_col(source.text, span.start);
+                    (
+                        key_at(source.text, span.start).join("."),
+                        Some(line),
+                        Some(column),
+                    )
+                }
+                None => (String::new(), None, None),
+            };
+            PolicyErrors(vec![PolicyError {
+                file: source.name.to_string(),
+                key,
+                line,
+                column,
+                message: e.message().to_string(),
+            }])
+        })?;
+        let effective = match user.extends.unwrap_or(Extends::Builtin) {
+            Extends::Builtin => builtin_file().layer(user),
+            Extends::None => user,
+        };
+        Policy::compile(origin, effective, Some(&source))
+    }
+
+    fn compile(
+        origin: Option<PathBuf>,
+        mut file: PolicyFile,
+        source: Option<&Source<'_>>,
+    ) -> Result<Policy, PolicyErrors> {
+        let mut problems = Problems::default();
+        fill_gate_defaults(&mut file);
+        let g = &file.gate;
+        let strip: Vec<NamePattern> = g
+            .strip
+            .iter()
+            .flatten()
+            .map(|s| NamePattern::parse(s))
+            .collect();
+        for (i, pattern) in g.strip.iter().flatten().enumerate() {
+            if pattern.trim_end_matches('*').is_empty() {
+                problems.push(
+                    &["gate", "strip"],
+                    format!("entry {} is empty: it would strip every argument", i + 1),
+                );
+            }
+        }
+        let gate = GateSettings {
+            unknown_tools: g.unknown_tools.unwrap_or_default(),
+            unknown_args: g.unknown_args.unwrap_or_default(),
+            on_internal_error: g.on_internal_error.unwrap_or_default(),
+            strip,
+            fuzzy_names: g.fuzzy_names.unwrap_or(true),
+        };
+        let mut tools = IndexMap::with_capacity_and_hasher(file.tools.len(), FxBuildHasher);
+        for (name, tool) in &file.tools {
+            tools.insert(
+                name.clone(),
+                compile_tool(name, tool, gate.unknown_args, &mut problems),
+            );
+        }
+        if problems.0.is_empty() {
+            Ok(Policy {
+                origin,
+                file,
+                gate,
+                tools,
+            })
+        } else {
+            Err(problems.located(source))
+        }
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.get(name)
+    }
+
+    /// The effective policy as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(&self.file).expect("a policy always serializes")
+    }
+}
+
+/// The built-in policy, from a table generated at build time out of [`BUILTIN_TOML`] (so no
+/// TOML text is parsed at start-up; a test checks the two agree).
+fn builtin_file() -> PolicyFile {
+    let table: toml::Table = include!(concat!(env!("OUT_DIR"), "/builtin_table.rs"));
+    PolicyFile::deserialize(toml::Value::Table(table)).expect("the built-in policy deserializes")
+}
+
+fn fill_gate_defaults(file: &mut PolicyFile) {
+    let g = &mut file.gate;
+    g.unknown_tools.get_or_insert_default();
+    g.unknown_args.get_or_insert_default();
+    g.on_internal_error.get_or_insert_default();
+    g.strip.get_or_insert_with(Vec::new);
+    g.fuzzy_names.get_or_insert(true);
+}
+
+/// Problems with their key paths, located in the source text at the end.
+#[derive(Default)]
+struct Problems(Vec<(Vec<String>, String)>);
+
+impl Problems {
+    fn push<S: AsRef<str>>(&mut self, path: &[S], message: String) {
+        self.0.push((
+            path.iter().map(|s| s.as_ref().to_string()).collect(),
+            message,
+        ));
+    }
+
+    fn located(self, source: Option<&Source<'_>>) -> PolicyErrors {
+        let name = source.map_or("<built-in policy>", |s| s.name);
+        PolicyErrors(
+            self.0
+                .into_iter()
+                .map(|(path, message)| {
+                    let at =
+                        source.and_then(|s| locate(s.text, &path).map(|o| line_col(s.text, o)));
+                    PolicyError {
+                        file: name.to_string(),
+                        key: path.join("."),
+                        line: at.map(|(l, _)| l),
+                        column: at.map(|(_, c)| c),
+                        message,
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+fn compile_tool(
+    name: &str,
+    tool: &ToolFile,
+    default_unknown: UnknownArgs,
+    problems: &mut Problems,
+) -> Tool {
+    let mut args = IndexMap::with_capacity_and_hasher(tool.args.len(), FxBuildHasher);
+    for (arg_name, arg) in &tool.args {
+        args.insert(
+            arg_name.clone(),
+            compile_arg(name, arg_name, arg, tool, problems),
+        );
+    }
+    let mut folded = FxHashMap::default();
+    for declared in tool.args.keys() {
+        if let Some(other) = folded.insert(fold_name(declared), declared.clone()) {
+            problems.push(
+                &["tools", name, "args", declared],
+                format!("{declared:?} and {other:?} differ only in case or separators"),
+            );
+        }
+    }
+    let mut aliases = FxHashMap::default();
+    for (alias, target) in &tool.aliases {
+        let at = ["tools", name, "aliases", alias.as_str()];
+        if !tool.args.is_empty() && !tool.args.contains_key(target) {
+            problems.push(
+                &at,
+                format!("alias target {target:?} is not a declared argument of {name}"),
+            );
+        }
+        if tool.args.contains_key(alias) {
+            problems.push(
+                &at,
+                format!("{alias:?} is a declared argument and cannot also be an alias"),
+            );
+        }
+        aliases.insert(alias.clone(), target.clone());
+        let key = fold_name(alias);
+        match folded.get(&key) {
+            Some(existing) if existing != target && !tool.args.contains_key(alias) => {
+                problems.push(
+                    &at,
+                    format!("alias {alias:?} folds to the same name as {existing:?} but points at {target:?}"),
+                );
+            }
+            _ => {
+                folded.entry(key).or_insert_with(|| target.clone());
+            }
+        }
+    }
+    if let Some(m) = &tool.method_arg
+        && !tool.args.is_empty()
+        && !tool.args.contains_key(m)
+    {
+        problems.push(
+            &["tools", name, "method_arg"],
+            format!("{m:?} is not a declared argument"),
+        );
+    }
+    Tool {
+        name: name.to_string(),
+        capability: tool.capability.clone(),
+        description: tool.description.clone(),
+        method_arg: tool.method_arg.clone(),
+        unknown_args: tool.unknown_args.unwrap_or(default_unknown),
+        aliases,
+        folded,
+        args,
+    }
+}
+
+fn compile_arg(
+    tool: &str,
+    name: &str,
+    arg: &ArgFile,
+    owner: &ToolFile,
+    problems: &mut Problems,
+) -> Arg {
+    let at = |key: &str| -> Vec<String> {
+        ["tools", tool, "args", name, key]
+            .map(str::to_string)
+            .to_vec()
+    };
+    let types = arg.ty.as_ref().map(|t| t.types()).unwrap_or_default();
+    let nullable = arg.nullable.unwrap_or(false) || types.contains(&ArgType::Null);
+    let mut out = Arg {
+        types,
+        required: arg.required.unwrap_or(false),
+        nullable,
+        description: arg.description.clone(),
+        kind: arg.kind,
+        ..Arg::default()
+    };
+    let convert = |path: Vec<String>, v: &toml::Value, problems: &mut Problems| -> Option<Value> {
+        match json_of(v) {
+            Ok(j) => Some(j),
+            Err(m) => {
+                problems.push(&path, m);
+                None
+            }
+        }
+    };
+    let conditions =
+        |key: &str, map: &Option<IndexMap<String, Vec<toml::Value>>>, problems: &mut Problems| {
+            let mut list = Vec::new();
+            for (other, values) in map.iter().flatten() {
+                let mut p = at(key);
+                p.push(other.clone());
+                if !owner.args.contains_key(other) {
+                    problems.push(
+                        &p,
+                        format!("{other:?} is not a declared argument of {tool}"),
+                    );
+                }
+                if other == name {
+                    problems.push(&p, "an argument cannot depend on itself".to_string());
+                }
+                let vs: Vec<Value> = values
+                    .iter()
+                    .filter_map(|v| convert(p.clone(), v, problems))
+                    .collect();
+                list.push((other.clone(), vs));
+            }
+            list
+        };
+    out.unless = conditions("unless", &arg.unless, problems);
+    out.kind_when = conditions("kind_when", &arg.kind_when, problems);
+    if !out.kind_when.is_empty() && out.kind.is_none() {
+        problems.push(&at("kind_when"), "kind_when without kind".to_string());
+    }
+    if let Some(list) = &arg.one_of {
+        let mut vs = Vec::with_capacity(list.len());
+        for v in list {
+            if let Some(j) = convert(at("enum"), v, problems) {
+                if !type_matches(&out, &j) {
+                    problems.push(
+                        &at("enum"),
+                        format!("enum value {j} is not of type {}", out.type_names()),
+                    );
+                }
+                vs.push(j);
+            }
+        }
+        if vs.is_empty() {
+            problems.push(
+                &at("enum"),
+                "enum is empty: no value could pass".to_string(),
+            );
+        }
+        out.one_of = Some(vs);
+    }
+    for (wrong, right) in arg.values.iter().flatten() {
+        let mut p = at("values");
+        p.push(wrong.clone());
+        let Some(j) = convert(p.clone(), right, problems) else {
+            continue;
+        };
+        if let Some(allowed) = &out.one_of
+            && !allowed.contains(&j)
+        {
+            problems.push(&p, format!("value alias target {j} is not in the enum"));
+        }
+        if !type_matches(&out, &j) {
+            problems.push(
+                &p,
+                format!("value alias target {j} is not of type {}", out.type_names()),
+            );
+        }
+        let folded = wrong.trim().to_lowercase();
+        if out.values.insert(folded, j).is_some() {
+            problems.push(
+                &p,
+                format!(
+                    "{wrong:?} is listed twice (values compare trimmed and case-insensitively)"
+                ),
+            );
+        }
+    }
+    if let Some(d) = &arg.default
+        && let Some(j) = convert(at("default"), d, problems)
+    {
+        if !type_matches(&out, &j) {
+            problems.push(
+                &at("default"),
+                format!("default {j} is not of type {}", out.type_names()),
+            );
+        }
+        if let Some(allowed) = &out.one_of
+            && !allowed.contains(&j)
+        {
+            problems.push(&at("default"), format!("default {j} is not in the enum"));
+        }
+        out.default = Some(j);
+    }
+    out
+}
+
+/// Whether a JSON value has one of the argument's declared types (no coercion).
+pub fn type_matches(arg: &Arg, v: &Value) -> bool {
+    if arg.accepts_any_type() {
+        return true;
+    }
+    arg.types.iter().any(|t| value_is(*t, v)) || (v.is_null() && arg.nullable)
+}
+
+pub fn value_is(t: ArgType, v: &Value) -> bool {
+    match (t, v) {
+        (ArgType::Any, _) => true,
+        (ArgType::String, Value::String(_)) => true,
+        (ArgType::Boolean, Value::Bool(_)) => true,
+        (ArgType::Object, Value::Object(_)) => true,
+        (ArgType::Array, Value::Array(_)) => true,
+        (ArgType::Null, Value::Null) => true,
+        (ArgType::Number, Value::Number(_)) => true,
+        (ArgType::Integer, Value::Number(n)) => is_integral(n),
+        _ => false,
+    }
+}
+
+pub use crate::args::integral as is_integral;
+
+fn json_of(v: &toml::Value) -> Result<Value, String> {
+    match v {
+        toml::Value::Datetime(_) => {
+            Err("dates and times are not JSON values; quote them".to_string())
+        }
+        toml::Value::Array(items) => items
+            .iter()
+            .map(json_of)
+            .collect::<Result<_, _>>()
+            .map(Value::Array),
+        toml::Value::Table(t) => t
+            .iter()
+            .map(|(k, v)| json_of(v).map(|j| (k.clone(), j)))
+            .collect::<Result<_, _>>()
+            .map(Value::Object),
+        toml::Value::String(s) => Ok(Value::String(s.clone())),
+        toml::Value::Integer(i) => Ok(Value::from(*i)),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Value::Number)
+            .ok_or_else(|| format!("{f} is not a JSON number")),
+        toml::Value::Boolean(b) => Ok(Value::Bool(*b)),
+    }
+}
+
+/// Where the policy comes from, in DESIGN.md §2.5's order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyLocation {
+    /// `--policy FILE` or `$METAGATE_POLICY`: must exist.
+    Given(PathBuf),
+    /// `./metagate.toml` or the XDG config file, found on disk.
+    Found(PathBuf),
+    Builtin,
+}
+
+/// What the lookup needs to know about the environment, passed in so the lookup stays pure.
+pub struct LookupEnv<'a> {
+    pub flag: Option<&'a Path>,
+    pub env_policy: Option<&'a Path>,
+    pub cwd: &'a Path,
+    pub xdg_config_home: Option<&'a Path>,
+    pub home: Option<&'a Path>,
+    pub exists: &'a dyn Fn(&Path) -> bool,
+}
+
+pub fn locate_policy(env: &LookupEnv<'_>) -> PolicyLocation {
+    if let Some(p) = env.flag {
+        return PolicyLocation::Given(p.to_path_buf());
+    }
+    if let Some(p) = env.env_policy.filter(|p| !p.as_os_str().is_empty()) {
+        return PolicyLocation::Given(p.to_path_buf());
+    }
+    let local = env.cwd.join("metagate.toml");
+    if (env.exists)(&local) {
+        return PolicyLocation::Found(local);
+    }
+    let config_home = env
+        .xdg_config_home
+        .filter(|p| p.is_absolute())
+        .map(Path::to_path_buf)
+        .or_else(|| env.home.map(|h| h.join(".config")));
+    if let Some(dir) = config_home {
+        let p = dir.join("metagate").join("metagate.toml");
+        if (env.exists)(&p) {
+            return PolicyLocation::Found(p);
+        }
+    }
+    PolicyLocation::Builtin
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn load(text: &str) -> Result<Policy, PolicyErrors> {
+        Policy::from_source(
+            Source {
+                name: "p.toml",
+                text,
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn builtin_covers_the_eight_tools() {
+        let p = Policy::builtin();
+        let names: Vec<_> = p.tools.keys().cloned().collect();
+        assert_eq!(
+            names,
+            [
+                "code_execution_tool",
+                "response",
+                "call_subordinate",
+                "memory_load",
+                "memory_save",
+                "search_engine",
+                "browser_agent",
+                "skills_tool"
+            ]
+        );
+        let cet = p.tool("code_execution_tool").unwrap();
+        assert_eq!(cet.args["runtime"].values.len(), 11);
+        assert_eq!(cet.args["session"].default, Some(json!(0)));
+        assert_eq!(cet.args["reset"].default, Some(json!(false)));
+        assert_eq!(
+            cet.args["code"].unless,
+            vec![("runtime".to_string(), vec![json!("output")])]
+        );
+    }
+
+    #[test]
+    fn generated_builtin_matches_the_toml_text() {
+        let parsed: PolicyFile = toml::from_str(BUILTIN_TOML).unwrap();
+        assert_eq!(builtin_file(), parsed);
+    }
+
+    #[test]
+    fn builtin_round_trips_through_show() {
+        let p = Policy::builtin();
+        let again = load(&p.to_toml()).unwrap();
+        assert_eq!(again.file, p.file);
+    }
+
+    #[test]
+    fn a_file_extends_the_builtin_unless_it_says_none() {
+        let p = load("[tools.mine.args.x]\ntype = \"string\"\n").unwrap();
+        assert!(p.tool("response").is_some() && p.tool("mine").is_some());
+        let p = load("extends = \"none\"\n[tools.mine.args.x]\ntype = \"string\"\n").unwrap();
+        assert!(p.tool("response").is_none());
+    }
+
+    #[test]
+    fn syntax_and_shape_errors_name_key_and_line() {
+        let e = load("[gate]\nunknown_tools = \"maybe\"\n").unwrap_err();
+        let e = &e.0[0];
+        assert_eq!((e.line, e.key.as_str()), (Some(2), "gate.unknown_tools"));
+        assert!(
+            e.message.contains("maybe") || e.message.contains("variant"),
+            "{e}"
+        );
+
+        let e = load("[gate]\nunknown_tool = \"pass\"\n").unwrap_err();
+        assert_eq!(e.0[0].line, Some(2), "{e}");
+
+        let e = load("[tools.t]\ncapability = \"x\"\n\n[tools.t.args.a]\ntype = \"strin\"\n")
+            .unwrap_err();
+        assert_eq!(e.0[0].line, Some(5), "{e}");
+
+        let e = load("x = [").unwrap_err();
+        assert_eq!(e.0[0].line, Some(1));
+    }
+
+    #[test]
+    fn semantic_errors_name_key_and_line() {
+        let text = "[tools.t]\naliases = { b = \"nope\" }\n\n[tools.t.args.a]\ntype = \"integer\"\ndefault = \"x\"\nenum = [1, 2]\nvalues = { one = 3 }\nunless = { ghost = [1] }\n";
+        let errs = load(text).unwrap_err().0;
+        let keys: Vec<_> = errs.iter().map(|e| (e.key.as_str(), e.line)).collect();
+        assert!(keys.contains(&("tools.t.aliases.b", Some(2))), "{keys:?}");
+        assert!(
+            keys.contains(&("tools.t.args.a.default", Some(6))),
+            "{keys:?}"
+        );
+        assert!(
+            keys.contains(&("tools.t.args.a.values.one", Some(8))),
+            "{keys:?}"
+        );
+        assert!(
+            keys.contains(&("tools.t.args.a.unless.ghost", Some(9))),
+            "{keys:?}"
+        );
+    }
+
+    #[test]
+    fn lookup_order() {
+        let cwd = Path::new("/w");
+        fn yes(_: &Path) -> bool {
+            true
+        }
+        fn no(_: &Path) -> bool {
+            false
+        }
+        fn only_xdg(p: &Path) -> bool {
+            p.starts_with("/cfg")
+        }
+        let env = |flag, envp, exists: &'static dyn Fn(&Path) -> bool| LookupEnv {
+            flag,
+            env_policy: envp,
+            cwd,
+            xdg_config_home: Some(Path::new("/cfg")),
+            home: Some(Path::new("/h")),
+            exists,
+        };
+        let flag = Path::new("/f.toml");
+        let envp = Path::new("/e.toml");
+        assert_eq!(
+            locate_policy(&env(Some(flag), Some(envp), &yes)),
+            PolicyLocation::Given(flag.into())
+        );
+        assert_eq!(
+            locate_policy(&env(None, Some(envp), &yes)),
+            PolicyLocation::Given(envp.into())
+        );
+        assert_eq!(
+            locate_policy(&env(None, None, &yes)),
+            PolicyLocation::Found("/w/metagate.toml".into())
+        );
+        assert_eq!(
+            locate_policy(&env(None, None, &only_xdg)),
+            PolicyLocation::Found("/cfg/metagate/metagate.toml".into())
+        );
+        assert_eq!(
+            locate_policy(&env(None, None, &no)),
+            PolicyLocation::Builtin
+        );
+    }
+
+    #[test]
+    fn fold_name_unifies_case_styles() {
+        for n in ["userId", "user_id", "UserId", "user-id", "USER_ID"] {
+            assert_eq!(fold_name(n), "userid");
+        }
+    }
+}
