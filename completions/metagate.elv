@@ -1,0 +1,98 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[metagate] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'metagate'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'metagate'= {
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand gate 'Correct or reject a tool call read on stdin'
+            cand policy 'Show or check policy files'
+            cand generate 'Write shell completions and man pages (for packagers and the repository)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;gate'= {
+            cand --emit 'Write calls in this envelope instead of the one they came in'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --jsonl 'Read one call per line and answer each with one line, until end of input'
+            cand --report 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'
+            cand -q 'Do not write a line on stderr per correction, warning or rejection'
+            cand --quiet 'Do not write a line on stderr per correction, warning or rejection'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'metagate;policy'= {
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand show 'Print the effective policy as TOML, every default filled in'
+            cand check 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;policy;show'= {
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'metagate;policy;check'= {
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'metagate;policy;help'= {
+            cand show 'Print the effective policy as TOML, every default filled in'
+            cand check 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;policy;help;show'= {
+        }
+        &'metagate;policy;help;check'= {
+        }
+        &'metagate;policy;help;help'= {
+        }
+        &'metagate;generate'= {
+            cand --out 'Directory that receives completions/ and man/'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'metagate;help'= {
+            cand gate 'Correct or reject a tool call read on stdin'
+            cand policy 'Show or check policy files'
+            cand generate 'Write shell completions and man pages (for packagers and the repository)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;help;gate'= {
+        }
+        &'metagate;help;policy'= {
+            cand show 'Print the effective policy as TOML, every default filled in'
+            cand check 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
+        }
+        &'metagate;help;policy;show'= {
+        }
+        &'metagate;help;policy;check'= {
+        }
+        &'metagate;help;generate'= {
+        }
+        &'metagate;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

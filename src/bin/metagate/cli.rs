@@ -1,0 +1,122 @@
+//! The command line, as clap sees it. Also the source of the generated completions and man pages.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use metagate::call::Shape;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "metagate",
+    version,
+    about = "A deterministic gate between an LLM agent and its tools",
+    long_about = "A deterministic gate between an LLM agent and its tools.\n\n\
+        metagate fixes tool calls that can be fixed without guessing (wrong argument names, \
+        wrong values, wrong types, broken JSON), rejects the rest with an error the model can \
+        act on, and writes the call back in the envelope it came in.",
+    after_help = "Exit status: 0 success, 1 the call was rejected (or findings), 2 metagate itself failed."
+)]
+pub struct Cli {
+    /// Policy file [default: $METAGATE_POLICY, ./metagate.toml,
+    /// $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Correct or reject a tool call read on stdin
+    #[command(
+        long_about = "Correct or reject a tool call read on stdin.\n\n\
+            Reads one call (or, with --jsonl, one call per line) in any envelope: Agent Zero, \
+            OpenAI chat tool_calls item, OpenAI Responses function_call, Anthropic tool_use, \
+            MCP tools/call, Gemini functionCall, or plain {name, arguments}. Writes the \
+            corrected call in the same envelope, or a rejection \
+            {\"error\": {…}, \"feedback\": \"…\"} the agent can add to the model's history.",
+        after_help = "Exit status: 0 the call passed or was corrected, 1 it was rejected, \
+            2 metagate could not run. With --jsonl: 0 at end of input, rejections in-band."
+    )]
+    Gate(GateArgs),
+    /// Show or check policy files
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+    /// Write shell completions and man pages (for packagers and the repository)
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Read one call per line and answer each with one line, until end of input
+    #[arg(long)]
+    pub jsonl: bool,
+
+    /// Write a report envelope per call: verdict, call, corrections, warnings, error, feedback
+    #[arg(long)]
+    pub report: bool,
+
+    /// Write calls in this envelope instead of the one they came in
+    #[arg(long, value_name = "SHAPE")]
+    pub emit: Option<EmitShape>,
+
+    /// Do not write a line on stderr per correction, warning or rejection
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The envelope shapes, as `--emit` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EmitShape {
+    /// {"tool_name", "tool_args"}
+    AgentZero,
+    /// OpenAI chat tool_calls item
+    Openai,
+    /// OpenAI Responses function_call item
+    OpenaiResponses,
+    /// Anthropic tool_use block
+    Anthropic,
+    /// MCP tools/call request
+    Mcp,
+    /// Gemini functionCall part
+    Gemini,
+    /// {"name", "arguments"}
+    Plain,
+}
+
+impl From<EmitShape> for Shape {
+    fn from(s: EmitShape) -> Shape {
+        match s {
+            EmitShape::AgentZero => Shape::AgentZero,
+            EmitShape::Openai => Shape::OpenAiChat,
+            EmitShape::OpenaiResponses => Shape::OpenAiResponses,
+            EmitShape::Anthropic => Shape::Anthropic,
+            EmitShape::Mcp => Shape::Mcp,
+            EmitShape::Gemini => Shape::Gemini,
+            EmitShape::Plain => Shape::Plain,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Print the effective policy as TOML, every default filled in
+    Show,
+    /// Validate a policy file; errors name the key and line (exit 2 when invalid)
+    Check {
+        /// The policy file to check
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Directory that receives completions/ and man/
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+}

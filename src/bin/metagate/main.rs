@@ -1,0 +1,48 @@
+//! The `metagate` binary: flags in, the library's decisions out, one exit status.
+
+mod cli;
+mod config;
+mod exit;
+mod gate_cmd;
+mod generate;
+mod policy_cmd;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+use exit::Status;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                Status::Failure.into()
+            } else {
+                Status::Success.into()
+            };
+        }
+    };
+    match run(cli) {
+        Ok(status) => status.into(),
+        Err(err) if exit::is_broken_pipe(&err) => Status::Success.into(),
+        Err(err) => {
+            eprintln!("metagate: error: {err:#}");
+            Status::Failure.into()
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<Status> {
+    match cli.command {
+        Command::Gate(args) => {
+            let policy = config::load_policy(cli.policy.as_deref())?;
+            gate_cmd::run(&args, &policy)
+        }
+        Command::Policy { command } => policy_cmd::run(command, cli.policy.as_deref()),
+        Command::Generate(args) => generate::run(&args),
+    }
+}

@@ -1,0 +1,33 @@
+//! `metagate policy show|check`.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::cli::PolicyCommand;
+use crate::config;
+use crate::exit::Status;
+
+pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
+    match command {
+        PolicyCommand::Show => {
+            let policy = config::load_policy(flag)?;
+            let origin = policy.origin.as_ref().map_or_else(
+                || "the built-in policy".to_string(),
+                |p| p.display().to_string(),
+            );
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "# effective policy, from {origin}")?;
+            out.write_all(policy.to_toml().as_bytes())?;
+            out.flush()?;
+            Ok(Status::Success)
+        }
+        PolicyCommand::Check { file } => {
+            let policy = config::load_policy_file(&file)?;
+            let own = policy.tools.len();
+            println!("{}: ok ({own} tools)", file.display());
+            Ok(Status::Success)
+        }
+    }
+}

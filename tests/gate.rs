@@ -1,0 +1,725 @@
+//! `metagate gate` driven as a user drives it: stdin in, stdout and exit status out.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{Sandbox, fixture, gate, gate_lines};
+use serde_json::{Value, json};
+
+// ---- Seed 000's four verification scenarios ------------------------------------------------
+
+#[test]
+fn seed_runtime_bash_becomes_terminal_and_is_reported() {
+    let sb = Sandbox::new();
+    let input =
+        r#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"bash","code":"echo hello"}}"#;
+    let (out, code, stderr) = gate(&sb, &[], input.as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(out["tool_args"]["runtime"], "terminal");
+    assert_eq!(out["tool_args"]["code"], "echo hello");
+    assert!(
+        stderr.contains(r#"runtime "bash" → "terminal" (value_alias)"#),
+        "{stderr}"
+    );
+
+    let (report, code, _) = gate(&sb, &["--report"], input.as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(report["verdict"], "corrected");
+    let first = &report["corrections"][0];
+    assert_eq!(
+        (&first["kind"], &first["path"], &first["from"], &first["to"]),
+        (
+            &json!("value_alias"),
+            &json!("/runtime"),
+            &json!("bash"),
+            &json!("terminal")
+        )
+    );
+}
+
+#[test]
+fn seed_python_without_code_is_rejected_naming_code() {
+    let sb = Sandbox::new();
+    let (out, code, _) = gate(
+        &sb,
+        &[],
+        fixture("calls/python-without-code.json").as_bytes(),
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out["error"]["category"], "invalid_parameters");
+    assert_eq!(out["error"]["missing"], json!(["code"]));
+    assert_eq!(out["error"]["retryable"], true);
+    assert_eq!(out["error"]["tool"], "code_execution_tool");
+    let feedback = out["feedback"].as_str().unwrap();
+    assert!(feedback.starts_with("[tool_error]\ncategory: invalid_parameters\nerror: "));
+    assert!(feedback.contains("\"code\""));
+    assert!(feedback.ends_with("\nretryable: true"));
+}
+
+#[test]
+fn seed_runtime_output_with_session_zero_passes_without_warning() {
+    let sb = Sandbox::new();
+    let (report, code, _) = gate(
+        &sb,
+        &["--report"],
+        fixture("calls/output-session.json").as_bytes(),
+    );
+    assert_eq!(code, 0);
+    assert_ne!(report["verdict"], "rejected");
+    assert_eq!(report["warnings"], json!([]));
+    assert_eq!(report["error"], Value::Null);
+    assert_eq!(report["call"]["tool_args"]["runtime"], "output");
+    assert_eq!(report["call"]["tool_args"]["session"], 0);
+}
+
+/// Seed 000's `arg_aliases`, copied from the seed (not from the built-in policy), with the
+/// other arguments each tool needs to pass.
+const ARG_ALIASES: &[(&str, &str, &str, &str)] = &[
+    (
+        "code_execution_tool",
+        "command",
+        "code",
+        r#"{"runtime":"terminal"}"#,
+    ),
+    (
+        "code_execution_tool",
+        "script",
+        "code",
+        r#"{"runtime":"terminal"}"#,
+    ),
+    (
+        "code_execution_tool",
+        "cmd",
+        "code",
+        r#"{"runtime":"terminal"}"#,
+    ),
+    (
+        "code_execution_tool",
+        "language",
+        "runtime",
+        r#"{"code":"ls"}"#,
+    ),
+    ("code_execution_tool", "lang", "runtime", r#"{"code":"ls"}"#),
+    ("response", "message", "text", "{}"),
+    ("response", "content", "text", "{}"),
+    ("response", "response", "text", "{}"),
+    ("response", "answer", "text", "{}"),
+    ("response", "reply", "text", "{}"),
+    ("call_subordinate", "task", "message", "{}"),
+    ("call_subordinate", "instruction", "message", "{}"),
+    ("call_subordinate", "instructions", "message", "{}"),
+    ("call_subordinate", "text", "message", "{}"),
+    ("call_subordinate", "query", "message", "{}"),
+    ("call_subordinate", "prompt", "message", "{}"),
+    ("memory_load", "search", "query", "{}"),
+    ("memory_load", "text", "query", "{}"),
+    ("memory_load", "question", "query", "{}"),
+    ("memory_load", "lookup", "query", "{}"),
+    ("memory_save", "content", "text", "{}"),
+    ("memory_save", "memory", "text", "{}"),
+    ("memory_save", "data", "text", "{}"),
+    ("memory_save", "message", "text", "{}"),
+    ("search_engine", "search", "query", "{}"),
+    ("search_engine", "text", "query", "{}"),
+    ("search_engine", "question", "query", "{}"),
+    ("search_engine", "q", "query", "{}"),
+    ("browser_agent", "task", "message", "{}"),
+    ("browser_agent", "instruction", "message", "{}"),
+    ("browser_agent", "text", "message", "{}"),
+    ("browser_agent", "query", "message", "{}"),
+    ("browser_agent", "url", "message", "{}"),
+    ("skills_tool", "action", "method", "{}"),
+    ("skills_tool", "command", "method", "{}"),
+    ("skills_tool", "operation", "method", "{}"),
+];
+
+/// Seed 000's `value_aliases` for `runtime`.
+const RUNTIME_ALIASES: &[(&str, &str)] = &[
+    ("bash", "terminal"),
+    ("shell", "terminal"),
+    ("sh", "terminal"),
+    ("zsh", "terminal"),
+    ("cmd", "terminal"),
+    ("powershell", "terminal"),
+    ("node", "nodejs"),
+    ("js", "nodejs"),
+    ("javascript", "nodejs"),
+    ("py", "python"),
+    ("python3", "python"),
+];
+
+#[test]
+fn seed_every_argument_alias_is_corrected() {
+    let sb = Sandbox::new();
+    let mut input = String::new();
+    for (tool, alias, _, rest) in ARG_ALIASES {
+        let value = if *alias == "language" || *alias == "lang" {
+            "python"
+        } else {
+            "VALUE"
+        };
+        let mut args: Value = serde_json::from_str(rest).unwrap();
+        args[*alias] = json!(value);
+        input.push_str(&json!({"tool_name": tool, "tool_args": args}).to_string());
+        input.push('\n');
+    }
+    let lines = gate_lines(&sb, &["--report"], input.as_bytes());
+    assert_eq!(lines.len(), ARG_ALIASES.len());
+    for ((tool, alias, canonical, _), out) in ARG_ALIASES.iter().zip(&lines) {
+        let case = format!("{tool}.{alias} → {canonical}");
+        assert_eq!(out["verdict"], "corrected", "{case}: {out}");
+        let args = &out["call"]["tool_args"];
+        assert!(args.get(*alias).is_none(), "{case}: alias left in {args}");
+        assert!(!args[*canonical].is_null(), "{case}: {args}");
+        let alias_fix = out["corrections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["kind"] == "arg_alias")
+            .unwrap_or_else(|| panic!("{case}: no arg_alias correction in {out}"));
+        assert_eq!(alias_fix["from"], *alias, "{case}");
+        assert_eq!(alias_fix["to"], *canonical, "{case}");
+    }
+}
+
+#[test]
+fn seed_every_runtime_value_alias_is_corrected_any_case_and_spacing() {
+    let sb = Sandbox::new();
+    let mut input = String::new();
+    for (wrong, _) in RUNTIME_ALIASES {
+        for spelled in [wrong.to_string(), format!("  {}  ", wrong.to_uppercase())] {
+            let call = json!({"tool_name":"code_execution_tool","tool_args":{"runtime": spelled, "code":"x"}});
+            input.push_str(&call.to_string());
+            input.push('\n');
+        }
+    }
+    let lines = gate_lines(&sb, &["--report"], input.as_bytes());
+    let expected: Vec<&str> = RUNTIME_ALIASES.iter().flat_map(|(_, r)| [*r, *r]).collect();
+    for (out, want) in lines.iter().zip(expected) {
+        assert_eq!(out["call"]["tool_args"]["runtime"], want, "{out}");
+        assert!(
+            out["corrections"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["kind"] == "value_alias")
+        );
+    }
+}
+
+#[test]
+fn seed_defaults_and_agent_zero_types() {
+    let sb = Sandbox::new();
+    let (out, code, _) = gate(&sb, &[], fixture("calls/reset-string.json").as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(
+        out["tool_args"]["reset"], false,
+        "\"false\" must not stay truthy"
+    );
+    assert_eq!(out["tool_args"]["session"], 1);
+    let (out, _, _) = gate(&sb, &[], fixture("calls/runtime-bash.json").as_bytes());
+    assert_eq!(out["tool_args"]["session"], 0);
+    assert_eq!(out["tool_args"]["reset"], false);
+    let (out, _, _) = gate(&sb, &[], fixture("calls/anthropic.json").as_bytes());
+    assert_eq!(
+        out["input"],
+        json!({"message":"Summarize the report","profile":"researcher"})
+    );
+    let (out, code, _) = gate(
+        &sb,
+        &[],
+        br#"{"tool_name":"memory_save","tool_args":{"text":"x","area":"attic"}}"#,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out["error"]["category"], "invalid_parameters");
+    let (out, code, _) = gate(
+        &sb,
+        &[],
+        br#"{"tool_name":"memory_load","tool_args":{"query":"x","threshold":"0.7","limit":"3"}}"#,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(out["tool_args"]["threshold"], json!(0.7));
+    assert_eq!(out["tool_args"]["limit"], json!(3));
+}
+
+#[test]
+fn canonical_and_alias_both_present_keeps_canonical_and_warns() {
+    let sb = Sandbox::new();
+    let (out, code, _) = gate(
+        &sb,
+        &["--report"],
+        br#"{"tool_name":"response","tool_args":{"text":"kept","message":"ignored"}}"#,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(out["verdict"], "pass");
+    assert_eq!(out["call"]["tool_args"]["text"], "kept");
+    assert_eq!(out["warnings"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn blank_and_empty_arguments_are_missing() {
+    let sb = Sandbox::new();
+    for input in [
+        r#"{"tool_name":"response","tool_args":{}}"#,
+        r#"{"tool_name":"response","tool_args":{"text":"  "}}"#,
+        r#"{"tool_name":"response","tool_args":{"text":null}}"#,
+        r#"{"tool_name":"response"}"#,
+    ] {
+        let (out, code, _) = gate(&sb, &[], input.as_bytes());
+        assert_eq!(code, 1, "{input}");
+        assert_eq!(out["error"]["missing"], json!(["text"]), "{input}");
+    }
+}
+
+#[test]
+fn reasoning_fields_are_stripped() {
+    let sb = Sandbox::new();
+    let (out, code, _) = gate(
+        &sb,
+        &["--report"],
+        fixture("calls/think-fields.json").as_bytes(),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        out["call"]["tool_args"],
+        json!({"query":"rust serde preserve_order"})
+    );
+    assert_eq!(out["corrections"][0]["kind"], "strip");
+}
+
+#[test]
+fn unknown_tools_pass_or_are_rejected_as_the_policy_says() {
+    let sb = Sandbox::new();
+    let input = fixture("calls/unknown-tool.json");
+    let (out, code, stderr) = gate(&sb, &[], input.as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(out, json!({"tool_name":"my_tool","tool_args":{"x":1}}));
+    assert!(stderr.contains("warning"), "{stderr}");
+    let policy = sb.file("strict.toml", "[gate]\nunknown_tools = \"reject\"\n");
+    let (out, code, _) = gate(
+        &sb,
+        &["--policy", policy.to_str().unwrap()],
+        input.as_bytes(),
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out["error"]["category"], "tool_not_found");
+    assert_eq!(out["error"]["retryable"], false);
+}
+
+#[test]
+fn method_suffix_supplies_the_method_argument() {
+    let sb = Sandbox::new();
+    let (out, code, _) = gate(
+        &sb,
+        &[],
+        br#"{"tool_name":"skills_tool:load","tool_args":{"skill_name":"git"}}"#,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(out["tool_name"], "skills_tool:load");
+    let (out, code, _) = gate(
+        &sb,
+        &[],
+        br#"{"tool_name":"skills_tool","tool_args":{"skill_name":"git"}}"#,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out["error"]["missing"], json!(["method"]));
+}
+
+// ---- Envelopes -----------------------------------------------------------------------------
+
+/// Every envelope of DESIGN.md §2.1 with a call that needs correcting; where the arguments
+/// live; whether they are a JSON string.
+const ENVELOPES: &[(&str, &str, &str, bool)] = &[
+    (
+        "agent-zero",
+        r#"{"thoughts":["t"],"headline":"h","tool_name":"response","tool_args":{"message":"hi"},"extra":{"k":[1,2]}}"#,
+        "/tool_args",
+        false,
+    ),
+    (
+        "openai",
+        r#"{"id":"call_1","type":"function","function":{"name":"response","arguments":"{\"message\":\"hi\"}"},"index":0}"#,
+        "/function/arguments",
+        true,
+    ),
+    (
+        "openai-object",
+        r#"{"id":"call_1","type":"function","function":{"name":"response","arguments":{"message":"hi"}}}"#,
+        "/function/arguments",
+        false,
+    ),
+    (
+        "openai-responses",
+        r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"response","arguments":"{\"message\":\"hi\"}","status":"completed"}"#,
+        "/arguments",
+        true,
+    ),
+    (
+        "anthropic",
+        r#"{"type":"tool_use","id":"toolu_1","name":"response","input":{"message":"hi"},"cache_control":{"type":"ephemeral"}}"#,
+        "/input",
+        false,
+    ),
+    (
+        "mcp",
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"response","arguments":{"message":"hi"},"_meta":{"progressToken":1}}}"#,
+        "/params/arguments",
+        false,
+    ),
+    (
+        "gemini",
+        r#"{"functionCall":{"name":"response","args":{"message":"hi"},"id":"g1"},"thoughtSignature":"abc"}"#,
+        "/functionCall/args",
+        false,
+    ),
+    (
+        "plain",
+        r#"{"name":"response","arguments":{"message":"hi"},"meta":null}"#,
+        "/arguments",
+        false,
+    ),
+];
+
+fn without(mut doc: Value, pointer: &str) -> Value {
+    let (parent, key) = pointer.rsplit_once('/').unwrap();
+    let holder = if parent.is_empty() {
+        &mut doc
+    } else {
+        doc.pointer_mut(parent).unwrap()
+    };
+    holder.as_object_mut().unwrap().remove(key);
+    doc
+}
+
+#[test]
+fn every_envelope_round_trips_in_its_own_shape() {
+    let sb = Sandbox::new();
+    for (name, input, args_at, as_string) in ENVELOPES {
+        let (out, code, _) = gate(&sb, &["--quiet"], input.as_bytes());
+        assert_eq!(code, 0, "{name}");
+        let original: Value = serde_json::from_str(input).unwrap();
+        // Every other field equal as JSON values…
+        assert_eq!(
+            without(out.clone(), args_at),
+            without(original, args_at),
+            "{name}"
+        );
+        // …and the arguments corrected, in the form they came in.
+        let args = out.pointer(args_at).unwrap();
+        let args: Value = if *as_string {
+            serde_json::from_str(args.as_str().expect("still a string")).unwrap()
+        } else {
+            args.clone()
+        };
+        assert_eq!(args, json!({"text":"hi"}), "{name}");
+        // Key order of the envelope is kept.
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(
+            keys(&out),
+            keys(&serde_json::from_str(input).unwrap()),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn agent_zero_spellings_are_normalized() {
+    let sb = Sandbox::new();
+    let (out, code, _) = gate(
+        &sb,
+        &["--report"],
+        fixture("calls/args-string.json").as_bytes(),
+    );
+    assert_eq!(code, 0);
+    let call = &out["call"];
+    assert_eq!(call["tool_name"], "memory_save");
+    assert_eq!(
+        call["tool_args"],
+        json!({"text":"The user prefers metric units.","area":"main"})
+    );
+    assert!(call.get("tool").is_none() && call.get("args").is_none());
+    let envelope_fixes = out["corrections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "envelope")
+        .count();
+    assert_eq!(envelope_fixes, 3);
+}
+
+#[test]
+fn emit_converts_between_shapes() {
+    let sb = Sandbox::new();
+    let input = fixture("calls/runtime-bash.json");
+    let expect_args = json!({"runtime":"terminal","code":"echo hello","session":0,"reset":false});
+    let cases: &[(&str, &str, bool)] = &[
+        ("openai", "/function/arguments", true),
+        ("openai-responses", "/arguments", true),
+        ("anthropic", "/input", false),
+        ("mcp", "/params/arguments", false),
+        ("gemini", "/functionCall/args", false),
+        ("plain", "/arguments", false),
+        ("agent-zero", "/tool_args", false),
+    ];
+    for (shape, at, as_string) in cases {
+        let (out, code, _) = gate(&sb, &["--quiet", "--emit", shape], input.as_bytes());
+        assert_eq!(code, 0, "{shape}");
+        let args = out.pointer(at).unwrap_or_else(|| panic!("{shape}: {out}"));
+        let args: Value = if *as_string {
+            serde_json::from_str(args.as_str().unwrap()).unwrap()
+        } else {
+            args.clone()
+        };
+        assert_eq!(args, expect_args, "{shape}");
+        // What --emit wrote is itself read back as the same call.
+        let (again, code, _) = gate(&sb, &["--quiet", "--report"], out.to_string().as_bytes());
+        assert_eq!(code, 0);
+        assert_eq!(again["verdict"], "pass", "{shape}: {again}");
+        assert_eq!(again["tool"], "code_execution_tool");
+    }
+    let out = sb
+        .cmd()
+        .args(["gate", "--emit", "xml"])
+        .write_stdin("{}")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
+
+// ---- Streams -------------------------------------------------------------------------------
+
+#[test]
+fn jsonl_answers_a_thousand_mixed_lines_in_order() {
+    let sb = Sandbox::new();
+    let kinds = [
+        r#"{"tool_name":"response","tool_args":{"text":"@"}}"#,
+        r#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"bash","code":"echo @"}}"#,
+        r#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"python"}}"#,
+        "not json at all",
+        r#"{"id":"call_@","type":"function","function":{"name":"memory_load","arguments":"{\"search\":\"@\"}"}}"#,
+        "[1,2,3]",
+        "",
+    ];
+    let mut input = String::new();
+    for i in 0..1000 {
+        input.push_str(&kinds[i % kinds.len()].replace('@', &i.to_string()));
+        input.push('\n');
+    }
+    let lines = gate_lines(&sb, &[], input.as_bytes());
+    assert_eq!(lines.len(), 1000);
+    for (i, out) in lines.iter().enumerate() {
+        let tag = i.to_string();
+        match i % kinds.len() {
+            0 => assert_eq!(out["tool_args"]["text"], tag),
+            1 => assert_eq!(out["tool_args"]["code"], format!("echo {tag}")),
+            2 => assert_eq!(out["error"]["missing"], json!(["code"])),
+            3 | 5 | 6 => assert_eq!(out["error"]["category"], "malformed_call", "line {i}"),
+            4 => {
+                assert_eq!(out["id"], format!("call_{tag}"));
+                let args: Value =
+                    serde_json::from_str(out["function"]["arguments"].as_str().unwrap()).unwrap();
+                assert_eq!(args["query"], tag);
+            }
+            _ => unreachable!(),
+        }
+    }
+}
+
+#[test]
+fn jsonl_coprocess_gets_each_answer_before_sending_the_next_line() {
+    let sb = Sandbox::new();
+    let mut child = sb
+        .std_cmd()
+        .args(["gate", "--jsonl", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    for i in 0..50 {
+        let call = if i % 2 == 0 {
+            json!({"tool_name":"response","tool_args":{"message": i.to_string()}})
+        } else {
+            json!({"tool_name":"code_execution_tool","tool_args":{"runtime":"python"}})
+        };
+        writeln!(stdin, "{call}").unwrap();
+        stdin.flush().unwrap();
+        let answer = rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("no answer to line {i} while the writer waits"));
+        let v: Value = serde_json::from_str(&answer).unwrap();
+        if i % 2 == 0 {
+            assert_eq!(v["tool_args"]["text"], i.to_string());
+        } else {
+            assert_eq!(v["error"]["category"], "invalid_parameters");
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+// ---- Idempotence ---------------------------------------------------------------------------
+
+#[test]
+fn gate_of_its_own_output_changes_nothing() {
+    let sb = Sandbox::new();
+    let dir = common::fixture_path("calls");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e == "jsonl") {
+            continue;
+        }
+        let input = std::fs::read(&path).unwrap();
+        let first = sb
+            .cmd()
+            .args(["gate", "--quiet"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        if first.status.code() != Some(0) {
+            continue;
+        }
+        let second = sb
+            .cmd()
+            .args(["gate", "--quiet", "--report"])
+            .write_stdin(first.stdout.clone())
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&second.stdout).unwrap();
+        assert_eq!(report["verdict"], "pass", "{}: {report}", path.display());
+        let again = sb
+            .cmd()
+            .args(["gate", "--quiet"])
+            .write_stdin(first.stdout.clone())
+            .output()
+            .unwrap();
+        assert_eq!(again.stdout, first.stdout, "{}", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 12, "only {checked} fixtures passed the gate");
+}
+
+// ---- Bad input -----------------------------------------------------------------------------
+
+#[test]
+fn bad_input_is_a_malformed_call_never_a_crash() {
+    let sb = Sandbox::new();
+    let nested = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let big = format!(
+        r#"{{"tool_name":"response","tool_args":{{"text":"{}"}}}}"#,
+        "x".repeat(10 * 1024 * 1024)
+    );
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", Vec::new()),
+        ("whitespace", b"  \n\t ".to_vec()),
+        ("not json", b"hello there".to_vec()),
+        ("array", b"[1,2]".to_vec()),
+        ("string", b"\"tool\"".to_vec()),
+        ("number", b"42".to_vec()),
+        ("no tool name", b"{\"args\":{}}".to_vec()),
+        ("deeply nested", nested.into_bytes()),
+        ("invalid utf-8", vec![0xff, 0xfe, b'{', b'}']),
+    ];
+    for (name, input) in cases {
+        let (out, code, _) = gate(&sb, &[], &input);
+        assert_eq!(code, 1, "{name}");
+        assert_eq!(out["error"]["category"], "malformed_call", "{name}");
+        assert_eq!(out["error"]["retryable"], true, "{name}");
+    }
+    // A 10 MB call is simply a call.
+    let (out, code, _) = gate(&sb, &["--quiet"], big.as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(
+        out["tool_args"]["text"].as_str().unwrap().len(),
+        10 * 1024 * 1024
+    );
+}
+
+#[test]
+fn closed_stdout_pipe_exits_quietly() {
+    let sb = Sandbox::new();
+    let mut input = String::new();
+    for _ in 0..200_000 {
+        input.push_str(r#"{"tool_name":"response","tool_args":{"message":"hello"}}"#);
+        input.push('\n');
+    }
+    let mut child = sb
+        .std_cmd()
+        .args(["gate", "--jsonl", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.contains("\"text\""));
+    drop(stdout);
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn invalid_or_unreadable_policy_exits_2_naming_file_key_and_line() {
+    let sb = Sandbox::new();
+    let bad = sb.file(
+        "bad.toml",
+        "[gate]\nunknown_args = \"keep\"\n\n[tools.t.args.a]\ntype = \"integer\"\ndefault = \"zero\"\n",
+    );
+    let out = sb
+        .cmd()
+        .args(["gate", "--policy", bad.to_str().unwrap()])
+        .write_stdin(fixture("calls/runtime-bash.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("bad.toml:6:1: tools.t.args.a.default"),
+        "{err}"
+    );
+
+    let out = sb
+        .cmd()
+        .args(["gate", "--policy", "/nonexistent/policy.toml"])
+        .write_stdin("{}")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/policy.toml"));
+}

@@ -1,0 +1,158 @@
+//! `metagate policy show|check` and the policy lookup order.
+
+mod common;
+
+use common::{Sandbox, fixture, gate};
+
+#[test]
+fn show_prints_the_effective_policy_with_defaults() {
+    let sb = Sandbox::new();
+    let out = sb.cmd().args(["policy", "show"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    let gate = doc["gate"].as_table().unwrap();
+    for key in [
+        "unknown_tools",
+        "unknown_args",
+        "on_internal_error",
+        "strip",
+        "fuzzy_names",
+    ] {
+        assert!(gate.contains_key(key), "missing default {key}");
+    }
+    let tools = doc["tools"].as_table().unwrap();
+    assert_eq!(tools.len(), 8);
+    // What show prints is itself a valid policy.
+    let file = sb.file("shown.toml", &text);
+    let out = sb
+        .cmd()
+        .args(["policy", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn check_reports_errors_with_key_and_line() {
+    let sb = Sandbox::new();
+    let file = sb.file("p.toml", "[gate]\nunknown_args = \"explode\"\n");
+    let out = sb
+        .cmd()
+        .args(["policy", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("p.toml:2:"), "{err}");
+    assert!(err.contains("gate.unknown_args"), "{err}");
+
+    let file = sb.file(
+        "q.toml",
+        "[tools.t]\naliases = { x = \"nope\" }\n\n[tools.t.args.a]\ntype = \"string\"\nenum = [\"one\", 2]\n",
+    );
+    let out = sb
+        .cmd()
+        .args(["policy", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("q.toml:2:") && err.contains("tools.t.aliases.x"),
+        "{err}"
+    );
+    assert!(
+        err.contains("q.toml:6:") && err.contains("tools.t.args.a.enum"),
+        "{err}"
+    );
+
+    let file = sb.file(
+        "ok.toml",
+        "[tools.t.args.a]\ntype = \"string\"\nrequired = true\n",
+    );
+    let out = sb
+        .cmd()
+        .args(["policy", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn lookup_order_flag_env_local_xdg() {
+    let sb = Sandbox::new();
+    let reject = "[gate]\nunknown_tools = \"reject\"\n";
+    let input = fixture("calls/unknown-tool.json");
+    // Nothing on disk: the built-in policy passes unknown tools.
+    let (_, code, _) = gate(&sb, &["--quiet"], input.as_bytes());
+    assert_eq!(code, 0);
+    // XDG config file.
+    sb.file("config/metagate/metagate.toml", reject);
+    let (_, code, _) = gate(&sb, &["--quiet"], input.as_bytes());
+    assert_eq!(code, 1);
+    // ./metagate.toml wins over XDG.
+    sb.file("metagate.toml", "[gate]\nunknown_tools = \"pass\"\n");
+    let (_, code, _) = gate(&sb, &["--quiet"], input.as_bytes());
+    assert_eq!(code, 0);
+    // $METAGATE_POLICY wins over ./metagate.toml.
+    let env_policy = sb.file("env.toml", reject);
+    let out = sb
+        .cmd()
+        .env("METAGATE_POLICY", &env_policy)
+        .args(["gate", "--quiet"])
+        .write_stdin(input.clone())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // --policy wins over everything.
+    let flag = sb.file("flag.toml", "[gate]\nunknown_tools = \"pass\"\n");
+    let out = sb
+        .cmd()
+        .env("METAGATE_POLICY", &env_policy)
+        .args(["gate", "--quiet", "--policy"])
+        .arg(&flag)
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_policy_adds_aliases_on_top_of_the_builtin() {
+    let sb = Sandbox::new();
+    let file = sb.file(
+        "p.toml",
+        "[tools.response.aliases]\nsay = \"text\"\n\n[tools.code_execution_tool.args.runtime.values]\nfish = \"terminal\"\n",
+    );
+    let p = file.to_str().unwrap();
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet", "--policy", p],
+        br#"{"tool_name":"response","tool_args":{"say":"hi"}}"#,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(out["tool_args"]["text"], "hi");
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet", "--policy", p],
+        br#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"fish","code":"ls"}}"#,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(out["tool_args"]["runtime"], "terminal");
+    // The built-in aliases are still there.
+    let (out, _, _) = gate(
+        &sb,
+        &["--quiet", "--policy", p],
+        br#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"bash","code":"ls"}}"#,
+    );
+    assert_eq!(out["tool_args"]["runtime"], "terminal");
+}
