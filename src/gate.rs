@@ -125,6 +125,7 @@ pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decisi
     }
     // Fast path: strict JSON, read without building values for fields the gate does not own.
     let strict = Call::from_json(input, &mut report.corrections);
+    let fast = matches!(strict, Ok(Some(_)));
     let (mut call, dialect) = match strict {
         Ok(Some(call)) => (call, None),
         Err(e) => return Decision::rejected(input, malformed(e.message), report),
@@ -133,6 +134,14 @@ pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decisi
                 Ok(p) => p,
                 Err(e) => return Decision::rejected(input, malformed(e.to_string()), report),
             };
+            if parsed.repairs.is_empty() && parsed.dialect.is_none() && !parsed.warnings.is_empty()
+            {
+                // Text after the call was dropped: that changed the input too.
+                report.corrections.push(Correction::noted(
+                    Kind::Repair,
+                    "kept the first JSON object and dropped what followed it",
+                ));
+            }
             for note in parsed.repairs {
                 report
                     .corrections
@@ -170,7 +179,9 @@ pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decisi
     } else {
         Verdict::Corrected
     };
-    let unchanged = verdict == Verdict::Pass
+    // Only a call read strictly can go out as it came: anything read leniently is rewritten.
+    let unchanged = fast
+        && verdict == Verdict::Pass
         && target == shape
         && memchr::memchr(b'\n', trim_ascii(input)).is_none();
     Decision {
@@ -490,6 +501,14 @@ mod tests {
             out,
             r#"{"thoughts":["x"],"tool_name":"response","tool_args":{"text":"hi"},"z":1}"#
         );
+    }
+
+    #[test]
+    fn text_read_leniently_is_never_echoed() {
+        let first = r#"{"tool_name":"response","tool_args":{"text":"a"}}"#;
+        let (verdict, out) = gate(&format!("{first}{first}"));
+        assert_eq!(verdict, Verdict::Corrected);
+        assert_eq!(out, first);
     }
 
     #[test]

@@ -538,27 +538,39 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads the object whose `{` is at `start`, unwrapping a doubled root
-    /// `{{ … }}`. Returns the object and whether it was doubled.
+    /// `{{ … }}` (or a tripled one: models that escape braces for a template
+    /// engine may do it twice). Returns the object and whether it was doubled.
     fn read_root(&mut self, start: usize) -> Result<(Map<String, Value>, bool), Fail> {
         self.reset(start + 1);
         self.skip_ws();
-        if self.peek() == Some(b'{') {
-            let map = self.read_object(1)?;
+        let mut extra = 0;
+        let mut innermost = start;
+        while self.peek() == Some(b'{') && extra < MAX_DEPTH {
+            innermost = self.pos;
+            extra += 1;
+            self.pos += 1;
+            self.skip_ws();
+        }
+        if extra == 0 {
+            self.reset(start);
+            return self.read_object(1).map(|m| (m, false));
+        }
+        self.reset(innermost);
+        let map = self.read_object(1)?;
+        for _ in 0..extra {
             if self.truncated {
                 return Ok((map, true));
             }
             self.skip_ws();
-            return match self.peek() {
-                Some(b'}') => {
-                    self.pos += 1;
-                    Ok((map, true))
+            match self.peek() {
+                Some(b'}') => self.pos += 1,
+                None => return Ok((map, true)),
+                Some(_) => {
+                    return Err(Fail::new("expected `}` closing the doubled `{{`", self.pos));
                 }
-                None => Ok((map, true)),
-                Some(_) => Err(Fail::new("expected `}` closing the doubled `{{`", self.pos)),
-            };
+            }
         }
-        self.reset(start);
-        self.read_object(1).map(|m| (m, false))
+        Ok((map, true))
     }
 
     /// Marks the output as cut off at a safe point and records `closer`.
@@ -1635,6 +1647,7 @@ mod tests {
         ),
         ("doubled_root", "{{\"a\":{\"b\":1}}}", r#"{"a":{"b":1}}"#),
         ("doubled_root_spaced", "{ {\"a\":1} }", r#"{"a":1}"#),
+        ("tripled_root", "{{{\"a\":{\"b\":1}}}}", r#"{"a":{"b":1}}"#),
         (
             "raw_control_chars",
             "{\"a\":\"line1\nline2\ttab\u{1}\"}",
