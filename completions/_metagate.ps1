@@ -34,6 +34,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;gate' {
             [CompletionResult]::new('--emit', '--emit', [CompletionResultType]::ParameterName, 'Write calls in this envelope instead of the one they came in')
+            [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--jsonl', '--jsonl', [CompletionResultType]::ParameterName, 'Read one call per line and answer each with one line, until end of input')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback')

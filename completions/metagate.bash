@@ -89,7 +89,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__gate)
-            opts="-q -h --jsonl --report --emit --quiet --policy --help"
+            opts="-q -h --jsonl --report --emit --quiet --tools --policy --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -97,6 +97,10 @@ _metagate() {
             case "${prev}" in
                 --emit)
                     COMPREPLY=($(compgen -W "agent-zero openai openai-responses anthropic mcp gemini plain" -- "${cur}"))
+                    return 0
+                    ;;
+                --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --policy)

@@ -30,6 +30,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;gate'= {
             cand --emit 'Write calls in this envelope instead of the one they came in'
+            cand --tools 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --jsonl 'Read one call per line and answer each with one line, until end of input'
             cand --report 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'

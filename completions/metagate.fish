@@ -38,6 +38,7 @@ anthropic\t'Anthropic tool_use block'
 mcp\t'MCP tools/call request'
 gemini\t'Gemini functionCall part'
 plain\t'{"name", "arguments"}'"
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l tools -d 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l jsonl -d 'Read one call per line and answer each with one line, until end of input'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l report -d 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'

@@ -16,8 +16,8 @@ use crate::args::{ArgValue, Args, JsonType};
 use crate::correction::{Correction, Kind, arg_pointer};
 use crate::error::{Category, ToolError};
 use crate::schema::{
-    Arg, ArgType, NamePattern, Policy, Tool, UnknownArgs, UnknownTools, condition_holds, fold_name,
-    is_integral,
+    Arg, ArgType, CompiledSchema, NamePattern, Policy, Tool, UnknownArgs, UnknownTools,
+    condition_holds, fold_name, is_integral,
 };
 
 /// What the pipeline did to a call that it did not reject.
@@ -103,7 +103,60 @@ pub fn run(
         problems.missing.push(name.clone());
     }
     unknown_args(tool, unknown, args, report, &mut problems);
-    problems.into_result(tool)
+    problems.into_result(tool)?;
+    match &tool.schema {
+        Some(schema) => check_schema(tool, schema, args),
+        None => Ok(()),
+    }
+}
+
+/// The last rule: an imported tool's JSON Schema judges the corrected arguments.
+fn check_schema(
+    tool: &Tool,
+    schema: &CompiledSchema,
+    args: &Args<'_>,
+) -> Result<(), Box<ToolError>> {
+    let problems = schema.problems(&Value::Object(args.to_map()));
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let only_types = problems.iter().all(|(_, _, is_type)| *is_type);
+    let category = if only_types {
+        Category::TypeMismatch
+    } else {
+        Category::InvalidParameters
+    };
+    let sentences: Vec<String> = problems
+        .iter()
+        .map(|(path, message, _)| {
+            if path.is_empty() {
+                message.clone()
+            } else {
+                format!("{path}: {message}")
+            }
+        })
+        .collect();
+    let mut error = ToolError::new(
+        category,
+        format!(
+            "{} arguments do not match its schema: {}",
+            tool.name,
+            sentences.join("; ")
+        ),
+    )
+    .tool(tool.name.clone())
+    .suggest(format!(
+        "Fix the arguments to match {}'s input schema, then call {} again",
+        tool.name, tool.name
+    ));
+    error.details.insert(
+        "schema_errors".into(),
+        problems
+            .iter()
+            .map(|(path, message, _)| serde_json::json!({"path": path, "message": message}))
+            .collect(),
+    );
+    Err(Box::new(error))
 }
 
 /// Which declared arguments a call holds, and which of those are blank, by declared index:

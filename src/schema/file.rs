@@ -14,6 +14,22 @@ pub struct PolicyFile {
     pub gate: GateFile,
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub tools: IndexMap<String, ToolFile>,
+    /// Tool definition files to import (`[[import]]`).
+    #[serde(default, rename = "import", skip_serializing_if = "Vec::is_empty")]
+    pub imports: Vec<ImportFile>,
+}
+
+/// One `[[import]]`: a tools file, its format (recognized when absent), and whether the
+/// schema's `default`s are filled in (they are annotations otherwise).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportFile {
+    /// Relative paths are relative to the policy file's folder.
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<super::import::ToolsFormat>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_defaults: Option<bool>,
 }
 
 /// What a policy file is layered on.
@@ -200,6 +216,7 @@ impl PolicyFile {
                 }
             }
         }
+        self.imports.extend(over.imports);
         self
     }
 }

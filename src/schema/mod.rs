@@ -1,6 +1,7 @@
 //! The tool registry: the policy file compiled into what the correction pipeline reads.
 
 pub mod file;
+pub mod import;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,10 @@ use serde_json::Value;
 use crate::args::{ArgValue, Args};
 
 use file::{ArgFile, ToolFile, key_at, line_col, locate};
-pub use file::{ArgKind, ArgType, Extends, FailMode, PolicyFile, UnknownArgs, UnknownTools};
+pub use file::{
+    ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
+};
+pub use import::{CompiledSchema, ToolsFormat};
 
 /// The built-in policy's text, compiled into the binary.
 pub const BUILTIN_TOML: &str = include_str!("builtin.toml");
@@ -74,6 +78,8 @@ pub struct Tool {
     /// Folded name (see [`fold_name`]) → declared name, for declared names and aliases alike.
     pub folded: FxHashMap<String, String>,
     pub args: IndexMap<String, Arg, FxBuildHasher>,
+    /// The input schema of an imported definition, checked after the correction rules.
+    pub schema: Option<CompiledSchema>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -187,36 +193,70 @@ impl Policy {
     }
 
     /// Parses and compiles a policy file, layered on the built-in policy unless it says
-    /// `extends = "none"`.
+    /// `extends = "none"`. A file with `[[import]]`s needs [`Policy::load`].
     pub fn from_source(
         source: Source<'_>,
         origin: Option<PathBuf>,
     ) -> Result<Policy, PolicyErrors> {
-        let user: PolicyFile = toml::from_str(source.text).map_err(|e| {
-            let (key, line, column) = match e.span() {
-                Some(span) => {
-                    let (line, column) = line_col(source.text, span.start);
-                    (
-                        key_at(source.text, span.start).join("."),
-                        Some(line),
-                        Some(column),
-                    )
-                }
-                None => (String::new(), None, None),
-            };
-            PolicyErrors(vec![PolicyError {
-                file: source.name.to_string(),
-                key,
-                line,
-                column,
-                message: e.message().to_string(),
-            }])
-        })?;
-        let effective = match user.extends.unwrap_or(Extends::Builtin) {
-            Extends::Builtin => builtin_file().layer(user),
-            Extends::None => user,
+        Policy::load(Some(source), origin, &[], &|p: &Path| {
+            Err(format!(
+                "cannot read {}: no files are read here",
+                p.display()
+            ))
+        })
+    }
+
+    /// The whole load: the policy file (or the built-in policy when there is none), the tool
+    /// definitions it imports and those given with `--tools`, read through `read` (the library
+    /// touches no files itself). Imported tools sit between the built-in policy and the file,
+    /// so the file's entries for a tool add aliases and value aliases on top of its schema.
+    pub fn load(
+        source: Option<Source<'_>>,
+        origin: Option<PathBuf>,
+        extra_tools: &[PathBuf],
+        read: &dyn Fn(&Path) -> Result<String, String>,
+    ) -> Result<Policy, PolicyErrors> {
+        let user = match &source {
+            Some(s) => parse_file(s)?,
+            None => PolicyFile::default(),
         };
-        Policy::compile(origin, effective, Some(&source))
+        let base = match user.extends.unwrap_or(Extends::Builtin) {
+            Extends::Builtin => builtin_file(),
+            Extends::None => PolicyFile::default(),
+        };
+        let folder = origin
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
+        let mut wanted: Vec<(PathBuf, ImportFile)> = user
+            .imports
+            .iter()
+            .map(|i| {
+                let p = Path::new(&i.path);
+                let full = match &folder {
+                    Some(dir) if p.is_relative() => dir.join(p),
+                    _ => p.to_path_buf(),
+                };
+                (full, i.clone())
+            })
+            .collect();
+        for p in extra_tools {
+            let entry = ImportFile {
+                path: p.display().to_string(),
+                format: None,
+                fill_defaults: None,
+            };
+            wanted.push((p.clone(), entry));
+        }
+        let (layer, schemas) = import_all(&wanted, read)?;
+        let effective = base.layer(layer).layer(user);
+        let mut policy = Policy::compile(origin, effective, source.as_ref())?;
+        for (name, schema) in schemas {
+            if let Some(tool) = policy.tools.get_mut(&name) {
+                tool.schema = Some(schema);
+            }
+        }
+        Ok(policy)
     }
 
     fn compile(
@@ -279,6 +319,92 @@ impl Policy {
 
 /// The built-in policy, from a table generated at build time out of [`BUILTIN_TOML`] (so no
 /// TOML text is parsed at start-up; a test checks the two agree).
+fn parse_file(source: &Source<'_>) -> Result<PolicyFile, PolicyErrors> {
+    toml::from_str(source.text).map_err(|e| {
+        let (key, line, column) = match e.span() {
+            Some(span) => {
+                let (line, column) = line_col(source.text, span.start);
+                (
+                    key_at(source.text, span.start).join("."),
+                    Some(line),
+                    Some(column),
+                )
+            }
+            None => (String::new(), None, None),
+        };
+        PolicyErrors(vec![PolicyError {
+            file: source.name.to_string(),
+            key,
+            line,
+            column,
+            message: e.message().to_string(),
+        }])
+    })
+}
+
+/// Reads and compiles every tools file: a policy layer of their tools, and each tool's
+/// compiled schema. A tool defined by two files is an error naming both.
+fn import_all(
+    wanted: &[(PathBuf, ImportFile)],
+    read: &dyn Fn(&Path) -> Result<String, String>,
+) -> Result<(PolicyFile, Vec<(String, CompiledSchema)>), PolicyErrors> {
+    let mut layer = PolicyFile::default();
+    let mut schemas = Vec::new();
+    let mut from: IndexMap<String, String> = IndexMap::new();
+    let mut errors = Vec::new();
+    let fail = |file: &str, tool: Option<&str>, message: String| PolicyError {
+        file: file.to_string(),
+        key: tool.map(|t| format!("tool {t:?}")).unwrap_or_default(),
+        line: None,
+        column: None,
+        message,
+    };
+    for (path, entry) in wanted {
+        let name = path.display().to_string();
+        let text = match read(path) {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(fail(&name, None, e));
+                continue;
+            }
+        };
+        let tools = match import::parse_tools(&name, &text, entry.format) {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(fail(&e.file, e.tool.as_deref(), e.message));
+                continue;
+            }
+        };
+        for tool in tools {
+            if let Some(first) = from.get(&tool.name) {
+                errors.push(fail(
+                    &name,
+                    Some(&tool.name),
+                    format!("also defined in {first}"),
+                ));
+                continue;
+            }
+            match import::compile(&tool, &name) {
+                Ok(compiled) => schemas.push((tool.name.clone(), compiled)),
+                Err(e) => {
+                    errors.push(fail(&e.file, e.tool.as_deref(), e.message));
+                    continue;
+                }
+            }
+            from.insert(tool.name.clone(), name.clone());
+            layer.tools.insert(
+                tool.name.clone(),
+                import::tool_file(&tool, entry.fill_defaults.unwrap_or(false)),
+            );
+        }
+    }
+    if errors.is_empty() {
+        Ok((layer, schemas))
+    } else {
+        Err(PolicyErrors(errors))
+    }
+}
+
 fn builtin_file() -> PolicyFile {
     let table: toml::Table = include!(concat!(env!("OUT_DIR"), "/builtin_table.rs"));
     PolicyFile::deserialize(toml::Value::Table(table)).expect("the built-in policy deserializes")
@@ -395,6 +521,7 @@ fn compile_tool(
         aliases,
         folded,
         args,
+        schema: None,
     }
 }
 

@@ -67,6 +67,11 @@ pub struct GateArgs {
     /// Do not write a line on stderr per correction, warning or rejection
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Import tool definitions: an OpenAI tools array, an MCP tools/list result or an
+    /// Anthropic tools array (repeatable)
+    #[arg(long = "tools", value_name = "FILE")]
+    pub tools: Vec<PathBuf>,
 }
 
 /// The envelope shapes, as `--emit` names them.

@@ -1,4 +1,5 @@
-//! Finding and reading the policy file (DESIGN.md §2.5's lookup order).
+//! Finding and reading the policy file (DESIGN.md §2.5's lookup order) and the tool
+//! definitions it imports.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -22,26 +23,38 @@ pub fn policy_location(flag: Option<&Path>) -> PolicyLocation {
     })
 }
 
-pub fn load_policy(flag: Option<&Path>) -> Result<Policy> {
+/// The policy for this run, with the tool definitions given by `--tools`.
+pub fn load_policy(flag: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
     match policy_location(flag) {
-        PolicyLocation::Builtin => Ok(Policy::builtin()),
-        PolicyLocation::Given(path) | PolicyLocation::Found(path) => load_policy_file(&path),
+        PolicyLocation::Builtin if tools.is_empty() => Ok(Policy::builtin()),
+        PolicyLocation::Builtin => load(None, tools),
+        PolicyLocation::Given(path) | PolicyLocation::Found(path) => load(Some(&path), tools),
     }
 }
 
+/// One policy file, as `policy check` sees it.
 pub fn load_policy_file(path: &Path) -> Result<Policy> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read policy file {}", path.display()))?;
-    let name = path.display().to_string();
-    Policy::from_source(
-        Source {
-            name: &name,
-            text: &text,
-        },
-        Some(path.to_path_buf()),
-    )
-    .map_err(|errors| {
+    load(Some(path), &[])
+}
+
+fn load(path: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    };
+    let text = match path {
+        Some(p) => Some(
+            std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read policy file {}", p.display()))?,
+        ),
+        None => None,
+    };
+    let name = path.map_or_else(
+        || "the built-in policy".to_string(),
+        |p| p.display().to_string(),
+    );
+    let source = text.as_deref().map(|text| Source { name: &name, text });
+    Policy::load(source, path.map(Path::to_path_buf), tools, &read).map_err(|errors| {
         let lines: Vec<String> = errors.0.iter().map(|e| format!("  {e}")).collect();
-        anyhow!("policy file {name} is invalid:\n{}", lines.join("\n"))
+        anyhow!("policy {name} is invalid:\n{}", lines.join("\n"))
     })
 }

@@ -39,7 +39,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Gate(args) => {
-            let policy = config::load_policy(cli.policy.as_deref())?;
+            let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
             gate_cmd::run(&args, &policy)
         }
         Command::Policy { command } => policy_cmd::run(command, cli.policy.as_deref()),

@@ -12,7 +12,7 @@ use crate::exit::Status;
 pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
     match command {
         PolicyCommand::Show => {
-            let policy = config::load_policy(flag)?;
+            let policy = config::load_policy(flag, &[])?;
             let origin = policy.origin.as_ref().map_or_else(
                 || "the built-in policy".to_string(),
                 |p| p.display().to_string(),

@@ -1,0 +1,400 @@
+//! Tool definitions as users already have them: an OpenAI `tools` array, an MCP `tools/list`
+//! result, an Anthropic `tools` array. Each tool's input schema is compiled once into a JSON
+//! Schema validator, and its top-level properties become declared arguments, so the
+//! correction rules (names, case, near misses, coercion, enums, requirements) run on them
+//! before the schema judges the call.
+
+use std::fmt;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::file::{ArgFile, ArgType, ToolFile, TypeSpec};
+
+/// The three formats a tools file can be in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolsFormat {
+    /// `[{"type":"function","function":{"name","description","parameters"}}]` (also the
+    /// Responses API's flat `{"type":"function","name","parameters"}`).
+    Openai,
+    /// `{"tools":[{"name","description","inputSchema"}]}`, bare or as a JSON-RPC `result`.
+    Mcp,
+    /// `[{"name","description","input_schema"}]`.
+    Anthropic,
+}
+
+impl ToolsFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolsFormat::Openai => "openai",
+            ToolsFormat::Mcp => "mcp",
+            ToolsFormat::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// One tool read from a tools file.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub name: String,
+    pub description: Option<String>,
+    /// The input schema as written.
+    pub schema: Value,
+}
+
+/// A problem with a tools file: which file, which tool (when one is at fault), what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportError {
+    pub file: String,
+    pub tool: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.tool {
+            Some(tool) => write!(f, "{}: tool {tool:?}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// A compiled input schema, shared by every clone of the policy.
+#[derive(Clone)]
+pub struct CompiledSchema(pub Arc<jsonschema::Validator>);
+
+impl fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CompiledSchema")
+    }
+}
+
+impl CompiledSchema {
+    /// Every way `instance` breaks the schema, each as `(pointer, message, is_type_error)`.
+    pub fn problems(&self, instance: &Value) -> Vec<(String, String, bool)> {
+        self.0
+            .iter_errors(instance)
+            .map(|e| {
+                let is_type = matches!(
+                    e.kind(),
+                    jsonschema::error::ValidationErrorKind::Type { .. }
+                );
+                (e.instance_path().to_string(), e.to_string(), is_type)
+            })
+            .collect()
+    }
+}
+
+/// Reads a tools file. `format` forces one format; otherwise it is recognized.
+pub fn parse_tools(
+    file: &str,
+    text: &str,
+    format: Option<ToolsFormat>,
+) -> Result<Vec<Imported>, ImportError> {
+    let error = |tool: Option<&str>, message: String| ImportError {
+        file: file.to_string(),
+        tool: tool.map(str::to_string),
+        message,
+    };
+    let doc: Value =
+        serde_json::from_str(text).map_err(|e| error(None, format!("not JSON: {e}")))?;
+    let format = match format {
+        Some(f) => f,
+        None => detect(&doc).ok_or_else(|| {
+            error(
+                None,
+                "not an OpenAI tools array, an MCP tools/list result or an Anthropic tools array"
+                    .to_string(),
+            )
+        })?,
+    };
+    let items: &[Value] = match (format, &doc) {
+        (ToolsFormat::Mcp, Value::Object(o)) => o
+            .get("tools")
+            .or_else(|| o.get("result").and_then(|r| r.get("tools")))
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .ok_or_else(|| {
+                error(
+                    None,
+                    "an MCP tools/list result has a `tools` array".to_string(),
+                )
+            })?,
+        (ToolsFormat::Openai | ToolsFormat::Anthropic, Value::Array(items)) => items,
+        (f, _) => {
+            return Err(error(
+                None,
+                format!("a {} tools file is a JSON array", f.as_str()),
+            ));
+        }
+    };
+    let mut tools = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("entry {}", i + 1);
+        let (holder, schema_key) = match format {
+            ToolsFormat::Openai => match item.get("function") {
+                Some(f) if f.is_object() => (f, "parameters"),
+                _ => (item, "parameters"),
+            },
+            ToolsFormat::Mcp => (item, "inputSchema"),
+            ToolsFormat::Anthropic => (item, "input_schema"),
+        };
+        let name = holder
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.trim().is_empty())
+            .ok_or_else(|| error(Some(&at), "has no `name`".to_string()))?;
+        let schema = holder
+            .get(schema_key)
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+        if !schema.is_object() {
+            return Err(error(
+                Some(name),
+                format!("`{schema_key}` is not a JSON Schema object"),
+            ));
+        }
+        if let Some(t) = schema.get("type")
+            && t != "object"
+        {
+            return Err(error(
+                Some(name),
+                format!("`{schema_key}` must describe an object, not {t}"),
+            ));
+        }
+        if let Some(e) = jsonschema::meta::validate(&schema).err() {
+            return Err(error(Some(name), format!("invalid JSON Schema: {e}")));
+        }
+        tools.push(Imported {
+            name: name.to_string(),
+            description: holder
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            schema,
+        });
+    }
+    Ok(tools)
+}
+
+fn detect(doc: &Value) -> Option<ToolsFormat> {
+    match doc {
+        Value::Object(o) => {
+            let tools = o
+                .get("tools")
+                .or_else(|| o.get("result").and_then(|r| r.get("tools")));
+            tools.filter(|t| t.is_array()).map(|_| ToolsFormat::Mcp)
+        }
+        Value::Array(items) => {
+            let first = items.first()?;
+            if first.get("input_schema").is_some() {
+                Some(ToolsFormat::Anthropic)
+            } else if first.get("function").is_some()
+                || first.get("parameters").is_some()
+                || first.get("type").and_then(Value::as_str) == Some("function")
+            {
+                Some(ToolsFormat::Openai)
+            } else if first.get("inputSchema").is_some() {
+                Some(ToolsFormat::Mcp)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+    .or_else(|| match doc {
+        // An MCP tools array without its envelope.
+        Value::Array(items)
+            if items.iter().all(|i| i.get("inputSchema").is_some()) && !items.is_empty() =>
+        {
+            Some(ToolsFormat::Mcp)
+        }
+        Value::Array(items) if items.is_empty() => Some(ToolsFormat::Openai),
+        _ => None,
+    })
+}
+
+/// Compiles a tool's input schema once.
+pub fn compile(imported: &Imported, file: &str) -> Result<CompiledSchema, ImportError> {
+    jsonschema::validator_for(&imported.schema)
+        .map(|v| CompiledSchema(Arc::new(v)))
+        .map_err(|e| ImportError {
+            file: file.to_string(),
+            tool: Some(imported.name.clone()),
+            message: format!("invalid JSON Schema: {e}"),
+        })
+}
+
+/// The declared arguments the correction rules run on: one per top-level property, with its
+/// type, enum and whether it is required. A schema `default` is an annotation and is only
+/// copied when `fill_defaults` asks for it.
+pub fn tool_file(imported: &Imported, fill_defaults: bool) -> ToolFile {
+    let required: Vec<&str> = imported
+        .schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut args = IndexMap::new();
+    if let Some(props) = imported.schema.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            let types = prop.get("type").map(type_spec).unwrap_or_default();
+            let enum_values = prop.get("enum").and_then(Value::as_array);
+            let nullable = types.contains(&ArgType::Null)
+                || enum_values.is_some_and(|e| e.iter().any(Value::is_null));
+            let one_of = enum_values.map(|e| e.iter().filter_map(toml_of).collect::<Vec<_>>());
+            let arg = ArgFile {
+                ty: match types.as_slice() {
+                    [] => None,
+                    [one] => Some(TypeSpec::One(*one)),
+                    many => Some(TypeSpec::Many(many.to_vec())),
+                },
+                required: required.contains(&name.as_str()).then_some(true),
+                nullable: nullable.then_some(true),
+                one_of: one_of.filter(|o| !o.is_empty()),
+                default: prop
+                    .get("default")
+                    .filter(|_| fill_defaults)
+                    .and_then(toml_of),
+                description: prop
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                ..ArgFile::default()
+            };
+            args.insert(name.clone(), arg);
+        }
+    }
+    ToolFile {
+        description: imported.description.clone(),
+        args,
+        ..ToolFile::default()
+    }
+}
+
+fn type_spec(t: &Value) -> Vec<ArgType> {
+    let one = |s: &str| match s {
+        "string" => Some(ArgType::String),
+        "integer" => Some(ArgType::Integer),
+        "number" => Some(ArgType::Number),
+        "boolean" => Some(ArgType::Boolean),
+        "object" => Some(ArgType::Object),
+        "array" => Some(ArgType::Array),
+        "null" => Some(ArgType::Null),
+        _ => None,
+    };
+    match t {
+        Value::String(s) => one(s).into_iter().collect(),
+        Value::Array(list) => {
+            let types: Vec<ArgType> = list
+                .iter()
+                .filter_map(Value::as_str)
+                .filter_map(one)
+                .collect();
+            // A type list naming something unknown is left to the schema.
+            if types.len() == list.len() {
+                types
+            } else {
+                Vec::new()
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A JSON value as TOML, for the derived argument table; TOML has no null, so nulls (and
+/// values holding them) are left to the schema.
+fn toml_of(v: &Value) -> Option<toml::Value> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Bool(b) => toml::Value::Boolean(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => toml::Value::Integer(i),
+            None => toml::Value::Float(n.as_f64()?),
+        },
+        Value::String(s) => toml::Value::String(s.clone()),
+        Value::Array(items) => {
+            toml::Value::Array(items.iter().map(toml_of).collect::<Option<_>>()?)
+        }
+        Value::Object(map) => toml::Value::Table(
+            map.iter()
+                .map(|(k, v)| toml_of(v).map(|t| (k.clone(), t)))
+                .collect::<Option<_>>()?,
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn recognizes_the_three_formats() {
+        let openai =
+            json!([{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]);
+        let responses = json!([{"type":"function","name":"f","parameters":{"type":"object"}}]);
+        let mcp = json!({"tools":[{"name":"f","inputSchema":{"type":"object"}}]});
+        let rpc =
+            json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"f","inputSchema":{}}]}});
+        let anthropic = json!([{"name":"f","input_schema":{"type":"object"}}]);
+        for (doc, want) in [
+            (openai, ToolsFormat::Openai),
+            (responses, ToolsFormat::Openai),
+            (mcp, ToolsFormat::Mcp),
+            (rpc, ToolsFormat::Mcp),
+            (anthropic, ToolsFormat::Anthropic),
+        ] {
+            assert_eq!(detect(&doc), Some(want), "{doc}");
+            let tools = parse_tools("t.json", &doc.to_string(), None).unwrap();
+            assert_eq!(tools[0].name, "f");
+        }
+        assert!(detect(&json!({"x":1})).is_none());
+        assert!(detect(&json!([{"x":1}])).is_none());
+    }
+
+    #[test]
+    fn bad_files_name_the_file_and_the_tool() {
+        let e = parse_tools("t.json", "{\"x\":1}", None).unwrap_err();
+        assert_eq!((e.file.as_str(), e.tool.as_deref()), ("t.json", None));
+        let bad = json!([{"name":"broken","input_schema":{"type":"object","properties":{"a":{"type":"strin"}}}}]);
+        let e = parse_tools("t.json", &bad.to_string(), None).unwrap_err();
+        assert_eq!(e.tool.as_deref(), Some("broken"), "{e}");
+        let e = parse_tools("t.json", "[{\"input_schema\":{}}]", None).unwrap_err();
+        assert_eq!(e.tool.as_deref(), Some("entry 1"));
+        let e = parse_tools("t.json", "not json", None).unwrap_err();
+        assert!(e.message.starts_with("not JSON"));
+    }
+
+    #[test]
+    fn properties_become_declared_arguments() {
+        let imported = Imported {
+            name: "t".into(),
+            description: None,
+            schema: json!({"type":"object","required":["q"],"properties":{
+                "q":{"type":"string"},
+                "n":{"type":["integer","null"],"default":5},
+                "mode":{"enum":["fast","slow",null]},
+                "opts":{"type":"object","properties":{"x":{"type":"boolean"}}}
+            }}),
+        };
+        let file = tool_file(&imported, false);
+        assert_eq!(file.args["q"].required, Some(true));
+        assert_eq!(
+            file.args["n"].ty,
+            Some(TypeSpec::Many(vec![ArgType::Integer, ArgType::Null]))
+        );
+        assert_eq!(file.args["n"].default, None);
+        assert_eq!(file.args["mode"].nullable, Some(true));
+        assert_eq!(file.args["mode"].one_of.as_ref().unwrap().len(), 2);
+        assert_eq!(
+            tool_file(&imported, true).args["n"].default,
+            Some(toml::Value::Integer(5))
+        );
+    }
+}
