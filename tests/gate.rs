@@ -634,13 +634,40 @@ fn bad_input_is_a_malformed_call_never_a_crash() {
         ("no tool name", b"{\"args\":{}}".to_vec()),
         ("deeply nested", nested.into_bytes()),
         ("invalid utf-8", vec![0xff, 0xfe, b'{', b'}']),
+        (
+            "10 MB of prose",
+            "all work and no play ".repeat(500_000).into_bytes(),
+        ),
+        (
+            "10 MB array",
+            format!("[{}1]", "1,".repeat(5_000_000)).into_bytes(),
+        ),
     ];
-    for (name, input) in cases {
-        let (out, code, _) = gate(&sb, &[], &input);
+    let mut stream = Vec::new();
+    for (name, input) in &cases {
+        let (out, code, _) = gate(&sb, &[], input);
         assert_eq!(code, 1, "{name}");
         assert_eq!(out["error"]["category"], "malformed_call", "{name}");
         assert_eq!(out["error"]["retryable"], true, "{name}");
+        if !input.contains(&b'\n') {
+            stream.extend_from_slice(input);
+            stream.push(b'\n');
+        }
     }
+    // The same inputs as lines of a stream: each answered in-band, the stream goes on.
+    stream.extend_from_slice(br#"{"tool_name":"response","tool_args":{"text":"still here"}}"#);
+    stream.push(b'\n');
+    let lines = gate_lines(&sb, &[], &stream);
+    let (last, bad) = lines.split_last().unwrap();
+    assert_eq!(
+        bad.len(),
+        stream.iter().filter(|&&b| b == b'\n').count() - 1
+    );
+    assert!(
+        bad.iter()
+            .all(|l| l["error"]["category"] == "malformed_call")
+    );
+    assert_eq!(last["tool_args"]["text"], "still here");
     // A 10 MB call is simply a call.
     let (out, code, _) = gate(&sb, &["--quiet"], big.as_bytes());
     assert_eq!(code, 0);
@@ -722,4 +749,191 @@ fn invalid_or_unreadable_policy_exits_2_naming_file_key_and_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/policy.toml"));
+}
+
+// ---- Names and types, both ways ------------------------------------------------------------
+
+const NAMES_POLICY: &str = r#"
+[tools.lookup.args.user_id]
+type = "integer"
+required = true
+
+[tools.lookup.args.limit_max]
+type = "integer"
+
+[tools.lookup.args.limit_min]
+type = "integer"
+
+[tools.lookup.args.include_archived]
+type = "boolean"
+
+[tools.lookup.args.ratio]
+type = "number"
+
+[tools.lookup.args.filters]
+type = ["object", "null"]
+"#;
+
+#[test]
+fn names_and_types_are_corrected_when_exact_and_rejected_when_a_guess() {
+    let sb = Sandbox::new();
+    let policy = sb.file("names.toml", NAMES_POLICY);
+    let p = policy.to_str().unwrap();
+    let corrected: &[(&str, Value, &str)] = &[
+        ("camelCase", json!({"userId": 7}), "arg_case"),
+        ("PascalCase", json!({"UserId": 7}), "arg_case"),
+        ("kebab-case", json!({"user-id": 7}), "arg_case"),
+        (
+            "near miss",
+            json!({"user_id": 7, "include_archieved": true}),
+            "arg_fuzzy",
+        ),
+        ("integer string", json!({"user_id": "7"}), "coerce"),
+        (
+            "negative integer string",
+            json!({"user_id": "-7"}),
+            "coerce",
+        ),
+        (
+            "boolean string any case",
+            json!({"user_id": 7, "include_archived": "TRUE"}),
+            "coerce",
+        ),
+        (
+            "number string",
+            json!({"user_id": 7, "ratio": "0.7"}),
+            "coerce",
+        ),
+        (
+            "null string where null is allowed",
+            json!({"user_id": 7, "filters": "null"}),
+            "coerce",
+        ),
+        (
+            "JSON-encoded object",
+            json!({"user_id": 7, "filters": "{\"tag\": \"a\"}"}),
+            "coerce",
+        ),
+    ];
+    for (name, args, kind) in corrected {
+        let call = json!({"name": "lookup", "arguments": args});
+        let (out, code, _) = gate(
+            &sb,
+            &["--quiet", "--report", "--policy", p],
+            call.to_string().as_bytes(),
+        );
+        assert_eq!(code, 0, "{name}: {out}");
+        let kinds = common::correction_kinds(&out);
+        assert!(kinds.iter().any(|k| k == kind), "{name}: {kinds:?}");
+        let args = &out["call"]["arguments"];
+        assert!(
+            args["user_id"] == json!(7) || args["user_id"] == json!(-7),
+            "{name}: {args}"
+        );
+    }
+    let (out, _, _) = gate(
+        &sb,
+        &["--quiet", "--policy", p],
+        br#"{"name":"lookup","arguments":{"user_id":7,"ratio":"0.7","filters":"{\"tag\":\"a\"}"}}"#,
+    );
+    assert_eq!(
+        out["arguments"],
+        json!({"user_id":7,"ratio":0.7,"filters":{"tag":"a"}})
+    );
+
+    let rejected: &[(&str, Value, &str, &[&str])] = &[
+        (
+            "lossy integer",
+            json!({"user_id": "5.5"}),
+            "type_mismatch",
+            &["user_id", "integer"],
+        ),
+        (
+            "leading zeros",
+            json!({"user_id": "007"}),
+            "type_mismatch",
+            &["integer"],
+        ),
+        (
+            "yes is not a boolean",
+            json!({"user_id": 1, "include_archived": "yes"}),
+            "type_mismatch",
+            &["boolean"],
+        ),
+        (
+            "1 is not a boolean",
+            json!({"user_id": 1, "include_archived": 1}),
+            "type_mismatch",
+            &["boolean"],
+        ),
+        (
+            "NaN is not a number",
+            json!({"user_id": 1, "ratio": "NaN"}),
+            "type_mismatch",
+            &["number"],
+        ),
+        (
+            "null where null is not allowed",
+            json!({"user_id": 1, "ratio": "null"}),
+            "type_mismatch",
+            &["number"],
+        ),
+        (
+            "two near names",
+            json!({"user_id": 1, "limit_mix": 3}),
+            "invalid_parameters",
+            &["limit_max", "limit_min"],
+        ),
+        (
+            "two spellings of one name",
+            json!({"userId": 1, "UserID": 2}),
+            "invalid_parameters",
+            &["userId", "UserID"],
+        ),
+    ];
+    for (name, args, category, words) in rejected {
+        let call = json!({"name": "lookup", "arguments": args});
+        let (out, code, _) = gate(
+            &sb,
+            &["--quiet", "--policy", p],
+            call.to_string().as_bytes(),
+        );
+        assert_eq!(code, 1, "{name}: {out}");
+        assert_eq!(out["error"]["category"], *category, "{name}: {out}");
+        let message = out["error"]["message"].as_str().unwrap();
+        for w in *words {
+            assert!(message.contains(w), "{name}: {message}");
+        }
+    }
+}
+
+#[test]
+fn unknown_arguments_are_kept_dropped_or_rejected() {
+    let sb = Sandbox::new();
+    let input = br#"{"tool_name":"response","tool_args":{"text":"hi","mood":"happy"}}"#;
+    let (out, code, stderr) = gate(&sb, &[], input);
+    assert_eq!(code, 0);
+    assert_eq!(out["tool_args"]["mood"], "happy");
+    assert!(
+        stderr.contains("unknown argument \"mood\" kept"),
+        "{stderr}"
+    );
+    for (setting, code_want) in [("drop", 0), ("reject", 1)] {
+        let policy = sb.file(
+            &format!("{setting}.toml"),
+            &format!("[gate]\nunknown_args = \"{setting}\"\n"),
+        );
+        let (out, code, _) = gate(
+            &sb,
+            &["--quiet", "--policy", policy.to_str().unwrap()],
+            input,
+        );
+        assert_eq!(code, code_want, "{setting}");
+        if setting == "drop" {
+            assert_eq!(out["tool_args"], json!({"text":"hi"}));
+        } else {
+            assert_eq!(out["error"]["category"], "invalid_parameters");
+            assert_eq!(out["error"]["details"]["unknown"], json!(["mood"]));
+        }
+    }
 }

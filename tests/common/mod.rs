@@ -127,3 +127,15 @@ pub fn gate_lines(sb: &Sandbox, args: &[&str], input: &[u8]) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
+
+/// The kinds of the corrections in a `--report` envelope.
+pub fn correction_kinds(report: &Value) -> Vec<String> {
+    report["corrections"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|c| c["kind"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
