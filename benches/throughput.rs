@@ -3,6 +3,8 @@
 //! Sections (pass names to run a subset: `cargo bench -- gate`):
 //! - `gate`: `gate --jsonl` over a generated 1,000,000-line file, beside a bare serde_json
 //!   parse-and-print loop and `jq -c .` (when installed) over the same file.
+//! - `repair`: the median time to read a broken ~200-byte call leniently (and to decide it),
+//!   beside serde_json parsing the same call unbroken.
 //! - `startup`: `gate` run once per call, beside `examples/bare_echo.rs` (a bare Rust binary
 //!   that parses and prints one JSON document), built with the same profile.
 
@@ -23,6 +25,9 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     if run("gate") {
         bench_gate(dir.path());
+    }
+    if run("repair") {
+        bench_repair();
     }
     if run("startup") {
         bench_startup(dir.path());
@@ -202,4 +207,49 @@ fn bench_startup(dir: &Path) {
         "  ratio gate / bare          {:>12.2}   (budget <= 1.5)",
         gate.as_secs_f64() / baseline.as_secs_f64()
     );
+}
+
+/// A call as a small model sends it: fenced, single quotes, an unquoted key, a Python literal,
+/// a trailing comma, and prose around it.
+const BROKEN: &str = "Sure, here it is:\n```json\n{'thoughts': ['list the folder'], tool_name: 'code_execution_tool', 'tool_args': {'runtime': 'bash', 'code': 'ls -la /tmp && du -sh /tmp/cache', 'session': 0, 'reset': False,},}\n```";
+
+fn median_ns(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut times: Vec<u128> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_nanos()
+        })
+        .collect();
+    times.sort_unstable();
+    times[runs / 2] as f64
+}
+
+fn bench_repair() {
+    use std::hint::black_box;
+    const RUNS: usize = 200_000;
+    let policy = metagate::schema::Policy::builtin();
+    let options = metagate::gate::Options::default();
+    let repaired = metagate::repair::parse(BROKEN.as_bytes()).expect("the broken call is readable");
+    let clean = serde_json::to_string(&repaired.value).unwrap();
+    let repair = median_ns(RUNS, || {
+        black_box(metagate::repair::parse(black_box(BROKEN.as_bytes())).unwrap());
+    });
+    let decide = median_ns(RUNS, || {
+        black_box(metagate::gate::decide(&policy, black_box(BROKEN.as_bytes()), &options).verdict);
+    });
+    let strict = median_ns(RUNS, || {
+        black_box(serde_json::from_str::<serde_json::Value>(black_box(&clean)).unwrap());
+    });
+    println!(
+        "repair of a broken {}-byte call ({} repairs; median of {RUNS})",
+        BROKEN.len(),
+        repaired.repairs.len()
+    );
+    println!(
+        "  repair::parse              {:>9.2} µs   (budget <= 20 µs)",
+        repair / 1000.0
+    );
+    println!("  gate decide, same call     {:>9.2} µs", decide / 1000.0);
+    println!("  serde_json, the clean call {:>9.2} µs", strict / 1000.0);
 }
