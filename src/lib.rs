@@ -5,17 +5,25 @@
 //!
 //! - leaves: [`args`] (arguments read lazily), [`call`] (envelopes), [`repair`] (lenient JSON), [`scan`] (strict JSON split
 //!   into raw fields), [`error`] (taxonomy), [`correction`] (what was changed);
-//! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline);
-//! - jobs: [`gate`].
+//! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline),
+//!   [`events`] (what `record` appends);
+//! - storage: [`store`] (the SQLite file), [`telemetry`] (writing decisions and events);
+//! - jobs: [`gate`], [`record`].
 
 pub mod args;
 pub mod call;
 pub mod correction;
 pub mod error;
+pub mod redact;
 pub mod repair;
 pub mod scan;
 
 pub mod correct;
+pub mod events;
 pub mod schema;
 
+pub mod store;
+pub mod telemetry;
+
 pub mod gate;
+pub mod record;

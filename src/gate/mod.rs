@@ -1,6 +1,6 @@
 //! The `gate` job: bytes in, a verdict and the call (or a rejection) out.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::Write;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -12,6 +12,12 @@ use crate::correction::{Correction, Kind};
 use crate::error::{Category, ToolError};
 use crate::repair::{self, Dialect};
 use crate::schema::Policy;
+
+mod sink;
+mod stream;
+
+pub use sink::{Context, TelemetrySink, decision_row};
+pub use stream::{NoSink, Sink, SinkError, StreamStats, answer_one, read_document, stream};
 
 /// The largest document `gate` reads; anything longer is rejected, not buffered without end.
 pub const MAX_DOCUMENT: usize = 64 * 1024 * 1024;
@@ -66,7 +72,7 @@ pub struct Decision<'a> {
 }
 
 impl<'a> Decision<'a> {
-    fn rejected(input: &'a [u8], error: ToolError, report: Report) -> Decision<'a> {
+    pub(crate) fn rejected(input: &'a [u8], error: ToolError, report: Report) -> Decision<'a> {
         Decision {
             verdict: Verdict::Rejected,
             shape: None,
@@ -260,7 +266,7 @@ struct ReportDoc<'a> {
     feedback: Option<String>,
 }
 
-fn trim_ascii(bytes: &[u8]) -> &[u8] {
+pub(crate) fn trim_ascii(bytes: &[u8]) -> &[u8] {
     let start = bytes
         .iter()
         .position(|b| !b.is_ascii_whitespace())
@@ -296,179 +302,6 @@ pub fn notes(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
             e.category, e.message
         );
     }
-}
-
-/// Reads one whole document, refusing to buffer more than [`MAX_DOCUMENT`] bytes.
-pub fn read_document(reader: &mut impl Read) -> io::Result<Vec<u8>> {
-    let mut input = Vec::new();
-    reader
-        .take(MAX_DOCUMENT as u64 + 1)
-        .read_to_end(&mut input)?;
-    Ok(input)
-}
-
-/// Counts of what a stream saw.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct StreamStats {
-    pub lines: u64,
-    pub passed: u64,
-    pub corrected: u64,
-    pub rejected: u64,
-}
-
-/// Receives every decision of a stream before its output line is written.
-pub trait Sink {
-    /// Whether [`Sink::record`] wants each line's latency (reading the clock costs a little).
-    fn timed(&self) -> bool {
-        true
-    }
-    /// Called once per decided line, in order.
-    fn record(&mut self, decision: &Decision<'_>, latency_us: u64);
-    /// Makes everything recorded so far durable; called before buffered lines are written.
-    fn commit(&mut self) -> io::Result<()>;
-}
-
-/// A sink that keeps nothing.
-pub struct NoSink;
-
-impl Sink for NoSink {
-    fn timed(&self) -> bool {
-        false
-    }
-    fn record(&mut self, _: &Decision<'_>, _: u64) {}
-    fn commit(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The `--jsonl` loop: one output line per input line, in order. Lines read in one go are
-/// decided as a group; before metagate waits for more input the group's decisions are
-/// committed to the sink and its lines written and flushed, so a coprocess waiting on its one
-/// answer is never left waiting, and a fast producer does not pay a flush per line.
-pub fn stream<R: Read, W: Write, E: Write>(
-    policy: &Policy,
-    options: &Options,
-    reader: &mut BufReader<R>,
-    out: &mut W,
-    err: &mut E,
-    sink: &mut dyn Sink,
-    clock: &dyn Fn() -> std::time::Instant,
-) -> io::Result<StreamStats> {
-    let mut stats = StreamStats::default();
-    let mut line = Vec::with_capacity(4096);
-    let mut pending: Vec<u8> = Vec::with_capacity(64 * 1024);
-    let mut notes_buf: Vec<u8> = Vec::new();
-    let timed = sink.timed();
-    let mut started = clock();
-    loop {
-        if !pending.is_empty() && memchr::memchr(b'\n', reader.buffer()).is_none() {
-            flush_group(sink, out, err, &mut pending, &mut notes_buf)?;
-        }
-        line.clear();
-        let n = read_line_capped(reader, &mut line)?;
-        if timed && reader.buffer().is_empty() {
-            // The wait for input is not the gate's latency.
-            started = clock();
-        }
-        if n == 0 {
-            break;
-        }
-        stats.lines += 1;
-        let body = strip_newline(&line);
-        let decision = if line.len() > MAX_DOCUMENT {
-            Decision::rejected(
-                body,
-                malformed(format!(
-                    "line is longer than the {MAX_DOCUMENT} bytes metagate reads as one call"
-                )),
-                Report::default(),
-            )
-        } else if trim_ascii(body).is_empty() {
-            Decision::rejected(
-                body,
-                malformed("empty line: expected one tool call"),
-                Report::default(),
-            )
-        } else {
-            decide(policy, body, options)
-        };
-        match decision.verdict {
-            Verdict::Pass => stats.passed += 1,
-            Verdict::Corrected => stats.corrected += 1,
-            Verdict::Rejected => stats.rejected += 1,
-        }
-        // One clock reading per line: a line's latency runs from the end of the one before.
-        let latency = if timed {
-            let now = clock();
-            let latency = now.saturating_duration_since(started).as_micros();
-            started = now;
-            u64::try_from(latency).unwrap_or(u64::MAX)
-        } else {
-            0
-        };
-        sink.record(&decision, latency);
-        render(&decision, options, &mut pending);
-        pending.push(b'\n');
-        if !options.quiet {
-            notes(&decision, Some(stats.lines), &mut notes_buf);
-        }
-        if pending.len() >= 1 << 20 {
-            flush_group(sink, out, err, &mut pending, &mut notes_buf)?;
-        }
-    }
-    flush_group(sink, out, err, &mut pending, &mut notes_buf)?;
-    Ok(stats)
-}
-
-fn flush_group<W: Write, E: Write>(
-    sink: &mut dyn Sink,
-    out: &mut W,
-    err: &mut E,
-    pending: &mut Vec<u8>,
-    notes_buf: &mut Vec<u8>,
-) -> io::Result<()> {
-    sink.commit()?;
-    if !notes_buf.is_empty() {
-        // Diagnostics are best effort: a closed stderr must not stop the stream.
-        let _ = err.write_all(notes_buf).and_then(|()| err.flush());
-        notes_buf.clear();
-    }
-    out.write_all(pending)?;
-    out.flush()?;
-    pending.clear();
-    Ok(())
-}
-
-/// Reads one line; a line over [`MAX_DOCUMENT`] is consumed to its end but only its first
-/// bytes are kept, so one huge line cannot exhaust memory.
-fn read_line_capped<R: Read>(reader: &mut BufReader<R>, line: &mut Vec<u8>) -> io::Result<usize> {
-    let mut total = 0;
-    loop {
-        let available = match reader.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok(total);
-        }
-        let (used, done) = match memchr::memchr(b'\n', available) {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        let room = (MAX_DOCUMENT + 1).saturating_sub(line.len());
-        line.extend_from_slice(&available[..used.min(room)]);
-        reader.consume(used);
-        total += used;
-        if done {
-            return Ok(total);
-        }
-    }
-}
-
-fn strip_newline(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 #[cfg(test)]
@@ -518,47 +351,5 @@ mod tests {
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["error"]["category"], "malformed_call");
         assert!(v["feedback"].as_str().unwrap().starts_with("[tool_error]"));
-    }
-
-    #[test]
-    fn stream_answers_every_line_in_order() {
-        let policy = Policy::builtin();
-        let input = "{\"tool_name\":\"response\",\"tool_args\":{\"message\":\"a\"}}\nnot json\n\n{\"tool_name\":\"x\"}\r\n";
-        let mut reader = BufReader::new(input.as_bytes());
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let stats = stream(
-            &policy,
-            &Options::default(),
-            &mut reader,
-            &mut out,
-            &mut err,
-            &mut NoSink,
-            &std::time::Instant::now,
-        )
-        .unwrap();
-        let lines: Vec<Value> = String::from_utf8(out)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(lines.len(), 4);
-        assert_eq!(
-            stats,
-            StreamStats {
-                lines: 4,
-                passed: 1,
-                corrected: 1,
-                rejected: 2
-            }
-        );
-        assert_eq!(lines[0]["tool_args"]["text"], "a");
-        assert_eq!(lines[1]["error"]["category"], "malformed_call");
-        assert_eq!(lines[2]["error"]["category"], "malformed_call");
-        assert_eq!(lines[3], serde_json::json!({"tool_name":"x"}));
-        let err = String::from_utf8(err).unwrap();
-        assert!(
-            err.contains("line 1: response: argument \"message\" → \"text\" (arg_alias)"),
-            "{err}"
-        );
     }
 }

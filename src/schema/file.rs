@@ -14,6 +14,12 @@ pub struct PolicyFile {
     pub gate: GateFile,
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub tools: IndexMap<String, ToolFile>,
+    /// The telemetry store.
+    #[serde(default)]
+    pub telemetry: TelemetryFile,
+    /// How `record` normalizes boundary axes.
+    #[serde(default, skip_serializing_if = "AxesFile::is_empty")]
+    pub axes: AxesFile,
     /// Tool definition files to import (`[[import]]`).
     #[serde(default, rename = "import", skip_serializing_if = "Vec::is_empty")]
     pub imports: Vec<ImportFile>,
@@ -30,6 +36,29 @@ pub struct ImportFile {
     pub format: Option<super::import::ToolsFormat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill_defaults: Option<bool>,
+}
+
+/// `[telemetry]`: how the store is used.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetryFile {
+    /// How long to wait for another process's write lock, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_timeout_ms: Option<u64>,
+}
+
+/// `[axes]`: synonyms collapsed when boundary axes are recorded (`fetch = "transport"`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AxesFile {
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub synonyms: IndexMap<String, String>,
+}
+
+impl AxesFile {
+    pub fn is_empty(&self) -> bool {
+        self.synonyms.is_empty()
+    }
 }
 
 /// What a policy file is layered on.
@@ -216,6 +245,11 @@ impl PolicyFile {
                 }
             }
         }
+        self.telemetry.busy_timeout_ms = over
+            .telemetry
+            .busy_timeout_ms
+            .or(self.telemetry.busy_timeout_ms);
+        self.axes.synonyms.extend(over.axes.synonyms);
         self.imports.extend(over.imports);
         self
     }

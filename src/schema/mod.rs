@@ -12,12 +12,16 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::{ArgValue, Args};
+use crate::events::AxisTable;
 
 use file::{ArgFile, ToolFile, key_at, line_col, locate};
 pub use file::{
     ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
 };
 pub use import::{CompiledSchema, ToolsFormat};
+
+/// `[telemetry] busy_timeout_ms` when the policy does not say.
+pub const DEFAULT_BUSY_TIMEOUT_MS: u64 = 10_000;
 
 /// The built-in policy's text, compiled into the binary.
 pub const BUILTIN_TOML: &str = include_str!("builtin.toml");
@@ -295,6 +299,20 @@ impl Policy {
                 compile_tool(name, tool, gate.unknown_args, &mut problems),
             );
         }
+        for (from, to) in &file.axes.synonyms {
+            if from.trim().is_empty() || to.trim().is_empty() {
+                problems.push(
+                    &["axes", "synonyms", from.as_str()],
+                    "an axis name cannot be empty".to_string(),
+                );
+            }
+        }
+        if file.telemetry.busy_timeout_ms == Some(0) {
+            problems.push(
+                &["telemetry", "busy_timeout_ms"],
+                "must be a positive number of milliseconds".to_string(),
+            );
+        }
         if problems.0.is_empty() {
             Ok(Policy {
                 origin,
@@ -309,6 +327,27 @@ impl Policy {
 
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.get(name)
+    }
+
+    /// How `record` normalizes boundary axes (built when asked: only `record` needs it).
+    pub fn axis_table(&self) -> AxisTable {
+        AxisTable::new(
+            self.file
+                .axes
+                .synonyms
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+    }
+
+    /// How long a telemetry writer waits for another process's write lock.
+    pub fn busy_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(
+            self.file
+                .telemetry
+                .busy_timeout_ms
+                .unwrap_or(DEFAULT_BUSY_TIMEOUT_MS),
+        )
     }
 
     /// The effective policy as TOML.
@@ -411,6 +450,9 @@ fn builtin_file() -> PolicyFile {
 }
 
 fn fill_gate_defaults(file: &mut PolicyFile) {
+    file.telemetry
+        .busy_timeout_ms
+        .get_or_insert(DEFAULT_BUSY_TIMEOUT_MS);
     let g = &mut file.gate;
     g.unknown_tools.get_or_insert_default();
     g.unknown_args.get_or_insert_default();

@@ -22,6 +22,14 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 
+    /// Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+
+    /// Use this time as now (RFC 3339); for tests that need a clock they control
+    #[arg(long, global = true, hide = true, value_name = "TIME")]
+    pub now: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -40,10 +48,25 @@ pub enum Command {
             2 metagate could not run. With --jsonl: 0 at end of input, rejections in-band."
     )]
     Gate(GateArgs),
+    /// Append tool outcomes and user turns to the telemetry store
+    #[command(
+        long_about = "Append tool outcomes and user turns to the telemetry store.\n\n\
+            Reads JSON Lines of events from the files given (`-` or none: stdin): \
+            {\"type\":\"outcome\",…}, {\"type\":\"ask\",…} and {\"type\":\"correction\",…}. \
+            A bad line is reported with its line number and skipped; the good lines are kept.",
+        after_help = "Exit status: 0 every line was stored, 1 some lines were bad (with --strict: \
+            nothing was stored), 2 the store or an input could not be used."
+    )]
+    Record(RecordArgs),
     /// Show or check policy files
     Policy {
         #[command(subcommand)]
         command: PolicyCommand,
+    },
+    /// Look at the telemetry store
+    Db {
+        #[command(subcommand)]
+        command: DbCommand,
     },
     /// Write shell completions and man pages (for packagers and the repository)
     #[command(hide = true)]
@@ -72,6 +95,50 @@ pub struct GateArgs {
     /// Anthropic tools array (repeatable)
     #[arg(long = "tools", value_name = "FILE")]
     pub tools: Vec<PathBuf>,
+
+    /// Do not record decisions in the telemetry store
+    #[arg(long)]
+    pub no_telemetry: bool,
+
+    /// Session the calls belong to (recorded with each decision)
+    #[arg(long, env = "METAGATE_SESSION", value_name = "ID")]
+    pub session: Option<String>,
+
+    /// Who is calling: an agent, persona or user (recorded with each decision)
+    #[arg(long, env = "METAGATE_CALLER", value_name = "NAME")]
+    pub caller: Option<String>,
+
+    /// What the caller is trying to do (recorded with each decision)
+    #[arg(long, env = "METAGATE_INTENT", value_name = "NAME")]
+    pub intent: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Files of JSON Lines events; `-` or none reads stdin
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// All or nothing: one bad line and no line is stored
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Path, schema version, rows per table and the time span the store covers
+    Info {
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+}
+
+/// How a report is written: a table for people, JSON for programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
 }
 
 /// The envelope shapes, as `--emit` names them.

@@ -3,21 +3,32 @@
 use std::io::{self, BufReader, BufWriter, Write};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use metagate::gate::{self, NoSink, Options, Verdict};
+use anyhow::{Context as _, Result};
+use metagate::gate::{self, Context, NoSink, Options, Sink, TelemetrySink, Verdict};
 use metagate::schema::Policy;
 
 use crate::cli::GateArgs;
 use crate::exit::Status;
+use crate::runtime::Env;
 
-pub fn run(args: &GateArgs, policy: &Policy) -> Result<Status> {
+pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let options = Options {
         emit: args.emit.map(Into::into),
         report: args.report,
         quiet: args.quiet,
     };
+    let mut sink: Box<dyn Sink> = if args.no_telemetry {
+        Box::new(NoSink)
+    } else {
+        let context = Context {
+            session: args.session.clone(),
+            caller: args.caller.clone(),
+            intent: args.intent.clone(),
+        };
+        Box::new(TelemetrySink::new(env.open_store(), context, env.clock()))
+    };
     if args.jsonl {
-        let mut reader = BufReader::with_capacity(256 * 1024, io::stdin().lock());
+        let mut reader = BufReader::with_capacity(4 << 20, io::stdin().lock());
         let mut out = BufWriter::with_capacity(256 * 1024, io::stdout().lock());
         let mut err = io::stderr().lock();
         gate::stream(
@@ -26,25 +37,25 @@ pub fn run(args: &GateArgs, policy: &Policy) -> Result<Status> {
             &mut reader,
             &mut out,
             &mut err,
-            &mut NoSink,
+            sink.as_mut(),
             &Instant::now,
         )?;
         return Ok(Status::Success);
     }
     let input = gate::read_document(&mut io::stdin().lock()).context("cannot read stdin")?;
-    let decision = gate::decide(policy, &input, &options);
-    let mut line = Vec::with_capacity(input.len() + 64);
-    gate::render(&decision, &options, &mut line);
-    line.push(b'\n');
-    if !args.quiet {
-        let mut notes = Vec::new();
-        gate::notes(&decision, None, &mut notes);
-        let _ = io::stderr().write_all(&notes);
-    }
+    let mut err = io::stderr().lock();
+    let (line, verdict) = gate::answer_one(
+        policy,
+        &options,
+        &input,
+        sink.as_mut(),
+        &mut err,
+        &Instant::now,
+    )?;
     let mut stdout = io::stdout().lock();
     stdout.write_all(&line)?;
     stdout.flush()?;
-    Ok(match decision.verdict {
+    Ok(match verdict {
         Verdict::Rejected => Status::Rejected,
         Verdict::Pass | Verdict::Corrected => Status::Success,
     })

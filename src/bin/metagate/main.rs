@@ -2,10 +2,13 @@
 
 mod cli;
 mod config;
+mod db_cmd;
 mod exit;
 mod gate_cmd;
 mod generate;
 mod policy_cmd;
+mod record_cmd;
+mod runtime;
 
 use std::process::ExitCode;
 
@@ -37,12 +40,21 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Status> {
+    let env = runtime::Env::new(cli.db.as_deref(), cli.now.as_deref())?;
     match cli.command {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
-            gate_cmd::run(&args, &policy)
+            gate_cmd::run(&args, &policy, &env.with_policy(&policy))
+        }
+        Command::Record(args) => {
+            let policy = config::load_policy(cli.policy.as_deref(), &[])?;
+            record_cmd::run(&args, &policy, &env.with_policy(&policy))
         }
         Command::Policy { command } => policy_cmd::run(command, cli.policy.as_deref()),
+        Command::Db { command } => {
+            let policy = config::load_policy(cli.policy.as_deref(), &[])?;
+            db_cmd::run(command, &env.with_policy(&policy))
+        }
         Command::Generate(args) => generate::run(&args),
     }
 }

@@ -1,0 +1,71 @@
+//! `metagate record`.
+
+use std::fs::File;
+use std::io::{self, BufReader};
+use std::path::Path;
+
+use anyhow::Result;
+use metagate::record::{self, Input, RecordError};
+use metagate::schema::Policy;
+
+use crate::cli::RecordArgs;
+use crate::exit::Status;
+use crate::runtime::Env;
+
+pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
+    let mut store = env.open_store()?;
+    let mut inputs = Vec::new();
+    let stdin_only = args.files.is_empty();
+    if stdin_only {
+        inputs.push(stdin_input());
+    }
+    for path in &args.files {
+        if path == Path::new("-") {
+            inputs.push(stdin_input());
+            continue;
+        }
+        let file = File::open(path).map_err(|source| RecordError::Read {
+            name: path.display().to_string(),
+            source,
+        })?;
+        inputs.push(Input {
+            name: path.display().to_string(),
+            reader: Box::new(BufReader::new(file)),
+        });
+    }
+    let mut err = io::stderr().lock();
+    let clock = env.clock();
+    let axes = policy.axis_table();
+    let summary = record::record(&mut store, inputs, args.strict, &axes, &*clock, &mut err)?;
+    if summary.discarded {
+        eprintln!(
+            "metagate: record: {} bad lines; nothing stored (--strict)",
+            summary.bad_lines
+        );
+    } else {
+        eprintln!(
+            "metagate: record: stored {} outcomes, {} asks, {} corrections in {}{}",
+            summary.outcomes,
+            summary.asks,
+            summary.corrections,
+            store.path().display(),
+            if summary.bad_lines > 0 {
+                format!("; skipped {} bad lines", summary.bad_lines)
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(if summary.bad_lines > 0 {
+        Status::Rejected
+    } else {
+        Status::Success
+    })
+}
+
+fn stdin_input() -> Input<'static> {
+    Input {
+        name: "<stdin>".to_string(),
+        reader: Box::new(BufReader::new(io::stdin())),
+    }
+}

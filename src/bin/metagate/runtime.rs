@@ -1,0 +1,74 @@
+//! What every command may need from the world: the clock and where the store is.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use metagate::events::parse_time;
+use metagate::store::{self, Store, StoreError};
+
+pub struct Env {
+    db_flag: Option<PathBuf>,
+    store_options: store::Options,
+    /// A fixed now (the hidden `--now`), for tests that control time.
+    fixed_now_ms: Option<i64>,
+}
+
+impl Env {
+    pub fn new(db: Option<&Path>, now: Option<&str>) -> Result<Env> {
+        let fixed_now_ms = now
+            .map(|t| parse_time(t).map_err(anyhow::Error::msg))
+            .transpose()
+            .context("--now")?;
+        Ok(Env {
+            db_flag: db.map(Path::to_path_buf),
+            store_options: store::Options::default(),
+            fixed_now_ms,
+        })
+    }
+
+    /// Takes the store settings from the policy.
+    pub fn with_policy(mut self, policy: &metagate::schema::Policy) -> Env {
+        self.store_options.busy_timeout = policy.busy_timeout();
+        self
+    }
+
+    /// A clock to hand to the library.
+    pub fn clock(&self) -> Box<dyn Fn() -> i64> {
+        match self.fixed_now_ms {
+            Some(ms) => Box::new(move || ms),
+            None => Box::new(wall_clock_ms),
+        }
+    }
+
+    /// Where the store is, in the documented order.
+    pub fn db_path(&self) -> Result<PathBuf, StoreError> {
+        let env_db = std::env::var_os("METAGATE_DB").map(PathBuf::from);
+        let xdg = std::env::var_os("XDG_STATE_HOME").map(PathBuf::from);
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        store::locate(
+            self.db_flag.as_deref(),
+            env_db.as_deref(),
+            xdg.as_deref(),
+            home.as_deref(),
+        )
+        .ok_or(StoreError::NoPath)
+    }
+
+    /// The store, opened for writing (created when missing).
+    pub fn open_store(&self) -> Result<Store, StoreError> {
+        Store::open_with(&self.db_path()?, self.store_options)
+    }
+
+    /// The store, which must exist.
+    pub fn open_existing_store(&self) -> Result<Store, StoreError> {
+        Store::open_existing(&self.db_path()?, self.store_options)
+    }
+}
+
+fn wall_clock_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,412 @@
+//! The events `record` appends (DESIGN.md §2.6): tool outcomes, user turns (`ask`) and user
+//! corrections, read from one JSON object each, checked, redacted, and with boundary axes
+//! normalized. Pure: the time `now` and the axis table are passed in.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::error::Category;
+use crate::redact;
+
+/// Outcome error types beyond the taxonomy: a tool's own referral signals (seed 001).
+pub const REFERRAL_TYPES: [&str; 2] = ["wrong_tool_boundary", "low_utility"];
+
+/// One recorded event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Outcome(Box<Outcome>),
+    Ask(Ask),
+    Correction(UserCorrection),
+}
+
+impl Event {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Outcome(_) => "outcome",
+            Event::Ask(_) => "ask",
+            Event::Correction(_) => "correction",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub ts_ms: i64,
+    pub session: Option<String>,
+    pub tool: String,
+    pub method: Option<String>,
+    /// `true` for `"ok"`, `false` for `"error"`.
+    pub ok: bool,
+    pub error_type: Option<String>,
+    pub error_message: Option<String>,
+    /// Normalized boundary axes, deduplicated, in the order first seen.
+    pub axes: Vec<String>,
+    /// The axes as the tool wrote them.
+    pub axes_raw: Vec<String>,
+    pub observed_task_shape: Option<String>,
+    pub suggested_split: Option<String>,
+    pub evidence: Option<String>,
+    /// The whole `metadata` object, redacted.
+    pub metadata: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask {
+    pub ts_ms: i64,
+    pub session: Option<String>,
+    pub user: Option<String>,
+    pub text: Option<String>,
+    /// Capability names, trimmed and lowercased.
+    pub capabilities: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserCorrection {
+    pub ts_ms: i64,
+    pub session: Option<String>,
+    pub tool: String,
+    pub method: Option<String>,
+    pub note: Option<String>,
+}
+
+/// How boundary axes are normalized: trimmed, lowercased, runs of spaces, `-` and `_` made one
+/// `_`, then obvious synonyms collapsed (`fetch`, `http`, `download` → `transport`).
+#[derive(Debug, Clone, Default)]
+pub struct AxisTable {
+    synonyms: HashMap<String, String>,
+}
+
+impl AxisTable {
+    /// A table from `synonym → axis` pairs (the policy's `[axes.synonyms]`).
+    pub fn new<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> AxisTable {
+        AxisTable {
+            synonyms: pairs
+                .into_iter()
+                .map(|(from, to)| (shape(from), shape(to)))
+                .collect(),
+        }
+    }
+
+    pub fn normalize(&self, raw: &str) -> String {
+        let shaped = shape(raw);
+        match self.synonyms.get(&shaped) {
+            Some(axis) => axis.clone(),
+            None => shaped,
+        }
+    }
+}
+
+fn shape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut gap = false;
+    for c in raw.trim().chars() {
+        if c.is_whitespace() || c == '-' || c == '_' {
+            gap = !out.is_empty();
+            continue;
+        }
+        if gap {
+            out.push('_');
+            gap = false;
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// Parses one event line. Returns the event and warnings (unknown fields); an error says
+/// what is wrong with the line.
+pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<String>), String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(mut map) = value else {
+        return Err("an event is a JSON object".to_string());
+    };
+    let kind =
+        take_string(&mut map, "type")?.ok_or("missing \"type\" (outcome, ask or correction)")?;
+    let ts_ms = match take(&mut map, "ts") {
+        None | Some(Value::Null) => now_ms,
+        Some(Value::String(s)) => parse_time(&s)?,
+        Some(_) => {
+            return Err(
+                "\"ts\" must be an RFC 3339 time, e.g. \"2026-11-20T10:00:00Z\"".to_string(),
+            );
+        }
+    };
+    let session = take_string(&mut map, "session")?;
+    let event = match kind.as_str() {
+        "outcome" => Event::Outcome(Box::new(outcome(&mut map, ts_ms, session, axes)?)),
+        "ask" => {
+            let capabilities = match take(&mut map, "capabilities") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => items
+                    .into_iter()
+                    .map(|v| match v {
+                        Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_lowercase()),
+                        _ => Err("\"capabilities\" holds non-empty strings".to_string()),
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err("\"capabilities\" must be an array of strings".to_string()),
+            };
+            Event::Ask(Ask {
+                ts_ms,
+                session,
+                user: take_string(&mut map, "user")?,
+                text: take_string(&mut map, "text")?.map(redacted),
+                capabilities,
+            })
+        }
+        "correction" => Event::Correction(UserCorrection {
+            ts_ms,
+            session,
+            tool: required_string(&mut map, "tool")?,
+            method: take_string(&mut map, "method")?,
+            note: take_string(&mut map, "note")?.map(redacted),
+        }),
+        other => {
+            return Err(format!(
+                "unknown event type {other:?} (outcome, ask or correction)"
+            ));
+        }
+    };
+    let warnings = map
+        .keys()
+        .map(|k| format!("unknown field {k:?} ignored"))
+        .collect();
+    Ok((event, warnings))
+}
+
+fn outcome(
+    map: &mut Map<String, Value>,
+    ts_ms: i64,
+    session: Option<String>,
+    axes: &AxisTable,
+) -> Result<Outcome, String> {
+    let tool = required_string(map, "tool")?;
+    let method = take_string(map, "method")?;
+    let ok = match take_string(map, "status")?.as_deref() {
+        Some("ok") => true,
+        Some("error") => false,
+        Some(other) => return Err(format!("\"status\" is \"ok\" or \"error\", not {other:?}")),
+        None => return Err("missing \"status\" (\"ok\" or \"error\")".to_string()),
+    };
+    let error_type = take_string(map, "error_type")?;
+    if let Some(t) = &error_type
+        && t.parse::<Category>().is_err()
+        && !REFERRAL_TYPES.contains(&t.as_str())
+    {
+        return Err(format!(
+            "unknown error_type {t:?} (the taxonomy's categories, wrong_tool_boundary or low_utility)"
+        ));
+    }
+    let error_message = take_string(map, "error_message")?.map(redacted);
+    let mut metadata = match take(map, "metadata") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => return Err("\"metadata\" must be an object".to_string()),
+    };
+    let mut axes_raw = Vec::new();
+    let text_field = |key: &str| -> Result<Option<String>, String> {
+        match metadata.as_ref().and_then(|m| m.get(key)) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(redacted(s.clone()))),
+            Some(_) => Err(format!("\"metadata.{key}\" must be a string")),
+        }
+    };
+    let observed_task_shape = text_field("observed_task_shape")?;
+    let suggested_split = text_field("suggested_split")?;
+    let evidence = text_field("evidence")?;
+    if let Some(m) = &metadata {
+        match m.get("boundary_axes") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                for item in items {
+                    match item {
+                        Value::String(s) => axes_raw.push(s.clone()),
+                        _ => return Err("\"metadata.boundary_axes\" holds strings".to_string()),
+                    }
+                }
+            }
+            Some(_) => {
+                return Err("\"metadata.boundary_axes\" must be an array of strings".to_string());
+            }
+        }
+    }
+    let mut normalized: Vec<String> = Vec::new();
+    for raw in &axes_raw {
+        let axis = axes.normalize(raw);
+        if !axis.is_empty() && !normalized.contains(&axis) {
+            normalized.push(axis);
+        }
+    }
+    if let Some(m) = &mut metadata {
+        let mut v = Value::Object(std::mem::take(m));
+        redact::redact_value(&mut v);
+        if let Value::Object(redacted_map) = v {
+            *m = redacted_map;
+        }
+    }
+    Ok(Outcome {
+        ts_ms,
+        session,
+        tool,
+        method,
+        ok,
+        error_type,
+        error_message,
+        axes: normalized,
+        axes_raw,
+        observed_task_shape,
+        suggested_split,
+        evidence,
+        metadata: metadata.map(Value::Object),
+    })
+}
+
+fn redacted(text: String) -> String {
+    redact::redact_text(&text).unwrap_or(text)
+}
+
+fn take(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    map.shift_remove(key)
+}
+
+fn take_string(map: &mut Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match take(map, key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(format!("{key:?} must be a string")),
+    }
+}
+
+fn required_string(map: &mut Map<String, Value>, key: &str) -> Result<String, String> {
+    match take_string(map, key)? {
+        Some(s) if !s.trim().is_empty() => Ok(s),
+        _ => Err(format!("missing {key:?}")),
+    }
+}
+
+/// Milliseconds since the epoch of an RFC 3339 time (`2026-11-20T10:00:00Z`, `…+02:00`).
+pub fn parse_time(text: &str) -> Result<i64, String> {
+    let ts: jiff::Timestamp = text
+        .trim()
+        .parse()
+        .map_err(|e| format!("{text:?} is not an RFC 3339 time: {e}"))?;
+    Ok(ts.as_millisecond())
+}
+
+/// An RFC 3339 time in UTC, to the second when there are no milliseconds.
+pub fn format_time(ms: i64) -> String {
+    match jiff::Timestamp::from_millisecond(ms) {
+        Ok(ts) if ms % 1000 == 0 => ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        Ok(ts) => ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        Err(_) => ms.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> AxisTable {
+        AxisTable::new([
+            ("fetch", "transport"),
+            ("http", "transport"),
+            ("scrape", "extraction"),
+        ])
+    }
+
+    #[test]
+    fn axes_are_normalized_and_kept_raw() {
+        let line = r#"{"type":"outcome","ts":"2026-11-20T10:00:00Z","session":"s1","tool":"web_fetcher","method":"fetch_url","status":"error","error_type":"wrong_tool_boundary","error_message":"crosses","metadata":{"boundary_axes":[" Fetch ","HTTP","scrape","Task  Shape",""],"observed_task_shape":"fetch + extract","evidence":"titles were menu items"}}"#;
+        let (event, warnings) = parse(line, 0, &table()).unwrap();
+        assert!(warnings.is_empty());
+        let Event::Outcome(o) = event else { panic!() };
+        assert_eq!(o.axes, ["transport", "extraction", "task_shape"]);
+        assert_eq!(o.axes_raw.len(), 5);
+        assert_eq!(o.ts_ms, parse_time("2026-11-20T10:00:00Z").unwrap());
+        assert!(!o.ok);
+        assert_eq!(o.observed_task_shape.as_deref(), Some("fetch + extract"));
+    }
+
+    #[test]
+    fn every_event_type_reads() {
+        let now = 1_000;
+        let (e, _) = parse(
+            r#"{"type":"outcome","tool":"calculator","status":"ok"}"#,
+            now,
+            &table(),
+        )
+        .unwrap();
+        let Event::Outcome(o) = e else { panic!() };
+        assert!(o.ok && o.ts_ms == 1_000);
+        let (e, _) = parse(r#"{"type":"ask","session":"s1","user":"u1","text":"top movies","capabilities":["HTTP_Fetch ","html_extract"]}"#, now, &table()).unwrap();
+        let Event::Ask(a) = e else { panic!() };
+        assert_eq!(a.capabilities, ["http_fetch", "html_extract"]);
+        let (e, _) = parse(
+            r#"{"type":"correction","session":"s1","tool":"web_fetcher","note":"a menu"}"#,
+            now,
+            &table(),
+        )
+        .unwrap();
+        assert_eq!(e.kind(), "correction");
+    }
+
+    #[test]
+    fn bad_events_say_what_is_wrong() {
+        let cases = [
+            ("nope", "not JSON"),
+            ("[1]", "object"),
+            (r#"{"tool":"x"}"#, "missing \"type\""),
+            (r#"{"type":"party"}"#, "unknown event type"),
+            (r#"{"type":"outcome","status":"ok"}"#, "missing \"tool\""),
+            (
+                r#"{"type":"outcome","tool":"x","status":"fine"}"#,
+                "\"status\"",
+            ),
+            (
+                r#"{"type":"outcome","tool":"x","status":"error","error_type":"oops"}"#,
+                "unknown error_type",
+            ),
+            (
+                r#"{"type":"outcome","tool":"x","status":"ok","ts":"yesterday"}"#,
+                "RFC 3339",
+            ),
+            (
+                r#"{"type":"outcome","tool":"x","status":"ok","metadata":{"boundary_axes":"a"}}"#,
+                "array of strings",
+            ),
+            (r#"{"type":"ask","capabilities":[1]}"#, "non-empty strings"),
+        ];
+        for (line, want) in cases {
+            let e = parse(line, 0, &table()).unwrap_err();
+            assert!(e.contains(want), "{line}: {e}");
+        }
+        let (_, warnings) = parse(
+            r#"{"type":"correction","tool":"x","sesion":"s"}"#,
+            0,
+            &table(),
+        )
+        .unwrap();
+        assert_eq!(warnings, ["unknown field \"sesion\" ignored"]);
+    }
+
+    #[test]
+    fn secrets_in_free_text_are_redacted() {
+        let line = r#"{"type":"outcome","tool":"x","status":"error","error_type":"server_error","error_message":"401 with Authorization: Bearer sk-abcdefghijklmnopqrstuvwx","metadata":{"api_key":"hunter2hunter2"}}"#;
+        let (e, _) = parse(line, 0, &table()).unwrap();
+        let Event::Outcome(o) = e else { panic!() };
+        assert!(
+            !o.error_message
+                .unwrap()
+                .contains("sk-abcdefghijklmnopqrstuvwx")
+        );
+        assert_eq!(o.metadata.unwrap()["api_key"], redact::REDACTED);
+    }
+
+    #[test]
+    fn times_round_trip() {
+        let ms = parse_time("2026-11-20T12:00:00+02:00").unwrap();
+        assert_eq!(format_time(ms), "2026-11-20T10:00:00Z");
+        assert_eq!(format_time(ms + 5), "2026-11-20T10:00:00.005Z");
+    }
+}

@@ -1,0 +1,447 @@
+//! The SQLite file metagate keeps its telemetry in: where it lives, how it is opened (pragmas
+//! first, then migrations compiled into the binary), and the errors a person can act on.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+
+/// The migrations, in order; the schema version is how many have run (`PRAGMA user_version`).
+pub const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_telemetry.sql")];
+
+/// The schema version this metagate writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// How long a writer waits for another process's write lock before giving up, by default
+/// (the policy's `[telemetry] busy_timeout_ms` says otherwise).
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The tables `db info` counts, in the order it shows them.
+pub const TABLES: &[&str] = &["decisions", "outcomes", "asks", "user_corrections"];
+
+/// Why the store could not be used, in words that say what to do.
+#[derive(Debug)]
+pub enum StoreError {
+    /// No path could be worked out (no `--db`, `$METAGATE_DB`, `$XDG_STATE_HOME` or `$HOME`).
+    NoPath,
+    /// `db info` and readers were pointed at a file that does not exist.
+    Missing(PathBuf),
+    NotADatabase(PathBuf),
+    Newer {
+        path: PathBuf,
+        found: i64,
+    },
+    Locked {
+        path: PathBuf,
+        waited: Duration,
+    },
+    ReadOnly(PathBuf),
+    Full(PathBuf),
+    /// A write failed below SQLite (an I/O error, a file size limit).
+    WriteFailed {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    NoWal {
+        path: PathBuf,
+        mode: String,
+    },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    Sqlite {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::NoPath => write!(
+                f,
+                "no place for the telemetry store: pass --db FILE or set METAGATE_DB (or XDG_STATE_HOME or HOME)"
+            ),
+            StoreError::Missing(p) => write!(f, "there is no telemetry store at {}", p.display()),
+            StoreError::NotADatabase(p) => {
+                write!(
+                    f,
+                    "{} is not a metagate store: the file is not an SQLite database",
+                    p.display()
+                )
+            }
+            StoreError::Newer { path, found } => write!(
+                f,
+                "{} was written by a newer metagate (schema version {found}; this metagate knows up to {SCHEMA_VERSION}): upgrade metagate or use another --db",
+                path.display()
+            ),
+            StoreError::Locked { path, waited } => write!(
+                f,
+                "{} is locked by another process and stayed locked for {} ms (telemetry.busy_timeout_ms)",
+                path.display(),
+                waited.as_millis()
+            ),
+            StoreError::ReadOnly(p) => write!(
+                f,
+                "{} cannot be written (read-only file or folder)",
+                p.display()
+            ),
+            StoreError::Full(p) => write!(f, "{} cannot grow: the disk is full", p.display()),
+            StoreError::WriteFailed { path, source } => write!(
+                f,
+                "{} could not be written ({source}): is the disk full, or the file too large?",
+                path.display()
+            ),
+            StoreError::NoWal { path, mode } => write!(
+                f,
+                "{} cannot use write-ahead logging (journal mode stayed {mode:?}); is it on a network file system?",
+                path.display()
+            ),
+            StoreError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            StoreError::Sqlite { path, source } => write!(f, "{}: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Io { source, .. } => Some(source),
+            StoreError::Sqlite { source, .. } | StoreError::WriteFailed { source, .. } => {
+                Some(source)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl StoreError {
+    /// Names an SQLite failure by what it means for the person running metagate.
+    pub fn from_sqlite(path: &Path, e: rusqlite::Error) -> StoreError {
+        let path = path.to_path_buf();
+        match e.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase) => StoreError::NotADatabase(path),
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked {
+                path,
+                waited: BUSY_TIMEOUT_IN_USE.with(|t| t.get()),
+            },
+            Some(ErrorCode::ReadOnly) => StoreError::ReadOnly(path),
+            Some(ErrorCode::DiskFull) => StoreError::Full(path),
+            Some(ErrorCode::SystemIoFailure) => StoreError::WriteFailed { path, source: e },
+            Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => StoreError::ReadOnly(path),
+            _ => StoreError::Sqlite { path, source: e },
+        }
+    }
+}
+
+/// Where the store is: `--db`, `$METAGATE_DB`, else `$XDG_STATE_HOME/metagate/metagate.db`
+/// (`~/.local/state/metagate/metagate.db`). Pure: the environment is passed in.
+pub fn locate(
+    flag: Option<&Path>,
+    env_db: Option<&Path>,
+    xdg_state_home: Option<&Path>,
+    home: Option<&Path>,
+) -> Option<PathBuf> {
+    if let Some(p) = flag.or(env_db.filter(|p| !p.as_os_str().is_empty())) {
+        return Some(p.to_path_buf());
+    }
+    let state = xdg_state_home
+        .filter(|p| p.is_absolute())
+        .map(Path::to_path_buf)
+        .or_else(|| home.map(|h| h.join(".local").join("state")))?;
+    Some(state.join("metagate").join("metagate.db"))
+}
+
+thread_local! {
+    /// The busy timeout of the store last opened on this thread, for the message of a
+    /// lock that outlasted it.
+    static BUSY_TIMEOUT_IN_USE: std::cell::Cell<Duration> = const { std::cell::Cell::new(BUSY_TIMEOUT) };
+}
+
+/// How a store is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    pub busy_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            busy_timeout: BUSY_TIMEOUT,
+        }
+    }
+}
+
+/// An open store, migrated to [`SCHEMA_VERSION`].
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens the store for writing, creating its folder and file (mode 0600) when missing.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Store::open_with(path, Options::default())
+    }
+
+    /// [`Store::open`] with options.
+    pub fn open_with(path: &Path, options: Options) -> Result<Store, StoreError> {
+        create_private(path)?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError::from_sqlite(path, e))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.set_pragmas(options)?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Opens an existing store; it is an error when the file is missing. Used by readers
+    /// (`db info`, `evaluate`, `tools health`) so that asking about a store never creates one.
+    pub fn open_existing(path: &Path, options: Options) -> Result<Store, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::Missing(path.to_path_buf()));
+        }
+        Store::open_with(path, options)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn conn(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    pub fn conn_ref(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Maps an SQLite error on this store to a [`StoreError`].
+    pub fn err(&self, e: rusqlite::Error) -> StoreError {
+        StoreError::from_sqlite(&self.path, e)
+    }
+
+    fn set_pragmas(&mut self, options: Options) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let fail = |e| StoreError::from_sqlite(&path, e);
+        BUSY_TIMEOUT_IN_USE.with(|t| t.set(options.busy_timeout));
+        self.conn.busy_timeout(options.busy_timeout).map_err(fail)?;
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(fail)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::NoWal { path, mode });
+        }
+        // Every decision is durable before its line is written: FULL syncs the log on each
+        // commit, and commits are grouped, so this costs one sync per group.
+        self.conn
+            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384; PRAGMA wal_autocheckpoint = 16384;")
+            .map_err(fail)?;
+        Ok(())
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let fail = |e| StoreError::from_sqlite(&path, e);
+        let version = user_version(&self.conn).map_err(fail)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::Newer {
+                path,
+                found: version,
+            });
+        }
+        if version == SCHEMA_VERSION {
+            return Ok(());
+        }
+        // Another process may be migrating the same new file: take the write lock, then look
+        // again.
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let version = user_version(&tx).map_err(fail)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::Newer {
+                path,
+                found: version,
+            });
+        }
+        for sql in &MIGRATIONS[usize::try_from(version).unwrap_or(0)..] {
+            tx.execute_batch(sql).map_err(fail)?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .map_err(fail)?;
+        tx.commit().map_err(fail)
+    }
+
+    /// What `db info` shows.
+    pub fn info(&self) -> Result<StoreInfo, StoreError> {
+        let fail = |e| StoreError::from_sqlite(&self.path, e);
+        let mut tables = Vec::new();
+        let mut first: Option<i64> = None;
+        let mut last: Option<i64> = None;
+        for table in TABLES {
+            let (count, lo, hi): (i64, Option<i64>, Option<i64>) = self
+                .conn
+                .query_row(
+                    &format!("SELECT count(*), min(ts_ms), max(ts_ms) FROM {table}"),
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .map_err(fail)?;
+            tables.push((table.to_string(), count));
+            first = match (first, lo) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            last = match (last, hi) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        let size = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        Ok(StoreInfo {
+            path: self.path.clone(),
+            schema_version: user_version(&self.conn).map_err(fail)?,
+            size_bytes: size,
+            tables,
+            first_ms: first,
+            last_ms: last,
+        })
+    }
+}
+
+fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+}
+
+/// Creates the store's folder (0700) and an empty file (0600) if they are missing, so the
+/// file never exists with wider permissions, not even for a moment.
+fn create_private(path: &Path) -> Result<(), StoreError> {
+    let io = |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir).map_err(io)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err(StoreError::ReadOnly(path.to_path_buf()))
+        }
+        Err(e) => Err(io(e)),
+    }
+}
+
+/// A store's vital signs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreInfo {
+    pub path: PathBuf,
+    pub schema_version: i64,
+    pub size_bytes: u64,
+    pub tables: Vec<(String, i64)>,
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locate_follows_the_documented_order() {
+        let p = |s: &str| Some(PathBuf::from(s));
+        let flag = Path::new("/f.db");
+        let env = Path::new("/e.db");
+        let xdg = Path::new("/state");
+        let home = Path::new("/home/u");
+        assert_eq!(
+            locate(Some(flag), Some(env), Some(xdg), Some(home)),
+            p("/f.db")
+        );
+        assert_eq!(locate(None, Some(env), Some(xdg), Some(home)), p("/e.db"));
+        assert_eq!(
+            locate(None, Some(Path::new("")), Some(xdg), Some(home)),
+            p("/state/metagate/metagate.db")
+        );
+        assert_eq!(
+            locate(None, None, None, Some(home)),
+            p("/home/u/.local/state/metagate/metagate.db")
+        );
+        assert_eq!(
+            locate(None, None, Some(Path::new("rel")), Some(home)),
+            p("/home/u/.local/state/metagate/metagate.db")
+        );
+        assert_eq!(locate(None, None, None, None), None);
+    }
+
+    #[test]
+    fn a_new_store_is_private_migrated_and_in_wal_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deep").join("m.db");
+        let store = Store::open(&path).unwrap();
+        let info = store.info().unwrap();
+        assert_eq!(info.schema_version, SCHEMA_VERSION);
+        assert!(info.tables.iter().all(|(_, n)| *n == 0));
+        let mode: String = store
+            .conn_ref()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let perm = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(perm, 0o600);
+        }
+        drop(store);
+        // Opening again does not migrate twice.
+        assert_eq!(
+            Store::open(&path).unwrap().info().unwrap().schema_version,
+            SCHEMA_VERSION
+        );
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let junk = dir.path().join("junk.db");
+        std::fs::write(&junk, vec![b'x'; 4096]).unwrap();
+        assert!(matches!(
+            Store::open(&junk),
+            Err(StoreError::NotADatabase(_))
+        ));
+        let newer = dir.path().join("newer.db");
+        {
+            let conn = Connection::open(&newer).unwrap();
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+                .unwrap();
+        }
+        let e = Store::open(&newer).err().unwrap();
+        assert!(matches!(e, StoreError::Newer { .. }), "{e}");
+        assert!(e.to_string().contains("newer metagate"));
+        assert!(matches!(
+            Store::open_existing(&dir.path().join("none.db"), Options::default()),
+            Err(StoreError::Missing(_))
+        ));
+    }
+}

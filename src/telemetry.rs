@@ -1,0 +1,233 @@
+//! Writing telemetry: gate decisions, committed in groups, and recorded events.
+
+use rusqlite::{TransactionBehavior, params};
+
+use crate::events::Event;
+use crate::store::{Store, StoreError};
+
+/// One decision row, every text already redacted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionRow {
+    pub ts_ms: i64,
+    pub session: Option<String>,
+    pub caller: Option<String>,
+    pub intent: Option<String>,
+    pub tool: Option<String>,
+    pub method: Option<String>,
+    pub shape: Option<&'static str>,
+    pub verdict: &'static str,
+    pub category: Option<&'static str>,
+    /// JSON array of corrections.
+    pub corrections: String,
+    /// JSON array of warning sentences.
+    pub warnings: String,
+    /// JSON object of the arguments as decided.
+    pub args: Option<String>,
+    /// Identifies the same tool with the same arguments (the loop breaker's key).
+    pub fingerprint: Option<i64>,
+    pub latency_us: i64,
+}
+
+const INSERT_DECISION: &str = "INSERT INTO decisions \
+    (ts_ms, session, caller, intent, tool, method, shape, verdict, category, corrections, warnings, args, fingerprint, latency_us) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+
+/// Writes decision rows in groups: [`Recorder::push`] holds them, [`Recorder::commit`]
+/// writes them all in one transaction.
+pub struct Recorder {
+    store: Store,
+    pending: Vec<DecisionRow>,
+}
+
+impl Recorder {
+    pub fn new(store: Store) -> Recorder {
+        Recorder {
+            store,
+            pending: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, row: DecisionRow) {
+        self.pending.push(row);
+    }
+
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Makes every pushed row durable, or none of them.
+    pub fn commit(&mut self) -> Result<usize, StoreError> {
+        if self.pending.is_empty() {
+            return Ok(0);
+        }
+        let rows = std::mem::take(&mut self.pending);
+        let path = self.store.path().to_path_buf();
+        let fail = |e| StoreError::from_sqlite(&path, e);
+        let conn = self.store.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        {
+            let mut insert = tx.prepare_cached(INSERT_DECISION).map_err(fail)?;
+            for r in &rows {
+                insert
+                    .execute(params![
+                        r.ts_ms,
+                        r.session,
+                        r.caller,
+                        r.intent,
+                        r.tool,
+                        r.method,
+                        r.shape,
+                        r.verdict,
+                        r.category,
+                        r.corrections,
+                        r.warnings,
+                        r.args,
+                        r.fingerprint,
+                        r.latency_us,
+                    ])
+                    .map_err(fail)?;
+            }
+        }
+        tx.commit().map_err(fail)?;
+        Ok(rows.len())
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+}
+
+/// Appends events in one transaction: all of them or none.
+pub fn insert_events(store: &mut Store, events: &[Event]) -> Result<(), StoreError> {
+    let path = store.path().to_path_buf();
+    let fail = |e| StoreError::from_sqlite(&path, e);
+    let tx = store
+        .conn()
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(fail)?;
+    insert_events_in(&tx, events).map_err(fail)?;
+    tx.commit().map_err(fail)
+}
+
+/// Appends events inside a transaction the caller holds.
+pub fn insert_events_in(tx: &rusqlite::Connection, events: &[Event]) -> rusqlite::Result<()> {
+    {
+        let mut outcome = tx
+            .prepare_cached(
+                "INSERT INTO outcomes (ts_ms, session, tool, method, status, error_type, error_message, \
+                 boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, metadata) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )
+            ?;
+        let mut ask = tx
+            .prepare_cached(
+                "INSERT INTO asks (ts_ms, session, user, text, capabilities) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            ?;
+        let mut correction = tx
+            .prepare_cached(
+                "INSERT INTO user_corrections (ts_ms, session, tool, method, note) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            ?;
+        let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
+        for event in events {
+            match event {
+                Event::Outcome(o) => outcome.execute(params![
+                    o.ts_ms,
+                    o.session,
+                    o.tool,
+                    o.method,
+                    if o.ok { "ok" } else { "error" },
+                    o.error_type,
+                    o.error_message,
+                    json(&o.axes),
+                    json(&o.axes_raw),
+                    o.observed_task_shape,
+                    o.suggested_split,
+                    o.evidence,
+                    o.metadata.as_ref().map(|m| m.to_string()),
+                ]),
+                Event::Ask(a) => ask.execute(params![
+                    a.ts_ms,
+                    a.session,
+                    a.user,
+                    a.text,
+                    json(&a.capabilities)
+                ]),
+                Event::Correction(c) => {
+                    correction.execute(params![c.ts_ms, c.session, c.tool, c.method, c.note])
+                }
+            }?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{AxisTable, parse};
+
+    fn row(i: i64) -> DecisionRow {
+        DecisionRow {
+            ts_ms: i,
+            session: Some("s".into()),
+            caller: None,
+            intent: None,
+            tool: Some("t".into()),
+            method: None,
+            shape: Some("plain"),
+            verdict: "pass",
+            category: None,
+            corrections: "[]".into(),
+            warnings: "[]".into(),
+            args: Some("{}".into()),
+            fingerprint: None,
+            latency_us: 3,
+        }
+    }
+
+    #[test]
+    fn rows_are_committed_in_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rec = Recorder::new(Store::open(&dir.path().join("t.db")).unwrap());
+        for i in 0..10 {
+            rec.push(row(i));
+        }
+        assert_eq!(rec.commit().unwrap(), 10);
+        assert_eq!(rec.commit().unwrap(), 0);
+        let info = rec.store().info().unwrap();
+        assert_eq!(info.tables[0], ("decisions".to_string(), 10));
+        assert_eq!((info.first_ms, info.last_ms), (Some(0), Some(9)));
+    }
+
+    #[test]
+    fn events_land_in_their_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+        let axes = AxisTable::default();
+        let events: Vec<Event> = [
+            r#"{"type":"outcome","tool":"a","status":"ok"}"#,
+            r#"{"type":"ask","session":"s","text":"hi"}"#,
+            r#"{"type":"correction","tool":"a"}"#,
+        ]
+        .iter()
+        .map(|l| parse(l, 5, &axes).unwrap().0)
+        .collect();
+        insert_events(&mut store, &events).unwrap();
+        let counts: Vec<i64> = store
+            .info()
+            .unwrap()
+            .tables
+            .iter()
+            .map(|(_, n)| *n)
+            .collect();
+        assert_eq!(counts, [0, 1, 1, 1]);
+    }
+}
