@@ -1,0 +1,616 @@
+//! The telemetry store through the real binary: decisions, `record`, redaction, concurrency,
+//! crashes, and stores that cannot be used.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{Sandbox, fixture};
+use rusqlite::Connection;
+use serde_json::{Value, json};
+
+fn rows(db: &Path, sql: &str) -> Vec<Vec<Value>> {
+    let conn = Connection::open(db).unwrap();
+    let mut stmt = conn.prepare(sql).unwrap();
+    let n = stmt.column_count();
+    stmt.query_map([], |r| {
+        (0..n)
+            .map(|i| {
+                Ok(match r.get_ref(i)? {
+                    rusqlite::types::ValueRef::Null => Value::Null,
+                    rusqlite::types::ValueRef::Integer(x) => json!(x),
+                    rusqlite::types::ValueRef::Real(x) => json!(x),
+                    rusqlite::types::ValueRef::Text(t) => json!(String::from_utf8_lossy(t)),
+                    rusqlite::types::ValueRef::Blob(_) => json!("<blob>"),
+                })
+            })
+            .collect()
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+fn count(db: &Path, table: &str) -> i64 {
+    rows(db, &format!("SELECT count(*) FROM {table}"))[0][0]
+        .as_i64()
+        .unwrap()
+}
+
+#[test]
+fn every_decision_is_a_row_with_its_context() {
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let out = sb
+        .cmd()
+        .args([
+            "gate",
+            "--quiet",
+            "--session",
+            "s1",
+            "--caller",
+            "planner",
+            "--intent",
+            "file_task",
+        ])
+        .write_stdin(fixture("calls/runtime-bash.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let out = sb
+        .cmd()
+        .env("METAGATE_SESSION", "s2")
+        .env("METAGATE_CALLER", "worker")
+        .args(["gate", "--quiet", "--jsonl"])
+        .write_stdin(fixture("calls/mixed.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let all = rows(
+        &db,
+        "SELECT session, caller, intent, tool, method, shape, verdict, category, corrections, args, latency_us, ts_ms, fingerprint FROM decisions ORDER BY id",
+    );
+    assert_eq!(all.len(), 1 + 5);
+    let first = &all[0];
+    assert_eq!(
+        &first[..8],
+        &[
+            json!("s1"),
+            json!("planner"),
+            json!("file_task"),
+            json!("code_execution_tool"),
+            Value::Null,
+            json!("agent-zero"),
+            json!("corrected"),
+            Value::Null
+        ]
+    );
+    let corrections: Value = serde_json::from_str(first[8].as_str().unwrap()).unwrap();
+    assert_eq!(corrections[0]["kind"], "value_alias");
+    let args: Value = serde_json::from_str(first[9].as_str().unwrap()).unwrap();
+    assert_eq!(args["runtime"], "terminal");
+    assert!(first[10].as_i64().unwrap() >= 0);
+    assert!(first[11].as_i64().unwrap() > 1_700_000_000_000);
+    assert!(first[12].as_i64().is_some());
+    let verdicts: Vec<&str> = all[1..].iter().map(|r| r[6].as_str().unwrap()).collect();
+    assert_eq!(
+        verdicts,
+        ["pass", "corrected", "rejected", "rejected", "corrected"]
+    );
+    assert_eq!(all[3][7], "invalid_parameters");
+    assert_eq!(all[4][7], "malformed_call");
+    assert_eq!(
+        all[4][3],
+        Value::Null,
+        "a call that could not be read has no tool"
+    );
+    assert!(all[1..].iter().all(|r| r[0] == "s2" && r[1] == "worker"));
+}
+
+#[test]
+fn no_telemetry_writes_nothing() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["gate", "--quiet", "--no-telemetry"])
+        .write_stdin(fixture("calls/runtime-bash.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!sb.db().exists());
+}
+
+#[test]
+fn the_store_is_where_the_documentation_says() {
+    let sb = Sandbox::new();
+    let input = fixture("calls/runtime-bash.json");
+    sb.cmd()
+        .args(["gate", "-q"])
+        .write_stdin(input.clone())
+        .output()
+        .unwrap();
+    assert!(sb.db().exists(), "$XDG_STATE_HOME/metagate/metagate.db");
+    let env_db = sb.path().join("env.db");
+    sb.cmd()
+        .env("METAGATE_DB", &env_db)
+        .args(["gate", "-q"])
+        .write_stdin(input.clone())
+        .output()
+        .unwrap();
+    assert_eq!(count(&env_db, "decisions"), 1);
+    let flag_db = sb.path().join("flag.db");
+    sb.cmd()
+        .env("METAGATE_DB", &env_db)
+        .args(["gate", "-q", "--db"])
+        .arg(&flag_db)
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(count(&flag_db, "decisions"), 1);
+    assert_eq!(count(&env_db, "decisions"), 1);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&flag_db).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+}
+
+#[test]
+fn record_stores_every_event_type_and_skips_bad_lines_by_number() {
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let events = sb.file(
+        "events.jsonl",
+        concat!(
+            r#"{"type":"outcome","ts":"2026-11-20T10:00:00Z","session":"s1","tool":"web_fetcher","method":"fetch_url","status":"error","error_type":"wrong_tool_boundary","error_message":"crosses","metadata":{"boundary_axes":["Fetch"," HTML-extract "],"observed_task_shape":"fetch + extract movie titles","suggested_split":"separate transport from extraction","evidence":"titles were menu items"}}"#, "\n",
+            r#"{"type":"outcome","session":"s1","tool":"calculator","status":"ok"}"#, "\n",
+            "\n",
+            r#"{"type":"outcome","tool":"x","status":"maybe"}"#, "\n",
+            r#"{"type":"ask","ts":"2026-11-20T10:00:05Z","session":"s1","user":"u1","text":"list this week's top movies","capabilities":["http_fetch","html_extract"]}"#, "\n",
+            "this is not an event\n",
+            r#"{"type":"correction","session":"s1","tool":"web_fetcher","method":"fetch_url","note":"user said the list is a menu"}"#, "\n",
+        ),
+    );
+    let out = sb
+        .cmd()
+        .args(["--now", "2026-11-21T08:00:00Z", "record"])
+        .arg(&events)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "bad lines make the status 1");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("events.jsonl:4:") && err.contains("\"status\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("events.jsonl:6:") && err.contains("not JSON"),
+        "{err}"
+    );
+    assert!(!err.contains(":3:"), "blank lines are not errors: {err}");
+    assert_eq!(
+        (
+            count(&db, "outcomes"),
+            count(&db, "asks"),
+            count(&db, "user_corrections")
+        ),
+        (2, 1, 1)
+    );
+    let o = &rows(
+        &db,
+        "SELECT boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, ts_ms FROM outcomes ORDER BY id",
+    )[0];
+    assert_eq!(o[0], json!(r#"["transport","extraction"]"#));
+    assert_eq!(o[1], json!(r#"["Fetch"," HTML-extract "]"#));
+    assert_eq!(o[2], "fetch + extract movie titles");
+    assert_eq!(o[5], json!(1_795_168_800_000_i64));
+    // The default time is now (here, the controlled one).
+    let calc = &rows(&db, "SELECT ts_ms FROM outcomes WHERE tool = 'calculator'")[0];
+    assert_eq!(calc[0], json!(1_795_248_000_000_i64));
+    let ask = &rows(&db, "SELECT capabilities, user FROM asks")[0];
+    assert_eq!(ask[0], json!(r#"["http_fetch","html_extract"]"#));
+
+    // Strict: one bad line and nothing is stored.
+    let before = count(&db, "outcomes");
+    let out = sb
+        .cmd()
+        .args(["record", "--strict"])
+        .arg(&events)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing stored"));
+    assert_eq!(count(&db, "outcomes"), before);
+
+    // Stdin, `-`, and a clean run exits 0.
+    let out = sb
+        .cmd()
+        .args(["record", "-"])
+        .write_stdin("{\"type\":\"outcome\",\"tool\":\"a\",\"status\":\"ok\"}\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(count(&db, "outcomes"), before + 1);
+    // A file that cannot be read is metagate's failure: 2.
+    let out = sb
+        .cmd()
+        .args(["record", "/nonexistent/events.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn db_info_reports_tables_and_span() {
+    let sb = Sandbox::new();
+    let out = sb.cmd().args(["db", "info"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "asking about a store never creates one"
+    );
+    assert!(!sb.db().exists());
+    sb.cmd()
+        .args(["record"])
+        .write_stdin("{\"type\":\"ask\",\"ts\":\"2026-11-20T10:00:00Z\",\"session\":\"s\"}\n{\"type\":\"outcome\",\"ts\":\"2026-11-22T10:00:00Z\",\"tool\":\"t\",\"status\":\"ok\"}\n")
+        .output()
+        .unwrap();
+    let out = sb
+        .cmd()
+        .args(["db", "info", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["schema_version"], 1);
+    assert_eq!(
+        info["tables"],
+        json!({"decisions":0,"outcomes":1,"asks":1,"user_corrections":0})
+    );
+    assert_eq!(info["first"], "2026-11-20T10:00:00Z");
+    assert_eq!(info["last"], "2026-11-22T10:00:00Z");
+    let out = sb.cmd().args(["db", "info"]).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("schema version") && table.contains("outcomes"),
+        "{table}"
+    );
+}
+
+/// Every byte of every file of the store: the database, and its log if one is left.
+fn store_bytes(db: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let p = format!("{}{suffix}", db.display());
+        if let Ok(bytes) = std::fs::read(p) {
+            all.extend(bytes);
+        }
+    }
+    all
+}
+
+#[test]
+fn secrets_never_reach_the_store() {
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let secrets: Vec<String> = fixture("telemetry/secrets.txt")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let calls = fixture("telemetry/secret-calls.jsonl");
+    let events = fixture("telemetry/secret-events.jsonl");
+    // The corpus really holds every secret, so this test can fail.
+    for s in &secrets {
+        assert!(
+            calls.contains(s.as_str()) || events.contains(s.as_str()),
+            "{s} is in no fixture"
+        );
+    }
+    let out = sb
+        .cmd()
+        .args(["gate", "--jsonl", "--quiet"])
+        .write_stdin(calls.clone())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    // The calls themselves go to the tools untouched.
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("ghp_16C7e42F292c6912E7710c838347Ae178B4a"));
+    // Each call also alone, one process per call, and the events.
+    for line in calls.lines() {
+        sb.cmd()
+            .args(["gate", "-q"])
+            .write_stdin(line)
+            .output()
+            .unwrap();
+    }
+    let out = sb
+        .cmd()
+        .args(["record"])
+        .write_stdin(events)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(count(&db, "decisions") >= 24);
+    let bytes = store_bytes(&db);
+    let text = String::from_utf8_lossy(&bytes);
+    for s in &secrets {
+        assert!(!text.contains(s.as_str()), "secret {s} reached the store");
+    }
+    assert!(text.contains("[REDACTED]"));
+}
+
+#[test]
+fn eight_processes_at_once_lose_no_decision() {
+    const PROCESSES: usize = 8;
+    const CALLS: usize = 10_000;
+    let sb = Sandbox::new();
+    let db = sb.path().join("shared.db");
+    let mut children = Vec::new();
+    for p in 0..PROCESSES {
+        let mut input = String::new();
+        for i in 0..CALLS {
+            if i % 3 == 0 {
+                input.push_str(&format!(
+                    "{{\"tool_name\":\"response\",\"tool_args\":{{\"message\":\"p{p} n{i}\"}}}}\n"
+                ));
+            } else {
+                input.push_str(&format!("{{\"tool_name\":\"code_execution_tool\",\"tool_args\":{{\"runtime\":\"bash\",\"code\":\"echo {p} {i}\"}}}}\n"));
+            }
+        }
+        let mut child = sb
+            .std_cmd()
+            .args(["gate", "--jsonl", "--quiet", "--session"])
+            .arg(format!("p{p}"))
+            .arg("--db")
+            .arg(&db)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
+        children.push((child, writer));
+    }
+    for (child, writer) in children {
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), CALLS);
+    }
+    assert_eq!(count(&db, "decisions"), (PROCESSES * CALLS) as i64);
+    for p in 0..PROCESSES {
+        let n = rows(
+            &db,
+            &format!("SELECT count(*) FROM decisions WHERE session = 'p{p}'"),
+        )[0][0]
+            .as_i64()
+            .unwrap();
+        assert_eq!(n, CALLS as i64, "process {p}");
+    }
+}
+
+#[test]
+fn a_killed_stream_leaves_a_store_with_every_answered_line() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("killed.db");
+    let mut child = sb
+        .std_cmd()
+        .args(["gate", "--jsonl", "--quiet", "--db"])
+        .arg(&db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answered = Vec::new();
+    // Send in bursts and read each burst's answers; in the last burst read only some, then
+    // kill the process mid-stream.
+    for burst in 0..30 {
+        let mut chunk = String::new();
+        for i in 0..200 {
+            let n = burst * 200 + i;
+            chunk.push_str(&format!(
+                "{{\"tool_name\":\"response\",\"tool_args\":{{\"text\":\"line-{n}\"}}}}\n"
+            ));
+        }
+        stdin.write_all(chunk.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let wanted = if burst == 29 { 77 } else { 200 };
+        for _ in 0..wanted {
+            let mut line = String::new();
+            assert_ne!(stdout.read_line(&mut line).unwrap(), 0);
+            let v: Value = serde_json::from_str(&line).unwrap();
+            answered.push(v["tool_args"]["text"].as_str().unwrap().to_string());
+        }
+    }
+    // SIGKILL: no destructor, no checkpoint, no goodbye.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(answered.len(), 29 * 200 + 77);
+    let conn = Connection::open(&db).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let mut stmt = conn
+        .prepare("SELECT json_extract(args, '$.text') FROM decisions")
+        .unwrap();
+    let stored: std::collections::HashSet<String> = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for text in &answered {
+        assert!(
+            stored.contains(text),
+            "{text} was written to stdout but has no row"
+        );
+    }
+}
+
+#[test]
+fn a_store_that_cannot_be_used_fails_loudly_and_gate_still_answers() {
+    let sb = Sandbox::new();
+    let junk = sb.file("junk.db", &"not a database ".repeat(400));
+    let newer = sb.path().join("newer.db");
+    {
+        let conn = Connection::open(&newer).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let cases = [
+        (junk.clone(), "not an SQLite database"),
+        (newer.clone(), "newer metagate"),
+        (
+            Path::new("/proc/metagate/none.db").to_path_buf(),
+            "/proc/metagate",
+        ),
+    ];
+    let call = fixture("calls/runtime-bash.json");
+    let open = sb.file("open.toml", "[gate]\non_internal_error = \"pass\"\n");
+    for (db, words) in &cases {
+        // record: a clear error and status 2.
+        let out = sb
+            .cmd()
+            .arg("record")
+            .arg("--db")
+            .arg(db)
+            .write_stdin("{\"type\":\"outcome\",\"tool\":\"a\",\"status\":\"ok\"}\n")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", db.display());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(words), "{err}");
+        // gate, failing closed (the default): a rejection, status 1, the reason on stderr.
+        let out = sb
+            .cmd()
+            .args(["gate", "-q", "--db"])
+            .arg(db)
+            .write_stdin(call.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["error"]["category"], "server_error");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(words));
+        // gate, failing open: the call as decided.
+        let out = sb
+            .cmd()
+            .args(["gate", "-q", "--policy"])
+            .arg(&open)
+            .arg("--db")
+            .arg(db)
+            .write_stdin(call.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["tool_args"]["runtime"], "terminal");
+        // A stream answers every line either way.
+        let out = sb
+            .cmd()
+            .args(["gate", "-q", "--jsonl", "--db"])
+            .arg(db)
+            .write_stdin(format!("{}\n{}\n", call.trim(), call.trim()))
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 2);
+    }
+    // The junk file was not touched.
+    assert_eq!(
+        std::fs::read_to_string(&junk).unwrap(),
+        "not a database ".repeat(400)
+    );
+}
+
+#[test]
+fn a_lock_held_past_the_busy_timeout_is_named() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("locked.db");
+    sb.cmd()
+        .args(["record", "--db"])
+        .arg(&db)
+        .write_stdin("")
+        .output()
+        .unwrap();
+    let conn = Connection::open(&db).unwrap();
+    conn.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let policy = sb.file("fast.toml", "[telemetry]\nbusy_timeout_ms = 200\n");
+    let out = sb
+        .cmd()
+        .args(["record", "--policy"])
+        .arg(&policy)
+        .arg("--db")
+        .arg(&db)
+        .write_stdin("{\"type\":\"outcome\",\"tool\":\"a\",\"status\":\"ok\"}\n")
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("locked by another process") && err.contains("200 ms"),
+        "{err}"
+    );
+    conn.execute_batch("ROLLBACK").unwrap();
+}
+
+#[test]
+fn a_full_disk_is_an_error_not_lost_data() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("full.db");
+    // A file size limit stands in for a full disk: writes past it fail.
+    let big = r#"{"type":"outcome","tool":"a","status":"ok","error_message":"PAD"}"#
+        .replace("PAD", &"x".repeat(2000));
+    let input: String = std::iter::repeat_n(big.as_str(), 200)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 256; exec {} record --db {}",
+        common::BIN,
+        db.display()
+    );
+    let mut child = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .env("HOME", sb.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("bash");
+    // The process may stop reading once the store cannot grow.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    let out = child.wait_with_output();
+    match out {
+        Ok(out) => {
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert!(err.contains("full.db") && err.contains("disk"), "{err}");
+        }
+        Err(e) => panic!("could not run the size-limited record: {e}"),
+    }
+}
