@@ -2,7 +2,8 @@
 //!
 //! Sections (pass names to run a subset: `cargo bench -- gate`):
 //! - `gate`: `gate --jsonl` over a generated 1,000,000-line file, beside a bare serde_json
-//!   parse-and-print loop and `jq -c .` (when installed) over the same file.
+//!   parse-and-print loop and `jq -c .` (when installed) over the same file; then with
+//!   telemetry on (every decision in a fresh SQLite store, durable before its line is out).
 //! - `repair`: the median time to read a broken ~200-byte call leniently (and to decide it),
 //!   beside serde_json parsing the same call unbroken.
 //! - `startup`: `gate` run once per call, beside `examples/bare_echo.rs` (a bare Rust binary
@@ -116,7 +117,20 @@ fn bench_gate(dir: &Path) {
     let gate = best(3, || {
         time_command(
             Command::new(BIN)
-                .args(["gate", "--jsonl", "--quiet"])
+                .args(["gate", "--jsonl", "--quiet", "--no-telemetry"])
+                .env("METAGATE_POLICY", ""),
+            &file,
+        )
+    });
+    let db = dir.join("bench.db");
+    let with_telemetry = best(3, || {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+        }
+        time_command(
+            Command::new(BIN)
+                .args(["gate", "--jsonl", "--quiet", "--db"])
+                .arg(&db)
                 .env("METAGATE_POLICY", ""),
             &file,
         )
@@ -156,6 +170,13 @@ fn bench_gate(dir: &Path) {
     } else {
         println!("  jq -c .                    not installed");
     }
+    let t = rate(LINES, with_telemetry);
+    println!(
+        "  with telemetry             {:>12.0} calls/s  ({:.2} s; budget >= 100,000)",
+        t,
+        with_telemetry.as_secs_f64()
+    );
+    println!("  ratio with / without       {:>12.2}", t / g);
 }
 
 /// Builds the bare baseline with the same profile as this bench.
@@ -194,6 +215,16 @@ fn bench_startup(dir: &Path) {
         )
     });
     let baseline = per_run(&mut || time_command(&mut Command::new(&bare), &call));
+    let db = dir.join("startup.db");
+    let recorded = per_run(&mut || {
+        time_command(
+            Command::new(BIN)
+                .args(["gate", "--quiet", "--db"])
+                .arg(&db)
+                .env("METAGATE_POLICY", ""),
+            &call,
+        )
+    });
     println!("gate, one call per process ({RUNS} runs, best of 3 means)");
     println!(
         "  metagate gate              {:>9.0} µs per call",
@@ -206,6 +237,10 @@ fn bench_startup(dir: &Path) {
     println!(
         "  ratio gate / bare          {:>12.2}   (budget <= 1.5)",
         gate.as_secs_f64() / baseline.as_secs_f64()
+    );
+    println!(
+        "  with telemetry             {:>9.0} µs per call (a durable commit: the store opened, one row, fsync)",
+        recorded.as_secs_f64() * 1e6
     );
 }
 

@@ -22,12 +22,16 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
     $completions = @(switch ($command) {
         'metagate' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('gate', 'gate', [CompletionResultType]::ParameterValue, 'Correct or reject a tool call read on stdin')
+            [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Append tool outcomes and user turns to the telemetry store')
             [CompletionResult]::new('policy', 'policy', [CompletionResultType]::ParameterValue, 'Show or check policy files')
+            [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Look at the telemetry store')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -35,17 +39,34 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;gate' {
             [CompletionResult]::new('--emit', '--emit', [CompletionResultType]::ParameterName, 'Write calls in this envelope instead of the one they came in')
             [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)')
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Session the calls belong to (recorded with each decision)')
+            [CompletionResult]::new('--caller', '--caller', [CompletionResultType]::ParameterName, 'Who is calling: an agent, persona or user (recorded with each decision)')
+            [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'What the caller is trying to do (recorded with each decision)')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('--jsonl', '--jsonl', [CompletionResultType]::ParameterName, 'Read one call per line and answer each with one line, until end of input')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not write a line on stderr per correction, warning or rejection')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not write a line on stderr per correction, warning or rejection')
+            [CompletionResult]::new('--no-telemetry', '--no-telemetry', [CompletionResultType]::ParameterName, 'Do not record decisions in the telemetry store')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'metagate;record' {
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'All or nothing: one bad line and no line is stored')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'metagate;policy' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the effective policy as TOML, every default filled in')
@@ -55,12 +76,16 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;policy;show' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
         'metagate;policy;check' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -80,21 +105,58 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;policy;help;help' {
             break
         }
+        'metagate;db' {
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Path, schema version, rows per table and the time span the store covers')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'metagate;db;info' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'metagate;db;help' {
+            [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Path, schema version, rows per table and the time span the store covers')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'metagate;db;help;info' {
+            break
+        }
+        'metagate;db;help;help' {
+            break
+        }
         'metagate;generate' {
             [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Directory that receives completions/ and man/')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
         'metagate;help' {
             [CompletionResult]::new('gate', 'gate', [CompletionResultType]::ParameterValue, 'Correct or reject a tool call read on stdin')
+            [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Append tool outcomes and user turns to the telemetry store')
             [CompletionResult]::new('policy', 'policy', [CompletionResultType]::ParameterValue, 'Show or check policy files')
+            [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Look at the telemetry store')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'metagate;help;gate' {
+            break
+        }
+        'metagate;help;record' {
             break
         }
         'metagate;help;policy' {
@@ -106,6 +168,13 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;help;policy;check' {
+            break
+        }
+        'metagate;help;db' {
+            [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Path, schema version, rows per table and the time span the store covers')
+            break
+        }
+        'metagate;help;db;info' {
             break
         }
         'metagate;help;generate' {

@@ -19,28 +19,48 @@ set edit:completion:arg-completer[metagate] = {|@words|
     var completions = [
         &'metagate'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
             cand gate 'Correct or reject a tool call read on stdin'
+            cand record 'Append tool outcomes and user turns to the telemetry store'
             cand policy 'Show or check policy files'
+            cand db 'Look at the telemetry store'
             cand generate 'Write shell completions and man pages (for packagers and the repository)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;gate'= {
             cand --emit 'Write calls in this envelope instead of the one they came in'
             cand --tools 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)'
+            cand --session 'Session the calls belong to (recorded with each decision)'
+            cand --caller 'Who is calling: an agent, persona or user (recorded with each decision)'
+            cand --intent 'What the caller is trying to do (recorded with each decision)'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand --jsonl 'Read one call per line and answer each with one line, until end of input'
             cand --report 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'
             cand -q 'Do not write a line on stderr per correction, warning or rejection'
             cand --quiet 'Do not write a line on stderr per correction, warning or rejection'
+            cand --no-telemetry 'Do not record decisions in the telemetry store'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'metagate;record'= {
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand --strict 'All or nothing: one bad line and no line is stored'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
         &'metagate;policy'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
             cand show 'Print the effective policy as TOML, every default filled in'
@@ -49,11 +69,15 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;policy;show'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'metagate;policy;check'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -68,19 +92,50 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;policy;help;help'= {
         }
+        &'metagate;db'= {
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand info 'Path, schema version, rows per table and the time span the store covers'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;db;info'= {
+            cand --format 'Output format'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'metagate;db;help'= {
+            cand info 'Path, schema version, rows per table and the time span the store covers'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;db;help;info'= {
+        }
+        &'metagate;db;help;help'= {
+        }
         &'metagate;generate'= {
             cand --out 'Directory that receives completions/ and man/'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'metagate;help'= {
             cand gate 'Correct or reject a tool call read on stdin'
+            cand record 'Append tool outcomes and user turns to the telemetry store'
             cand policy 'Show or check policy files'
+            cand db 'Look at the telemetry store'
             cand generate 'Write shell completions and man pages (for packagers and the repository)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;help;gate'= {
+        }
+        &'metagate;help;record'= {
         }
         &'metagate;help;policy'= {
             cand show 'Print the effective policy as TOML, every default filled in'
@@ -89,6 +144,11 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;help;policy;show'= {
         }
         &'metagate;help;policy;check'= {
+        }
+        &'metagate;help;db'= {
+            cand info 'Path, schema version, rows per table and the time span the store covers'
+        }
+        &'metagate;help;db;info'= {
         }
         &'metagate;help;generate'= {
         }

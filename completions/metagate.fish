@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_metagate_global_optspecs
-    string join \n policy= h/help V/version
+    string join \n policy= db= now= h/help V/version
 end
 
 function __fish_metagate_needs_command
@@ -25,10 +25,14 @@ function __fish_metagate_using_subcommand
 end
 
 complete -c metagate -n "__fish_metagate_needs_command" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_needs_command" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_needs_command" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_needs_command" -s V -l version -d 'Print version'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
+complete -c metagate -n "__fish_metagate_needs_command" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "policy" -d 'Show or check policy files'
+complete -c metagate -n "__fish_metagate_needs_command" -f -a "db" -d 'Look at the telemetry store'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l emit -d 'Write calls in this envelope instead of the one they came in' -r -f -a "agent-zero\t'{"tool_name", "tool_args"}'
@@ -39,29 +43,65 @@ mcp\t'MCP tools/call request'
 gemini\t'Gemini functionCall part'
 plain\t'{"name", "arguments"}'"
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l tools -d 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l session -d 'Session the calls belong to (recorded with each decision)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l caller -d 'Who is calling: an agent, persona or user (recorded with each decision)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l intent -d 'What the caller is trying to do (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l jsonl -d 'Read one call per line and answer each with one line, until end of input'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l report -d 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -s q -l quiet -d 'Do not write a line on stderr per correction, warning or rejection'
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l no-telemetry -d 'Do not record decisions in the telemetry store'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand record" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand record" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand record" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand record" -l strict -d 'All or nothing: one bad line and no line is stored'
+complete -c metagate -n "__fish_metagate_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l format -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l out -d 'Directory that receives completions/ and man/' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand generate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand generate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate policy generate help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate policy generate help" -f -a "policy" -d 'Show or check policy files'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate policy generate help" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate policy generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "policy" -d 'Show or check policy files'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "db" -d 'Look at the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
