@@ -4,9 +4,10 @@
 //! Layers, each depending only on the ones below it (DESIGN.md §1):
 //!
 //! - leaves: [`args`] (arguments read lazily), [`call`] (envelopes), [`repair`] (lenient JSON), [`scan`] (strict JSON split
-//!   into raw fields), [`error`] (taxonomy), [`correction`] (what was changed);
+//!   into raw fields), [`error`] (taxonomy), [`correction`] (what was changed),
+//!   [`redact`] (secrets out), [`pathcheck`] and [`shellcheck`] (what paths and commands may do);
 //! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline),
-//!   [`events`] (what `record` appends);
+//!   [`events`] (what `record` appends), [`policy`] (the operator's checks);
 //! - storage: [`store`] (the SQLite file), [`telemetry`] (writing decisions and events);
 //! - jobs: [`gate`], [`record`].
 
@@ -14,12 +15,15 @@ pub mod args;
 pub mod call;
 pub mod correction;
 pub mod error;
+pub mod pathcheck;
 pub mod redact;
 pub mod repair;
 pub mod scan;
+pub mod shellcheck;
 
 pub mod correct;
 pub mod events;
+pub mod policy;
 pub mod schema;
 
 pub mod store;

@@ -3,6 +3,8 @@
 use rusqlite::{TransactionBehavior, params};
 
 use crate::events::Event;
+use crate::policy::{Count, CountKey};
+use crate::schema::file::Evidence;
 use crate::store::{Store, StoreError};
 
 /// One decision row, every text already redacted.
@@ -167,6 +169,110 @@ pub fn insert_events_in(tx: &rusqlite::Connection, events: &[Event]) -> rusqlite
         }
     }
     Ok(())
+}
+
+/// Calls the gate let through (passed or corrected) that match `key`, at or after `since_ms`:
+/// the `cap` most recent of them at most, since a limit of `cap` only needs to know whether it
+/// is reached. That bounds each count by the limit instead of the history, and makes
+/// `oldest_ms` the moment the window frees a slot.
+pub fn count(
+    store: &Store,
+    key: &CountKey,
+    since_ms: Option<i64>,
+    cap: u64,
+) -> Result<Count, StoreError> {
+    // Each statement walks its index (see `Store::ensure_limit_indexes`) from the newest
+    // row back.
+    macro_rules! capped {
+        ($index:literal, $filter:literal) => {
+            concat!(
+                "SELECT count(*), min(ts_ms) FROM (SELECT ts_ms FROM decisions INDEXED BY ",
+                $index,
+                " WHERE ",
+                $filter,
+                " AND ts_ms >= ?2 AND verdict <> 'rejected' ORDER BY ts_ms DESC LIMIT ?3)"
+            )
+        };
+    }
+    let since = since_ms.unwrap_or(i64::MIN);
+    let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+    let conn = store.conn_ref();
+    let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<Count> {
+        Ok(Count {
+            n: r.get::<_, i64>(0)?.max(0) as u64,
+            oldest_ms: r.get(1)?,
+        })
+    };
+    let run = |sql: &str, value: &dyn rusqlite::ToSql| {
+        conn.prepare_cached(sql)?
+            .query_row(params![value, since, cap], row)
+    };
+    match key {
+        CountKey::Caller(c) => run(capped!("decisions_counted_by_caller", "caller = ?1"), c),
+        CountKey::Tool(t) => run(capped!("decisions_counted_by_tool", "tool = ?1"), t),
+        CountKey::Session(s) => run(capped!("decisions_counted_by_session", "session = ?1"), s),
+        CountKey::Fingerprint {
+            fingerprint,
+            session,
+            caller,
+        } => {
+            // The same call in the same session, else for the same caller, else anywhere.
+            let (sql, scope) = match (session, caller) {
+                (Some(s), _) => (
+                    capped!(
+                        "decisions_counted_by_fingerprint",
+                        "fingerprint = ?1 AND session = ?4"
+                    ),
+                    Some(s),
+                ),
+                (None, Some(c)) => (
+                    capped!(
+                        "decisions_counted_by_fingerprint",
+                        "fingerprint = ?1 AND caller = ?4"
+                    ),
+                    Some(c),
+                ),
+                (None, None) => (
+                    capped!(
+                        "decisions_counted_by_fingerprint",
+                        "fingerprint = ?1 AND ?4 IS NULL"
+                    ),
+                    None,
+                ),
+            };
+            conn.prepare_cached(sql)
+                .and_then(|mut st| st.query_row(params![fingerprint, since, cap, scope], row))
+        }
+    }
+    .map_err(|e| store.err(e))
+}
+
+/// Whether `tool` completed in `session`: a successful outcome, or (with
+/// [`Evidence::Decision`]) a call the gate let through.
+pub fn completed(
+    store: &Store,
+    session: &str,
+    tool: &str,
+    evidence: Evidence,
+) -> Result<bool, StoreError> {
+    let conn = store.conn_ref();
+    let fail = |e| store.err(e);
+    let outcome: bool = conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM outcomes WHERE session = ?1 AND tool = ?2 AND status = 'ok')",
+            params![session, tool],
+            |r| r.get(0),
+        )
+        .map_err(fail)?;
+    if outcome || evidence == Evidence::Outcome {
+        return Ok(outcome);
+    }
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM decisions WHERE session = ?1 AND tool = ?2 AND verdict <> 'rejected')",
+        params![session, tool],
+        |r| r.get(0),
+    )
+    .map_err(fail)
 }
 
 #[cfg(test)]

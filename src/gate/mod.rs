@@ -10,13 +10,16 @@ use crate::call::{Call, Shape, split_method};
 use crate::correct::{self, Report};
 use crate::correction::{Correction, Kind};
 use crate::error::{Category, ToolError};
+use crate::pathcheck::{Fs, RealFs};
+use crate::policy::{Checker, Facts, NoFacts, Scope};
 use crate::repair::{self, Dialect};
 use crate::schema::Policy;
 
 mod sink;
 mod stream;
 
-pub use sink::{Context, TelemetrySink, decision_row};
+pub use crate::policy::Context;
+pub use sink::{TelemetrySink, decision_row};
 pub use stream::{NoSink, Sink, SinkError, StreamStats, answer_one, read_document, stream};
 
 /// The largest document `gate` reads; anything longer is rejected, not buffered without end.
@@ -48,6 +51,38 @@ pub struct Options {
     pub report: bool,
     /// No stderr line per correction, warning or rejection.
     pub quiet: bool,
+    /// Write every stage's decision on stderr (`--explain`).
+    pub explain: bool,
+}
+
+/// Everything a run of the gate decides with.
+pub struct Run<'a> {
+    pub policy: &'a Policy,
+    pub options: Options,
+    /// The policy checks; `None` runs the correction rules only.
+    pub checker: Option<&'a Checker>,
+    pub context: &'a Context,
+    pub fs: &'a dyn Fs,
+    pub scope: Scope,
+}
+
+impl<'a> Run<'a> {
+    /// A run with the correction rules only, no policy checks.
+    pub fn corrections_only(policy: &'a Policy, options: Options) -> Run<'a> {
+        static NO_CONTEXT: Context = Context {
+            session: None,
+            caller: None,
+            intent: None,
+        };
+        Run {
+            policy,
+            options,
+            checker: None,
+            context: &NO_CONTEXT,
+            fs: &RealFs,
+            scope: Scope { runtime: false },
+        }
+    }
 }
 
 /// Everything the gate decided about one call. It borrows the input it was decided on.
@@ -68,6 +103,8 @@ pub struct Decision<'a> {
     /// Nothing changed, no conversion was asked for, and the input is one line: it goes out
     /// byte for byte as it came.
     pub unchanged: bool,
+    /// Every stage's decision, when `--explain` asked for them.
+    pub explain: Vec<String>,
     input: &'a [u8],
 }
 
@@ -83,6 +120,7 @@ impl<'a> Decision<'a> {
             warnings: report.warnings,
             error: Some(error),
             unchanged: false,
+            explain: Vec::new(),
             input,
         }
     }
@@ -118,8 +156,34 @@ impl<'a> Decision<'a> {
     }
 }
 
-/// Decides one document.
+/// Decides one document with the correction rules only (no policy checks).
 pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decision<'a> {
+    decide_with(
+        &Run::corrections_only(policy, *options),
+        input,
+        &mut NoFacts(0),
+    )
+}
+
+/// Decides one document: read it, correct it, check it against the policy.
+pub fn decide_with<'a>(run: &Run<'_>, input: &'a [u8], facts: &mut dyn Facts) -> Decision<'a> {
+    let mut explain = run.options.explain.then(Vec::new);
+    let mut d = decide_inner(run, input, facts, &mut explain);
+    if let Some(mut lines) = explain {
+        lines.push(format!("verdict: {}", d.verdict.as_str()));
+        d.explain = lines;
+    }
+    d
+}
+
+fn decide_inner<'a>(
+    run: &Run<'_>,
+    input: &'a [u8],
+    facts: &mut dyn Facts,
+    explain: &mut Option<Vec<String>>,
+) -> Decision<'a> {
+    let policy = run.policy;
+    let options = &run.options;
     let mut report = Report::default();
     if input.len() > MAX_DOCUMENT {
         let e = malformed(format!(
@@ -168,7 +232,42 @@ pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decisi
     };
     let shape = call.shape;
     let (tool, method) = split_method(&call.name);
-    let outcome = correct::run(policy, tool, method, &mut call.args, &mut report);
+    if let Some(lines) = explain.as_mut() {
+        let how = dialect.map_or_else(String::new, |d| {
+            format!(" from the {} text dialect", dialect_label(d))
+        });
+        lines.push(format!("envelope: {}{how}, tool {tool}", shape.as_str()));
+    }
+    let mut outcome = correct::run(policy, tool, method, &mut call.args, &mut report);
+    if let Some(lines) = explain.as_mut() {
+        lines.extend(
+            report
+                .corrections
+                .iter()
+                .map(|c| format!("correction: {c}")),
+        );
+        lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+        if let Err(e) = &outcome {
+            lines.push(format!(
+                "corrections: rejected ({}): {}",
+                e.category, e.message
+            ));
+        }
+    }
+    if outcome.is_ok()
+        && let Some(checker) = run.checker
+    {
+        outcome = checker.check(
+            policy,
+            tool,
+            &call.args,
+            run.context,
+            facts,
+            run.fs,
+            run.scope,
+            explain,
+        );
+    }
     if let Err(error) = outcome {
         let mut d = Decision::rejected(input, *error, report);
         d.shape = Some(shape);
@@ -200,6 +299,7 @@ pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decisi
         warnings: report.warnings,
         error: None,
         unchanged,
+        explain: Vec::new(),
         input,
     }
 }
@@ -281,6 +381,21 @@ pub(crate) fn trim_ascii(bytes: &[u8]) -> &[u8] {
 /// The stderr lines a decision produces: one per correction and warning, and one for a
 /// rejection. `line` is the input line number in a stream.
 pub fn notes(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
+    notes_only(decision, line, out);
+}
+
+/// The `--explain` lines of a decision.
+pub fn explain_lines(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
+    if decision.explain.is_empty() {
+        return;
+    }
+    let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    for l in &decision.explain {
+        let _ = writeln!(out, "metagate: explain: {place}{l}");
+    }
+}
+
+fn notes_only(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
     let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
     let tool = decision
         .tool()

@@ -1,23 +1,19 @@
 //! Recording gate decisions in the telemetry store: one row per call, redacted, committed in
 //! groups before the calls' lines are written.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::Decision;
 use super::stream::{Sink, SinkError};
 use crate::correction::Correction;
+use crate::policy::{Context, Count, CountKey, Facts, fingerprint};
 use crate::redact;
 use crate::scan;
+use crate::schema::file::Evidence;
 use crate::store::{Store, StoreError};
-use crate::telemetry::{DecisionRow, Recorder};
-
-/// Who is calling and why, for every decision of a run (`--session`, `--caller`, `--intent`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Context {
-    pub session: Option<String>,
-    pub caller: Option<String>,
-    pub intent: Option<String>,
-}
+use crate::telemetry::{self, DecisionRow, Recorder};
 
 /// The row a decision becomes: arguments, corrections and warnings redacted.
 pub fn decision_row(
@@ -108,82 +104,45 @@ fn write_correction(c: &Correction, out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
-/// Identifies a tool called with the same arguments, in any order: FNV-1a over the tool and
-/// each argument, the arguments taken in key order (stored as SQLite's signed integer).
-pub fn fingerprint(tool: &str, args: &serde_json::Map<String, Value>) -> i64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut feed = |bytes: &[u8]| {
-        for b in bytes {
-            hash ^= u64::from(*b);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
-    feed(tool.as_bytes());
-    feed(&[0]);
-    let mut keys: Vec<&String> = args.keys().collect();
-    keys.sort_unstable();
-    let mut value = Vec::with_capacity(64);
-    for k in keys {
-        feed(k.as_bytes());
-        feed(b"=");
-        value.clear();
-        write_canonical(&args[k.as_str()], &mut value);
-        feed(&value);
-        feed(&[0]);
-    }
-    i64::from_ne_bytes(hash.to_ne_bytes())
-}
-
-/// Compact JSON with every object's keys in order, so key order never changes a fingerprint.
-fn write_canonical(v: &Value, out: &mut Vec<u8>) {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_unstable();
-            out.push(b'{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                scan::write_string(k, out);
-                out.push(b':');
-                write_canonical(&map[k.as_str()], out);
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(b']');
-        }
-        other => scan::write_value(other, out),
-    }
-}
-
-/// A sink that records every decision in the telemetry store. A store that could not be
-/// opened fails every commit with the reason, and the gate answers as the policy's
-/// `on_internal_error` says.
+/// A sink that records every decision in the telemetry store, and answers the policy checks
+/// from it. A store that could not be opened fails every commit with the reason, and the gate
+/// answers as the policy's `on_internal_error` says.
 pub struct TelemetrySink {
     recorder: Result<Recorder, String>,
     context: Context,
     now_ms: Box<dyn Fn() -> i64>,
+    /// Whether limits are counted (then calls recorded but not yet committed count too).
+    counting: bool,
+    /// Calls let through since the last commit, by what they count toward.
+    pending: HashMap<CountKey, Count>,
+    /// Counts read from the store since the last commit, by key and window length: a group of
+    /// lines asks the store once per key, not once per line.
+    read: HashMap<(CountKey, Option<i64>), Count>,
 }
 
 impl TelemetrySink {
+    /// `counting`: the policy sets limits; `loop_breaker`: one of them is the loop breaker,
+    /// which needs its index.
     pub fn new(
         store: Result<Store, StoreError>,
         context: Context,
         now_ms: Box<dyn Fn() -> i64>,
+        counting: bool,
+        loop_breaker: bool,
     ) -> TelemetrySink {
+        let store = store.and_then(|mut s| {
+            if counting {
+                s.ensure_limit_indexes(loop_breaker)?;
+            }
+            Ok(s)
+        });
         TelemetrySink {
             recorder: store.map(Recorder::new).map_err(|e| e.to_string()),
             context,
             now_ms,
+            counting,
+            pending: HashMap::new(),
+            read: HashMap::new(),
         }
     }
 
@@ -191,17 +150,101 @@ impl TelemetrySink {
     pub fn store(&mut self) -> Option<&mut Store> {
         self.recorder.as_mut().ok().map(Recorder::store_mut)
     }
+
+    fn count_pending(&mut self, row: &DecisionRow) {
+        if row.verdict == "rejected" {
+            return;
+        }
+        let mut keys = Vec::with_capacity(4);
+        if let Some(c) = &row.caller {
+            keys.push(CountKey::Caller(c.clone()));
+        }
+        if let Some(t) = &row.tool {
+            keys.push(CountKey::Tool(t.clone()));
+        }
+        if let Some(s) = &row.session {
+            keys.push(CountKey::Session(s.clone()));
+        }
+        if let Some(f) = row.fingerprint {
+            keys.push(CountKey::Fingerprint {
+                fingerprint: f,
+                session: row.session.clone(),
+                caller: row.caller.clone(),
+            });
+        }
+        for key in keys {
+            let c = self.pending.entry(key).or_default();
+            c.n += 1;
+            c.oldest_ms = Some(c.oldest_ms.map_or(row.ts_ms, |o| o.min(row.ts_ms)));
+        }
+    }
+}
+
+impl Facts for TelemetrySink {
+    fn now_ms(&self) -> i64 {
+        (self.now_ms)()
+    }
+
+    fn count(&mut self, key: &CountKey, since_ms: Option<i64>, cap: u64) -> Result<Count, String> {
+        let now = (self.now_ms)();
+        let window = since_ms.map(|s| now - s);
+        let stored = match self.read.get(&(key.clone(), window)) {
+            Some(c) => *c,
+            None => {
+                let store = match &self.recorder {
+                    Ok(r) => r.store(),
+                    Err(reason) => return Err(reason.clone()),
+                };
+                let c = telemetry::count(store, key, since_ms, cap).map_err(|e| e.to_string())?;
+                self.read.insert((key.clone(), window), c);
+                c
+            }
+        };
+        let pending = self.pending.get(key).copied().unwrap_or_default();
+        let in_window = pending
+            .oldest_ms
+            .is_some_and(|o| since_ms.is_none_or(|s| o >= s));
+        let pending_n = if in_window { pending.n } else { 0 };
+        let oldest = match (stored.oldest_ms, pending.oldest_ms.filter(|_| in_window)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Ok(Count {
+            n: stored.n + pending_n,
+            oldest_ms: oldest,
+        })
+    }
+
+    fn completed(&mut self, session: &str, tool: &str, evidence: Evidence) -> Result<bool, String> {
+        let store = match &self.recorder {
+            Ok(r) => r.store(),
+            Err(reason) => return Err(reason.clone()),
+        };
+        telemetry::completed(store, session, tool, evidence).map_err(|e| e.to_string())
+    }
 }
 
 impl Sink for TelemetrySink {
+    fn facts(&mut self) -> &mut dyn Facts {
+        self
+    }
+
     fn record(&mut self, decision: &Decision<'_>, latency_us: u64) {
+        if self.recorder.is_err() {
+            return;
+        }
+        let row = decision_row(decision, &self.context, (self.now_ms)(), latency_us);
+        if self.counting {
+            self.count_pending(&row);
+        }
         if let Ok(recorder) = &mut self.recorder {
-            let row = decision_row(decision, &self.context, (self.now_ms)(), latency_us);
             recorder.push(row);
         }
     }
 
     fn commit(&mut self) -> Result<(), SinkError> {
+        self.pending.clear();
+        self.read.clear();
         match &mut self.recorder {
             Ok(recorder) => recorder
                 .commit()
@@ -242,18 +285,5 @@ mod tests {
         assert!(!args.contains("abcdefghijklmnop1234567890"), "{args}");
         assert!(args.contains("[REDACTED]"));
         assert!(row.corrections.contains("value_alias"));
-    }
-
-    #[test]
-    fn fingerprints_ignore_key_order_only() {
-        let a: serde_json::Map<String, Value> =
-            serde_json::from_str(r#"{"x":1,"y":{"b":2,"a":1}}"#).unwrap();
-        let b: serde_json::Map<String, Value> =
-            serde_json::from_str(r#"{"y":{"a":1,"b":2},"x":1}"#).unwrap();
-        let c: serde_json::Map<String, Value> =
-            serde_json::from_str(r#"{"x":2,"y":{"a":1,"b":2}}"#).unwrap();
-        assert_eq!(fingerprint("t", &a), fingerprint("t", &b));
-        assert_ne!(fingerprint("t", &a), fingerprint("t", &c));
-        assert_ne!(fingerprint("t", &a), fingerprint("u", &a));
     }
 }

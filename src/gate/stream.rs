@@ -4,10 +4,12 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::time::Instant;
 
 use super::{
-    Decision, MAX_DOCUMENT, Options, Verdict, decide, malformed, notes, render, trim_ascii,
+    Decision, MAX_DOCUMENT, Options, Run, Verdict, decide_with, explain_lines, malformed, notes,
+    render, trim_ascii,
 };
 use crate::correct::Report;
 use crate::error::{Category, ToolError};
+use crate::policy::{Facts, NoFacts};
 use crate::schema::{FailMode, Policy};
 
 /// Reads one whole document, refusing to buffer more than [`MAX_DOCUMENT`] bytes.
@@ -38,8 +40,11 @@ impl std::fmt::Display for SinkError {
     }
 }
 
-/// Receives every decision before its output line is written.
+/// Receives every decision before its output line is written, and tells the policy checks
+/// what it knows (counts, prerequisites).
 pub trait Sink {
+    /// What the policy checks may ask.
+    fn facts(&mut self) -> &mut dyn Facts;
     /// Whether [`Sink::record`] wants each line's latency (reading the clock costs a little).
     fn timed(&self) -> bool {
         true
@@ -50,10 +55,13 @@ pub trait Sink {
     fn commit(&mut self) -> Result<(), SinkError>;
 }
 
-/// A sink that keeps nothing (`--no-telemetry`).
-pub struct NoSink;
+/// A sink that keeps nothing (`--no-telemetry`); limits and prerequisites cannot be counted.
+pub struct NoSink(pub NoFacts);
 
 impl Sink for NoSink {
+    fn facts(&mut self) -> &mut dyn Facts {
+        &mut self.0
+    }
     fn timed(&self) -> bool {
         false
     }
@@ -147,15 +155,15 @@ fn unrecorded(failure: &SinkError) -> ToolError {
 /// Decides one document, records it, and returns its output line (with the newline) and
 /// verdict. A failed commit is handled as in a stream.
 pub fn answer_one<E: Write>(
-    policy: &Policy,
-    options: &Options,
+    run: &Run<'_>,
     input: &[u8],
     sink: &mut dyn Sink,
     err: &mut E,
     clock: &dyn Fn() -> Instant,
 ) -> io::Result<(Vec<u8>, Verdict)> {
+    let (policy, options) = (run.policy, &run.options);
     let started = clock();
-    let decision = decide(policy, input, options);
+    let decision = decide_with(run, input, sink.facts());
     let latency = clock().saturating_duration_since(started).as_micros();
     sink.record(&decision, u64::try_from(latency).unwrap_or(u64::MAX));
     let mut group = Group::new();
@@ -165,6 +173,7 @@ pub fn answer_one<E: Write>(
     if !options.quiet {
         notes(&decision, None, &mut group.notes);
     }
+    explain_lines(&decision, None, &mut group.notes);
     let mut verdict = decision.verdict;
     let mut out = Vec::new();
     group.flush(policy, options, sink, &mut out, err)?;
@@ -180,14 +189,14 @@ pub fn answer_one<E: Write>(
 /// answer is never left waiting, and a fast producer pays neither a commit nor a flush per
 /// line.
 pub fn stream<R: Read, W: Write, E: Write>(
-    policy: &Policy,
-    options: &Options,
+    run: &Run<'_>,
     reader: &mut BufReader<R>,
     out: &mut W,
     err: &mut E,
     sink: &mut dyn Sink,
     clock: &dyn Fn() -> Instant,
 ) -> io::Result<StreamStats> {
+    let (policy, options) = (run.policy, &run.options);
     let mut stats = StreamStats::default();
     let mut line = Vec::with_capacity(4096);
     let mut group = Group::new();
@@ -223,7 +232,7 @@ pub fn stream<R: Read, W: Write, E: Write>(
                 Report::default(),
             )
         } else {
-            decide(policy, body, options)
+            decide_with(run, body, sink.facts())
         };
         match decision.verdict {
             Verdict::Pass => stats.passed += 1,
@@ -246,6 +255,7 @@ pub fn stream<R: Read, W: Write, E: Write>(
         if !options.quiet {
             notes(&decision, Some(stats.lines), &mut group.notes);
         }
+        explain_lines(&decision, Some(stats.lines), &mut group.notes);
         if group.out.len() >= 4 << 20 {
             group.flush(policy, options, sink, out, err)?;
         }
@@ -294,16 +304,8 @@ mod tests {
     fn run(input: &str, policy: &Policy, sink: &mut dyn Sink) -> (StreamStats, Vec<Value>, String) {
         let mut reader = BufReader::new(input.as_bytes());
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let stats = stream(
-            policy,
-            &Options::default(),
-            &mut reader,
-            &mut out,
-            &mut err,
-            sink,
-            &Instant::now,
-        )
-        .unwrap();
+        let run = Run::corrections_only(policy, Options::default());
+        let stats = stream(&run, &mut reader, &mut out, &mut err, sink, &Instant::now).unwrap();
         let lines = String::from_utf8(out)
             .unwrap()
             .lines()
@@ -316,7 +318,7 @@ mod tests {
     fn stream_answers_every_line_in_order() {
         let policy = Policy::builtin();
         let input = "{\"tool_name\":\"response\",\"tool_args\":{\"message\":\"a\"}}\nnot json\n\n{\"tool_name\":\"x\"}\r\n";
-        let (stats, lines, err) = run(input, &policy, &mut NoSink);
+        let (stats, lines, err) = run(input, &policy, &mut NoSink(NoFacts(0)));
         assert_eq!(lines.len(), 4);
         assert_eq!(
             stats,
@@ -337,8 +339,11 @@ mod tests {
         );
     }
 
-    struct Broken;
+    struct Broken(NoFacts);
     impl Sink for Broken {
+        fn facts(&mut self) -> &mut dyn Facts {
+            &mut self.0
+        }
         fn record(&mut self, _: &Decision<'_>, _: u64) {}
         fn commit(&mut self) -> Result<(), SinkError> {
             Err(SinkError("disk full".into()))
@@ -349,7 +354,7 @@ mod tests {
     fn a_failing_sink_fails_closed_or_open_as_the_policy_says() {
         let input = "{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"a\"}}\n".repeat(3);
         let closed = Policy::builtin();
-        let (_, lines, err) = run(&input, &closed, &mut Broken);
+        let (_, lines, err) = run(&input, &closed, &mut Broken(NoFacts(0)));
         assert_eq!(lines.len(), 3);
         assert!(
             lines
@@ -365,7 +370,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let (_, lines, err) = run(&input, &open, &mut Broken);
+        let (_, lines, err) = run(&input, &open, &mut Broken(NoFacts(0)));
         assert!(lines.iter().all(|l| l["tool_args"]["text"] == "a"));
         assert!(err.contains("pass unrecorded"));
     }

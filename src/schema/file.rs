@@ -14,6 +14,24 @@ pub struct PolicyFile {
     pub gate: GateFile,
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub tools: IndexMap<String, ToolFile>,
+    /// What a caller may do, by what it says it is doing (`--intent`).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub intents: IndexMap<String, IntentFile>,
+    /// Per-caller overrides (`--caller`).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub callers: IndexMap<String, CallerFile>,
+    /// Where `path` arguments may point.
+    #[serde(default)]
+    pub paths: PathsFile,
+    /// What `shell` arguments may contain.
+    #[serde(default)]
+    pub shell: ShellFile,
+    /// Where `url` arguments may point.
+    #[serde(default)]
+    pub urls: UrlsFile,
+    /// Rates, quotas and the loop breaker, counted from the telemetry store.
+    #[serde(default)]
+    pub limits: LimitsFile,
     /// The telemetry store.
     #[serde(default)]
     pub telemetry: TelemetryFile,
@@ -36,6 +54,123 @@ pub struct ImportFile {
     pub format: Option<super::import::ToolsFormat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill_defaults: Option<bool>,
+}
+
+/// `[intents.NAME]`: the tools a caller doing NAME may use. A tool passes when its name is in
+/// `allow` (or `allow` holds `"*"`) or its capability is in `allow_capabilities`, and it is in
+/// neither `forbid` nor `forbid_capabilities` (`forbid = ["*"]` forbids everything not allowed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntentFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_capabilities: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbid: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbid_capabilities: Vec<String>,
+}
+
+/// `[callers.NAME]`: overrides for one caller. Entries name tools or capabilities; a denied
+/// entry wins over an allowed one; `allow`, when given, is the only list the caller may use.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallerFile {
+    /// The intent this caller works under when `--intent` does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+    /// This caller's own rate (instead of `[limits] per_caller`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<RateFile>,
+}
+
+/// `[paths]`: the root `path` arguments must stay in, and globs checked deny-first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathsFile {
+    /// Relative to the policy file's folder (the working folder for the built-in policy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<String>>,
+}
+
+/// `[shell]`: constructs and command words denied in `shell` arguments.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny_commands: Option<Vec<String>>,
+}
+
+/// `[urls]`: schemes and hosts `url` arguments may use.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UrlsFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schemes: Option<Vec<String>>,
+    /// When non-empty, the only hosts allowed (`example.com`, `*.example.com`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny_hosts: Option<Vec<String>>,
+}
+
+/// `[limits]`: counted from the telemetry store, so they hold across processes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_caller: Option<RateFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_tool: Option<RateFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_quota: Option<u64>,
+    #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub loop_breaker: Option<LoopFile>,
+}
+
+/// Calls per minute and per hour.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_minute: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_hour: Option<u64>,
+}
+
+/// The loop breaker: the `repeat`-th identical call (same tool, same arguments) within
+/// `window_secs` is rejected. Defaults: the third within 60 s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_secs: Option<u64>,
+}
+
+/// What proves a prerequisite was met in a session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Evidence {
+    /// A successful outcome of the prerequisite tool, from `record`.
+    #[default]
+    Outcome,
+    /// An outcome, or a call to it the gate let through.
+    Decision,
 }
 
 /// `[telemetry]`: how the store is used.
@@ -84,6 +219,9 @@ pub struct GateFile {
     pub strip: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fuzzy_names: Option<bool>,
+    /// What satisfies a tool's `requires`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prerequisite_evidence: Option<Evidence>,
 }
 
 /// What happens to a call naming a tool the policy does not know.
@@ -129,6 +267,12 @@ pub struct ToolFile {
     pub aliases: IndexMap<String, String>,
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub args: IndexMap<String, ArgFile>,
+    /// Tools the same session must have completed first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires: Option<Vec<String>>,
+    /// This tool's own rate (instead of `[limits] per_tool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<RateFile>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -236,6 +380,33 @@ impl PolicyFile {
             on_internal_error: g.on_internal_error.or(self.gate.on_internal_error),
             strip: g.strip.or(self.gate.strip),
             fuzzy_names: g.fuzzy_names.or(self.gate.fuzzy_names),
+            prerequisite_evidence: g.prerequisite_evidence.or(self.gate.prerequisite_evidence),
+        };
+        self.intents.extend(over.intents);
+        self.callers.extend(over.callers);
+        let p = over.paths;
+        self.paths = PathsFile {
+            root: p.root.or(self.paths.root.take()),
+            deny: p.deny.or(self.paths.deny.take()),
+            allow: p.allow.or(self.paths.allow.take()),
+        };
+        let sh = over.shell;
+        self.shell = ShellFile {
+            deny: sh.deny.or(self.shell.deny.take()),
+            deny_commands: sh.deny_commands.or(self.shell.deny_commands.take()),
+        };
+        let u = over.urls;
+        self.urls = UrlsFile {
+            schemes: u.schemes.or(self.urls.schemes.take()),
+            hosts: u.hosts.or(self.urls.hosts.take()),
+            deny_hosts: u.deny_hosts.or(self.urls.deny_hosts.take()),
+        };
+        let l = over.limits;
+        self.limits = LimitsFile {
+            per_caller: l.per_caller.or(self.limits.per_caller.take()),
+            per_tool: l.per_tool.or(self.limits.per_tool.take()),
+            session_quota: l.session_quota.or(self.limits.session_quota),
+            loop_breaker: l.loop_breaker.or(self.limits.loop_breaker.take()),
         };
         for (name, tool) in over.tools {
             match self.tools.get_mut(&name) {
@@ -261,6 +432,8 @@ impl ToolFile {
         self.description = over.description.or(self.description.take());
         self.method_arg = over.method_arg.or(self.method_arg.take());
         self.unknown_args = over.unknown_args.or(self.unknown_args);
+        self.requires = over.requires.or(self.requires.take());
+        self.limits = over.limits.or(self.limits.take());
         self.aliases.extend(over.aliases);
         for (name, arg) in over.args {
             match self.args.get_mut(&name) {

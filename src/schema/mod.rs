@@ -2,6 +2,7 @@
 
 pub mod file;
 pub mod import;
+pub mod rules;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ pub use file::{
     ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
 };
 pub use import::{CompiledSchema, ToolsFormat};
+pub use rules::Rules;
 
 /// `[telemetry] busy_timeout_ms` when the policy does not say.
 pub const DEFAULT_BUSY_TIMEOUT_MS: u64 = 10_000;
@@ -35,6 +37,10 @@ pub struct Policy {
     pub file: PolicyFile,
     pub gate: GateSettings,
     pub tools: IndexMap<String, Tool, FxBuildHasher>,
+    /// Intents, callers, argument kinds, limits and prerequisites.
+    pub rules: Rules,
+    /// What `policy check` warns about (the policy works, but may not mean what it says).
+    pub warnings: Vec<PolicyError>,
 }
 
 #[derive(Debug, Clone)]
@@ -313,12 +319,28 @@ impl Policy {
                 "must be a positive number of milliseconds".to_string(),
             );
         }
+        let base = origin
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
+        let (rules, rule_problems) = rules::compile(&file, base);
+        let mut warnings = Problems::default();
+        for p in rule_problems {
+            let target = if p.warning {
+                &mut warnings
+            } else {
+                &mut problems
+            };
+            target.0.push((p.path, p.message));
+        }
         if problems.0.is_empty() {
             Ok(Policy {
                 origin,
                 file,
                 gate,
                 tools,
+                rules,
+                warnings: warnings.located(source).0,
             })
         } else {
             Err(problems.located(source))
@@ -450,6 +472,26 @@ fn builtin_file() -> PolicyFile {
 }
 
 fn fill_gate_defaults(file: &mut PolicyFile) {
+    let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    file.gate.prerequisite_evidence.get_or_insert_default();
+    file.paths.root.get_or_insert_with(|| ".".to_string());
+    file.paths
+        .deny
+        .get_or_insert_with(|| strings(crate::pathcheck::DEFAULT_DENY));
+    file.paths.allow.get_or_insert_with(Vec::new);
+    file.shell
+        .deny
+        .get_or_insert_with(|| strings(&rules::DEFAULT_SHELL_CONSTRUCTS));
+    file.shell
+        .deny_commands
+        .get_or_insert_with(|| strings(&rules::DEFAULT_SHELL_COMMANDS));
+    file.urls
+        .schemes
+        .get_or_insert_with(|| strings(&rules::DEFAULT_URL_SCHEMES));
+    file.urls.hosts.get_or_insert_with(Vec::new);
+    file.urls
+        .deny_hosts
+        .get_or_insert_with(|| strings(&rules::DEFAULT_DENY_HOSTS));
     file.telemetry
         .busy_timeout_ms
         .get_or_insert(DEFAULT_BUSY_TIMEOUT_MS);

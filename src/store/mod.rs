@@ -283,6 +283,33 @@ impl Store {
         tx.commit().map_err(fail)
     }
 
+    /// The indexes limits count with: partial, over the calls the gate let through, so that
+    /// counting the last N of them never walks past the rejections a runaway loop piles up.
+    /// Not part of the schema, since every index slows every insert: created when a policy
+    /// sets limits (`loop_breaker`: the fingerprint one too, whose inserts land at random
+    /// places and cost a busy stream the most).
+    pub fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let mut sql = String::from(
+            "CREATE INDEX IF NOT EXISTS decisions_counted_by_caller ON decisions (caller, ts_ms) \
+               WHERE verdict <> 'rejected' AND caller IS NOT NULL;
+             CREATE INDEX IF NOT EXISTS decisions_counted_by_tool ON decisions (tool, ts_ms) \
+               WHERE verdict <> 'rejected';
+             CREATE INDEX IF NOT EXISTS decisions_counted_by_session ON decisions (session, ts_ms) \
+               WHERE verdict <> 'rejected' AND session IS NOT NULL;",
+        );
+        if loop_breaker {
+            sql.push_str(
+                "CREATE INDEX IF NOT EXISTS decisions_counted_by_fingerprint \
+                   ON decisions (fingerprint, ts_ms) \
+                   WHERE verdict <> 'rejected' AND fingerprint IS NOT NULL;",
+            );
+        }
+        self.conn
+            .execute_batch(&sql)
+            .map_err(|e| StoreError::from_sqlite(&path, e))
+    }
+
     /// What `db info` shows.
     pub fn info(&self) -> Result<StoreInfo, StoreError> {
         let fail = |e| StoreError::from_sqlite(&self.path, e);

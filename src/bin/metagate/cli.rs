@@ -100,6 +100,11 @@ pub struct GateArgs {
     #[arg(long)]
     pub no_telemetry: bool,
 
+    /// Write every stage's decision on stderr: envelope, corrections, each policy check with
+    /// the rule it applied, limits with counts, the verdict
+    #[arg(long)]
+    pub explain: bool,
+
     /// Session the calls belong to (recorded with each decision)
     #[arg(long, env = "METAGATE_SESSION", value_name = "ID")]
     pub session: Option<String>,
@@ -108,7 +113,8 @@ pub struct GateArgs {
     #[arg(long, env = "METAGATE_CALLER", value_name = "NAME")]
     pub caller: Option<String>,
 
-    /// What the caller is trying to do (recorded with each decision)
+    /// What the caller is doing: one of the policy's intents, which decides the tools it may
+    /// use (recorded with each decision)
     #[arg(long, env = "METAGATE_INTENT", value_name = "NAME")]
     pub intent: Option<String>,
 }

@@ -1,10 +1,12 @@
 //! `metagate gate`.
 
 use std::io::{self, BufReader, BufWriter, Write};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result};
-use metagate::gate::{self, Context, NoSink, Options, Sink, TelemetrySink, Verdict};
+use anyhow::{Context as _, Result, bail};
+use metagate::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
+use metagate::pathcheck::{CachedFs, RealFs};
+use metagate::policy::{Checker, NoFacts, Scope, Setup};
 use metagate::schema::Policy;
 
 use crate::cli::GateArgs;
@@ -16,24 +18,73 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         emit: args.emit.map(Into::into),
         report: args.report,
         quiet: args.quiet,
+        explain: args.explain,
+    };
+    // A misspelt intent must not switch the intent check off, so a policy with intents refuses
+    // names it does not define. A policy without intents has nothing to check: the intent is
+    // only context for the telemetry store.
+    if let Some(intent) = &args.intent {
+        let intents = &policy.rules.intents;
+        if intents.is_empty() {
+            if !args.quiet {
+                eprintln!(
+                    "metagate: note: the policy defines no intents; intent {intent:?} is recorded, not checked"
+                );
+            }
+        } else if !intents.contains_key(intent) {
+            let defined: Vec<&str> = intents.keys().map(String::as_str).collect();
+            bail!(
+                "unknown intent {intent:?} (--intent or METAGATE_INTENT); the policy defines: {}",
+                defined.join(", ")
+            );
+        }
+    }
+    let context = Context {
+        session: args.session.clone(),
+        caller: args.caller.clone(),
+        intent: args.intent.clone(),
+    };
+    let cwd = std::env::current_dir().context("cannot read the working folder")?;
+    let mut protected = Vec::new();
+    protected.extend(policy.origin.clone());
+    if let Ok(db) = env.db_path() {
+        protected.push(db);
+    }
+    let checker = Checker::new(
+        policy,
+        &Setup {
+            cwd: &cwd,
+            protected,
+            fs: &RealFs,
+        },
+    );
+    // One second of memory: a stream checking the same folders pays for them once a second.
+    let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
+    let run = Run {
+        policy,
+        options,
+        checker: Some(&checker),
+        context: &context,
+        fs: &fs,
+        scope: Scope { runtime: true },
     };
     let mut sink: Box<dyn Sink> = if args.no_telemetry {
-        Box::new(NoSink)
+        Box::new(NoSink(NoFacts(env.clock()())))
     } else {
-        let context = Context {
-            session: args.session.clone(),
-            caller: args.caller.clone(),
-            intent: args.intent.clone(),
-        };
-        Box::new(TelemetrySink::new(env.open_store(), context, env.clock()))
+        Box::new(TelemetrySink::new(
+            env.open_store(),
+            context.clone(),
+            env.clock(),
+            policy.rules.counts(),
+            policy.rules.limits.loop_breaker.is_some(),
+        ))
     };
     if args.jsonl {
         let mut reader = BufReader::with_capacity(4 << 20, io::stdin().lock());
         let mut out = BufWriter::with_capacity(256 * 1024, io::stdout().lock());
         let mut err = io::stderr().lock();
         gate::stream(
-            policy,
-            &options,
+            &run,
             &mut reader,
             &mut out,
             &mut err,
@@ -44,14 +95,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
     }
     let input = gate::read_document(&mut io::stdin().lock()).context("cannot read stdin")?;
     let mut err = io::stderr().lock();
-    let (line, verdict) = gate::answer_one(
-        policy,
-        &options,
-        &input,
-        sink.as_mut(),
-        &mut err,
-        &Instant::now,
-    )?;
+    let (line, verdict) = gate::answer_one(&run, &input, sink.as_mut(), &mut err, &Instant::now)?;
     let mut stdout = io::stdout().lock();
     stdout.write_all(&line)?;
     stdout.flush()?;

@@ -25,8 +25,16 @@ pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
         }
         PolicyCommand::Check { file } => {
             let policy = config::load_policy_file(&file)?;
-            let own = policy.tools.len();
-            println!("{}: ok ({own} tools)", file.display());
+            for w in &policy.warnings {
+                eprintln!("metagate: warning: {w}");
+            }
+            println!(
+                "{}: ok ({} tools, {} intents, {} warnings)",
+                file.display(),
+                policy.tools.len(),
+                policy.rules.intents.len(),
+                policy.warnings.len()
+            );
             Ok(Status::Success)
         }
     }

@@ -1,0 +1,265 @@
+//! Checks an argument's `kind` switches on: `path`, `shell`, `url`, `regex`, `git_ref`.
+
+use serde_json::Value;
+
+use super::{Checker, blocked, internal};
+use crate::error::{Category, ToolError};
+use crate::pathcheck::{self, Fs};
+use crate::schema::{ArgKind, Policy};
+use crate::shellcheck::{self, ShellRules};
+
+/// Checks every string the argument holds (a string, or an array of strings).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn check(
+    checker: &Checker,
+    policy: &Policy,
+    tool: &str,
+    name: &str,
+    kind: ArgKind,
+    value: &Value,
+    fs: &dyn Fs,
+    note: &mut dyn FnMut(std::fmt::Arguments<'_>),
+) -> Result<(), Box<ToolError>> {
+    let strings: Vec<&str> = match value {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    for s in strings {
+        match kind {
+            ArgKind::Path => {
+                let rules = match checker.paths() {
+                    Ok(r) => r,
+                    Err(e) => return internal(policy, tool, e),
+                };
+                match pathcheck::check(s, rules, fs) {
+                    Ok(relative) => note(format_args!(
+                        "{name} (path): {s:?} resolves to {relative:?} inside the root"
+                    )),
+                    Err(e) => {
+                        let rule = e.rule();
+                        note(format_args!("{name} (path): {s:?} refused: {rule}"));
+                        return Err(Box::new(
+                            blocked(
+                                tool,
+                                format!("{name}: the path {} is refused: {rule}", shorten(s)),
+                                format!(
+                                    "Use a path inside {} that no deny rule matches",
+                                    rules.root().display()
+                                ),
+                                &rule,
+                            )
+                            .detail("argument", name),
+                        ));
+                    }
+                }
+            }
+            ArgKind::Shell => {
+                let view = checker.shell_rules();
+                let rules = ShellRules {
+                    constructs: view.constructs,
+                    words: view.commands,
+                    protected: view.protected,
+                    protected_vars: view.protected_vars,
+                };
+                match shellcheck::check(s, &rules) {
+                    None => note(format_args!("{name} (shell): passes")),
+                    Some(finding) => {
+                        let rule = finding.rule();
+                        note(format_args!("{name} (shell): refused: {rule}"));
+                        return Err(Box::new(blocked(
+                            tool,
+                            format!("{name}: the command is refused: {rule}"),
+                            "Rewrite the command without it; run the steps as separate plain commands".to_string(),
+                            &rule,
+                        )
+                        .detail("argument", name)));
+                    }
+                }
+            }
+            ArgKind::Url => {
+                let rules = &policy.rules.urls;
+                let verdict = match url_host(s) {
+                    Err(e) => Err(e),
+                    Ok((scheme, host)) => {
+                        if !rules.schemes.is_empty() && !rules.schemes.contains(&scheme) {
+                            Err(format!(
+                                "scheme {scheme:?} is not allowed (urls.schemes: {})",
+                                rules.schemes.join(", ")
+                            ))
+                        } else if let Some(p) = rules.deny_hosts.iter().find(|p| p.matches(&host)) {
+                            Err(format!("host {host} is denied (urls.deny_hosts: {})", p.0))
+                        } else if !rules.hosts.is_empty()
+                            && !rules.hosts.iter().any(|p| p.matches(&host))
+                        {
+                            Err(format!("host {host} is not in urls.hosts"))
+                        } else {
+                            Ok(host)
+                        }
+                    }
+                };
+                match verdict {
+                    Ok(host) => note(format_args!("{name} (url): host {host} allowed")),
+                    Err(rule) => {
+                        note(format_args!("{name} (url): refused: {rule}"));
+                        return Err(Box::new(
+                            blocked(
+                                tool,
+                                format!("{name}: the URL {} is refused: {rule}", shorten(s)),
+                                "Use a URL the policy allows".to_string(),
+                                &rule,
+                            )
+                            .detail("argument", name),
+                        ));
+                    }
+                }
+            }
+            ArgKind::Regex => match regex::RegexBuilder::new(s).size_limit(1 << 20).build() {
+                Ok(_) => note(format_args!("{name} (regex): compiles")),
+                Err(e) => {
+                    let first = e
+                        .to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string();
+                    note(format_args!("{name} (regex): does not compile: {first}"));
+                    return Err(Box::new(ToolError::new(
+                        Category::InvalidParameters,
+                        format!("{name} is not a valid regular expression: {first}"),
+                    )
+                    .tool(tool)
+                    .suggest(format!("Send {name} as a valid regular expression (escape special characters with \\\\)"))
+                    .detail("argument", name)));
+                }
+            },
+            ArgKind::GitRef => {
+                match git_ref_problem(s) {
+                    None => note(format_args!("{name} (git_ref): valid")),
+                    Some(problem) => {
+                        note(format_args!("{name} (git_ref): {problem}"));
+                        return Err(Box::new(ToolError::new(
+                        Category::InvalidParameters,
+                        format!("{name} is not a valid git reference: {problem}"),
+                    )
+                    .tool(tool)
+                    .suggest(
+                        "Use a branch, tag or commit name of letters, digits, -, _, / and ."
+                            .to_string(),
+                    )
+                    .detail("argument", name)));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn shorten(s: &str) -> String {
+    let cut: String = s.chars().take(120).collect();
+    if cut.len() < s.len() {
+        format!("{cut:?}…")
+    } else {
+        format!("{cut:?}")
+    }
+}
+
+/// What is wrong with a git reference (seed 003's characters; no `..`, no leading `-`).
+pub fn git_ref_problem(r: &str) -> Option<&'static str> {
+    if r.is_empty() {
+        Some("it is empty")
+    } else if r.starts_with('-') {
+        Some("it starts with '-' (it would be read as an option)")
+    } else if r.contains("..") {
+        Some("it contains '..'")
+    } else if !r
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'.'))
+    {
+        Some("it holds characters other than letters, digits, '-', '_', '/' and '.'")
+    } else {
+        None
+    }
+}
+
+/// The scheme and host of a URL, read conservatively: a URL whose host is ambiguous
+/// (credentials, backslashes, whitespace, encoded characters in the host) is refused rather
+/// than guessed at.
+pub fn url_host(url: &str) -> Result<(String, String), String> {
+    if url
+        .bytes()
+        .any(|b| b.is_ascii_control() || b == b' ' || b == b'\\')
+    {
+        return Err("the URL holds whitespace, control characters or backslashes".to_string());
+    }
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| "not an absolute URL (scheme://host/…)".to_string())?;
+    if scheme.is_empty()
+        || !scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    {
+        return Err(format!("{scheme:?} is not a URL scheme"));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err("the URL carries credentials (user@host)".to_string());
+    }
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        let end = v6.find(']').ok_or("an IPv6 host is not closed with ']'")?;
+        format!("[{}]", &v6[..end])
+    } else {
+        authority.split(':').next().unwrap_or_default().to_string()
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.is_empty() {
+        return Err("the URL has no host".to_string());
+    }
+    if host.contains('%') {
+        return Err("the host is percent-encoded".to_string());
+    }
+    Ok((scheme.to_ascii_lowercase(), host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_refs() {
+        for ok in ["main", "feature/x-1", "v1.2.3", "a_b", "0123abc"] {
+            assert_eq!(git_ref_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "", "-rf", "a..b", "x y", "a;b", "$(id)", "a~1", "HEAD@{1}", "a:b",
+        ] {
+            assert!(git_ref_problem(bad).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn urls() {
+        assert_eq!(
+            url_host("https://Example.com./a?b").unwrap(),
+            ("https".into(), "example.com".into())
+        );
+        assert_eq!(url_host("http://[::1]:8080/").unwrap().1, "[::1]");
+        assert_eq!(url_host("HTTP://a.b:80").unwrap().0, "http");
+        for bad in [
+            "example.com",
+            "https://user:pw@example.com",
+            "https://good.com@evil.com",
+            "http://evil.com\\@good.com",
+            "https://%65vil.com",
+            "https:// spaced.com",
+            "https:///nohost",
+            "1http://x",
+        ] {
+            assert!(url_host(bad).is_err(), "{bad}");
+        }
+    }
+}
