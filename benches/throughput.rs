@@ -6,6 +6,10 @@
 //!   telemetry on (every decision in a fresh SQLite store, durable before its line is out).
 //! - `repair`: the median time to read a broken ~200-byte call leniently (and to decide it),
 //!   beside serde_json parsing the same call unbroken.
+//! - `policy`: `gate --jsonl` with the example policy (`fixtures/policies/sirthaddeus.toml`,
+//!   an intent and a caller given, so intent, caller, path, shell and URL checks all run),
+//!   beside the same tools with every policy rule removed; then both again with telemetry on,
+//!   so the limits (counted from the store) show separately.
 //! - `startup`: `gate` run once per call, beside `examples/bare_echo.rs` (a bare Rust binary
 //!   that parses and prints one JSON document), built with the same profile.
 
@@ -29,6 +33,9 @@ fn main() {
     }
     if run("repair") {
         bench_repair();
+    }
+    if run("policy") {
+        bench_policy(dir.path());
     }
     if run("startup") {
         bench_startup(dir.path());
@@ -177,6 +184,158 @@ fn bench_gate(dir: &Path) {
         with_telemetry.as_secs_f64()
     );
     println!("  ratio with / without       {:>12.2}", t / g);
+}
+
+/// Calls for the example policy, as an agent doing file and web work sends them: paths that
+/// exist and that do not, shell commands, URLs, searches, in several envelopes; three in
+/// twenty are hostile (a path escape, a command substitution, plain `http`).
+const POLICY_MIX: &[&str] = &[
+    r#"{"tool_name":"file_read","tool_args":{"path":"docs/notes-@.md"}}"#,
+    r#"{"tool_name":"file_read","tool_args":{"file":"src/main.rs","max_lines":"@"}}"#,
+    r#"{"tool_name":"file_list","tool_args":{}}"#,
+    r#"{"type":"tool_use","id":"toolu_@","name":"system_execute","input":{"command":"grep -rn 'fn main' src | head -n @"}}"#,
+    r#"{"tool_name":"system_execute","tool_args":{"cmd":"ls -la /tmp/@ && echo done"}}"#,
+    r#"{"tool_name":"web_search","tool_args":{"q":"rust borrow checker @"}}"#,
+    r#"{"id":"call_@","type":"function","function":{"name":"browser_navigate","arguments":"{\"url\":\"https://example.com/a/@\"}"}}"#,
+    r#"{"tool_name":"file_read","tool_args":{"path":"../../etc/passwd"}}"#,
+    r#"{"tool_name":"system_execute","tool_args":{"command":"echo $(cat ~/.ssh/id_rsa) @"}}"#,
+    r#"{"tool_name":"browser_navigate","tool_args":{"url":"http://example.com/@"}}"#,
+    r#"{"tool_name":"web_search","tool_args":{"query":"weather in city @"}}"#,
+    r#"{"tool_name":"file_read","tool_args":{"path":"src/lib.rs","max_lines":@}}"#,
+    r#"{"tool_name":"system_execute","tool_args":{"command":"python3 script.py --n @"}}"#,
+    r#"{"tool_name":"file_list","tool_args":{"path":"docs"}}"#,
+    r#"{"tool_name":"browser_navigate","tool_args":{"address":"https://docs.rs/serde/@"}}"#,
+    r#"{"id":"call_@","type":"function","function":{"name":"web_search","arguments":{"query":"tokio @"}}}"#,
+    r#"{"tool_name":"file_read","tool_args":{"path":"docs/guide/chapter-@.md"}}"#,
+    r#"{"tool_name":"system_execute","tool_args":{"command":"git log --oneline -n @"}}"#,
+    r#"{"name":"web_search","arguments":{"query":"news @"}}"#,
+    r#"{"tool_name":"file_read","tool_args":{"path":"README.md"}}"#,
+];
+
+/// The example policy as a `toml::Table`, plus the intent and caller the bench declares.
+fn example_policy() -> toml::Table {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/policies/sirthaddeus.toml");
+    let mut table: toml::Table = std::fs::read_to_string(path).unwrap().parse().unwrap();
+    let extra: toml::Table = r#"
+        [intents.bench]
+        allow = ["file_read", "file_list", "system_execute", "web_search", "browser_navigate"]
+        forbid = ["screen_capture"]
+        [callers.bench]
+        deny = ["screen_read"]
+    "#
+    .parse()
+    .unwrap();
+    for (key, value) in extra {
+        let section = table
+            .entry(key)
+            .or_insert_with(|| toml::Table::new().into());
+        section
+            .as_table_mut()
+            .unwrap()
+            .extend(value.as_table().unwrap().clone());
+    }
+    table
+}
+
+/// The same tools, with intents, callers, kinds, paths, URLs and limits taken out.
+fn without_rules(mut table: toml::Table) -> toml::Table {
+    for key in ["intents", "callers", "paths", "urls", "shell", "limits"] {
+        table.remove(key);
+    }
+    for (_, tool) in table["tools"].as_table_mut().unwrap().iter_mut() {
+        if let Some(args) = tool.get_mut("args").and_then(|a| a.as_table_mut()) {
+            for (_, arg) in args.iter_mut() {
+                arg.as_table_mut().unwrap().remove("kind");
+            }
+        }
+    }
+    table
+}
+
+fn bench_policy(dir: &Path) {
+    const LINES: usize = 1_000_000;
+    let root = dir.join("policy-root");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    for file in ["src/main.rs", "src/lib.rs", "README.md"] {
+        std::fs::write(root.join(file), "fn main() {}\n").unwrap();
+    }
+    // Limits are counted in the store, so the policy without telemetry leaves them out
+    // (with limits and no store, every call would fail closed).
+    let example = example_policy();
+    let mut no_limits = example.clone();
+    no_limits.remove("limits");
+    let write = |name: &str, table: &toml::Table| {
+        let path = root.join(name);
+        std::fs::write(&path, toml::to_string(table).unwrap()).unwrap();
+        path
+    };
+    let with = write("example.toml", &example);
+    let checks = write("checks.toml", &no_limits);
+    let bare = write("bare.toml", &without_rules(example));
+    let file = dir.join("policy-calls.jsonl");
+    let mut out = BufWriter::new(File::create(&file).unwrap());
+    for i in 0..LINES {
+        let line = POLICY_MIX[i % POLICY_MIX.len()].replace('@', &i.to_string());
+        writeln!(out, "{line}").unwrap();
+    }
+    out.flush().unwrap();
+    drop(out);
+    // The bare policy has no intents, so it runs without `--intent`.
+    let gate = |policy: &Path, db: Option<&Path>| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["gate", "--jsonl", "--quiet", "--caller", "bench"])
+            .arg("--policy")
+            .arg(policy)
+            .current_dir(&root);
+        if policy != bare {
+            cmd.args(["--intent", "bench"]);
+        }
+        match db {
+            Some(db) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+                }
+                cmd.arg("--db").arg(db)
+            }
+            None => cmd.arg("--no-telemetry"),
+        };
+        time_command(&mut cmd, &file)
+    };
+    let checked = best(3, || gate(&checks, None));
+    let unchecked = best(3, || gate(&bare, None));
+    let db = dir.join("policy.db");
+    let checked_db = best(3, || gate(&with, Some(&db)));
+    let unchecked_db = best(3, || gate(&bare, Some(&db)));
+    let (c, u) = (rate(LINES, checked), rate(LINES, unchecked));
+    let (cd, ud) = (rate(LINES, checked_db), rate(LINES, unchecked_db));
+    println!("gate --jsonl with the example policy: {LINES} lines, intent and caller given");
+    println!("  no telemetry (intent, caller, path, shell, URL checks)");
+    println!(
+        "    example policy           {c:>12.0} calls/s  ({:.2} s)",
+        checked.as_secs_f64()
+    );
+    println!(
+        "    same tools, no rules     {u:>12.0} calls/s  ({:.2} s)",
+        unchecked.as_secs_f64()
+    );
+    println!(
+        "    cost of the checks       {:>11.1} %   (budget < 10 %)",
+        (1.0 - c / u) * 100.0
+    );
+    println!("  with telemetry (adds the limits, counted from the store)");
+    println!(
+        "    example policy           {cd:>12.0} calls/s  ({:.2} s)",
+        checked_db.as_secs_f64()
+    );
+    println!(
+        "    same tools, no rules     {ud:>12.0} calls/s  ({:.2} s)",
+        unchecked_db.as_secs_f64()
+    );
+    println!(
+        "    cost of checks + limits  {:>11.1} %",
+        (1.0 - cd / ud) * 100.0
+    );
 }
 
 /// Builds the bare baseline with the same profile as this bench.

@@ -41,7 +41,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)')
             [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Session the calls belong to (recorded with each decision)')
             [CompletionResult]::new('--caller', '--caller', [CompletionResultType]::ParameterName, 'Who is calling: an agent, persona or user (recorded with each decision)')
-            [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'What the caller is trying to do (recorded with each decision)')
+            [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'What the caller is doing: one of the policy''s intents, which decides the tools it may use (recorded with each decision)')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
@@ -50,6 +50,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not write a line on stderr per correction, warning or rejection')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not write a line on stderr per correction, warning or rejection')
             [CompletionResult]::new('--no-telemetry', '--no-telemetry', [CompletionResultType]::ParameterName, 'Do not record decisions in the telemetry store')
+            [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Write every stage''s decision on stderr: envelope, corrections, each policy check with the rule it applied, limits with counts, the verdict')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

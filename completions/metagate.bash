@@ -222,7 +222,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__gate)
-            opts="-q -h --jsonl --report --emit --quiet --tools --no-telemetry --session --caller --intent --policy --db --now --help"
+            opts="-q -h --jsonl --report --emit --quiet --tools --no-telemetry --explain --session --caller --intent --policy --db --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -37,7 +37,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --tools 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)'
             cand --session 'Session the calls belong to (recorded with each decision)'
             cand --caller 'Who is calling: an agent, persona or user (recorded with each decision)'
-            cand --intent 'What the caller is trying to do (recorded with each decision)'
+            cand --intent 'What the caller is doing: one of the policy''s intents, which decides the tools it may use (recorded with each decision)'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
@@ -46,6 +46,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand -q 'Do not write a line on stderr per correction, warning or rejection'
             cand --quiet 'Do not write a line on stderr per correction, warning or rejection'
             cand --no-telemetry 'Do not record decisions in the telemetry store'
+            cand --explain 'Write every stage''s decision on stderr: envelope, corrections, each policy check with the rule it applied, limits with counts, the verdict'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

@@ -45,7 +45,7 @@ plain\t'{"name", "arguments"}'"
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l tools -d 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l session -d 'Session the calls belong to (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l caller -d 'Who is calling: an agent, persona or user (recorded with each decision)' -r
-complete -c metagate -n "__fish_metagate_using_subcommand gate" -l intent -d 'What the caller is trying to do (recorded with each decision)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l intent -d 'What the caller is doing: one of the policy\'s intents, which decides the tools it may use (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
@@ -53,6 +53,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand gate" -l jsonl -d 'Rea
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l report -d 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -s q -l quiet -d 'Do not write a line on stderr per correction, warning or rejection'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l no-telemetry -d 'Do not record decisions in the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l explain -d 'Write every stage\'s decision on stderr: envelope, corrections, each policy check with the rule it applied, limits with counts, the verdict'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
