@@ -43,7 +43,9 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use memchr::memmem;
 
 /// What the policy denies in shell commands.
 pub struct ShellRules<'a> {
@@ -51,10 +53,25 @@ pub struct ShellRules<'a> {
     pub constructs: &'a [String],
     /// Command words denied as the command of any simple command, e.g. "sudo", "eval", "mkfs".
     pub words: &'a [String],
-    /// Files that must never be touched (metagate's own policy file and database), as absolute paths.
-    pub protected: &'a [PathBuf],
-    /// Environment variable names that point at protected files (e.g. "METAGATE_DB", "METAGATE_POLICY").
-    pub protected_vars: &'a [String],
+    /// Files that must never be touched, prepared once with [`Protected::new`].
+    pub protected: &'a Protected,
+}
+
+/// The files a command must never touch (metagate's own policy file and database) and the
+/// environment variables naming them, prepared once for many commands.
+pub struct Protected(Prot);
+
+impl Protected {
+    /// `paths` are absolute; `vars` are variable names such as "METAGATE_DB"; `home` is the
+    /// home folder `~` and `$HOME` stand for (other homes are inferred from the paths).
+    pub fn new(paths: &[PathBuf], vars: &[String], home: Option<&Path>) -> Protected {
+        Protected(Prot::new(paths, vars, home))
+    }
+
+    /// Nothing is protected.
+    pub fn none() -> Protected {
+        Protected::new(&[], &[], None)
+    }
 }
 
 /// Why a command may not run.
@@ -113,6 +130,8 @@ const SHOWN_CHARS: usize = 80;
 const MAX_DYNAMIC: usize = 8;
 /// Words one word may expand to by brace expansion.
 const MAX_BRACE_WORDS: usize = 256;
+/// Texts up to this length are searched byte by byte rather than with a prepared searcher.
+const SHORT_TEXT: usize = 4096;
 
 /// Command words that run their `-c` argument (or stdin) as shell code.
 const SHELLS: &[&str] = &[
@@ -608,36 +627,14 @@ fn find_brace(e: &[E]) -> Option<(usize, Vec<usize>, usize)> {
 /// Calls `accept` with the start of every occurrence of `needle` in `hay`
 /// (linear time); true as soon as `accept` returns true.
 fn find_with(hay: &[u8], needle: &[u8], mut accept: impl FnMut(usize) -> bool) -> bool {
-    if needle.is_empty() || needle.len() > hay.len() {
+    let Some(&first) = needle.first() else {
         return false;
+    };
+    if hay.len() > SHORT_TEXT {
+        return memmem::find_iter(hay, needle).any(&mut accept);
     }
-    let mut fail = vec![0usize; needle.len()];
-    let mut k = 0;
-    for i in 1..needle.len() {
-        while k > 0 && needle[i] != needle[k] {
-            k = fail[k - 1];
-        }
-        if needle[i] == needle[k] {
-            k += 1;
-        }
-        fail[i] = k;
-    }
-    k = 0;
-    for (i, &c) in hay.iter().enumerate() {
-        while k > 0 && needle[k] != c {
-            k = fail[k - 1];
-        }
-        if needle[k] == c {
-            k += 1;
-        }
-        if k == needle.len() {
-            if accept(i + 1 - k) {
-                return true;
-            }
-            k = fail[k - 1];
-        }
-    }
-    false
+    // Building a searcher costs more than scanning a command of ordinary length.
+    memchr::memchr_iter(first, hay).any(|at| hay[at..].starts_with(needle) && accept(at))
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -828,15 +825,15 @@ fn infer_home(p: &[u8]) -> Option<Vec<u8>> {
 }
 
 impl Prot {
-    fn new(rules: &ShellRules<'_>) -> Prot {
+    fn new(protected: &[PathBuf], protected_vars: &[String], home: Option<&Path>) -> Prot {
         let mut homes: Vec<Vec<u8>> = Vec::new();
-        if let Some(h) = std::env::var_os("HOME") {
+        if let Some(h) = home {
             let h = normalize(h.to_string_lossy().as_bytes());
             if h.first() == Some(&b'/') && h.len() > 1 {
                 homes.push(h);
             }
         }
-        for p in rules.protected {
+        for p in protected {
             if let Some(h) = infer_home(&normalize(p.to_string_lossy().as_bytes()))
                 && !homes.contains(&h)
             {
@@ -845,7 +842,7 @@ impl Prot {
         }
         let lower_homes: Vec<Vec<u8>> = homes.iter().map(|h| h.to_ascii_lowercase()).collect();
         let mut targets = Vec::new();
-        for p in rules.protected {
+        for p in protected {
             let display = p.to_string_lossy().to_string();
             let full = normalize(display.as_bytes()).to_ascii_lowercase();
             if full.is_empty() || full == b"/" {
@@ -887,8 +884,7 @@ impl Prot {
                 names,
             });
         }
-        let vars = rules
-            .protected_vars
+        let vars = protected_vars
             .iter()
             .filter(|v| !v.is_empty())
             .map(|v| v.as_bytes().to_vec())
@@ -2112,7 +2108,7 @@ impl<'s, 't, 'r> Lexer<'s, 't, 'r> {
 
 struct State<'r> {
     rules: &'r ShellRules<'r>,
-    prot: Prot,
+    prot: &'r Prot,
     budget: usize,
     frames: usize,
     /// Inside the text an unknown command name (`$x`) might `eval`.
@@ -2123,7 +2119,7 @@ impl<'r> State<'r> {
     fn new(rules: &'r ShellRules<'r>, len: usize) -> Self {
         State {
             rules,
-            prot: Prot::new(rules),
+            prot: &rules.protected.0,
             budget: len.saturating_mul(32).saturating_add(1 << 20),
             frames: 0,
             dynamic_level: 0,
@@ -2377,14 +2373,13 @@ impl<'r> State<'r> {
                 .enumerate()
                 .any(|(s, on)| *on && (s == pat.len() || pat[s] == G::Lit(b'/')))
         };
-        let targets = std::mem::take(&mut self.prot.targets);
+        let prot = self.prot;
         let mut hit = None;
-        for t in &targets {
+        for t in &prot.targets {
             let cost = pat
                 .len()
                 .saturating_mul(t.full.len() + t.dir.len() + t.tail.len() + 64);
             if self.charge(cost).is_err() {
-                self.prot.targets = targets;
                 return Err(unreadable("the command is too complex to check"));
             }
             let full = g_run(pat, all.clone(), &t.full);
@@ -2401,7 +2396,6 @@ impl<'r> State<'r> {
                 break;
             }
         }
-        self.prot.targets = targets;
         match hit {
             Some(f) => Err(f),
             None => Ok(()),
@@ -2837,11 +2831,12 @@ mod tests {
             Vec::new()
         };
         let v = if protected { strings(VARS) } else { Vec::new() };
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let protected = Protected::new(&p, &v, home.as_deref());
         let rules = ShellRules {
             constructs: &c,
             words: &w,
-            protected: &p,
-            protected_vars: &v,
+            protected: &protected,
         };
         check(cmd, &rules)
     }

@@ -928,3 +928,40 @@ fn policy_show_prints_the_rule_defaults() {
         Some("outcome")
     );
 }
+
+#[test]
+fn path_arguments_cannot_reach_metagates_own_files() {
+    let sb = Sandbox::new();
+    let policy = sb.file(
+        "ws/metagate.toml",
+        "extends = \"none\"\n[tools.read.args.path]\ntype = \"string\"\nkind = \"path\"\n\n[paths]\nroot = \".\"\n",
+    );
+    let ws = policy.parent().unwrap().to_path_buf();
+    sb.file("ws/notes.md", "x");
+    let db = ws.join("state/metagate.db");
+    std::os::unix::fs::symlink(ws.join("state"), ws.join("link")).unwrap();
+    let (policy, db) = (policy.display().to_string(), db.display().to_string());
+    let flags = ["--policy", policy.as_str(), "--db", db.as_str()];
+    for path in [
+        "metagate.toml",
+        "./metagate.toml",
+        "notes/../metagate.toml",
+        "state/metagate.db",
+        "state/metagate.db-wal",
+        "state/metagate.db-journal",
+        "link/metagate.db",
+        db.as_str(),
+    ] {
+        let (out, code) = gate(&sb, &flags, &call("read", json!({ "path": path })));
+        assert_eq!(code, 1, "{path}: {out}");
+        assert_eq!(
+            out["error"]["details"]["rule"], "metagate's own files are protected",
+            "{path}"
+        );
+    }
+    // Mirror images: their neighbours are ordinary files.
+    for path in ["notes.md", "state/other.db", "metagate.toml.bak"] {
+        let (out, code) = gate(&sb, &flags, &call("read", json!({ "path": path })));
+        assert_eq!(code, 0, "{path}: {out}");
+    }
+}

@@ -6,7 +6,7 @@ use super::{Checker, blocked, internal};
 use crate::error::{Category, ToolError};
 use crate::pathcheck::{self, Fs};
 use crate::schema::{ArgKind, Policy};
-use crate::shellcheck::{self, ShellRules};
+use crate::shellcheck;
 
 /// Checks every string the argument holds (a string, or an array of strings).
 #[allow(clippy::too_many_arguments)]
@@ -33,6 +33,20 @@ pub(super) fn check(
                     Err(e) => return internal(policy, tool, e),
                 };
                 match pathcheck::check(s, rules, fs) {
+                    Ok(relative) if checker.is_protected(&relative) => {
+                        let rule = "metagate's own files are protected";
+                        note(format_args!("{name} (path): {s:?} refused: {rule}"));
+                        return Err(Box::new(
+                            blocked(
+                                tool,
+                                format!("{name}: the path {} is refused: {rule}", shorten(s)),
+                                "Leave metagate's policy file and telemetry store alone"
+                                    .to_string(),
+                                rule,
+                            )
+                            .detail("argument", name),
+                        ));
+                    }
                     Ok(relative) => note(format_args!(
                         "{name} (path): {s:?} resolves to {relative:?} inside the root"
                     )),
@@ -54,29 +68,20 @@ pub(super) fn check(
                     }
                 }
             }
-            ArgKind::Shell => {
-                let view = checker.shell_rules();
-                let rules = ShellRules {
-                    constructs: view.constructs,
-                    words: view.commands,
-                    protected: view.protected,
-                    protected_vars: view.protected_vars,
-                };
-                match shellcheck::check(s, &rules) {
-                    None => note(format_args!("{name} (shell): passes")),
-                    Some(finding) => {
-                        let rule = finding.rule();
-                        note(format_args!("{name} (shell): refused: {rule}"));
-                        return Err(Box::new(blocked(
+            ArgKind::Shell => match shellcheck::check(s, &checker.shell_rules()) {
+                None => note(format_args!("{name} (shell): passes")),
+                Some(finding) => {
+                    let rule = finding.rule();
+                    note(format_args!("{name} (shell): refused: {rule}"));
+                    return Err(Box::new(blocked(
                             tool,
                             format!("{name}: the command is refused: {rule}"),
                             "Rewrite the command without it; run the steps as separate plain commands".to_string(),
                             &rule,
                         )
                         .detail("argument", name)));
-                    }
                 }
-            }
+            },
             ArgKind::Url => {
                 let rules = &policy.rules.urls;
                 let verdict = match url_host(s) {

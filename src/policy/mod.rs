@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use crate::args::Args;
 use crate::error::{Category, ToolError};
-use crate::pathcheck::{Fs, PathRules};
+use crate::pathcheck::{self, Fs, PathRules};
 use crate::schema::file::Evidence;
 use crate::schema::{FailMode, Policy};
+use crate::shellcheck::{Protected, ShellRules};
 
 pub use kinds::url_host;
 pub use limits::{Count, CountKey, fingerprint};
@@ -62,8 +63,9 @@ pub struct Scope {
 /// The policy checks, set up once per run.
 pub struct Checker {
     paths: Result<PathRules, String>,
-    protected: Vec<PathBuf>,
-    protected_vars: Vec<String>,
+    /// The protected files inside the root, as `pathcheck::check` names them.
+    protected_inside: Vec<String>,
+    shell_protected: Protected,
     shell_constructs: Vec<String>,
     shell_commands: Vec<String>,
 }
@@ -73,6 +75,8 @@ pub struct Checker {
 pub struct Setup<'a> {
     pub cwd: &'a Path,
     pub protected: Vec<PathBuf>,
+    /// The home folder `~` and `$HOME` stand for in shell commands.
+    pub home: Option<PathBuf>,
     pub fs: &'a dyn Fs,
 }
 
@@ -88,10 +92,21 @@ impl Checker {
         let root = base.join(&p.root);
         let paths = PathRules::new(&root, &p.deny, &p.allow, setup.fs)
             .map_err(|e| format!("[paths] {}: {}", e.glob, e.message));
+        let protected: Vec<PathBuf> = setup.protected.iter().map(|p| absolute(p)).collect();
+        // Resolved the way path arguments are, so every spelling of them is recognized.
+        let protected_inside = match &paths {
+            Ok(rules) => protected
+                .iter()
+                .filter_map(|p| p.to_str())
+                .filter_map(|p| pathcheck::check(p, rules, setup.fs).ok())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
         Checker {
             paths,
-            protected: setup.protected.iter().map(|p| absolute(p)).collect(),
-            protected_vars: vec!["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()],
+            protected_inside,
+            shell_protected: Protected::new(&protected, &vars, setup.home.as_deref()),
             shell_constructs: policy.rules.shell.constructs.clone(),
             shell_commands: policy.rules.shell.commands.clone(),
         }
@@ -292,20 +307,21 @@ impl Checker {
         &self.paths
     }
 
-    pub(crate) fn shell_rules(&self) -> ShellView<'_> {
-        ShellView {
+    pub(crate) fn shell_rules(&self) -> ShellRules<'_> {
+        ShellRules {
             constructs: &self.shell_constructs,
-            commands: &self.shell_commands,
-            protected: &self.protected,
-            protected_vars: &self.protected_vars,
+            words: &self.shell_commands,
+            protected: &self.shell_protected,
         }
     }
-}
 
-/// The checker's shell settings, borrowed.
-pub(crate) struct ShellView<'a> {
-    pub constructs: &'a [String],
-    pub commands: &'a [String],
-    pub protected: &'a [PathBuf],
-    pub protected_vars: &'a [String],
+    /// Whether `relative` (as `pathcheck::check` returned it) is one of metagate's own files
+    /// or an SQLite companion of one.
+    pub(crate) fn is_protected(&self, relative: &str) -> bool {
+        self.protected_inside.iter().any(|p| {
+            relative
+                .strip_prefix(p.as_str())
+                .is_some_and(|rest| ["", "-wal", "-shm", "-journal"].contains(&rest))
+        })
+    }
 }

@@ -55,6 +55,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         &Setup {
             cwd: &cwd,
             protected,
+            home: std::env::var_os("HOME").map(Into::into),
             fs: &RealFs,
         },
     );
