@@ -1069,7 +1069,12 @@ impl<'s, 't, 'r> Lexer<'s, 't, 'r> {
             st,
             depth,
             interactive,
-            out: LexOut::default(),
+            // Both texts hold at most the source's bytes plus a separator per piece.
+            out: LexOut {
+                code_s: Vec::with_capacity(src.len() + 8),
+                all_s: Vec::with_capacity(src.len() + 8),
+                ..LexOut::default()
+            },
             next_id: 0,
             pending_total: 0,
         }
@@ -1683,6 +1688,7 @@ impl<'s, 't, 'r> Lexer<'s, 't, 'r> {
     fn read_word(&mut self) -> R<Word> {
         let mut w = Word {
             start: self.pos,
+            e: Vec::with_capacity(16),
             ..Word::default()
         };
         while let Some(c) = self.cur() {
@@ -2235,7 +2241,15 @@ impl<'r> State<'r> {
         if self.prot.is_empty() {
             return Ok(());
         }
-        self.protected_vars(&w.loose())?;
+        let loose = w.loose();
+        self.protected_vars(&loose)?;
+        if !loose
+            .iter()
+            .any(|b| matches!(b, b'*' | b'?' | b'[' | b'~' | b'$'))
+        {
+            // No glob and no home folder to expand: the word is only its letters.
+            return self.protected_literal(&normalize(&loose.to_ascii_lowercase()));
+        }
         let e: Vec<&E> = w.e.iter().filter(|e| e.loose).collect();
         let next_bracket = next_unq(&e, b']');
         let mut pat: Vec<G> = Vec::with_capacity(e.len());
@@ -2341,20 +2355,21 @@ impl<'r> State<'r> {
         out
     }
 
+    /// A normalised, lower-case word without globs.
+    fn protected_literal(&self, bytes: &[u8]) -> R<()> {
+        for t in &self.prot.targets {
+            if contains(bytes, &t.name) || contains(bytes, &t.dir) || contains(bytes, &t.tail) {
+                return Err(self.protected_hit(t));
+            }
+        }
+        Ok(())
+    }
+
     fn protected_pattern(&mut self, pat: &[G]) -> R<()> {
         let glob =
             pat.iter().any(|g| *g != G::Star && !matches!(g, G::Lit(_))) || pat.contains(&G::Star);
         if !glob {
-            let bytes = normalize(&pat_g_bytes(pat));
-            for t in &self.prot.targets {
-                if contains(&bytes, &t.name)
-                    || contains(&bytes, &t.dir)
-                    || contains(&bytes, &t.tail)
-                {
-                    return Err(self.protected_hit(t));
-                }
-            }
-            return Ok(());
+            return self.protected_literal(&normalize(&pat_g_bytes(pat)));
         }
         let alnum = pat
             .iter()
