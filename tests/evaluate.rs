@@ -710,3 +710,57 @@ fn policy_check_validates_the_evaluate_section() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_synthetic_store_shows_each_kind_of_tool_it_was_made_of() {
+    use metagate::evaluate::synth::{self, Config, Mix};
+    let sb = Sandbox::new();
+    let db = sb.path().join("synth.db");
+    let mut store = metagate::store::Store::open(&db).unwrap();
+    let end_ms = metagate::events::parse_time(NOW).unwrap();
+    let config = Config {
+        events: 5_000,
+        end_ms,
+        span_ms: 86_400_000,
+        seed: 3,
+        mix: Mix::default(),
+    };
+    let written = synth::generate(&mut store, &config, &mut |_| {}).unwrap();
+    assert!(
+        written.total() >= 5_000 && written.total() < 5_010,
+        "{written:?}"
+    );
+    drop(store);
+    let (report, code, stderr) = evaluate(&sb, &[&db], &["--dry-run"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report["events"].as_u64().unwrap() > 4_900);
+    // fetch_url crosses its boundary; fetch's answers are asked again.
+    let web: Vec<(String, String)> = recs_for(&report, "web_fetcher")
+        .iter()
+        .map(|r| {
+            (
+                r["method"].as_str().unwrap().to_string(),
+                r["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        web,
+        [
+            ("fetch".to_string(), "tighten_acceptance".to_string()),
+            ("fetch_url".to_string(), "split_boundary".to_string())
+        ]
+    );
+    assert_eq!(
+        kinds(&recs_for(&report, "summarizer")),
+        ["tighten_acceptance"]
+    );
+    assert!(recs_for(&report, "calculator").is_empty());
+    assert_eq!(report["proposed_aliases"][0]["from"], "qry");
+    assert!(
+        report["tools"]["web_fetcher"]["by_method"]["fetch"]["reasks"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
