@@ -764,3 +764,26 @@ fn a_synthetic_store_shows_each_kind_of_tool_it_was_made_of() {
             > 0
     );
 }
+
+#[test]
+fn empty_axes_recorded_through_record_leave_no_axis() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("t.db");
+    let out = sb
+        .cmd()
+        .arg("--db")
+        .arg(&db)
+        .args(["--now", NOW, "record"])
+        .arg(fixture_path("telemetry/bad-events.jsonl"))
+        .output()
+        .unwrap();
+    // `record` refuses the unknown error type (status 1) and keeps the other lines.
+    assert_eq!(out.status.code(), Some(1));
+    let (report, code, stderr) = evaluate(&sb, &[&db], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(report["events"], 2);
+    let odd = &report["tools"]["odd_tool"]["health"];
+    assert_eq!(odd["wrong_tool_boundary"], 1);
+    assert_eq!(odd["boundary_axes_top"], serde_json::json!([]));
+    assert_eq!(odd["cohesion_warning"], false);
+}
