@@ -728,7 +728,7 @@ pub fn recommend(
             if m.cohesion_warning(t) {
                 let axes: Vec<String> = m.axes_ranked().into_iter().map(|(a, _)| a).collect();
                 let mut evidence = vec![format!(
-                    "{} wrong_tool_boundary referrals ({:.1} weighted) across {} axes",
+                    "wrong_tool_boundary referrals: {} ({:.1} weighted) across {} axes",
                     m.boundary,
                     m.referral_weight,
                     axes.len()
@@ -759,19 +759,22 @@ pub fn recommend(
             if signals >= t.tighten_min_signals {
                 let mut evidence = Vec::new();
                 if m.low_utility > 0 {
-                    evidence.push(format!("{} low_utility referrals", m.low_utility));
+                    evidence.push(format!("low_utility referrals: {}", m.low_utility));
                 }
                 if m.explicit_corrections > 0 {
                     evidence.push(format!(
-                        "{} explicit user corrections",
+                        "explicit user corrections: {}",
                         m.explicit_corrections
                     ));
                 }
                 if m.reask_corrections > 0 {
-                    evidence.push(format!("{} same-topic re-asks", m.reask_corrections));
+                    evidence.push(format!("same-topic re-asks: {}", m.reask_corrections));
                 }
                 if m.phrase_hints > 0 {
-                    evidence.push(format!("{} phrase hints (weaker evidence)", m.phrase_hints));
+                    evidence.push(format!(
+                        "phrase hints (weaker evidence): {}",
+                        m.phrase_hints
+                    ));
                 }
                 if let Some(u) = m.utility() {
                     evidence.push(format!("utility {u:.2}"));
