@@ -22,7 +22,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
     $completions = @(switch ($command) {
         'metagate' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -32,6 +32,8 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Append tool outcomes and user turns to the telemetry store')
             [CompletionResult]::new('policy', 'policy', [CompletionResultType]::ParameterValue, 'Show or check policy files')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Look at the telemetry store')
+            [CompletionResult]::new('evaluate', 'evaluate', [CompletionResultType]::ParameterValue, 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases')
+            [CompletionResult]::new('tools', 'tools', [CompletionResultType]::ParameterValue, 'Look at tools: health and cohesion, for people and prompts')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -43,7 +45,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--caller', '--caller', [CompletionResultType]::ParameterName, 'Who is calling: an agent, persona or user (recorded with each decision)')
             [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'What the caller is doing: one of the policy''s intents, which decides the tools it may use (recorded with each decision)')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('--jsonl', '--jsonl', [CompletionResultType]::ParameterName, 'Read one call per line and answer each with one line, until end of input')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback')
@@ -57,7 +59,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;record' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'All or nothing: one bad line and no line is stored')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -66,7 +68,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;policy' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -77,7 +79,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;policy;show' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -85,7 +87,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;policy;check' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -108,7 +110,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;db' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -119,7 +121,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;db;info' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -136,10 +138,58 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;db;help;help' {
             break
         }
+        'metagate;evaluate' {
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time')
+            [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'End of the window (exclusive), as --since [default: now]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--emit-policy-patch', '--emit-policy-patch', [CompletionResultType]::ParameterName, 'Write the proposed argument aliases as a TOML fragment to merge into a policy')
+            [CompletionResult]::new('--accept', '--accept', [CompletionResultType]::ParameterName, 'Mark a recommendation accepted (by its id) instead of running the pass')
+            [CompletionResult]::new('--reject', '--reject', [CompletionResultType]::ParameterName, 'Mark a recommendation rejected (by its id) instead of running the pass')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Compute and report, but store nothing (every store''s bytes stay as they are)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'metagate;tools' {
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'metagate;tools;health' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--top', '--top', [CompletionResultType]::ParameterName, 'At most this many entries [default: 12 for known-tools, else all]')
+            [CompletionResult]::new('--budget', '--budget', [CompletionResultType]::ParameterName, 'known-tools: the block is never longer than this many characters')
+            [CompletionResult]::new('--sort', '--sort', [CompletionResultType]::ParameterName, 'Row order (known-tools always ranks)')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'metagate;tools;help' {
+            [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'metagate;tools;help;health' {
+            break
+        }
+        'metagate;tools;help;help' {
+            break
+        }
         'metagate;generate' {
             [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Directory that receives completions/ and man/')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -150,6 +200,8 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Append tool outcomes and user turns to the telemetry store')
             [CompletionResult]::new('policy', 'policy', [CompletionResultType]::ParameterValue, 'Show or check policy files')
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Look at the telemetry store')
+            [CompletionResult]::new('evaluate', 'evaluate', [CompletionResultType]::ParameterValue, 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases')
+            [CompletionResult]::new('tools', 'tools', [CompletionResultType]::ParameterValue, 'Look at tools: health and cohesion, for people and prompts')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -176,6 +228,16 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;help;db;info' {
+            break
+        }
+        'metagate;help;evaluate' {
+            break
+        }
+        'metagate;help;tools' {
+            [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion')
+            break
+        }
+        'metagate;help;tools;health' {
             break
         }
         'metagate;help;generate' {

@@ -19,6 +19,9 @@ _metagate() {
             metagate,db)
                 cmd="metagate__subcmd__db"
                 ;;
+            metagate,evaluate)
+                cmd="metagate__subcmd__evaluate"
+                ;;
             metagate,gate)
                 cmd="metagate__subcmd__gate"
                 ;;
@@ -33,6 +36,9 @@ _metagate() {
                 ;;
             metagate,record)
                 cmd="metagate__subcmd__record"
+                ;;
+            metagate,tools)
+                cmd="metagate__subcmd__tools"
                 ;;
             metagate__subcmd__db,help)
                 cmd="metagate__subcmd__db__subcmd__help"
@@ -49,6 +55,9 @@ _metagate() {
             metagate__subcmd__help,db)
                 cmd="metagate__subcmd__help__subcmd__db"
                 ;;
+            metagate__subcmd__help,evaluate)
+                cmd="metagate__subcmd__help__subcmd__evaluate"
+                ;;
             metagate__subcmd__help,gate)
                 cmd="metagate__subcmd__help__subcmd__gate"
                 ;;
@@ -64,6 +73,9 @@ _metagate() {
             metagate__subcmd__help,record)
                 cmd="metagate__subcmd__help__subcmd__record"
                 ;;
+            metagate__subcmd__help,tools)
+                cmd="metagate__subcmd__help__subcmd__tools"
+                ;;
             metagate__subcmd__help__subcmd__db,info)
                 cmd="metagate__subcmd__help__subcmd__db__subcmd__info"
                 ;;
@@ -72,6 +84,9 @@ _metagate() {
                 ;;
             metagate__subcmd__help__subcmd__policy,show)
                 cmd="metagate__subcmd__help__subcmd__policy__subcmd__show"
+                ;;
+            metagate__subcmd__help__subcmd__tools,health)
+                cmd="metagate__subcmd__help__subcmd__tools__subcmd__health"
                 ;;
             metagate__subcmd__policy,check)
                 cmd="metagate__subcmd__policy__subcmd__check"
@@ -91,6 +106,18 @@ _metagate() {
             metagate__subcmd__policy__subcmd__help,show)
                 cmd="metagate__subcmd__policy__subcmd__help__subcmd__show"
                 ;;
+            metagate__subcmd__tools,health)
+                cmd="metagate__subcmd__tools__subcmd__health"
+                ;;
+            metagate__subcmd__tools,help)
+                cmd="metagate__subcmd__tools__subcmd__help"
+                ;;
+            metagate__subcmd__tools__subcmd__help,health)
+                cmd="metagate__subcmd__tools__subcmd__help__subcmd__health"
+                ;;
+            metagate__subcmd__tools__subcmd__help,help)
+                cmd="metagate__subcmd__tools__subcmd__help__subcmd__help"
+                ;;
             *)
                 ;;
         esac
@@ -98,7 +125,7 @@ _metagate() {
 
     case "${cmd}" in
         metagate)
-            opts="-h -V --policy --db --now --help --version gate record policy db generate help"
+            opts="-h -V --policy --db --now --help --version gate record policy db evaluate tools generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -221,6 +248,56 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        metagate__subcmd__evaluate)
+            opts="-h --since --until --dry-run --format --emit-policy-patch --accept --reject --policy --db --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --emit-policy-patch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --accept)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reject)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         metagate__subcmd__gate)
             opts="-q -h --jsonl --report --emit --quiet --tools --no-telemetry --explain --session --caller --intent --policy --db --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -298,7 +375,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help)
-            opts="gate record policy db generate help"
+            opts="gate record policy db evaluate tools generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -328,6 +405,20 @@ _metagate() {
         metagate__subcmd__help__subcmd__db__subcmd__info)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__evaluate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -426,6 +517,34 @@ _metagate() {
         metagate__subcmd__help__subcmd__record)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__tools)
+            opts="health"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__tools__subcmd__health)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -590,6 +709,116 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__tools)
+            opts="-h --policy --db --now --help health help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__tools__subcmd__health)
+            opts="-h --format --top --budget --sort --policy --db --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "table json known-tools" -- "${cur}"))
+                    return 0
+                    ;;
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "calls utility corrections boundary name rank" -- "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__tools__subcmd__help)
+            opts="health help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__tools__subcmd__help__subcmd__health)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__tools__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

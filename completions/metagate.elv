@@ -19,7 +19,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
     var completions = [
         &'metagate'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
-            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -29,6 +29,8 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand record 'Append tool outcomes and user turns to the telemetry store'
             cand policy 'Show or check policy files'
             cand db 'Look at the telemetry store'
+            cand evaluate 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
+            cand tools 'Look at tools: health and cohesion, for people and prompts'
             cand generate 'Write shell completions and man pages (for packagers and the repository)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -39,7 +41,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --caller 'Who is calling: an agent, persona or user (recorded with each decision)'
             cand --intent 'What the caller is doing: one of the policy''s intents, which decides the tools it may use (recorded with each decision)'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
-            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand --jsonl 'Read one call per line and answer each with one line, until end of input'
             cand --report 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'
@@ -52,7 +54,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;record'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
-            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand --strict 'All or nothing: one bad line and no line is stored'
             cand -h 'Print help (see more with ''--help'')'
@@ -60,7 +62,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;policy'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
-            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -70,14 +72,14 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;policy;show'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
-            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'metagate;policy;check'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
-            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -95,7 +97,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;db'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
-            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -105,7 +107,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;db;info'= {
             cand --format 'Output format'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
-            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -118,10 +120,52 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;db;help;help'= {
         }
+        &'metagate;evaluate'= {
+            cand --since 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time'
+            cand --until 'End of the window (exclusive), as --since [default: now]'
+            cand --format 'Output format'
+            cand --emit-policy-patch 'Write the proposed argument aliases as a TOML fragment to merge into a policy'
+            cand --accept 'Mark a recommendation accepted (by its id) instead of running the pass'
+            cand --reject 'Mark a recommendation rejected (by its id) instead of running the pass'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand --dry-run 'Compute and report, but store nothing (every store''s bytes stay as they are)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'metagate;tools'= {
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;tools;health'= {
+            cand --format 'Output format'
+            cand --top 'At most this many entries [default: 12 for known-tools, else all]'
+            cand --budget 'known-tools: the block is never longer than this many characters'
+            cand --sort 'Row order (known-tools always ranks)'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'metagate;tools;help'= {
+            cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;tools;help;health'= {
+        }
+        &'metagate;tools;help;help'= {
+        }
         &'metagate;generate'= {
             cand --out 'Directory that receives completions/ and man/'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
-            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -131,6 +175,8 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand record 'Append tool outcomes and user turns to the telemetry store'
             cand policy 'Show or check policy files'
             cand db 'Look at the telemetry store'
+            cand evaluate 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
+            cand tools 'Look at tools: health and cohesion, for people and prompts'
             cand generate 'Write shell completions and man pages (for packagers and the repository)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -150,6 +196,13 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand info 'Path, schema version, rows per table and the time span the store covers'
         }
         &'metagate;help;db;info'= {
+        }
+        &'metagate;help;evaluate'= {
+        }
+        &'metagate;help;tools'= {
+            cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+        }
+        &'metagate;help;tools;health'= {
         }
         &'metagate;help;generate'= {
         }

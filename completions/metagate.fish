@@ -25,7 +25,7 @@ function __fish_metagate_using_subcommand
 end
 
 complete -c metagate -n "__fish_metagate_needs_command" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_needs_command" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_needs_command" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_needs_command" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_needs_command" -s V -l version -d 'Print version'
@@ -33,6 +33,8 @@ complete -c metagate -n "__fish_metagate_needs_command" -f -a "gate" -d 'Correct
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "policy" -d 'Show or check policy files'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "db" -d 'Look at the telemetry store'
+complete -c metagate -n "__fish_metagate_needs_command" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
+complete -c metagate -n "__fish_metagate_needs_command" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l emit -d 'Write calls in this envelope instead of the one they came in' -r -f -a "agent-zero\t'{"tool_name", "tool_args"}'
@@ -47,7 +49,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand gate" -l session -d 'S
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l caller -d 'Who is calling: an agent, persona or user (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l intent -d 'What the caller is doing: one of the policy\'s intents, which decides the tools it may use (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand gate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l jsonl -d 'Read one call per line and answer each with one line, until end of input'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l report -d 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'
@@ -56,30 +58,30 @@ complete -c metagate -n "__fish_metagate_using_subcommand gate" -l no-telemetry 
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l explain -d 'Write every stage\'s decision on stderr: envelope, corrections, each policy check with the rule it applied, limits with counts, the verdict'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand record" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand record" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l strict -d 'All or nothing: one bad line and no line is stored'
 complete -c metagate -n "__fish_metagate_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
@@ -87,22 +89,60 @@ complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_see
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l format -d 'Output format' -r -f -a "table\t''
 json\t''"
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l since -d 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l until -d 'End of the window (exclusive), as --since [default: now]' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l format -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l emit-policy-patch -d 'Write the proposed argument aliases as a TOML fragment to merge into a policy' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l accept -d 'Mark a recommendation accepted (by its id) instead of running the pass' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l reject -d 'Mark a recommendation rejected (by its id) instead of running the pass' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l dry-run -d 'Compute and report, but store nothing (every store\'s bytes stay as they are)'
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l format -d 'Output format' -r -f -a "table\t''
+json\t''
+known-tools\t'A <known_tools> block for a Tool Builder prompt'"
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l top -d 'At most this many entries [default: 12 for known-tools, else all]' -r
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l budget -d 'known-tools: the block is never longer than this many characters' -r
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l sort -d 'Row order (known-tools always ranks)' -r -f -a "calls\t'Most calls first'
+utility\t'Lowest utility first'
+corrections\t'Most user corrections first'
+boundary\t'Most boundary referrals first'
+name\t'By name'
+rank\t'Degraded last, then utility x recency'"
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l out -d 'Directory that receives completions/ and man/' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand generate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand generate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "policy" -d 'Show or check policy files'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "db" -d 'Look at the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "policy" -d 'Show or check policy files'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "db" -d 'Look at the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'

@@ -9,7 +9,7 @@
 //! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline),
 //!   [`events`] (what `record` appends), [`policy`] (the operator's checks);
 //! - storage: [`store`] (the SQLite file), [`telemetry`] (writing decisions and events);
-//! - jobs: [`gate`], [`record`].
+//! - jobs: [`gate`], [`record`], [`evaluate`].
 
 pub mod args;
 pub mod call;
@@ -29,5 +29,6 @@ pub mod schema;
 pub mod store;
 pub mod telemetry;
 
+pub mod evaluate;
 pub mod gate;
 pub mod record;

@@ -41,6 +41,9 @@ pub struct PolicyFile {
     /// Tool definition files to import (`[[import]]`).
     #[serde(default, rename = "import", skip_serializing_if = "Vec::is_empty")]
     pub imports: Vec<ImportFile>,
+    /// Thresholds of the out-of-band pass (`evaluate`, `tools health`).
+    #[serde(default)]
+    pub evaluate: super::evaluate::EvaluateFile,
 }
 
 /// One `[[import]]`: a tools file, its format (recognized when absent), and whether the
@@ -422,6 +425,7 @@ impl PolicyFile {
             .or(self.telemetry.busy_timeout_ms);
         self.axes.synonyms.extend(over.axes.synonyms);
         self.imports.extend(over.imports);
+        self.evaluate.layer(over.evaluate);
         self
     }
 }

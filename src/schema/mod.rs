@@ -1,5 +1,6 @@
 //! The tool registry: the policy file compiled into what the correction pipeline reads.
 
+pub mod evaluate;
 pub mod file;
 pub mod import;
 pub mod rules;
@@ -372,6 +373,11 @@ impl Policy {
         )
     }
 
+    /// The thresholds of `evaluate` and `tools health`.
+    pub fn thresholds(&self) -> evaluate::Thresholds {
+        self.file.evaluate.thresholds()
+    }
+
     /// The effective policy as TOML.
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(&self.file).expect("a policy always serializes")
@@ -501,6 +507,7 @@ fn fill_gate_defaults(file: &mut PolicyFile) {
     g.on_internal_error.get_or_insert_default();
     g.strip.get_or_insert_with(Vec::new);
     g.fuzzy_names.get_or_insert(true);
+    file.evaluate.fill_defaults();
 }
 
 /// Problems with their key paths, located in the source text at the end.

@@ -429,6 +429,9 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
             format!("prerequisites form a cycle: {}", cycle.join(" → ")),
         ));
     }
+    for (key, message) in file.evaluate.check() {
+        problems.push(problem(&["evaluate", key], message));
+    }
     let rules = Rules {
         intents,
         callers,

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use metagate::call::Shape;
 
 #[derive(Debug, Parser)]
@@ -22,9 +22,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 
-    /// Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]
-    #[arg(long, global = true, value_name = "FILE")]
-    pub db: Option<PathBuf>,
+    /// Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db];
+    /// `evaluate` takes it more than once to merge shards
+    #[arg(long, global = true, value_name = "FILE", action = ArgAction::Append)]
+    pub db: Vec<PathBuf>,
 
     /// Use this time as now (RFC 3339); for tests that need a clock they control
     #[arg(long, global = true, hide = true, value_name = "TIME")]
@@ -67,6 +68,24 @@ pub enum Command {
     Db {
         #[command(subcommand)]
         command: DbCommand,
+    },
+    /// The out-of-band pass: tool health, user corrections, recommendations, learned aliases
+    #[command(
+        long_about = "The out-of-band pass over the telemetry store: tool health, user corrections, \
+            recommendations, learned aliases.\n\n\
+            Reads every --db given (shards from several agent hosts are merged; none: the default \
+            store), counts calls, corrections, rejections and outcomes per tool and method in the \
+            window, detects same-topic re-asks as user corrections, scores utility and cohesion, \
+            and proposes recommendations (never changes). Unless --dry-run, the run is stored in \
+            the first --db, replacing an earlier run over the same window.",
+        after_help = "Exit status: 0 the pass ran (an empty report when there was nothing to read), \
+            1 --accept/--reject named an unknown recommendation, 2 a store could not be read."
+    )]
+    Evaluate(EvaluateArgs),
+    /// Look at tools: health and cohesion, for people and prompts
+    Tools {
+        #[command(subcommand)]
+        command: ToolsCommand,
     },
     /// Write shell completions and man pages (for packagers and the repository)
     #[command(hide = true)]
@@ -197,4 +216,92 @@ pub struct GenerateArgs {
     /// Directory that receives completions/ and man/
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct EvaluateArgs {
+    /// Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time
+    #[arg(long, value_name = "WHEN", default_value = "7d")]
+    pub since: String,
+
+    /// End of the window (exclusive), as --since [default: now]
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+
+    /// Compute and report, but store nothing (every store's bytes stay as they are)
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Write the proposed argument aliases as a TOML fragment to merge into a policy
+    #[arg(long, value_name = "FILE")]
+    pub emit_policy_patch: Option<PathBuf>,
+
+    /// Mark a recommendation accepted (by its id) instead of running the pass
+    #[arg(long, value_name = "ID", conflicts_with_all = ["reject", "dry_run", "emit_policy_patch"])]
+    pub accept: Option<String>,
+
+    /// Mark a recommendation rejected (by its id) instead of running the pass
+    #[arg(long, value_name = "ID", conflicts_with_all = ["dry_run", "emit_policy_patch"])]
+    pub reject: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion
+    #[command(
+        long_about = "One row per tool and method: calls, pass/corrected/rejected shares, boundary \
+            and low-utility referrals, user corrections, utility, a cohesion warning and the top \
+            boundary axes; from the latest evaluate run plus live counts of what was recorded since.\n\n\
+            --format known-tools writes a <known_tools> block for a Tool Builder prompt: ranked \
+            (degraded last, then utility x recency), at most --top entries, never longer than \
+            --budget characters."
+    )]
+    Health(HealthArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = HealthFormat::Table)]
+    pub format: HealthFormat,
+
+    /// At most this many entries [default: 12 for known-tools, else all]
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+
+    /// known-tools: the block is never longer than this many characters
+    #[arg(long, value_name = "CHARS", default_value_t = 2000)]
+    pub budget: usize,
+
+    /// Row order (known-tools always ranks)
+    #[arg(long, value_enum, default_value_t = HealthSort::Calls)]
+    pub sort: HealthSort,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HealthFormat {
+    Table,
+    Json,
+    /// A <known_tools> block for a Tool Builder prompt
+    KnownTools,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HealthSort {
+    /// Most calls first
+    Calls,
+    /// Lowest utility first
+    Utility,
+    /// Most user corrections first
+    Corrections,
+    /// Most boundary referrals first
+    Boundary,
+    /// By name
+    Name,
+    /// Degraded last, then utility x recency
+    Rank,
 }

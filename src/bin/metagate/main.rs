@@ -3,13 +3,16 @@
 mod cli;
 mod config;
 mod db_cmd;
+mod evaluate_cmd;
 mod exit;
 mod gate_cmd;
 mod generate;
 mod policy_cmd;
 mod record_cmd;
 mod runtime;
+mod tools_cmd;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -40,7 +43,13 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Status> {
-    let env = runtime::Env::new(cli.db.as_deref(), cli.now.as_deref())?;
+    if cli.db.len() > 1 && !matches!(cli.command, Command::Evaluate(_)) {
+        anyhow::bail!(
+            "--db is given {} times; only evaluate reads more than one store",
+            cli.db.len()
+        );
+    }
+    let env = runtime::Env::new(cli.db.first().map(PathBuf::as_path), cli.now.as_deref())?;
     match cli.command {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
@@ -54,6 +63,14 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Db { command } => {
             let policy = config::load_policy(cli.policy.as_deref(), &[])?;
             db_cmd::run(command, &env.with_policy(&policy))
+        }
+        Command::Evaluate(args) => {
+            let policy = config::load_policy(cli.policy.as_deref(), &[])?;
+            evaluate_cmd::run(&args, &cli.db, &policy, &env.with_policy(&policy))
+        }
+        Command::Tools { command } => {
+            let policy = config::load_policy(cli.policy.as_deref(), &[])?;
+            tools_cmd::run(command, &policy, &env.with_policy(&policy))
         }
         Command::Generate(args) => generate::run(&args),
     }

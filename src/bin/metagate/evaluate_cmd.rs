@@ -1,0 +1,253 @@
+//! `metagate evaluate`.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use indicatif::{ProgressBar, ProgressStyle};
+use metagate::evaluate::{
+    self, Aggregate, Window, alias_json, health, policy_patch, propose_aliases, recommend,
+    recommendation_json, results, scan, tools_json,
+};
+use metagate::events::format_time;
+use metagate::schema::Policy;
+use metagate::store::StoreError;
+use serde_json::json;
+
+use crate::cli::{EvaluateArgs, Format};
+use crate::exit::Status;
+use crate::runtime::Env;
+
+pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> Result<Status> {
+    let paths: Vec<PathBuf> = if dbs.is_empty() {
+        vec![env.db_path()?]
+    } else {
+        dbs.to_vec()
+    };
+    if let Some(id) = args.accept.as_deref() {
+        return set_status(id, "accepted", args.format, env);
+    }
+    if let Some(id) = args.reject.as_deref() {
+        return set_status(id, "rejected", args.format, env);
+    }
+    let t = policy.thresholds();
+    let now_ms = (env.clock())();
+    let from_ms = evaluate::parse_moment(&args.since, now_ms)
+        .map_err(anyhow::Error::msg)
+        .context("--since")?;
+    let until_ms = match &args.until {
+        Some(u) => evaluate::parse_moment(u, now_ms)
+            .map_err(anyhow::Error::msg)
+            .context("--until")?,
+        // Exclusive: an event recorded at this very millisecond is in.
+        None => now_ms + 1,
+    };
+    if from_ms >= until_ms {
+        bail!(
+            "the window is empty: --since {} is not before --until {}",
+            format_time(from_ms),
+            format_time(until_ms)
+        );
+    }
+    let window = Window::new(from_ms, until_ms, now_ms.min(until_ms), &t);
+
+    // Read every shard, read-only.
+    let mut conns = Vec::new();
+    let mut agg = Aggregate::default();
+    for path in &paths {
+        match scan::open_read_only(path)? {
+            Some(conn) => conns.push((path.clone(), conn)),
+            None => agg.empty_stores.push(path.display().to_string()),
+        }
+    }
+    let mut total = 0;
+    for (path, conn) in &conns {
+        total += scan::row_estimate(conn).map_err(|e| StoreError::from_sqlite(path, e))?;
+    }
+    let bar = progress_bar(total);
+    let mut done = 0;
+    for (path, conn) in &conns {
+        let part = scan::scan(conn, policy, &window, &t, done, total, &mut |n, total| {
+            bar.set_length(total.max(n));
+            bar.set_position(n);
+        })
+        .map_err(|e| StoreError::from_sqlite(path, e))
+        .with_context(|| format!("cannot read the telemetry in {}", path.display()))?;
+        done += scan::row_estimate(conn).map_err(|e| StoreError::from_sqlite(path, e))?;
+        agg.merge(part);
+    }
+    bar.finish_and_clear();
+    for empty in &agg.empty_stores {
+        eprintln!("metagate: evaluate: {empty} holds no telemetry yet");
+    }
+
+    let aliases = propose_aliases(&agg.alias_pairs, &t);
+    let mut recs = recommend(&agg.tallies, &aliases, &t);
+    let shards: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let run_id = if args.dry_run {
+        if let Some((path, conn)) = conns.iter().find(|(p, _)| *p == paths[0]) {
+            results::statuses(conn, &mut recs).map_err(|e| StoreError::from_sqlite(path, e))?;
+        }
+        None
+    } else {
+        let mut store = env.open_existing_store()?;
+        let id = results::save(
+            &mut store,
+            results::Run {
+                window: &window,
+                ran_at_ms: now_ms,
+                shards: &shards,
+                aggregate: &agg,
+                recommendations: &mut recs,
+                aliases: &aliases,
+                thresholds: &t,
+            },
+        )?;
+        Some(id)
+    };
+    drop(conns);
+
+    if let Some(patch) = &args.emit_policy_patch {
+        std::fs::write(patch, policy_patch(&aliases))
+            .with_context(|| format!("cannot write the policy patch {}", patch.display()))?;
+        eprintln!(
+            "metagate: evaluate: wrote {} proposed aliases to {}",
+            aliases.len(),
+            patch.display()
+        );
+    }
+
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            let doc = json!({
+                "window": {
+                    "from": format_time(window.from_ms),
+                    "until": format_time(window.until_ms),
+                    "recent_from": format_time(window.recent_from_ms),
+                },
+                "events": agg.events,
+                "tools": tools_json(&agg.tallies, &t),
+                "recommendations": recs.iter().map(recommendation_json).collect::<Vec<_>>(),
+                "proposed_aliases": aliases.iter().map(alias_json).collect::<Vec<_>>(),
+                "user_corrections_unlinked": agg.unlinked_corrections,
+                "run": run_id,
+                "stored_in": run_id.map(|_| paths[0].display().to_string()),
+                "shards": shards,
+            });
+            writeln!(out, "{doc}")?;
+        }
+        Format::Table => {
+            let stored = match run_id {
+                Some(id) => format!("run {id} stored in {}", paths[0].display()),
+                None => "dry run: nothing stored".to_string(),
+            };
+            writeln!(
+                out,
+                "window {} → {} · {} events from {} store{} · {stored}",
+                format_time(window.from_ms),
+                format_time(window.until_ms),
+                agg.events,
+                paths.len(),
+                if paths.len() == 1 { "" } else { "s" }
+            )?;
+            if agg.events == 0 {
+                writeln!(out, "no events in the window: nothing to evaluate")?;
+            } else {
+                let rows = health::rows(&agg.tallies, health::Sort::Name, now_ms, &t);
+                writeln!(out, "{}", crate::tools_cmd::health_table(&rows, &t))?;
+                writeln!(out, "{}", recommendations_table(&recs))?;
+                if !aliases.is_empty() {
+                    let mut table = Table::new();
+                    table.load_style(UTF8_BORDERS_ONLY);
+                    table.set_header(vec!["tool", "alias", "declared", "seen", "share"]);
+                    for a in &aliases {
+                        table.add_row(vec![
+                            a.tool.clone(),
+                            a.from.clone(),
+                            a.to.clone(),
+                            a.count.to_string(),
+                            format!("{:.0}%", a.share * 100.0),
+                        ]);
+                    }
+                    writeln!(
+                        out,
+                        "proposed aliases (--emit-policy-patch FILE writes them as TOML):\n{table}"
+                    )?;
+                }
+            }
+        }
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn recommendations_table(recs: &[evaluate::Recommendation]) -> String {
+    if recs.is_empty() {
+        return "no recommendations".to_string();
+    }
+    let mut table = Table::new();
+    table.load_style(UTF8_BORDERS_ONLY);
+    table.set_header(vec![
+        "id",
+        "kind",
+        "tool",
+        "confidence",
+        "status",
+        "summary",
+    ]);
+    for r in recs {
+        let tool = match &r.method {
+            Some(m) => format!("{}.{m}", r.tool),
+            None => r.tool.clone(),
+        };
+        table.add_row(vec![
+            r.id.clone(),
+            r.kind.to_string(),
+            tool,
+            format!("{:.2}", r.confidence),
+            r.status.clone(),
+            r.summary.clone(),
+        ]);
+    }
+    table.to_string()
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} evaluating {pos}/{len} rows [{elapsed}] {wide_bar}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Status> {
+    let mut store = env.open_existing_store()?;
+    let path = store.path().to_path_buf();
+    match results::set_status(&mut store, id, status)? {
+        Some((tool, kind, previous)) => {
+            if format == Format::Json {
+                println!(
+                    "{}",
+                    json!({"id": id, "tool": tool, "kind": kind, "status": status, "previous": previous})
+                );
+            }
+            eprintln!("metagate: evaluate: {id} ({kind} for {tool}): {previous} → {status}");
+            Ok(Status::Success)
+        }
+        None => {
+            eprintln!(
+                "metagate: evaluate: no recommendation {id:?} in {}; `metagate evaluate --format json` lists them",
+                path.display()
+            );
+            Ok(Status::Rejected)
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! `metagate tools health`.
+
+use std::io::Write;
+
+use anyhow::Result;
+use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use metagate::evaluate::health::{self, Sort};
+use metagate::evaluate::{Tally, Window, results, tools_json};
+use metagate::events::format_time;
+use metagate::schema::Policy;
+use metagate::schema::evaluate::Thresholds;
+use serde_json::{Map, Value};
+
+use crate::cli::{HealthArgs, HealthFormat, HealthSort, ToolsCommand};
+use crate::exit::Status;
+use crate::runtime::Env;
+
+/// `<known_tools>` holds at most this many entries unless `--top` says otherwise (recurgent's
+/// number).
+const KNOWN_TOOLS_TOP: usize = 12;
+
+pub fn run(command: ToolsCommand, policy: &Policy, env: &Env) -> Result<Status> {
+    match command {
+        ToolsCommand::Health(args) => health_cmd(&args, policy, env),
+    }
+}
+
+fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
+    let t = policy.thresholds();
+    let now_ms = (env.clock())();
+    let store = env.open_existing_store()?;
+    let fail = |e| store.err(e);
+    let run = results::latest(store.conn_ref()).map_err(fail)?;
+    let (hw, from_ms) = match &run {
+        Some(r) => (r.high_water, r.window_from_ms),
+        None => (results::HighWater::default(), i64::MIN),
+    };
+    let window = Window::new(from_ms, now_ms.saturating_add(1), now_ms, &t);
+    let live = results::live(store.conn_ref(), hw, &window, &t).map_err(fail)?;
+    match &run {
+        Some(r) => eprintln!(
+            "metagate: tools health: evaluate run {} ({} → {}, made {}) plus live counts since",
+            r.id,
+            format_time(r.window_from_ms),
+            format_time(r.window_to_ms),
+            format_time(r.ran_at_ms)
+        ),
+        None => eprintln!(
+            "metagate: tools health: no evaluate run in {} yet: live counts only (no utility or cohesion; run `metagate evaluate`)",
+            store.path().display()
+        ),
+    }
+    let tallies = health::combine(run.map(|r| r.tallies).unwrap_or_default(), live);
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        HealthFormat::KnownTools => {
+            let block = health::known_tools(
+                &tallies,
+                args.top.unwrap_or(KNOWN_TOOLS_TOP),
+                args.budget,
+                now_ms,
+                &t,
+            );
+            if block.is_empty() {
+                eprintln!(
+                    "metagate: tools health: --budget {} is too small for even an empty <known_tools> block",
+                    args.budget
+                );
+            }
+            write!(out, "{block}")?;
+        }
+        HealthFormat::Json => {
+            let sort = sort_of(args.sort);
+            let mut order: Vec<String> = Vec::new();
+            for (tool, _, _) in health::rows(&tallies, sort, now_ms, &t) {
+                if !order.contains(&tool) {
+                    order.push(tool);
+                }
+            }
+            order.truncate(args.top.unwrap_or(usize::MAX));
+            let all = tools_json(&tallies, &t);
+            let mut doc = Map::new();
+            for tool in order {
+                if let Some(v) = all.get(&tool) {
+                    doc.insert(tool, v.clone());
+                }
+            }
+            writeln!(out, "{}", Value::Object(doc))?;
+        }
+        HealthFormat::Table => {
+            let mut rows = health::rows(&tallies, sort_of(args.sort), now_ms, &t);
+            rows.truncate(args.top.unwrap_or(usize::MAX));
+            if rows.is_empty() {
+                writeln!(out, "no tool calls or outcomes recorded yet")?;
+            } else {
+                writeln!(out, "{}", health_table(&rows, &t))?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn sort_of(s: HealthSort) -> Sort {
+    match s {
+        HealthSort::Calls => Sort::Calls,
+        HealthSort::Utility => Sort::Utility,
+        HealthSort::Corrections => Sort::Corrections,
+        HealthSort::Boundary => Sort::Boundary,
+        HealthSort::Name => Sort::Name,
+        HealthSort::Rank => Sort::Rank,
+    }
+}
+
+/// One row per tool and method, shared with `evaluate`'s report.
+pub fn health_table(rows: &[(String, String, Tally)], t: &Thresholds) -> Table {
+    let mut table = Table::new();
+    table.load_style(UTF8_BORDERS_ONLY);
+    table.set_header(vec![
+        "tool",
+        "method",
+        "calls",
+        "pass/corr/rej",
+        "boundary (recent)",
+        "low utility (recent)",
+        "user corr.",
+        "utility",
+        "cohesion",
+        "top axes",
+    ]);
+    let pct = |n: u64, of: u64| {
+        if of == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.0}%", n as f64 * 100.0 / of as f64)
+        }
+    };
+    for (tool, method, m) in rows {
+        let axes: Vec<String> = m
+            .axes_ranked()
+            .into_iter()
+            .take(3)
+            .map(|(a, _)| a)
+            .collect();
+        let mut flags = Vec::new();
+        if m.cohesion_warning(t) {
+            flags.push("warning");
+        }
+        if m.degraded(t) {
+            flags.push("degraded");
+        }
+        table.add_row(vec![
+            tool.clone(),
+            if method.is_empty() {
+                "-".to_string()
+            } else {
+                method.clone()
+            },
+            m.calls_seen().to_string(),
+            format!(
+                "{}/{}/{}",
+                pct(m.passed, m.calls),
+                pct(m.corrected, m.calls),
+                pct(m.rejected, m.calls)
+            ),
+            format!("{} ({})", m.boundary, m.boundary_recent),
+            format!("{} ({})", m.low_utility, m.low_utility_recent),
+            m.user_corrections().to_string(),
+            m.utility()
+                .map_or_else(|| "-".to_string(), |u| format!("{u:.2}")),
+            if flags.is_empty() {
+                "-".to_string()
+            } else {
+                flags.join(", ")
+            },
+            if axes.is_empty() {
+                "-".to_string()
+            } else {
+                axes.join(", ")
+            },
+        ]);
+    }
+    table
+}

@@ -1,0 +1,327 @@
+//! Evaluate runs in the store: saved idempotently (one run per window, replaced when run
+//! again), recommendations keeping their id and status across runs, and read back for `tools
+//! health` with live counts of what was recorded since.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::{Aggregate, ProposedAlias, Recommendation, Tallies, Tally, Window};
+use crate::schema::evaluate::Thresholds;
+use crate::store::{Store, StoreError};
+
+/// What one run found, ready to be stored.
+pub struct Run<'a> {
+    pub window: &'a Window,
+    pub ran_at_ms: i64,
+    pub shards: &'a [String],
+    pub aggregate: &'a Aggregate,
+    pub recommendations: &'a mut [Recommendation],
+    pub aliases: &'a [ProposedAlias],
+    pub thresholds: &'a Thresholds,
+}
+
+/// The largest row ids of the telemetry tables.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HighWater {
+    pub decisions: i64,
+    pub outcomes: i64,
+    pub corrections: i64,
+}
+
+pub fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
+    let max = |table: &str| -> rusqlite::Result<i64> {
+        conn.query_row(
+            &format!("SELECT coalesce(max(rowid), 0) FROM {table}"),
+            [],
+            |r| r.get(0),
+        )
+    };
+    Ok(HighWater {
+        decisions: max("decisions")?,
+        outcomes: max("outcomes")?,
+        corrections: max("user_corrections")?,
+    })
+}
+
+/// Stores a run, replacing an earlier run over the same window; recommendations already known
+/// keep their status (and `run.recommendations` are given it). Returns the run's id.
+pub fn save(store: &mut Store, run: Run<'_>) -> Result<i64, StoreError> {
+    let path = store.path().to_path_buf();
+    let fail = |e| StoreError::from_sqlite(&path, e);
+    let tx = store
+        .conn()
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(fail)?;
+    let hw = high_water(&tx).map_err(fail)?;
+    let shards = serde_json::to_string(run.shards).expect("strings serialize");
+    let id: i64 = tx
+        .query_row(
+            "INSERT INTO eval_runs (window_from_ms, window_to_ms, ran_at_ms, events, shards, \
+               decisions_hw, outcomes_hw, corrections_hw, unlinked_corrections) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+             ON CONFLICT (window_from_ms, window_to_ms) DO UPDATE SET \
+               ran_at_ms = excluded.ran_at_ms, events = excluded.events, shards = excluded.shards, \
+               decisions_hw = excluded.decisions_hw, outcomes_hw = excluded.outcomes_hw, \
+               corrections_hw = excluded.corrections_hw, unlinked_corrections = excluded.unlinked_corrections \
+             RETURNING id",
+            params![
+                run.window.from_ms,
+                run.window.until_ms,
+                run.ran_at_ms,
+                run.aggregate.events as i64,
+                shards,
+                hw.decisions,
+                hw.outcomes,
+                hw.corrections,
+                run.aggregate.unlinked_corrections as i64,
+            ],
+            |r| r.get(0),
+        )
+        .map_err(fail)?;
+    for table in [
+        "eval_health",
+        "eval_run_recommendations",
+        "eval_alias_pairs",
+    ] {
+        tx.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), [id])
+            .map_err(fail)?;
+    }
+    {
+        let t = run.thresholds;
+        let mut health = tx
+            .prepare(
+                "INSERT INTO eval_health (run_id, tool, method, calls, utility, cohesion_warning, degraded, tally) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .map_err(fail)?;
+        for (tool, methods) in &run.aggregate.tallies {
+            for (method, tally) in methods {
+                health
+                    .execute(params![
+                        id,
+                        tool,
+                        method,
+                        tally.calls as i64,
+                        tally.utility(),
+                        tally.cohesion_warning(t),
+                        tally.degraded(t),
+                        serde_json::to_string(tally).expect("a tally serializes"),
+                    ])
+                    .map_err(fail)?;
+            }
+        }
+        let mut upsert = tx
+            .prepare(
+                "INSERT INTO eval_recommendations (id, tool, method, kind, subject, confidence, summary, axes, evidence, first_seen_ms, last_seen_ms) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10) \
+                 ON CONFLICT (id) DO UPDATE SET confidence = excluded.confidence, summary = excluded.summary, \
+                   axes = excluded.axes, evidence = excluded.evidence, \
+                   last_seen_ms = max(last_seen_ms, excluded.last_seen_ms) \
+                 RETURNING status",
+            )
+            .map_err(fail)?;
+        let mut link = tx
+            .prepare(
+                "INSERT OR IGNORE INTO eval_run_recommendations (run_id, rec_id) VALUES (?1, ?2)",
+            )
+            .map_err(fail)?;
+        let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
+        for r in run.recommendations.iter_mut() {
+            r.status = upsert
+                .query_row(
+                    params![
+                        r.id,
+                        r.tool,
+                        r.method,
+                        r.kind,
+                        r.subject,
+                        r.confidence,
+                        r.summary,
+                        json(&r.axes),
+                        json(&r.evidence),
+                        run.ran_at_ms
+                    ],
+                    |row| row.get(0),
+                )
+                .map_err(fail)?;
+            link.execute(params![id, r.id]).map_err(fail)?;
+        }
+        let mut pair = tx
+            .prepare(
+                "INSERT INTO eval_alias_pairs (run_id, tool, from_arg, to_arg, count) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .map_err(fail)?;
+        for ((tool, from, to), n) in &run.aggregate.alias_pairs {
+            pair.execute(params![id, tool, from, to, *n as i64])
+                .map_err(fail)?;
+        }
+    }
+    tx.commit().map_err(fail)?;
+    Ok(id)
+}
+
+/// The statuses of known recommendations (for a `--dry-run`, which stores nothing).
+pub fn statuses(conn: &Connection, recs: &mut [Recommendation]) -> rusqlite::Result<()> {
+    if !has_tables(conn)? {
+        return Ok(());
+    }
+    let mut st = conn.prepare("SELECT status FROM eval_recommendations WHERE id = ?1")?;
+    for r in recs {
+        if let Some(s) = st.query_row([&r.id], |row| row.get(0)).optional()? {
+            r.status = s;
+        }
+    }
+    Ok(())
+}
+
+/// Whether this store has the evaluate tables (a read-only store of an older metagate may
+/// not).
+pub fn has_tables(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'eval_recommendations')",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// Sets a recommendation's status; `Ok(None)` when no recommendation has that id, else the
+/// recommendation's tool, kind and previous status.
+pub fn set_status(
+    store: &mut Store,
+    id: &str,
+    status: &str,
+) -> Result<Option<(String, String, String)>, StoreError> {
+    let path = store.path().to_path_buf();
+    let fail = |e| StoreError::from_sqlite(&path, e);
+    let tx = store
+        .conn()
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(fail)?;
+    let found: Option<(String, String, String)> = tx
+        .query_row(
+            "SELECT tool, kind, status FROM eval_recommendations WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(fail)?;
+    if found.is_some() {
+        tx.execute(
+            "UPDATE eval_recommendations SET status = ?2 WHERE id = ?1",
+            params![id, status],
+        )
+        .map_err(fail)?;
+    }
+    tx.commit().map_err(fail)?;
+    Ok(found)
+}
+
+/// The latest run, as `tools health` reads it.
+#[derive(Debug, Clone, Default)]
+pub struct LatestRun {
+    pub id: i64,
+    pub window_from_ms: i64,
+    pub window_to_ms: i64,
+    pub ran_at_ms: i64,
+    pub high_water: HighWater,
+    pub tallies: Tallies,
+    /// Tool → recommendation kinds of the run still open (proposed or accepted).
+    pub open_recommendations: BTreeMap<String, Vec<String>>,
+}
+
+/// The run made last, if any.
+pub fn latest(conn: &Connection) -> rusqlite::Result<Option<LatestRun>> {
+    if !has_tables(conn)? {
+        return Ok(None);
+    }
+    let run = conn
+        .query_row(
+            "SELECT id, window_from_ms, window_to_ms, ran_at_ms, decisions_hw, outcomes_hw, corrections_hw \
+             FROM eval_runs ORDER BY ran_at_ms DESC, id DESC LIMIT 1",
+            [],
+            |r| {
+                Ok(LatestRun {
+                    id: r.get(0)?,
+                    window_from_ms: r.get(1)?,
+                    window_to_ms: r.get(2)?,
+                    ran_at_ms: r.get(3)?,
+                    high_water: HighWater {
+                        decisions: r.get(4)?,
+                        outcomes: r.get(5)?,
+                        corrections: r.get(6)?,
+                    },
+                    ..LatestRun::default()
+                })
+            },
+        )
+        .optional()?;
+    let Some(mut run) = run else {
+        return Ok(None);
+    };
+    let mut st = conn.prepare("SELECT tool, method, tally FROM eval_health WHERE run_id = ?1")?;
+    let mut rows = st.query([run.id])?;
+    while let Some(r) = rows.next()? {
+        let tool: String = r.get(0)?;
+        let method: String = r.get(1)?;
+        let tally: Tally = serde_json::from_str(r.get_ref(2)?.as_str()?).unwrap_or_default();
+        run.tallies.entry(tool).or_default().insert(method, tally);
+    }
+    let mut st = conn.prepare(
+        "SELECT r.tool, r.kind FROM eval_run_recommendations l JOIN eval_recommendations r ON r.id = l.rec_id \
+         WHERE l.run_id = ?1 AND r.status <> 'rejected' ORDER BY r.tool, r.kind",
+    )?;
+    let mut rows = st.query([run.id])?;
+    while let Some(r) = rows.next()? {
+        run.open_recommendations
+            .entry(r.get(0)?)
+            .or_default()
+            .push(r.get(1)?);
+    }
+    Ok(Some(run))
+}
+
+/// Counts of what was recorded after the high-water marks (by row id, so they are read from
+/// the end of each table, never by scanning it).
+pub fn live(
+    conn: &Connection,
+    hw: HighWater,
+    window: &Window,
+    t: &Thresholds,
+) -> rusqlite::Result<Tallies> {
+    let mut agg = Aggregate::default();
+    let mut st = conn.prepare(
+        "SELECT tool, method, verdict, category, count(*), max(ts_ms) FROM decisions \
+         WHERE rowid > ?1 AND tool IS NOT NULL GROUP BY tool, method, verdict, category",
+    )?;
+    let mut rows = st.query([hw.decisions])?;
+    while let Some(r) = rows.next()? {
+        let tool: String = r.get(0)?;
+        let method: Option<String> = r.get(1)?;
+        let verdict: String = r.get(2)?;
+        let category: Option<String> = r.get(3)?;
+        let n: i64 = r.get(4)?;
+        let last: i64 = r.get(5)?;
+        let tally = agg.tally(&tool, method.as_deref());
+        tally.add_decisions(n.max(0) as u64, last, &verdict, category.as_deref());
+    }
+    super::scan::add_outcomes(
+        conn,
+        "rowid > ?1",
+        &[&hw.outcomes],
+        window,
+        t,
+        &mut agg,
+        &mut || {},
+    )?;
+    super::scan::add_corrections(
+        conn,
+        "rowid > ?1",
+        &[&hw.corrections],
+        window,
+        t,
+        &mut agg,
+        &mut || {},
+    )?;
+    Ok(agg.tallies)
+}

@@ -1,0 +1,305 @@
+//! The policy's `[evaluate]` section: every threshold the out-of-band pass (`metagate
+//! evaluate`, `metagate tools health`) uses, with documented defaults, and the checks
+//! `policy check` runs on them.
+
+use serde::{Deserialize, Serialize};
+
+/// `[evaluate]` as written; every key optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvaluateFile {
+    /// A later ask counts as a re-ask only within this many seconds of the earlier one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reask_window_secs: Option<u64>,
+    /// Share of the earlier ask's capabilities the later ask must also name (0–1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reask_overlap: Option<f64>,
+    /// Phrases in a later ask recorded as weaker evidence (never a correction by themselves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phrases: Option<Vec<String>>,
+    /// The "recent" part of the window: its last this many hours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recent_hours: Option<u64>,
+    /// Utility evidence loses half its weight every this many hours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_life_hours: Option<u64>,
+    /// How much a user correction weighs against utility (a successful outcome weighs 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_correction_weight: Option<f64>,
+    /// How much the tool's own `low_utility` referral weighs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_utility_weight: Option<f64>,
+    /// How much a `wrong_tool_boundary` referral weighs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary_weight: Option<f64>,
+    /// Cohesion warning (and `split_boundary`): at least this many referrals (one without
+    /// evidence counts half) …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohesion_min_referrals: Option<u64>,
+    /// … across at least this many distinct normalized axes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohesion_min_axes: Option<u64>,
+    /// `tighten_acceptance`: at least this many low-utility referrals plus user corrections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tighten_min_signals: Option<u64>,
+    /// `demote`: at least this many failures …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded_min_failures: Option<u64>,
+    /// … a failure rate above this (and more failures than successes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded_failure_rate: Option<f64>,
+    /// `deprecate_alias`: a method with at most this share of its tool's calls …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias_max_share: Option<f64>,
+    /// … and at least this many calls …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias_min_calls: Option<u64>,
+    /// … of which at least this share were rejected or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias_problem_rate: Option<f64>,
+    /// `review_schema`: a required argument found missing in at least this many calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_schema_min_missing: Option<u64>,
+    /// `learn_alias`: an unknown → declared argument pair seen at least this many times …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learn_alias_min_pairs: Option<u64>,
+    /// … and holding at least this share of the pairs its unknown name was seen in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learn_alias_min_share: Option<f64>,
+}
+
+/// The thresholds in force, defaults filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thresholds {
+    pub reask_window_ms: i64,
+    pub reask_overlap: f64,
+    pub phrases: Vec<String>,
+    pub recent_ms: i64,
+    pub half_life_ms: i64,
+    pub user_correction_weight: f64,
+    pub low_utility_weight: f64,
+    pub boundary_weight: f64,
+    pub cohesion_min_referrals: f64,
+    pub cohesion_min_axes: usize,
+    pub tighten_min_signals: u64,
+    pub degraded_min_failures: u64,
+    pub degraded_failure_rate: f64,
+    pub alias_max_share: f64,
+    pub alias_min_calls: u64,
+    pub alias_problem_rate: f64,
+    pub review_schema_min_missing: u64,
+    pub learn_alias_min_pairs: u64,
+    pub learn_alias_min_share: f64,
+}
+
+/// The phrase hints when the policy names none.
+pub const DEFAULT_PHRASES: [&str; 6] = [
+    "this is wrong",
+    "that's wrong",
+    "try again",
+    "looks like a menu",
+    "not what i asked",
+    "that is not right",
+];
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        EvaluateFile::default().thresholds()
+    }
+}
+
+const HOUR_MS: i64 = 3_600_000;
+
+fn ms(n: u64, unit: i64) -> i64 {
+    i64::try_from(n)
+        .unwrap_or(i64::MAX / unit)
+        .saturating_mul(unit)
+}
+
+impl EvaluateFile {
+    /// The thresholds, each absent key at its default.
+    pub fn thresholds(&self) -> Thresholds {
+        Thresholds {
+            reask_window_ms: ms(self.reask_window_secs.unwrap_or(180), 1000),
+            reask_overlap: self.reask_overlap.unwrap_or(0.67),
+            phrases: self
+                .phrases
+                .clone()
+                .unwrap_or_else(|| DEFAULT_PHRASES.iter().map(|s| s.to_string()).collect()),
+            recent_ms: ms(self.recent_hours.unwrap_or(24), HOUR_MS),
+            half_life_ms: ms(self.half_life_hours.unwrap_or(72), HOUR_MS),
+            user_correction_weight: self.user_correction_weight.unwrap_or(3.0),
+            low_utility_weight: self.low_utility_weight.unwrap_or(1.0),
+            boundary_weight: self.boundary_weight.unwrap_or(0.5),
+            cohesion_min_referrals: self.cohesion_min_referrals.unwrap_or(3) as f64,
+            cohesion_min_axes: self.cohesion_min_axes.unwrap_or(2) as usize,
+            tighten_min_signals: self.tighten_min_signals.unwrap_or(2),
+            degraded_min_failures: self.degraded_min_failures.unwrap_or(3),
+            degraded_failure_rate: self.degraded_failure_rate.unwrap_or(0.6),
+            alias_max_share: self.alias_max_share.unwrap_or(0.2),
+            alias_min_calls: self.alias_min_calls.unwrap_or(5),
+            alias_problem_rate: self.alias_problem_rate.unwrap_or(0.5),
+            review_schema_min_missing: self.review_schema_min_missing.unwrap_or(3),
+            learn_alias_min_pairs: self.learn_alias_min_pairs.unwrap_or(3),
+            learn_alias_min_share: self.learn_alias_min_share.unwrap_or(0.8),
+        }
+    }
+
+    /// Writes every default in, for `policy show`.
+    pub fn fill_defaults(&mut self) {
+        let t = self.thresholds();
+        let secs = |v: i64, unit: i64| u64::try_from(v / unit).unwrap_or(0);
+        self.reask_window_secs
+            .get_or_insert(secs(t.reask_window_ms, 1000));
+        self.reask_overlap.get_or_insert(t.reask_overlap);
+        self.phrases.get_or_insert(t.phrases);
+        self.recent_hours.get_or_insert(secs(t.recent_ms, HOUR_MS));
+        self.half_life_hours
+            .get_or_insert(secs(t.half_life_ms, HOUR_MS));
+        self.user_correction_weight
+            .get_or_insert(t.user_correction_weight);
+        self.low_utility_weight.get_or_insert(t.low_utility_weight);
+        self.boundary_weight.get_or_insert(t.boundary_weight);
+        self.cohesion_min_referrals
+            .get_or_insert(t.cohesion_min_referrals as u64);
+        self.cohesion_min_axes
+            .get_or_insert(t.cohesion_min_axes as u64);
+        self.tighten_min_signals
+            .get_or_insert(t.tighten_min_signals);
+        self.degraded_min_failures
+            .get_or_insert(t.degraded_min_failures);
+        self.degraded_failure_rate
+            .get_or_insert(t.degraded_failure_rate);
+        self.alias_max_share.get_or_insert(t.alias_max_share);
+        self.alias_min_calls.get_or_insert(t.alias_min_calls);
+        self.alias_problem_rate.get_or_insert(t.alias_problem_rate);
+        self.review_schema_min_missing
+            .get_or_insert(t.review_schema_min_missing);
+        self.learn_alias_min_pairs
+            .get_or_insert(t.learn_alias_min_pairs);
+        self.learn_alias_min_share
+            .get_or_insert(t.learn_alias_min_share);
+    }
+
+    /// Layers `over` on `self`, key by key.
+    pub fn layer(&mut self, over: EvaluateFile) {
+        macro_rules! take {
+            ($($f:ident),*) => { $( if over.$f.is_some() { self.$f = over.$f; } )* };
+        }
+        take!(
+            reask_window_secs,
+            reask_overlap,
+            phrases,
+            recent_hours,
+            half_life_hours,
+            user_correction_weight,
+            low_utility_weight,
+            boundary_weight,
+            cohesion_min_referrals,
+            cohesion_min_axes,
+            tighten_min_signals,
+            degraded_min_failures,
+            degraded_failure_rate,
+            alias_max_share,
+            alias_min_calls,
+            alias_problem_rate,
+            review_schema_min_missing,
+            learn_alias_min_pairs,
+            learn_alias_min_share
+        );
+    }
+
+    /// What is wrong with the section: (key, message) pairs.
+    pub fn check(&self) -> Vec<(&'static str, String)> {
+        let mut problems = Vec::new();
+        let shares = [
+            ("reask_overlap", self.reask_overlap),
+            ("degraded_failure_rate", self.degraded_failure_rate),
+            ("alias_max_share", self.alias_max_share),
+            ("alias_problem_rate", self.alias_problem_rate),
+            ("learn_alias_min_share", self.learn_alias_min_share),
+        ];
+        for (key, v) in shares {
+            if let Some(v) = v
+                && !(0.0..=1.0).contains(&v)
+            {
+                problems.push((key, format!("must be a share between 0 and 1, not {v}")));
+            }
+        }
+        let weights = [
+            ("user_correction_weight", self.user_correction_weight),
+            ("low_utility_weight", self.low_utility_weight),
+            ("boundary_weight", self.boundary_weight),
+        ];
+        for (key, v) in weights {
+            if let Some(v) = v
+                && !(v.is_finite() && v >= 0.0)
+            {
+                problems.push((key, format!("must be a weight of 0 or more, not {v}")));
+            }
+        }
+        let counts = [
+            ("reask_window_secs", self.reask_window_secs),
+            ("recent_hours", self.recent_hours),
+            ("half_life_hours", self.half_life_hours),
+            ("cohesion_min_referrals", self.cohesion_min_referrals),
+            ("cohesion_min_axes", self.cohesion_min_axes),
+            ("tighten_min_signals", self.tighten_min_signals),
+            ("degraded_min_failures", self.degraded_min_failures),
+            ("alias_min_calls", self.alias_min_calls),
+            ("review_schema_min_missing", self.review_schema_min_missing),
+            ("learn_alias_min_pairs", self.learn_alias_min_pairs),
+        ];
+        for (key, v) in counts {
+            if v == Some(0) {
+                problems.push((key, "must be at least 1".to_string()));
+            }
+        }
+        if let Some(phrases) = &self.phrases
+            && let Some(i) = phrases.iter().position(|p| p.trim().is_empty())
+        {
+            problems.push((
+                "phrases",
+                format!("entry {} is empty: it would match every ask", i + 1),
+            ));
+        }
+        problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let t = Thresholds::default();
+        assert_eq!(t.reask_window_ms, 180_000);
+        assert_eq!(t.reask_overlap, 0.67);
+        assert_eq!(t.cohesion_min_referrals, 3.0);
+        assert_eq!(t.cohesion_min_axes, 2);
+        assert_eq!(t.degraded_min_failures, 3);
+        assert_eq!(t.degraded_failure_rate, 0.6);
+        let mut filled = EvaluateFile::default();
+        filled.fill_defaults();
+        assert_eq!(filled.thresholds(), t);
+        assert!(filled.check().is_empty());
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let cases: &[(&str, &str)] = &[
+            ("reask_overlap = 1.5", "reask_overlap"),
+            ("boundary_weight = -1.0", "boundary_weight"),
+            ("cohesion_min_axes = 0", "cohesion_min_axes"),
+            ("phrases = [\"ok\", \" \"]", "phrases"),
+            ("learn_alias_min_share = -0.1", "learn_alias_min_share"),
+        ];
+        for (text, key) in cases {
+            let f: EvaluateFile = toml::from_str(text).unwrap();
+            let problems = f.check();
+            assert_eq!(problems.len(), 1, "{text}");
+            assert_eq!(problems[0].0, *key, "{text}");
+        }
+    }
+}
