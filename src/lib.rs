@@ -9,6 +9,7 @@
 //! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline),
 //!   [`events`] (what `record` appends), [`policy`] (the operator's checks);
 //! - storage: [`store`] (the SQLite file), [`telemetry`] (writing decisions and events);
+//! - grants: [`permit`] (time-boxed capability grants: coverage, store, interactive flow);
 //! - jobs: [`gate`], [`record`].
 
 pub mod args;
@@ -28,6 +29,8 @@ pub mod schema;
 
 pub mod store;
 pub mod telemetry;
+
+pub mod permit;
 
 pub mod gate;
 pub mod record;

@@ -118,6 +118,8 @@ pub struct TelemetrySink {
     /// Counts read from the store since the last commit, by key and window length: a group of
     /// lines asks the store once per key, not once per line.
     read: HashMap<(CountKey, Option<i64>), Count>,
+    /// What the grant check decided about the call being decided, audited with its row.
+    grant_check: Option<crate::permit::check::GrantCheck>,
 }
 
 impl TelemetrySink {
@@ -143,6 +145,7 @@ impl TelemetrySink {
             counting,
             pending: HashMap::new(),
             read: HashMap::new(),
+            grant_check: None,
         }
     }
 
@@ -222,6 +225,19 @@ impl Facts for TelemetrySink {
         };
         telemetry::completed(store, session, tool, evidence).map_err(|e| e.to_string())
     }
+
+    fn grants(&mut self, capability: &str) -> Result<Vec<crate::permit::Grant>, String> {
+        let now = (self.now_ms)();
+        match &self.recorder {
+            Ok(r) => crate::permit::store::candidates(r.store().conn_ref(), capability, now)
+                .map_err(|e| r.store().err(e).to_string()),
+            Err(reason) => Err(reason.clone()),
+        }
+    }
+
+    fn grant_checked(&mut self, check: crate::permit::check::GrantCheck) {
+        self.grant_check = Some(check);
+    }
 }
 
 impl Sink for TelemetrySink {
@@ -230,6 +246,7 @@ impl Sink for TelemetrySink {
     }
 
     fn record(&mut self, decision: &Decision<'_>, latency_us: u64) {
+        let grant_check = self.grant_check.take();
         if self.recorder.is_err() {
             return;
         }
@@ -237,8 +254,12 @@ impl Sink for TelemetrySink {
         if self.counting {
             self.count_pending(&row);
         }
+        let event = grant_check.and_then(|c| grant_event(c, decision, &row));
         if let Ok(recorder) = &mut self.recorder {
             recorder.push(row);
+            if let Some(e) = event {
+                recorder.push_grant_event(e);
+            }
         }
     }
 
@@ -253,6 +274,43 @@ impl Sink for TelemetrySink {
             Err(reason) => Err(SinkError(reason.clone())),
         }
     }
+}
+
+/// The audit event for a decision's grant check: `used` when the call went through (a later
+/// check may still have refused it: then the grant was not used), `denied` when the grant
+/// check refused it.
+fn grant_event(
+    check: crate::permit::check::GrantCheck,
+    decision: &Decision<'_>,
+    row: &DecisionRow,
+) -> Option<crate::permit::store::GrantEvent> {
+    use crate::permit::check::GrantCheck;
+    let rejected = decision.error.is_some();
+    let (event, grant, capability, tool, detail) = match check {
+        GrantCheck::Used {
+            grant,
+            capability,
+            tool,
+        } if !rejected => ("used", Some(grant), capability, tool, None),
+        GrantCheck::Denied {
+            capability,
+            tool,
+            reason,
+            grant,
+        } if rejected => ("denied", grant, capability, tool, Some(reason)),
+        _ => return None,
+    };
+    Some(crate::permit::store::GrantEvent {
+        ts_ms: row.ts_ms,
+        event,
+        grant_id: grant.map(|g| g.to_string()),
+        capability,
+        tool: Some(tool),
+        session: row.session.clone(),
+        decision_id: None,
+        actor: None,
+        detail,
+    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 
 /// The migrations, in order; the schema version is how many have run (`PRAGMA user_version`).
-pub const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_telemetry.sql")];
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_telemetry.sql"),
+    include_str!("migrations/0002_grants.sql"),
+];
 
 /// The schema version this metagate writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

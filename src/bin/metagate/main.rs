@@ -6,6 +6,7 @@ mod db_cmd;
 mod exit;
 mod gate_cmd;
 mod generate;
+mod permit_cmd;
 mod policy_cmd;
 mod record_cmd;
 mod runtime;
@@ -54,6 +55,10 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Db { command } => {
             let policy = config::load_policy(cli.policy.as_deref(), &[])?;
             db_cmd::run(command, &env.with_policy(&policy))
+        }
+        Command::Permit(args) => {
+            let policy = config::load_policy(cli.policy.as_deref(), &[])?;
+            permit_cmd::run(args, &policy, &env.with_policy(&policy))
         }
         Command::Generate(args) => generate::run(&args),
     }
