@@ -268,7 +268,7 @@ fn db_info_reports_tables_and_span() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let info: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(info["schema_version"], 1);
+    assert_eq!(info["schema_version"], metagate::store::SCHEMA_VERSION);
     assert_eq!(
         info["tables"],
         json!({"decisions":0,"outcomes":1,"asks":1,"user_corrections":0})

@@ -127,7 +127,12 @@ pub struct PermitGrantArgs {
     #[arg(long, value_name = "PATH|HOST")]
     pub scope: Vec<String>,
     /// How long the grant lasts: 90s, 5m, 15m, 1h (at most 30d)
-    #[arg(long = "for", value_name = "DURATION", default_value = "5m")]
+    #[arg(
+        long = "for",
+        value_name = "DURATION",
+        default_value = "5m",
+        allow_hyphen_values = true
+    )]
     pub duration: String,
     /// Bind the grant to one session (gate --session / METAGATE_SESSION)
     #[arg(long, value_name = "ID")]
