@@ -554,6 +554,17 @@ fn bad_input_is_refused_with_exit_2() {
             "could never be checked",
         ),
         (
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "file_access",
+                "--scope",
+                "example.com",
+            ],
+            "no tool with capability file_access has a url argument",
+        ),
+        (
             &["permit", "revoke", "mg_0123456789abcdef0123456789abcdef"],
             "no grant",
         ),

@@ -849,6 +849,7 @@ fn explain_tells_every_stage() {
         "explain: correction: argument \"cmd\" → \"command\" (arg_alias)",
         "explain: intent system_task: admits system_execute",
         "explain: command (shell): passes",
+        "explain: grant: system_execute for system_execute covered by mg_",
         "explain: limit per_caller per minute (caller ops): 0/10",
         "explain: loop breaker: 0 identical calls",
         "explain: verdict: corrected",

@@ -120,6 +120,10 @@ pub struct TelemetrySink {
     read: HashMap<(CountKey, Option<i64>), Count>,
     /// What the grant check decided about the call being decided, audited with its row.
     grant_check: Option<crate::permit::check::GrantCheck>,
+    /// Grants read from the store since the last commit, by capability: a group of lines asks
+    /// once per capability. A grant made or revoked by another process counts from the next
+    /// group on; expiry is judged per call.
+    grants_read: HashMap<String, Vec<crate::permit::Grant>>,
 }
 
 impl TelemetrySink {
@@ -146,6 +150,7 @@ impl TelemetrySink {
             pending: HashMap::new(),
             read: HashMap::new(),
             grant_check: None,
+            grants_read: HashMap::new(),
         }
     }
 
@@ -227,12 +232,18 @@ impl Facts for TelemetrySink {
     }
 
     fn grants(&mut self, capability: &str) -> Result<Vec<crate::permit::Grant>, String> {
-        let now = (self.now_ms)();
-        match &self.recorder {
-            Ok(r) => crate::permit::store::candidates(r.store().conn_ref(), capability, now)
-                .map_err(|e| r.store().err(e).to_string()),
-            Err(reason) => Err(reason.clone()),
+        if let Some(g) = self.grants_read.get(capability) {
+            return Ok(g.clone());
         }
+        let now = (self.now_ms)();
+        let grants = match &self.recorder {
+            Ok(r) => crate::permit::store::candidates(r.store().conn_ref(), capability, now)
+                .map_err(|e| r.store().err(e).to_string())?,
+            Err(reason) => return Err(reason.clone()),
+        };
+        self.grants_read
+            .insert(capability.to_string(), grants.clone());
+        Ok(grants)
     }
 
     fn grant_checked(&mut self, check: crate::permit::check::GrantCheck) {
@@ -266,6 +277,7 @@ impl Sink for TelemetrySink {
     fn commit(&mut self) -> Result<(), SinkError> {
         self.pending.clear();
         self.read.clear();
+        self.grants_read.clear();
         match &mut self.recorder {
             Ok(recorder) => recorder
                 .commit()

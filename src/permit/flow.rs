@@ -48,8 +48,9 @@ pub struct Offer<'a> {
     pub capabilities: &'a [(String, Vec<String>)],
     /// Whether a capability's tools name paths or hosts a scope could check.
     pub scopable: &'a dyn Fn(&str) -> bool,
-    /// Reads and resolves one scope value (paths inside the policy root).
-    pub resolve_scope: &'a dyn Fn(&str) -> Result<ScopeEntry, String>,
+    /// Reads and resolves one scope value (paths inside the policy root) for a capability,
+    /// refusing one its tools could never match.
+    pub resolve_scope: &'a dyn Fn(&str, &str) -> Result<ScopeEntry, String>,
     /// The session to offer for "this session only" (`$METAGATE_SESSION`).
     pub session: Option<&'a str>,
 }
@@ -85,11 +86,11 @@ pub fn run(p: &mut dyn Prompter, offer: &Offer<'_>) -> Result<Option<Request>, P
             Some(""),
             &mut |t| {
                 t.split_whitespace()
-                    .try_for_each(|s| (offer.resolve_scope)(s).map(|_| ()))
+                    .try_for_each(|s| (offer.resolve_scope)(&capability, s).map(|_| ()))
             },
         )?;
         for s in text.split_whitespace() {
-            scope.push((offer.resolve_scope)(s).map_err(PromptError::Io)?);
+            scope.push((offer.resolve_scope)(&capability, s).map_err(PromptError::Io)?);
         }
     }
     let items: Vec<String> = DURATIONS.iter().map(|d| d.to_string()).collect();

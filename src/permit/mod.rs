@@ -440,14 +440,28 @@ pub fn needs_grant<'p>(policy: &'p Policy, tool: &str) -> Option<&'p str> {
 
 /// Whether any tool with `capability` has a `path` or `url` argument a scope could check.
 pub fn scopable(policy: &Policy, capability: &str) -> bool {
+    takes(policy, capability, crate::schema::ArgKind::Path)
+        || takes(policy, capability, crate::schema::ArgKind::Url)
+}
+
+/// Whether any tool with `capability` has an argument of `kind`.
+pub fn takes(policy: &Policy, capability: &str, kind: crate::schema::ArgKind) -> bool {
     policy.tools.values().any(|t| {
-        t.capability.as_deref() == Some(capability)
-            && t.args.values().any(|a| {
-                matches!(
-                    a.kind,
-                    Some(crate::schema::ArgKind::Path | crate::schema::ArgKind::Url)
-                )
-            })
+        t.capability.as_deref() == Some(capability) && t.args.values().any(|a| a.kind == Some(kind))
+    })
+}
+
+/// Why a scope entry could never match a call of `capability`, if it could not.
+pub fn scope_mismatch(policy: &Policy, capability: &str, entry: &ScopeEntry) -> Option<String> {
+    let (kind, what) = match entry {
+        ScopeEntry::Path(_) => (crate::schema::ArgKind::Path, "path"),
+        ScopeEntry::Host(_) => (crate::schema::ArgKind::Url, "url"),
+    };
+    (!takes(policy, capability, kind)).then(|| {
+        format!(
+            "{} could never match: no tool with capability {capability} has a {what} argument",
+            entry.to_text()
+        )
     })
 }
 

@@ -469,7 +469,7 @@ fn offer_run(answers: &[&'static str]) -> (Result<Option<Request>, PromptError>,
         ),
     ];
     let scopable = |c: &str| c == "file_access";
-    let resolve = |s: &str| match parse_scope(s)? {
+    let resolve = |_: &str, s: &str| match parse_scope(s)? {
         ScopeInput::Path(p) => Ok(ScopeEntry::Path(PathBuf::from("/w").join(p))),
         ScopeInput::Host(h) => Ok(ScopeEntry::Host(h)),
     };

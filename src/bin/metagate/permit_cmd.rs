@@ -90,6 +90,12 @@ fn request_of(g: &PermitGrantArgs, policy: &Policy) -> Result<Request, String> {
             permit::resolve_scope(policy, &cwd, s, &RealFs).map_err(|e| format!("--scope: {e}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(e) = scope
+        .iter()
+        .find_map(|e| permit::scope_mismatch(policy, capability, e))
+    {
+        return Err(format!("--scope: {e}"));
+    }
     if let Some(s) = &g.session
         && s.trim().is_empty()
     {
@@ -390,7 +396,13 @@ fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
     }
     let cwd = std::env::current_dir().context("cannot read the working folder")?;
     let scopable = |c: &str| permit::scopable(policy, c);
-    let resolve = |s: &str| permit::resolve_scope(policy, &cwd, s, &RealFs);
+    let resolve = |cap: &str, s: &str| {
+        let e = permit::resolve_scope(policy, &cwd, s, &RealFs)?;
+        match permit::scope_mismatch(policy, cap, &e) {
+            Some(why) => Err(why),
+            None => Ok(e),
+        }
+    };
     let session = std::env::var("METAGATE_SESSION")
         .ok()
         .filter(|s| !s.is_empty());
