@@ -260,14 +260,30 @@ fn without_rules(mut table: toml::Table) -> toml::Table {
     table
 }
 
-fn bench_policy(dir: &Path) {
-    const LINES: usize = 1_000_000;
-    let root = dir.join("policy-root");
+/// A folder the example policy's paths point into.
+fn policy_root(root: &Path) -> PathBuf {
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::create_dir_all(root.join("docs")).unwrap();
     for file in ["src/main.rs", "src/lib.rs", "README.md"] {
         std::fs::write(root.join(file), "fn main() {}\n").unwrap();
     }
+    root.to_path_buf()
+}
+
+/// Writes `lines` calls of [`POLICY_MIX`] to `path`.
+fn policy_calls(path: &Path, lines: usize) -> PathBuf {
+    let mut out = BufWriter::new(File::create(path).unwrap());
+    for i in 0..lines {
+        let line = POLICY_MIX[i % POLICY_MIX.len()].replace('@', &i.to_string());
+        writeln!(out, "{line}").unwrap();
+    }
+    out.flush().unwrap();
+    path.to_path_buf()
+}
+
+fn bench_policy(dir: &Path) {
+    const LINES: usize = 1_000_000;
+    let root = policy_root(&dir.join("policy-root"));
     // Limits are counted in the store, so the policy without telemetry leaves them out
     // (with limits and no store, every call would fail closed).
     let example = example_policy();
@@ -281,14 +297,7 @@ fn bench_policy(dir: &Path) {
     let with = write("example.toml", &example);
     let checks = write("checks.toml", &no_limits);
     let bare = write("bare.toml", &without_rules(example));
-    let file = dir.join("policy-calls.jsonl");
-    let mut out = BufWriter::new(File::create(&file).unwrap());
-    for i in 0..LINES {
-        let line = POLICY_MIX[i % POLICY_MIX.len()].replace('@', &i.to_string());
-        writeln!(out, "{line}").unwrap();
-    }
-    out.flush().unwrap();
-    drop(out);
+    let file = policy_calls(&dir.join("policy-calls.jsonl"), LINES);
     // The bare policy has no intents, so it runs without `--intent`.
     let gate = |policy: &Path, db: Option<&Path>| {
         let mut cmd = Command::new(BIN);
@@ -348,12 +357,7 @@ fn bench_policy(dir: &Path) {
 
 fn bench_grants(dir: &Path) {
     const LINES: usize = 200_000;
-    let root = dir.join("grants-root");
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::create_dir_all(root.join("docs")).unwrap();
-    for file in ["src/main.rs", "src/lib.rs", "README.md"] {
-        std::fs::write(root.join(file), "fn main() {}\n").unwrap();
-    }
+    let root = policy_root(&dir.join("grants-root"));
     // Limits left out of both, so the store work compared is the grant lookups only.
     let mut without = example_policy();
     without.remove("limits");
@@ -372,14 +376,7 @@ fn bench_grants(dir: &Path) {
     };
     let with = write("grants.toml", &with);
     let without = write("no-grants.toml", &without);
-    let file = dir.join("grant-calls.jsonl");
-    let mut out = BufWriter::new(File::create(&file).unwrap());
-    for i in 0..LINES {
-        let line = POLICY_MIX[i % POLICY_MIX.len()].replace('@', &i.to_string());
-        writeln!(out, "{line}").unwrap();
-    }
-    out.flush().unwrap();
-    drop(out);
+    let file = policy_calls(&dir.join("grant-calls.jsonl"), LINES);
     let db = dir.join("grants.db");
     let gate = |policy: &Path| {
         for suffix in ["", "-wal", "-shm"] {
