@@ -873,3 +873,61 @@ fn interactive_permit_at_a_real_terminal() {
     assert_eq!(g["expires_in_ms"], 14 * 60_000);
     assert!(g["scope"][0].as_str().unwrap().ends_with("/docs"), "{g}");
 }
+
+#[test]
+fn a_glob_scope_matches_resolved_paths() {
+    let env = Env::new();
+    for f in ["docs/a.md", "docs/a.txt", "docs/sub/b.md", "notes/c.md"] {
+        env.sb.file(f, "x");
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        env.sb.path().join("notes/c.md"),
+        env.sb.path().join("docs/link.md"),
+    )
+    .unwrap();
+    let (out, err, code) = env.run(
+        &at(0),
+        &[
+            "permit",
+            "grant",
+            "--capability",
+            "file_access",
+            "--scope",
+            "./docs/*.md",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let g: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        g["scope"][0].as_str().unwrap().ends_with("/docs/*.md"),
+        "{g}"
+    );
+    let read = |p: &str| env.gate(&at(1), &[], "file_read", json!({"path": p})).1;
+    assert_eq!(read("docs/a.md"), 0);
+    assert_eq!(read("./docs/../docs/a.md"), 0);
+    for p in ["docs/a.txt", "docs/sub/b.md", "notes/c.md"] {
+        assert_eq!(read(p), 1, "{p}");
+    }
+    if cfg!(unix) {
+        // The link's name matches, where it leads does not.
+        assert_eq!(read("docs/link.md"), 1);
+    }
+    // A glob whose folder leaves the root, or that climbs after its wildcard, is refused.
+    for bad in ["../*.md", "./docs/*/../../../x"] {
+        let (_, err, code) = env.run(
+            &at(0),
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "file_access",
+                "--scope",
+                bad,
+            ],
+        );
+        assert_eq!(code, 2, "{bad}: {err}");
+    }
+}

@@ -82,7 +82,7 @@ pub fn run(p: &mut dyn Prompter, offer: &Offer<'_>) -> Result<Option<Request>, P
     let mut scope = Vec::new();
     if (offer.scopable)(&capability) {
         let text = p.input(
-            "Scope: folders, files or hosts, separated by spaces (empty: everything)",
+            "Scope: folders, files, globs or hosts, separated by spaces (empty: everything)",
             Some(""),
             &mut |t| {
                 t.split_whitespace()

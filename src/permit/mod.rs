@@ -80,6 +80,9 @@ pub enum ScopeEntry {
     /// A host, lower case without a trailing dot: it covers exactly that host
     /// (`*.example.com` covers its subdomains, not `example.com` itself).
     Host(String),
+    /// A glob over resolved absolute paths, its literal folder resolved like a path:
+    /// `*` and `?` stay within one component, `**` crosses them.
+    Glob(String),
 }
 
 impl ScopeEntry {
@@ -88,6 +91,7 @@ impl ScopeEntry {
         match self {
             ScopeEntry::Path(p) => p.display().to_string(),
             ScopeEntry::Host(h) => format!("host:{h}"),
+            ScopeEntry::Glob(g) => g.clone(),
         }
     }
 
@@ -95,6 +99,7 @@ impl ScopeEntry {
     pub fn from_text(text: &str) -> ScopeEntry {
         match text.strip_prefix("host:") {
             Some(h) => ScopeEntry::Host(h.to_string()),
+            None if has_glob(text) => ScopeEntry::Glob(text.to_string()),
             None => ScopeEntry::Path(PathBuf::from(text)),
         }
     }
@@ -138,6 +143,20 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
     Err(format!(
         "scope {t:?} could be a folder or a host: write ./{t} for a folder or host:{t} for a host"
     ))
+}
+
+/// Whether a path holds glob syntax.
+fn has_glob(text: &str) -> bool {
+    text.contains(['*', '?', '[', '{'])
+}
+
+/// Whether a glob over absolute paths matches `path` (a glob that does not parse matches
+/// nothing: it never widens a grant).
+fn glob_matches(glob: &str, path: &Path) -> bool {
+    globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(path))
 }
 
 fn host_name(h: &str) -> Result<String, String> {
@@ -350,6 +369,7 @@ pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
         let inside = grant.scope.iter().any(|s| match s {
             // Path::starts_with compares whole components: /home/a does not cover /home/ab.
             ScopeEntry::Path(root) => p.starts_with(root),
+            ScopeEntry::Glob(g) => glob_matches(g, p),
             ScopeEntry::Host(_) => false,
         });
         if !inside {
@@ -360,7 +380,7 @@ pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
         let h = h.trim_end_matches('.').to_ascii_lowercase();
         let inside = grant.scope.iter().any(|s| match s {
             ScopeEntry::Host(pattern) => host_matches(pattern, &h),
-            ScopeEntry::Path(_) => false,
+            ScopeEntry::Path(_) | ScopeEntry::Glob(_) => false,
         });
         if !inside {
             return Err(Miss::HostOutside(h));
@@ -454,7 +474,7 @@ pub fn takes(policy: &Policy, capability: &str, kind: crate::schema::ArgKind) ->
 /// Why a scope entry could never match a call of `capability`, if it could not.
 pub fn scope_mismatch(policy: &Policy, capability: &str, entry: &ScopeEntry) -> Option<String> {
     let (kind, what) = match entry {
-        ScopeEntry::Path(_) => (crate::schema::ArgKind::Path, "path"),
+        ScopeEntry::Path(_) | ScopeEntry::Glob(_) => (crate::schema::ArgKind::Path, "path"),
         ScopeEntry::Host(_) => (crate::schema::ArgKind::Url, "url"),
     };
     (!takes(policy, capability, kind)).then(|| {
@@ -604,15 +624,47 @@ pub fn resolve_scope(
                 .map_or_else(|| cwd.to_path_buf(), |b| cwd.join(b));
             let rules = crate::pathcheck::PathRules::new(&base.join(&paths.root), &[], &[], fs)
                 .map_err(|e| format!("the policy's path root {}: {}", e.glob, e.message))?;
-            match crate::pathcheck::check(&p, &rules, fs) {
-                Ok(rel) if rel == "." => Ok(ScopeEntry::Path(rules.root().to_path_buf())),
-                Ok(rel) => Ok(ScopeEntry::Path(rules.root().join(rel))),
-                Err(e) => Err(format!(
-                    "scope {p:?} cannot be granted: {} (the policy's path root is {})",
-                    e.rule(),
-                    rules.root().display()
-                )),
+            // A glob: its literal folder is resolved like any path, the pattern kept after it.
+            let (p, pattern) = match p.split('/').position(has_glob) {
+                Some(i) => {
+                    let parts: Vec<&str> = p.split('/').collect();
+                    let folder = parts[..i].join("/");
+                    let folder = if folder.is_empty() && !p.starts_with('/') {
+                        ".".to_string()
+                    } else if folder.is_empty() {
+                        "/".to_string()
+                    } else {
+                        folder
+                    };
+                    (folder, Some(parts[i..].join("/")))
+                }
+                None => (p, None),
+            };
+            let resolved = match crate::pathcheck::check(&p, &rules, fs) {
+                Ok(rel) if rel == "." => rules.root().to_path_buf(),
+                Ok(rel) => rules.root().join(rel),
+                Err(e) => {
+                    return Err(format!(
+                        "scope {p:?} cannot be granted: {} (the policy's path root is {})",
+                        e.rule(),
+                        rules.root().display()
+                    ));
+                }
+            };
+            let Some(pattern) = pattern else {
+                return Ok(ScopeEntry::Path(resolved));
+            };
+            if pattern.split('/').any(|c| c == "..") {
+                return Err(format!(
+                    "scope glob {text:?}: `..` after the first wildcard could leave the folder"
+                ));
             }
+            let glob = format!("{}/{pattern}", resolved.display());
+            globset::GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| format!("scope glob {text:?} does not parse: {e}"))?;
+            Ok(ScopeEntry::Glob(glob))
         }
     }
 }

@@ -224,6 +224,41 @@ fn coverage_table() {
             t,
             Err("path"),
         ),
+        (
+            "glob: one level",
+            grant(&["/w/docs/*.md"], None),
+            need(None, &["/w/docs/a.md"], &[]),
+            t,
+            Ok(()),
+        ),
+        (
+            "glob: * stays in its folder",
+            grant(&["/w/docs/*.md"], None),
+            need(None, &["/w/docs/sub/a.md"], &[]),
+            t,
+            Err("does not cover"),
+        ),
+        (
+            "glob: ** crosses folders",
+            grant(&["/w/docs/**/*.md"], None),
+            need(None, &["/w/docs/sub/a.md"], &[]),
+            t,
+            Ok(()),
+        ),
+        (
+            "glob: other extension",
+            grant(&["/w/docs/*.md"], None),
+            need(None, &["/w/docs/a.txt"], &[]),
+            t,
+            Err("does not cover"),
+        ),
+        (
+            "glob: sibling folder",
+            grant(&["/w/docs/**"], None),
+            need(None, &["/w/docs2/a.md"], &[]),
+            t,
+            Err("does not cover"),
+        ),
     ];
     for (name, g, n, now, want) in cases {
         let got = covers(&g, &n, now).map_err(|m| m.describe(&g.id));
