@@ -598,3 +598,104 @@ fn interactive_flow_scope_session_custom_and_refusals() {
     let (r, _) = offer_run(&["system_execute"]);
     assert_eq!(r.unwrap_err(), PromptError::Cancelled);
 }
+
+/// The checker in-process: a runtime check needs a grant and takes it from the facts; `lint`'s
+/// scope (`runtime: false`) skips grants as it skips limits.
+#[test]
+fn checker_consults_grants_only_at_runtime() {
+    use crate::args::Args;
+    use crate::error::Category;
+    use crate::pathcheck::RealFs;
+    use crate::policy::{Checker, Context, Facts, NoFacts, Scope, Setup};
+    use crate::schema::Source;
+
+    struct Granted(Vec<Grant>, Option<check::GrantCheck>);
+    impl Facts for Granted {
+        fn now_ms(&self) -> i64 {
+            1001 * MIN
+        }
+        fn count(
+            &mut self,
+            _: &crate::policy::CountKey,
+            _: Option<i64>,
+            _: u64,
+        ) -> Result<crate::policy::Count, String> {
+            Ok(crate::policy::Count::default())
+        }
+        fn completed(
+            &mut self,
+            _: &str,
+            _: &str,
+            _: crate::schema::file::Evidence,
+        ) -> Result<bool, String> {
+            Ok(true)
+        }
+        fn grants(&mut self, capability: &str) -> Result<Vec<Grant>, String> {
+            Ok(self
+                .0
+                .iter()
+                .filter(|g| g.capability == capability)
+                .cloned()
+                .collect())
+        }
+        fn grant_checked(&mut self, c: check::GrantCheck) {
+            self.1 = Some(c);
+        }
+    }
+
+    let text = "extends = \"none\"\n[tools.x]\ncapability = \"system_execute\"\n[tools.x.args.command]\ntype = \"string\"\n[permit]\nrequire = [\"system_execute\"]\n";
+    let policy = Policy::from_source(
+        Source {
+            name: "p.toml",
+            text,
+        },
+        None,
+    )
+    .unwrap();
+    let cwd = std::env::temp_dir();
+    let checker = Checker::new(
+        &policy,
+        &Setup {
+            cwd: &cwd,
+            protected: vec![],
+            fs: &RealFs,
+        },
+    );
+    let args = Args::from_map(serde_json::from_str(r#"{"command":"ls"}"#).unwrap());
+    let ctx = Context::default();
+    let run = |facts: &mut dyn Facts, runtime: bool| {
+        checker.check(
+            &policy,
+            "x",
+            &args,
+            &ctx,
+            facts,
+            &RealFs,
+            Scope { runtime },
+            &mut None,
+        )
+    };
+    // lint: no grant, no store, still fine.
+    assert!(run(&mut NoFacts(0), false).is_ok());
+    // gate without a store: refused, never assumed.
+    let e = run(&mut NoFacts(0), true).unwrap_err();
+    assert_eq!(e.category, Category::ConfirmationRequired);
+    assert!(!e.retryable());
+    assert!(e.message.contains("telemetry is off"), "{}", e.message);
+    // With a live grant it passes, and the check reports which grant it used.
+    let mut facts = Granted(vec![grant(&[], None)], None);
+    assert!(run(&mut facts, true).is_ok());
+    assert!(
+        matches!(facts.1, Some(check::GrantCheck::Used { ref grant, .. }) if grant.as_str() == GrantId::from_bytes([7; 16]).as_str())
+    );
+    // Another capability's grant does not count, and the denial is reported.
+    let mut other = grant(&[], None);
+    other.capability = "file_access".into();
+    let mut facts = Granted(vec![other], None);
+    let e = run(&mut facts, true).unwrap_err();
+    assert_eq!(e.category, Category::ConfirmationRequired);
+    assert!(matches!(
+        facts.1,
+        Some(check::GrantCheck::Denied { grant: None, .. })
+    ));
+}
