@@ -10,6 +10,9 @@
 //!   an intent and a caller given, so intent, caller, path, shell and URL checks all run),
 //!   beside the same tools with every policy rule removed; then both again with telemetry on,
 //!   so the limits (counted from the store) show separately.
+//! - `grants`: `gate --jsonl` with telemetry and the example policy requiring grants
+//!   (`[permit] require`, a live grant for each capability in the store, so every call needing
+//!   one looks its grants up), beside the same policy without `[permit]`.
 //! - `startup`: `gate` run once per call, beside `examples/bare_echo.rs` (a bare Rust binary
 //!   that parses and prints one JSON document), built with the same profile.
 
@@ -39,6 +42,9 @@ fn main() {
     }
     if run("startup") {
         bench_startup(dir.path());
+    }
+    if run("grants") {
+        bench_grants(dir.path());
     }
 }
 
@@ -234,6 +240,8 @@ fn example_policy() -> toml::Table {
             .unwrap()
             .extend(value.as_table().unwrap().clone());
     }
+    // Grants are benched on their own (`grants`): here, the checks as they were.
+    table.remove("permit");
     table
 }
 
@@ -252,14 +260,30 @@ fn without_rules(mut table: toml::Table) -> toml::Table {
     table
 }
 
-fn bench_policy(dir: &Path) {
-    const LINES: usize = 1_000_000;
-    let root = dir.join("policy-root");
+/// A folder the example policy's paths point into.
+fn policy_root(root: &Path) -> PathBuf {
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::create_dir_all(root.join("docs")).unwrap();
     for file in ["src/main.rs", "src/lib.rs", "README.md"] {
         std::fs::write(root.join(file), "fn main() {}\n").unwrap();
     }
+    root.to_path_buf()
+}
+
+/// Writes `lines` calls of [`POLICY_MIX`] to `path`.
+fn policy_calls(path: &Path, lines: usize) -> PathBuf {
+    let mut out = BufWriter::new(File::create(path).unwrap());
+    for i in 0..lines {
+        let line = POLICY_MIX[i % POLICY_MIX.len()].replace('@', &i.to_string());
+        writeln!(out, "{line}").unwrap();
+    }
+    out.flush().unwrap();
+    path.to_path_buf()
+}
+
+fn bench_policy(dir: &Path) {
+    const LINES: usize = 1_000_000;
+    let root = policy_root(&dir.join("policy-root"));
     // Limits are counted in the store, so the policy without telemetry leaves them out
     // (with limits and no store, every call would fail closed).
     let example = example_policy();
@@ -273,14 +297,7 @@ fn bench_policy(dir: &Path) {
     let with = write("example.toml", &example);
     let checks = write("checks.toml", &no_limits);
     let bare = write("bare.toml", &without_rules(example));
-    let file = dir.join("policy-calls.jsonl");
-    let mut out = BufWriter::new(File::create(&file).unwrap());
-    for i in 0..LINES {
-        let line = POLICY_MIX[i % POLICY_MIX.len()].replace('@', &i.to_string());
-        writeln!(out, "{line}").unwrap();
-    }
-    out.flush().unwrap();
-    drop(out);
+    let file = policy_calls(&dir.join("policy-calls.jsonl"), LINES);
     // The bare policy has no intents, so it runs without `--intent`.
     let gate = |policy: &Path, db: Option<&Path>| {
         let mut cmd = Command::new(BIN);
@@ -336,6 +353,72 @@ fn bench_policy(dir: &Path) {
         "    cost of checks + limits  {:>11.1} %",
         (1.0 - cd / ud) * 100.0
     );
+}
+
+fn bench_grants(dir: &Path) {
+    const LINES: usize = 200_000;
+    let root = policy_root(&dir.join("grants-root"));
+    // Limits left out of both, so the store work compared is the grant lookups only.
+    let mut without = example_policy();
+    without.remove("limits");
+    let mut with = without.clone();
+    let fixture: toml::Table = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/policies/sirthaddeus.toml"),
+    )
+    .unwrap()
+    .parse()
+    .unwrap();
+    with.insert("permit".into(), fixture["permit"].clone());
+    let write = |name: &str, table: &toml::Table| {
+        let path = root.join(name);
+        std::fs::write(&path, toml::to_string(table).unwrap()).unwrap();
+        path
+    };
+    let with = write("grants.toml", &with);
+    let without = write("no-grants.toml", &without);
+    let file = policy_calls(&dir.join("grant-calls.jsonl"), LINES);
+    let db = dir.join("grants.db");
+    let gate = |policy: &Path| {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+        }
+        for cap in ["screen_read", "system_execute", "file_access"] {
+            let status = Command::new(BIN)
+                .arg("--policy")
+                .arg(&with)
+                .arg("--db")
+                .arg(&db)
+                .args(["permit", "grant", "--capability", cap, "--for", "1h"])
+                .current_dir(&root)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        let mut cmd = Command::new(BIN);
+        cmd.args([
+            "gate", "--jsonl", "--quiet", "--caller", "bench", "--intent", "bench",
+        ])
+        .arg("--policy")
+        .arg(policy)
+        .arg("--db")
+        .arg(&db)
+        .current_dir(&root);
+        time_command(&mut cmd, &file)
+    };
+    let granted = best(3, || gate(&with));
+    let plain = best(3, || gate(&without));
+    let (g, p) = (rate(LINES, granted), rate(LINES, plain));
+    println!("gate --jsonl with telemetry, example policy: {LINES} lines");
+    println!(
+        "  grants required (live)     {g:>12.0} calls/s  ({:.2} s)",
+        granted.as_secs_f64()
+    );
+    println!(
+        "  no [permit]                {p:>12.0} calls/s  ({:.2} s)",
+        plain.as_secs_f64()
+    );
+    println!("  ratio with / without       {:>12.2}", g / p);
 }
 
 /// Builds the bare baseline with the same profile as this bench.

@@ -34,6 +34,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Look at the telemetry store')
             [CompletionResult]::new('evaluate', 'evaluate', [CompletionResultType]::ParameterValue, 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases')
             [CompletionResult]::new('tools', 'tools', [CompletionResultType]::ParameterValue, 'Look at tools: health and cohesion, for people and prompts')
+            [CompletionResult]::new('permit', 'permit', [CompletionResultType]::ParameterValue, 'Grant, list and revoke time-boxed capability grants that gate enforces')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -186,6 +187,70 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;tools;help;help' {
             break
         }
+        'metagate;permit' {
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('grant', 'grant', [CompletionResultType]::ParameterValue, 'Allow a capability for a while')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show grants: the live ones, or (--all) every one with the audit trail')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'End a grant now, or (--all) every live grant')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'metagate;permit;grant' {
+            [CompletionResult]::new('--capability', '--capability', [CompletionResultType]::ParameterName, 'The capability to allow (one the policy''s [permit] require names)')
+            [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Limit the grant to a file or folder (inside the policy''s path root) or a host (example.com, *.example.com, host:NAME); repeatable')
+            [CompletionResult]::new('--for', '--for', [CompletionResultType]::ParameterName, 'How long the grant lasts: 90s, 5m, 15m, 1h (at most 30d)')
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Bind the grant to one session (gate --session / METAGATE_SESSION)')
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why, for the audit trail')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'metagate;permit;list' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Every grant (expired and revoked too) and every granted, revoked, used and denied event')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'metagate;permit;revoke' {
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Revoke every live grant (prints how many)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'metagate;permit;help' {
+            [CompletionResult]::new('grant', 'grant', [CompletionResultType]::ParameterValue, 'Allow a capability for a while')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show grants: the live ones, or (--all) every one with the audit trail')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'End a grant now, or (--all) every live grant')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'metagate;permit;help;grant' {
+            break
+        }
+        'metagate;permit;help;list' {
+            break
+        }
+        'metagate;permit;help;revoke' {
+            break
+        }
+        'metagate;permit;help;help' {
+            break
+        }
         'metagate;generate' {
             [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Directory that receives completions/ and man/')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
@@ -202,6 +267,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('db', 'db', [CompletionResultType]::ParameterValue, 'Look at the telemetry store')
             [CompletionResult]::new('evaluate', 'evaluate', [CompletionResultType]::ParameterValue, 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases')
             [CompletionResult]::new('tools', 'tools', [CompletionResultType]::ParameterValue, 'Look at tools: health and cohesion, for people and prompts')
+            [CompletionResult]::new('permit', 'permit', [CompletionResultType]::ParameterValue, 'Grant, list and revoke time-boxed capability grants that gate enforces')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -238,6 +304,21 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;help;tools;health' {
+            break
+        }
+        'metagate;help;permit' {
+            [CompletionResult]::new('grant', 'grant', [CompletionResultType]::ParameterValue, 'Allow a capability for a while')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show grants: the live ones, or (--all) every one with the audit trail')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'End a grant now, or (--all) every live grant')
+            break
+        }
+        'metagate;help;permit;grant' {
+            break
+        }
+        'metagate;help;permit;list' {
+            break
+        }
+        'metagate;help;permit;revoke' {
             break
         }
         'metagate;help;generate' {

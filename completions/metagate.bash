@@ -31,6 +31,9 @@ _metagate() {
             metagate,help)
                 cmd="metagate__subcmd__help"
                 ;;
+            metagate,permit)
+                cmd="metagate__subcmd__permit"
+                ;;
             metagate,policy)
                 cmd="metagate__subcmd__policy"
                 ;;
@@ -67,6 +70,9 @@ _metagate() {
             metagate__subcmd__help,help)
                 cmd="metagate__subcmd__help__subcmd__help"
                 ;;
+            metagate__subcmd__help,permit)
+                cmd="metagate__subcmd__help__subcmd__permit"
+                ;;
             metagate__subcmd__help,policy)
                 cmd="metagate__subcmd__help__subcmd__policy"
                 ;;
@@ -79,6 +85,15 @@ _metagate() {
             metagate__subcmd__help__subcmd__db,info)
                 cmd="metagate__subcmd__help__subcmd__db__subcmd__info"
                 ;;
+            metagate__subcmd__help__subcmd__permit,grant)
+                cmd="metagate__subcmd__help__subcmd__permit__subcmd__grant"
+                ;;
+            metagate__subcmd__help__subcmd__permit,list)
+                cmd="metagate__subcmd__help__subcmd__permit__subcmd__list"
+                ;;
+            metagate__subcmd__help__subcmd__permit,revoke)
+                cmd="metagate__subcmd__help__subcmd__permit__subcmd__revoke"
+                ;;
             metagate__subcmd__help__subcmd__policy,check)
                 cmd="metagate__subcmd__help__subcmd__policy__subcmd__check"
                 ;;
@@ -87,6 +102,30 @@ _metagate() {
                 ;;
             metagate__subcmd__help__subcmd__tools,health)
                 cmd="metagate__subcmd__help__subcmd__tools__subcmd__health"
+                ;;
+            metagate__subcmd__permit,grant)
+                cmd="metagate__subcmd__permit__subcmd__grant"
+                ;;
+            metagate__subcmd__permit,help)
+                cmd="metagate__subcmd__permit__subcmd__help"
+                ;;
+            metagate__subcmd__permit,list)
+                cmd="metagate__subcmd__permit__subcmd__list"
+                ;;
+            metagate__subcmd__permit,revoke)
+                cmd="metagate__subcmd__permit__subcmd__revoke"
+                ;;
+            metagate__subcmd__permit__subcmd__help,grant)
+                cmd="metagate__subcmd__permit__subcmd__help__subcmd__grant"
+                ;;
+            metagate__subcmd__permit__subcmd__help,help)
+                cmd="metagate__subcmd__permit__subcmd__help__subcmd__help"
+                ;;
+            metagate__subcmd__permit__subcmd__help,list)
+                cmd="metagate__subcmd__permit__subcmd__help__subcmd__list"
+                ;;
+            metagate__subcmd__permit__subcmd__help,revoke)
+                cmd="metagate__subcmd__permit__subcmd__help__subcmd__revoke"
                 ;;
             metagate__subcmd__policy,check)
                 cmd="metagate__subcmd__policy__subcmd__check"
@@ -125,7 +164,7 @@ _metagate() {
 
     case "${cmd}" in
         metagate)
-            opts="-h -V --policy --db --now --help --version gate record policy db evaluate tools generate help"
+            opts="-h -V --policy --db --now --help --version gate record policy db evaluate tools permit generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -375,7 +414,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help)
-            opts="gate record policy db evaluate tools generate help"
+            opts="gate record policy db evaluate tools permit generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -472,6 +511,62 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        metagate__subcmd__help__subcmd__permit)
+            opts="grant list revoke"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__permit__subcmd__grant)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__permit__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__permit__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         metagate__subcmd__help__subcmd__policy)
             opts="show check"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -549,6 +644,208 @@ _metagate() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__permit)
+            opts="-h --policy --db --now --help grant list revoke help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__permit__subcmd__grant)
+            opts="-h --capability --scope --for --session --reason --format --policy --db --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --capability)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scope)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__permit__subcmd__help)
+            opts="grant list revoke help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__permit__subcmd__help__subcmd__grant)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__permit__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__permit__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__permit__subcmd__help__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__permit__subcmd__list)
+            opts="-h --all --format --policy --db --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__permit__subcmd__revoke)
+            opts="-h --all --policy --db --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

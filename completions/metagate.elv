@@ -31,6 +31,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand db 'Look at the telemetry store'
             cand evaluate 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
             cand tools 'Look at tools: health and cohesion, for people and prompts'
+            cand permit 'Grant, list and revoke time-boxed capability grants that gate enforces'
             cand generate 'Write shell completions and man pages (for packagers and the repository)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -162,6 +163,61 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;tools;help;help'= {
         }
+        &'metagate;permit'= {
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand grant 'Allow a capability for a while'
+            cand list 'Show grants: the live ones, or (--all) every one with the audit trail'
+            cand revoke 'End a grant now, or (--all) every live grant'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;permit;grant'= {
+            cand --capability 'The capability to allow (one the policy''s [permit] require names)'
+            cand --scope 'Limit the grant to a file or folder (inside the policy''s path root) or a host (example.com, *.example.com, host:NAME); repeatable'
+            cand --for 'How long the grant lasts: 90s, 5m, 15m, 1h (at most 30d)'
+            cand --session 'Bind the grant to one session (gate --session / METAGATE_SESSION)'
+            cand --reason 'Why, for the audit trail'
+            cand --format 'Output format'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'metagate;permit;list'= {
+            cand --format 'Output format'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand --all 'Every grant (expired and revoked too) and every granted, revoked, used and denied event'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'metagate;permit;revoke'= {
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand --all 'Revoke every live grant (prints how many)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'metagate;permit;help'= {
+            cand grant 'Allow a capability for a while'
+            cand list 'Show grants: the live ones, or (--all) every one with the audit trail'
+            cand revoke 'End a grant now, or (--all) every live grant'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;permit;help;grant'= {
+        }
+        &'metagate;permit;help;list'= {
+        }
+        &'metagate;permit;help;revoke'= {
+        }
+        &'metagate;permit;help;help'= {
+        }
         &'metagate;generate'= {
             cand --out 'Directory that receives completions/ and man/'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
@@ -177,6 +233,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand db 'Look at the telemetry store'
             cand evaluate 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
             cand tools 'Look at tools: health and cohesion, for people and prompts'
+            cand permit 'Grant, list and revoke time-boxed capability grants that gate enforces'
             cand generate 'Write shell completions and man pages (for packagers and the repository)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -203,6 +260,17 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
         }
         &'metagate;help;tools;health'= {
+        }
+        &'metagate;help;permit'= {
+            cand grant 'Allow a capability for a while'
+            cand list 'Show grants: the live ones, or (--all) every one with the audit trail'
+            cand revoke 'End a grant now, or (--all) every live grant'
+        }
+        &'metagate;help;permit;grant'= {
+        }
+        &'metagate;help;permit;list'= {
+        }
+        &'metagate;help;permit;revoke'= {
         }
         &'metagate;help;generate'= {
         }

@@ -35,6 +35,7 @@ complete -c metagate -n "__fish_metagate_needs_command" -f -a "policy" -d 'Show 
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "db" -d 'Look at the telemetry store'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
+complete -c metagate -n "__fish_metagate_needs_command" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l emit -d 'Write calls in this envelope instead of the one they came in' -r -f -a "agent-zero\t'{"tool_name", "tool_args"}'
@@ -129,20 +130,59 @@ complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "grant" -d 'Allow a capability for a while'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "revoke" -d 'End a grant now, or (--all) every live grant'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l capability -d 'The capability to allow (one the policy\'s [permit] require names)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l scope -d 'Limit the grant to a file or folder (inside the policy\'s path root) or a host (example.com, *.example.com, host:NAME); repeatable' -r
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l for -d 'How long the grant lasts: 90s, 5m, 15m, 1h (at most 30d)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l session -d 'Bind the grant to one session (gate --session / METAGATE_SESSION)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l reason -d 'Why, for the audit trail' -r
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l format -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l format -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l all -d 'Every grant (expired and revoked too) and every granted, revoked, used and denied event'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l all -d 'Revoke every live grant (prints how many)'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "grant" -d 'Allow a capability for a while'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'End a grant now, or (--all) every live grant'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l out -d 'Directory that receives completions/ and man/' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "policy" -d 'Show or check policy files'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "db" -d 'Look at the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "policy" -d 'Show or check policy files'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "db" -d 'Look at the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "grant" -d 'Allow a capability for a while'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "revoke" -d 'End a grant now, or (--all) every live grant'

@@ -47,6 +47,7 @@ pub fn run(
     report: &mut Report,
 ) -> Result<(), Box<ToolError>> {
     strip(&policy.gate.strip, args, report);
+    crate::permit::strip_grant_fields(policy, tool_name, args, report);
     let Some(tool) = policy.tool(tool_name) else {
         return match policy.gate.unknown_tools {
             UnknownTools::Pass => {

@@ -9,6 +9,7 @@
 //! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline),
 //!   [`events`] (what `record` appends), [`policy`] (the operator's checks);
 //! - storage: [`store`] (the SQLite file), [`telemetry`] (writing decisions and events);
+//! - grants: [`permit`] (time-boxed capability grants: coverage, store, interactive flow);
 //! - jobs: [`gate`], [`record`], [`evaluate`].
 
 pub mod args;
@@ -31,4 +32,5 @@ pub mod telemetry;
 
 pub mod evaluate;
 pub mod gate;
+pub mod permit;
 pub mod record;

@@ -39,6 +39,8 @@ const INSERT_DECISION: &str = "INSERT INTO decisions \
 pub struct Recorder {
     store: Store,
     pending: Vec<DecisionRow>,
+    /// Grant audit events, each with the index of the pending row (decision) it belongs to.
+    grant_events: Vec<(usize, crate::permit::store::GrantEvent)>,
 }
 
 impl Recorder {
@@ -46,11 +48,20 @@ impl Recorder {
         Recorder {
             store,
             pending: Vec::new(),
+            grant_events: Vec::new(),
         }
     }
 
     pub fn push(&mut self, row: DecisionRow) {
         self.pending.push(row);
+    }
+
+    /// Attaches a grant audit event to the row pushed last: it is written with that decision,
+    /// in the same transaction, naming its id.
+    pub fn push_grant_event(&mut self, event: crate::permit::store::GrantEvent) {
+        if let Some(last) = self.pending.len().checked_sub(1) {
+            self.grant_events.push((last, event));
+        }
     }
 
     pub fn pending(&self) -> usize {
@@ -63,6 +74,9 @@ impl Recorder {
             return Ok(0);
         }
         let rows = std::mem::take(&mut self.pending);
+        let mut grant_events = std::mem::take(&mut self.grant_events)
+            .into_iter()
+            .peekable();
         let path = self.store.path().to_path_buf();
         let fail = |e| StoreError::from_sqlite(&path, e);
         let conn = self.store.conn();
@@ -71,7 +85,7 @@ impl Recorder {
             .map_err(fail)?;
         {
             let mut insert = tx.prepare_cached(INSERT_DECISION).map_err(fail)?;
-            for r in &rows {
+            for (i, r) in rows.iter().enumerate() {
                 insert
                     .execute(params![
                         r.ts_ms,
@@ -90,6 +104,10 @@ impl Recorder {
                         r.latency_us,
                     ])
                     .map_err(fail)?;
+                while let Some((_, mut event)) = grant_events.next_if(|(row, _)| *row == i) {
+                    event.decision_id = Some(tx.last_insert_rowid());
+                    crate::permit::store::insert_event(&tx, &event).map_err(fail)?;
+                }
             }
         }
         tx.commit().map_err(fail)?;

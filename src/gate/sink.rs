@@ -118,6 +118,12 @@ pub struct TelemetrySink {
     /// Counts read from the store since the last commit, by key and window length: a group of
     /// lines asks the store once per key, not once per line.
     read: HashMap<(CountKey, Option<i64>), Count>,
+    /// What the grant check decided about the call being decided, audited with its row.
+    grant_check: Option<crate::permit::check::GrantCheck>,
+    /// Grants read from the store since the last commit, by capability: a group of lines asks
+    /// once per capability. A grant made or revoked by another process counts from the next
+    /// group on; expiry is judged per call.
+    grants_read: HashMap<String, Vec<crate::permit::Grant>>,
 }
 
 impl TelemetrySink {
@@ -143,6 +149,8 @@ impl TelemetrySink {
             counting,
             pending: HashMap::new(),
             read: HashMap::new(),
+            grant_check: None,
+            grants_read: HashMap::new(),
         }
     }
 
@@ -222,6 +230,25 @@ impl Facts for TelemetrySink {
         };
         telemetry::completed(store, session, tool, evidence).map_err(|e| e.to_string())
     }
+
+    fn grants(&mut self, capability: &str) -> Result<Vec<crate::permit::Grant>, String> {
+        if let Some(g) = self.grants_read.get(capability) {
+            return Ok(g.clone());
+        }
+        let now = (self.now_ms)();
+        let grants = match &self.recorder {
+            Ok(r) => crate::permit::store::candidates(r.store().conn_ref(), capability, now)
+                .map_err(|e| r.store().err(e).to_string())?,
+            Err(reason) => return Err(reason.clone()),
+        };
+        self.grants_read
+            .insert(capability.to_string(), grants.clone());
+        Ok(grants)
+    }
+
+    fn grant_checked(&mut self, check: crate::permit::check::GrantCheck) {
+        self.grant_check = Some(check);
+    }
 }
 
 impl Sink for TelemetrySink {
@@ -230,6 +257,7 @@ impl Sink for TelemetrySink {
     }
 
     fn record(&mut self, decision: &Decision<'_>, latency_us: u64) {
+        let grant_check = self.grant_check.take();
         if self.recorder.is_err() {
             return;
         }
@@ -237,14 +265,19 @@ impl Sink for TelemetrySink {
         if self.counting {
             self.count_pending(&row);
         }
+        let event = grant_check.and_then(|c| grant_event(c, decision, &row));
         if let Ok(recorder) = &mut self.recorder {
             recorder.push(row);
+            if let Some(e) = event {
+                recorder.push_grant_event(e);
+            }
         }
     }
 
     fn commit(&mut self) -> Result<(), SinkError> {
         self.pending.clear();
         self.read.clear();
+        self.grants_read.clear();
         match &mut self.recorder {
             Ok(recorder) => recorder
                 .commit()
@@ -253,6 +286,43 @@ impl Sink for TelemetrySink {
             Err(reason) => Err(SinkError(reason.clone())),
         }
     }
+}
+
+/// The audit event for a decision's grant check: `used` when the call went through (a later
+/// check may still have refused it: then the grant was not used), `denied` when the grant
+/// check refused it.
+fn grant_event(
+    check: crate::permit::check::GrantCheck,
+    decision: &Decision<'_>,
+    row: &DecisionRow,
+) -> Option<crate::permit::store::GrantEvent> {
+    use crate::permit::check::GrantCheck;
+    let rejected = decision.error.is_some();
+    let (event, grant, capability, tool, detail) = match check {
+        GrantCheck::Used {
+            grant,
+            capability,
+            tool,
+        } if !rejected => ("used", Some(grant), capability, tool, None),
+        GrantCheck::Denied {
+            capability,
+            tool,
+            reason,
+            grant,
+        } if rejected => ("denied", grant, capability, tool, Some(reason)),
+        _ => return None,
+    };
+    Some(crate::permit::store::GrantEvent {
+        ts_ms: row.ts_ms,
+        event,
+        grant_id: grant.map(|g| g.to_string()),
+        capability,
+        tool: Some(tool),
+        session: row.session.clone(),
+        decision_id: None,
+        actor: None,
+        detail,
+    })
 }
 
 #[cfg(test)]

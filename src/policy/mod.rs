@@ -37,6 +37,14 @@ pub trait Facts {
     fn count(&mut self, key: &CountKey, since_ms: Option<i64>, cap: u64) -> Result<Count, String>;
     /// Whether `tool` completed in `session`, as `evidence` says.
     fn completed(&mut self, session: &str, tool: &str, evidence: Evidence) -> Result<bool, String>;
+    /// The grants for `capability` that may cover a call now (unrevoked and unexpired, and a
+    /// few recent others so a refusal can say why); the checker decides which one covers it.
+    /// Without a store there are none to look up, and every call needing one is refused.
+    fn grants(&mut self, _capability: &str) -> Result<Vec<crate::permit::Grant>, String> {
+        Err(crate::permit::check::NO_STORE.to_string())
+    }
+    /// What the grant check decided for the call being checked (audited with its decision).
+    fn grant_checked(&mut self, _check: crate::permit::check::GrantCheck) {}
 }
 
 /// The world when there is no telemetry store: limits and prerequisites cannot be counted.
@@ -233,6 +241,8 @@ impl Checker {
         if !scope.runtime {
             return Ok(());
         }
+        // Grants.
+        crate::permit::check::check(self, policy, tool, args, context, facts, fs, &mut note)?;
         // Prerequisites.
         if let Some(required) = policy.rules.requires.get(tool) {
             let Some(session) = context.session.as_deref() else {

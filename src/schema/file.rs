@@ -35,6 +35,9 @@ pub struct PolicyFile {
     /// The telemetry store.
     #[serde(default)]
     pub telemetry: TelemetryFile,
+    /// Capabilities that need an operator's grant (`metagate permit`).
+    #[serde(default, skip_serializing_if = "PermitFile::is_empty")]
+    pub permit: PermitFile,
     /// How `record` normalizes boundary axes.
     #[serde(default, skip_serializing_if = "AxesFile::is_empty")]
     pub axes: AxesFile,
@@ -183,6 +186,20 @@ pub struct TelemetryFile {
     /// How long to wait for another process's write lock, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_timeout_ms: Option<u64>,
+}
+
+/// `[permit]`: the capabilities whose tools pass only while a live grant covers the call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermitFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require: Option<Vec<String>>,
+}
+
+impl PermitFile {
+    pub fn is_empty(&self) -> bool {
+        self.require.is_none()
+    }
 }
 
 /// `[axes]`: synonyms collapsed when boundary axes are recorded (`fetch = "transport"`).
@@ -423,6 +440,7 @@ impl PolicyFile {
             .telemetry
             .busy_timeout_ms
             .or(self.telemetry.busy_timeout_ms);
+        self.permit.require = over.permit.require.or(self.permit.require.take());
         self.axes.synonyms.extend(over.axes.synonyms);
         self.imports.extend(over.imports);
         self.evaluate.layer(over.evaluate);

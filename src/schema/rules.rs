@@ -200,6 +200,8 @@ pub struct Rules {
     pub tool_rates: Named<Rate>,
     /// Caller → its default intent.
     pub caller_intents: Named<String>,
+    /// Capabilities whose tools pass only under a live grant (`[permit] require`).
+    pub permit_require: Vec<String>,
 }
 
 impl Rules {
@@ -432,6 +434,7 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
     for (key, message) in file.evaluate.check() {
         problems.push(problem(&["evaluate", key], message));
     }
+    let permit_require = permit_rules(file, &mut problems);
     let rules = Rules {
         intents,
         callers,
@@ -443,8 +446,51 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
         requires,
         tool_rates,
         caller_intents,
+        permit_require,
     };
     (rules, problems)
+}
+
+/// `[permit] require`: each entry must be a capability some tool of the policy declares.
+fn permit_rules(file: &PolicyFile, problems: &mut Vec<RuleProblem>) -> Vec<String> {
+    let declared: Vec<&str> = file
+        .tools
+        .values()
+        .filter_map(|t| t.capability.as_deref())
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for c in file.permit.require.iter().flatten() {
+        let c = c.trim();
+        if c.is_empty() {
+            problems.push(problem(
+                &["permit", "require"],
+                "an entry is empty: name a capability".to_string(),
+            ));
+        } else if !declared.contains(&c) {
+            let mut known = declared.clone();
+            known.sort_unstable();
+            known.dedup();
+            problems.push(problem(
+                &["permit", "require"],
+                format!(
+                    "{c:?} is not a capability any tool of this policy has (capabilities: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        } else if out.iter().any(|o| o == c) {
+            problems.push(warning(
+                &["permit", "require"],
+                format!("{c:?} is listed twice"),
+            ));
+        } else {
+            out.push(c.to_string());
+        }
+    }
+    out
 }
 
 fn names<'a>(keys: impl Iterator<Item = &'a String>) -> String {

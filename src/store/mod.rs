@@ -10,6 +10,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 /// The migrations, in order; the schema version is how many have run (`PRAGMA user_version`).
 pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_telemetry.sql"),
+    include_str!("migrations/0002_grants.sql"),
     include_str!("migrations/0003_evaluate.sql"),
 ];
 

@@ -7,6 +7,7 @@ mod evaluate_cmd;
 mod exit;
 mod gate_cmd;
 mod generate;
+mod permit_cmd;
 mod policy_cmd;
 mod record_cmd;
 mod runtime;
@@ -71,6 +72,10 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Tools { command } => {
             let policy = config::load_policy(cli.policy.as_deref(), &[])?;
             tools_cmd::run(command, &policy, &env.with_policy(&policy))
+        }
+        Command::Permit(args) => {
+            let policy = config::load_policy(cli.policy.as_deref(), &[])?;
+            permit_cmd::run(args, &policy, &env.with_policy(&policy))
         }
         Command::Generate(args) => generate::run(&args),
     }

@@ -1,0 +1,482 @@
+//! `metagate permit`: grant, list and revoke time-boxed capability grants. The questions of
+//! the interactive flow are the library's (`metagate::permit::flow`); this file asks them with
+//! dialoguer, draws ids from the OS, and prints.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::{Context as _, Result, bail};
+use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use dialoguer::{Confirm, Input, Select, console::Term};
+use metagate::events::format_time;
+use metagate::pathcheck::RealFs;
+use metagate::permit::flow::{self, Offer, PromptError, Prompter, Request};
+use metagate::permit::store::{self as grants, GrantEvent, Revoked};
+use metagate::permit::{
+    self, Grant, GrantId, ScopeEntry, Status as GrantStatus, human_duration, parse_duration,
+};
+use metagate::schema::Policy;
+use metagate::store::StoreError;
+use serde_json::{Value, json};
+
+use crate::cli::{Format, PermitArgs, PermitCommand, PermitGrantArgs};
+use crate::exit::Status;
+use crate::runtime::Env;
+
+/// Bad input: the message goes to stderr and the exit status is 2.
+fn usage(message: String) -> Result<Status> {
+    eprintln!("metagate: error: {message}");
+    Ok(Status::Failure)
+}
+
+pub fn run(args: PermitArgs, policy: &Policy, env: &Env) -> Result<Status> {
+    let now = env.clock()();
+    match args.command {
+        None => interactive(policy, env, now),
+        Some(PermitCommand::Grant(g)) => grant(&g, policy, env, now),
+        Some(PermitCommand::List { all, format }) => list(all, format, env, now),
+        Some(PermitCommand::Revoke { id, all }) => revoke(id.as_deref(), all, env, now),
+    }
+}
+
+/// Who is granting or revoking: the OS user, as the environment names it.
+fn actor() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn new_id() -> Result<GrantId> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("cannot draw random bytes from the OS: {e}"))?;
+    Ok(GrantId::from_bytes(bytes))
+}
+
+/// Checks the flags the way the interactive flow checks its answers.
+fn request_of(g: &PermitGrantArgs, policy: &Policy) -> Result<Request, String> {
+    let capability = g.capability.trim();
+    let known: Vec<String> = policy
+        .tools
+        .values()
+        .filter_map(|t| t.capability.clone())
+        .collect();
+    if !known.iter().any(|k| k == capability) {
+        let mut known = known;
+        known.sort();
+        known.dedup();
+        return Err(format!(
+            "unknown capability {capability:?}: no tool of the policy has it (capabilities: {})",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
+        ));
+    }
+    let duration_ms = parse_duration(&g.duration).map_err(|e| format!("--for: {e}"))?;
+    if !g.scope.is_empty() && !permit::scopable(policy, capability) {
+        return Err(format!(
+            "--scope: no tool with capability {capability} has a path or url argument, so a scope could never be checked; grant it without --scope"
+        ));
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working folder: {e}"))?;
+    let scope = g
+        .scope
+        .iter()
+        .map(|s| {
+            permit::resolve_scope(policy, &cwd, s, &RealFs).map_err(|e| format!("--scope: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(e) = scope
+        .iter()
+        .find_map(|e| permit::scope_mismatch(policy, capability, e))
+    {
+        return Err(format!("--scope: {e}"));
+    }
+    if let Some(s) = &g.session
+        && s.trim().is_empty()
+    {
+        return Err("--session: the session ID is empty".to_string());
+    }
+    Ok(Request {
+        capability: capability.to_string(),
+        scope,
+        session: g.session.clone(),
+        duration_ms,
+        reason: g.reason.clone().filter(|r| !r.trim().is_empty()),
+    })
+}
+
+fn grant(g: &PermitGrantArgs, policy: &Policy, env: &Env, now: i64) -> Result<Status> {
+    let request = match request_of(g, policy) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    if !policy.rules.permit_require.contains(&request.capability) {
+        eprintln!(
+            "metagate: warning: the policy does not require a grant for {} ([permit] require); this grant changes nothing until it does",
+            request.capability
+        );
+    }
+    let made = store_grant(&request, env, now)?;
+    print_grant(&made, g.format, now)?;
+    Ok(Status::Success)
+}
+
+fn store_grant(r: &Request, env: &Env, now: i64) -> Result<Grant> {
+    let g = Grant {
+        id: new_id()?,
+        capability: r.capability.clone(),
+        scope: r.scope.clone(),
+        session: r.session.clone(),
+        granted_at_ms: now,
+        expires_at_ms: now.saturating_add(r.duration_ms),
+        revoked_at_ms: None,
+        granted_by: Some(actor()),
+        reason: r.reason.clone(),
+    };
+    let mut store = env.open_store()?;
+    grants::insert(&mut store, &g)?;
+    Ok(g)
+}
+
+fn grant_json(g: &Grant, now: i64) -> Value {
+    json!({
+        "id": g.id.as_str(),
+        "capability": g.capability,
+        "scope": g.scope.iter().map(ScopeEntry::to_text).collect::<Vec<_>>(),
+        "session": g.session,
+        "granted_at": format_time(g.granted_at_ms),
+        "expires_at": format_time(g.expires_at_ms),
+        "revoked_at": g.revoked_at_ms.map(format_time),
+        "granted_by": g.granted_by,
+        "reason": g.reason,
+        "status": g.status(now).as_str(),
+        "expires_in_ms": (g.status(now) == GrantStatus::Live).then(|| g.expires_at_ms - now),
+    })
+}
+
+fn print_grant(g: &Grant, format: Format, now: i64) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Json => writeln!(out, "{}", grant_json(g, now))?,
+        Format::Table => {
+            let scope = if g.scope.is_empty() {
+                String::new()
+            } else {
+                let s: Vec<String> = g.scope.iter().map(ScopeEntry::to_text).collect();
+                format!(" within {}", s.join(" "))
+            };
+            let session = g
+                .session
+                .as_deref()
+                .map(|s| format!(" in session {s}"))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "granted {}: {}{scope}{session} until {} ({} from now)",
+                g.id,
+                g.capability,
+                format_time(g.expires_at_ms),
+                human_duration(g.expires_at_ms - now)
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn expires_in(g: &Grant, now: i64) -> String {
+    match g.status(now) {
+        GrantStatus::Live => human_duration(g.expires_at_ms - now),
+        GrantStatus::Expired => format!("{} ago", human_duration(now - g.expires_at_ms)),
+        GrantStatus::Revoked => "-".to_string(),
+        GrantStatus::NotYet => format!("starts in {}", human_duration(g.granted_at_ms - now)),
+    }
+}
+
+fn event_json(e: &GrantEvent) -> Value {
+    json!({
+        "ts": format_time(e.ts_ms),
+        "event": e.event,
+        "grant": e.grant_id,
+        "capability": e.capability,
+        "tool": e.tool,
+        "session": e.session,
+        "decision": e.decision_id,
+        "actor": e.actor,
+        "detail": e.detail,
+    })
+}
+
+fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
+    // Asking never creates a store: no store holds no grants.
+    let (list, events) = match env.open_existing_store() {
+        Ok(store) => (
+            grants::list(&store, all, now)?,
+            if all {
+                grants::events(&store)?
+            } else {
+                Vec::new()
+            },
+        ),
+        Err(StoreError::Missing(_)) => (Vec::new(), Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Json => {
+            let mut doc =
+                json!({ "grants": list.iter().map(|g| grant_json(g, now)).collect::<Vec<_>>() });
+            if all {
+                doc["events"] = events.iter().map(event_json).collect();
+            }
+            writeln!(out, "{doc}")?;
+        }
+        Format::Table => {
+            if list.is_empty() {
+                writeln!(out, "{}", if all { "no grants" } else { "no live grants" })?;
+            } else {
+                let mut table = Table::new();
+                table.load_style(UTF8_BORDERS_ONLY);
+                table.set_header(vec![
+                    "id",
+                    "capability",
+                    "scope",
+                    "session",
+                    "expires in",
+                    "status",
+                ]);
+                for g in &list {
+                    let scope: Vec<String> = g.scope.iter().map(ScopeEntry::to_text).collect();
+                    table.add_row(vec![
+                        g.id.to_string(),
+                        g.capability.clone(),
+                        if scope.is_empty() {
+                            "(all)".to_string()
+                        } else {
+                            scope.join("\n")
+                        },
+                        g.session.clone().unwrap_or_else(|| "(any)".to_string()),
+                        expires_in(g, now),
+                        g.status(now).as_str().to_string(),
+                    ]);
+                }
+                writeln!(out, "{table}")?;
+            }
+            if all && !events.is_empty() {
+                let mut table = Table::new();
+                table.load_style(UTF8_BORDERS_ONLY);
+                table.set_header(vec![
+                    "time",
+                    "event",
+                    "grant",
+                    "capability",
+                    "tool",
+                    "session",
+                    "decision",
+                    "by",
+                    "detail",
+                ]);
+                for e in &events {
+                    let o = |v: &Option<String>| v.clone().unwrap_or_default();
+                    table.add_row(vec![
+                        format_time(e.ts_ms),
+                        e.event.to_string(),
+                        o(&e.grant_id),
+                        e.capability.clone(),
+                        o(&e.tool),
+                        o(&e.session),
+                        e.decision_id.map(|d| d.to_string()).unwrap_or_default(),
+                        o(&e.actor),
+                        o(&e.detail),
+                    ]);
+                }
+                writeln!(out, "{table}")?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
+    let who = actor();
+    if all {
+        let mut store = env.open_store()?;
+        let done = grants::revoke_all(&mut store, now, Some(&who))?;
+        if done.is_empty() {
+            eprintln!("metagate: nothing to revoke: no grant is live");
+            return Ok(Status::Rejected);
+        }
+        let mut out = std::io::stdout().lock();
+        for g in &done {
+            writeln!(out, "revoked {} ({})", g.id, g.capability)?;
+        }
+        writeln!(
+            out,
+            "revoked {} grant{}",
+            done.len(),
+            if done.len() == 1 { "" } else { "s" }
+        )?;
+        out.flush()?;
+        return Ok(Status::Success);
+    }
+    let Some(text) = id else {
+        return usage("name the grant to revoke, or pass --all".to_string());
+    };
+    let id = match GrantId::parse(text) {
+        Ok(id) => id,
+        Err(e) => return usage(e),
+    };
+    let mut store = match env.open_existing_store() {
+        Ok(s) => s,
+        Err(StoreError::Missing(p)) => {
+            return usage(format!(
+                "no grant {id}: there is no store at {}",
+                p.display()
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match grants::revoke(&mut store, &id, now, Some(&who))? {
+        Revoked::Done(g) => {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "revoked {} ({})", g.id, g.capability)?;
+            out.flush()?;
+            Ok(Status::Success)
+        }
+        Revoked::Unknown => usage(format!("no grant {id} (see `metagate permit list --all`)")),
+        Revoked::Already(g) => usage(format!(
+            "grant {id} was already revoked at {}",
+            format_time(g.revoked_at_ms.unwrap_or(0))
+        )),
+    }
+}
+
+/// The non-interactive equivalent, for when there is no terminal to ask at.
+fn equivalent(policy: &Policy) -> String {
+    let caps: Vec<&str> = policy
+        .rules
+        .permit_require
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let policy_flag = policy
+        .origin
+        .as_ref()
+        .map(|p| format!(" --policy {}", permit::shell_word(&p.display().to_string())))
+        .unwrap_or_default();
+    format!(
+        "metagate{policy_flag} permit grant --capability {} [--scope PATH|HOST]... [--for 5m] [--session ID] [--reason TEXT]",
+        if caps.len() == 1 {
+            caps[0].to_string()
+        } else {
+            format!("<{}>", caps.join("|"))
+        }
+    )
+}
+
+fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
+    let required = permit::required(policy);
+    if required.is_empty() {
+        return usage(
+            "this policy requires no grants ([permit] require is empty), so there is nothing to allow"
+                .to_string(),
+        );
+    }
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return usage(format!(
+            "`metagate permit` asks its questions at a terminal, and there is none; run instead:\n  {}",
+            equivalent(policy)
+        ));
+    }
+    let cwd = std::env::current_dir().context("cannot read the working folder")?;
+    let scopable = |c: &str| permit::scopable(policy, c);
+    let resolve = |cap: &str, s: &str| {
+        let e = permit::resolve_scope(policy, &cwd, s, &RealFs)?;
+        match permit::scope_mismatch(policy, cap, &e) {
+            Some(why) => Err(why),
+            None => Ok(e),
+        }
+    };
+    let session = std::env::var("METAGATE_SESSION")
+        .ok()
+        .filter(|s| !s.is_empty());
+    let offer = Offer {
+        capabilities: &required,
+        scopable: &scopable,
+        resolve_scope: &resolve,
+        session: session.as_deref(),
+    };
+    let mut prompter = Dialoguer(Term::stderr());
+    match flow::run(&mut prompter, &offer) {
+        Ok(Some(request)) => {
+            let g = store_grant(&request, env, now)?;
+            print_grant(&g, Format::Table, now)?;
+            Ok(Status::Success)
+        }
+        Ok(None) | Err(PromptError::Cancelled) => {
+            eprintln!("metagate: nothing granted");
+            Ok(Status::Rejected)
+        }
+        Err(PromptError::Io(e)) => bail!("the terminal failed: {e}"),
+    }
+}
+
+/// The questions, asked on stderr's terminal.
+struct Dialoguer(Term);
+
+fn prompt_error(e: dialoguer::Error) -> PromptError {
+    let dialoguer::Error::IO(e) = e;
+    if e.kind() == std::io::ErrorKind::Interrupted {
+        PromptError::Cancelled
+    } else {
+        PromptError::Io(e.to_string())
+    }
+}
+
+impl Prompter for Dialoguer {
+    fn select(
+        &mut self,
+        prompt: &str,
+        items: &[String],
+        default: usize,
+    ) -> Result<usize, PromptError> {
+        Select::new()
+            .with_prompt(prompt)
+            .items(items)
+            .default(default)
+            .interact_on_opt(&self.0)
+            .map_err(prompt_error)?
+            .ok_or(PromptError::Cancelled)
+    }
+
+    fn input(
+        &mut self,
+        prompt: &str,
+        default: Option<&str>,
+        check: &mut dyn FnMut(&str) -> Result<(), String>,
+    ) -> Result<String, PromptError> {
+        let mut input = Input::<String>::new()
+            .with_prompt(prompt)
+            .allow_empty(true)
+            .validate_with(|s: &String| check(s));
+        if let Some(d) = default.filter(|d| !d.is_empty()) {
+            input = input.default(d.to_string());
+        }
+        input.interact_text_on(&self.0).map_err(prompt_error)
+    }
+
+    fn confirm(&mut self, prompt: &str, default: bool) -> Result<bool, PromptError> {
+        Confirm::new()
+            .with_prompt(prompt)
+            .default(default)
+            .interact_on_opt(&self.0)
+            .map_err(prompt_error)?
+            .ok_or(PromptError::Cancelled)
+    }
+}

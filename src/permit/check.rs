@@ -1,0 +1,161 @@
+//! The gate's grant check: a tool whose capability the policy names in `[permit] require`
+//! passes only while a live grant covers the call. Runs after the argument-kind checks (so
+//! paths are already known to resolve inside the root) and before prerequisites and limits.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::{GrantId, Need, ScopeEntry, find, grant_command, needs_grant};
+use crate::args::Args;
+use crate::error::{Category, ToolError};
+use crate::pathcheck::{self, Fs};
+use crate::policy::{Checker, Context, Facts, url_host};
+use crate::schema::{ArgKind, Policy};
+
+/// What the grant check decided about a call, for the audit trail (`used` or `denied`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantCheck {
+    Used {
+        grant: GrantId,
+        capability: String,
+        tool: String,
+    },
+    Denied {
+        capability: String,
+        tool: String,
+        reason: String,
+        /// The grant that came nearest, when there was one.
+        grant: Option<GrantId>,
+    },
+}
+
+/// Why grants could not be looked up when telemetry is off.
+pub const NO_STORE: &str =
+    "grants are kept in the telemetry store, and telemetry is off (--no-telemetry)";
+
+/// Checks the grant a call needs, if it needs one.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check(
+    checker: &Checker,
+    policy: &Policy,
+    tool: &str,
+    args: &Args<'_>,
+    context: &Context,
+    facts: &mut dyn Facts,
+    fs: &dyn Fs,
+    note: &mut dyn FnMut(std::fmt::Arguments<'_>),
+) -> Result<(), Box<ToolError>> {
+    let Some(capability) = needs_grant(policy, tool) else {
+        return Ok(());
+    };
+    let need = Need {
+        capability,
+        session: context.session.as_deref(),
+        ..need_of(checker, policy, tool, args, fs)
+    };
+    let now = facts.now_ms();
+    let (reason, nearest) = match facts.grants(capability) {
+        Err(e) => (e, None),
+        Ok(grants) => match find(&grants, &need, now) {
+            Ok(g) => {
+                note(format_args!(
+                    "grant: {capability} for {tool} covered by {}",
+                    g.id
+                ));
+                facts.grant_checked(GrantCheck::Used {
+                    grant: g.id.clone(),
+                    capability: capability.to_string(),
+                    tool: tool.to_string(),
+                });
+                return Ok(());
+            }
+            Err(None) => (format!("there is no grant for {capability}"), None),
+            Err(Some((id, miss))) => (miss.describe(&id), Some(id)),
+        },
+    };
+    note(format_args!(
+        "grant: {capability} for {tool} refused: {reason}"
+    ));
+    facts.grant_checked(GrantCheck::Denied {
+        capability: capability.to_string(),
+        tool: tool.to_string(),
+        reason: reason.clone(),
+        grant: nearest.clone(),
+    });
+    let scope: Vec<ScopeEntry> = need
+        .paths
+        .iter()
+        .cloned()
+        .map(ScopeEntry::Path)
+        .chain(need.hosts.iter().cloned().map(ScopeEntry::Host))
+        .collect();
+    let command = grant_command(
+        capability,
+        context.session.as_deref(),
+        &scope,
+        policy.origin.as_deref(),
+    );
+    let mut e = ToolError::new(
+        Category::ConfirmationRequired,
+        format!("{tool} needs an operator's grant for capability {capability}: {reason}"),
+    )
+    .tool(tool)
+    .suggest(format!(
+        "Do not retry: a person must allow this first. Ask the operator to run: {command}"
+    ))
+    .detail("capability", capability)
+    .detail("rule", "permit.require")
+    .detail("command", command);
+    if let Some(id) = nearest {
+        e = e.detail("grant", id.to_string());
+    }
+    Err(Box::new(e))
+}
+
+/// The resolved paths and hosts a call's `path` and `url` arguments name. A path that does
+/// not resolve inside the root was already refused by the argument-kind check; should one get
+/// here anyway it is kept as written, which no scope covers unless it names it exactly.
+fn need_of<'a>(
+    checker: &Checker,
+    policy: &Policy,
+    tool: &str,
+    args: &Args<'_>,
+    fs: &dyn Fs,
+) -> Need<'a> {
+    let mut need = Need::default();
+    let Some(t) = policy.tool(tool) else {
+        return need;
+    };
+    for (name, spec) in &t.args {
+        let Some(kind @ (ArgKind::Path | ArgKind::Url)) = spec.kind else {
+            continue;
+        };
+        let Some(value) = args.get(name) else {
+            continue;
+        };
+        let value = value.to_value();
+        let strings: Vec<&str> = match &value {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        for s in strings {
+            match kind {
+                ArgKind::Path => need.paths.push(match checker.paths() {
+                    Ok(rules) => match pathcheck::check(s, rules, fs) {
+                        Ok(rel) if rel == "." => rules.root().to_path_buf(),
+                        Ok(rel) => rules.root().join(rel),
+                        Err(_) => PathBuf::from(s),
+                    },
+                    Err(_) => PathBuf::from(s),
+                }),
+                _ => need.hosts.push(match url_host(s) {
+                    Ok((_, host)) => host,
+                    Err(_) => s.to_string(),
+                }),
+            }
+        }
+    }
+    need
+}

@@ -1,0 +1,670 @@
+//! Grants (DESIGN.md §2.8): an operator's time-boxed yes for one capability, optionally bound
+//! to a session and scoped to paths or hosts. This module is pure: it says whether a grant is
+//! live and covers a call, reads durations and scopes, strips grant-like fields from calls, and
+//! runs the interactive flow behind [`flow::Prompter`]. The store keeps grants ([`store`]).
+
+pub mod check;
+pub mod flow;
+pub mod store;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::args::Args;
+use crate::correct::Report;
+use crate::correction::{Correction, Kind, arg_pointer};
+use crate::schema::Policy;
+
+/// How long a grant lasts when nobody says (sudo's timestamp default).
+pub const DEFAULT_DURATION_MS: i64 = 5 * 60 * 1000;
+/// The longest a grant may last: a grant is a "yes for now", not a standing permission.
+pub const MAX_DURATION_MS: i64 = 30 * 24 * 60 * 60 * 1000;
+/// How long a "this session only" grant lasts at most.
+pub const SESSION_DURATION_MS: i64 = 12 * 60 * 60 * 1000;
+
+/// A grant id: 128 random bits, shown as `mg_` and 32 lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GrantId(String);
+
+impl GrantId {
+    /// The id for 16 random bytes (the caller draws them from the OS).
+    pub fn from_bytes(bytes: [u8; 16]) -> GrantId {
+        let mut s = String::with_capacity(35);
+        s.push_str("mg_");
+        for b in bytes {
+            s.push_str(&format!("{b:02x}"));
+        }
+        GrantId(s)
+    }
+
+    /// Reads an id as an operator types it (surrounding spaces and upper-case hex are fine).
+    pub fn parse(text: &str) -> Result<GrantId, String> {
+        let t = text.trim().to_ascii_lowercase();
+        match t.strip_prefix("mg_") {
+            Some(hex) if hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                Ok(GrantId(t))
+            }
+            _ => Err(format!(
+                "{text:?} is not a grant id (mg_ followed by 32 hex digits; see `metagate permit list`)"
+            )),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for GrantId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether a whole string is a grant id.
+pub fn looks_like_grant_id(text: &str) -> bool {
+    let t = text.trim();
+    t.len() == 35
+        && t.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("mg_"))
+        && GrantId::parse(t).is_ok()
+}
+
+/// What a scope entry admits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScopeEntry {
+    /// A file or folder, absolute and resolved (symlinks and `..`): it covers itself and
+    /// everything under it, compared by path components.
+    Path(PathBuf),
+    /// A host, lower case without a trailing dot: it covers exactly that host
+    /// (`*.example.com` covers its subdomains, not `example.com` itself).
+    Host(String),
+    /// A glob over resolved absolute paths, its literal folder resolved like a path:
+    /// `*` and `?` stay within one component, `**` crosses them.
+    Glob(String),
+}
+
+impl ScopeEntry {
+    /// As stored and shown: `/abs/path` or `host:name`.
+    pub fn to_text(&self) -> String {
+        match self {
+            ScopeEntry::Path(p) => p.display().to_string(),
+            ScopeEntry::Host(h) => format!("host:{h}"),
+            ScopeEntry::Glob(g) => g.clone(),
+        }
+    }
+
+    /// Reads the stored form back.
+    pub fn from_text(text: &str) -> ScopeEntry {
+        match text.strip_prefix("host:") {
+            Some(h) => ScopeEntry::Host(h.to_string()),
+            None if has_glob(text) => ScopeEntry::Glob(text.to_string()),
+            None => ScopeEntry::Path(PathBuf::from(text)),
+        }
+    }
+
+    /// As `--scope` takes it again, for the suggestion in a rejection.
+    pub fn to_flag(&self) -> String {
+        self.to_text()
+    }
+}
+
+/// A `--scope` value as the operator wrote it, before paths are resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScopeInput {
+    Path(String),
+    Host(String),
+}
+
+/// Reads one `--scope` value: `host:NAME` or a URL (`https://NAME/…`) is a host; anything
+/// with a `/`, or `.`, `..`, `~…` is a path; a bare name with a dot (`example.com`) is a host.
+/// A bare name without one (`src`, `localhost`) could be either, and is refused with both
+/// spellings.
+pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("a scope cannot be empty".to_string());
+    }
+    if let Some(h) = t.strip_prefix("host:") {
+        return host_name(h).map(ScopeInput::Host);
+    }
+    if t.contains("://") {
+        return crate::policy::url_host(t)
+            .map(|(_, host)| ScopeInput::Host(host))
+            .map_err(|e| format!("scope {t:?}: {e}"));
+    }
+    if t.contains('/') || t == "." || t == ".." || t.starts_with('~') {
+        return Ok(ScopeInput::Path(t.to_string()));
+    }
+    if t.contains('.') && host_name(t).is_ok() {
+        return host_name(t).map(ScopeInput::Host);
+    }
+    Err(format!(
+        "scope {t:?} could be a folder or a host: write ./{t} for a folder or host:{t} for a host"
+    ))
+}
+
+/// Whether a path holds glob syntax.
+fn has_glob(text: &str) -> bool {
+    text.contains(['*', '?', '[', '{'])
+}
+
+/// Whether a glob over absolute paths matches `path` (a glob that does not parse matches
+/// nothing: it never widens a grant).
+fn glob_matches(glob: &str, path: &Path) -> bool {
+    globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(path))
+}
+
+fn host_name(h: &str) -> Result<String, String> {
+    let h = h.trim().trim_end_matches('.').to_ascii_lowercase();
+    let bare = h.strip_prefix("*.").unwrap_or(&h);
+    let ok = !bare.is_empty()
+        && bare
+            .split('.')
+            .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+    if ok {
+        Ok(h)
+    } else {
+        Err(format!(
+            "{h:?} is not a host name (write example.com or *.example.com)"
+        ))
+    }
+}
+
+/// Reads a duration: `90s`, `5m`, `15m`, `1h`, `1h30m`, `2 hours`. Zero, negative, over
+/// [`MAX_DURATION_MS`] and unreadable durations are errors that say what to write.
+pub fn parse_duration(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    let hint = "write a positive duration such as 90s, 5m, 15m or 1h";
+    if t.is_empty() {
+        return Err(format!("the duration is empty: {hint}"));
+    }
+    if t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("duration {t:?} has no unit: {hint}"));
+    }
+    // A span, not a duration, so that days read too (as 24 hours: grants are not calendar
+    // appointments).
+    let span: jiff::Span = t
+        .parse()
+        .map_err(|_| format!("cannot read duration {t:?}: {hint}"))?;
+    if span.is_negative() {
+        return Err(format!("duration {t:?} is negative: {hint}"));
+    }
+    let total = span
+        .total((
+            jiff::Unit::Millisecond,
+            jiff::SpanRelativeTo::days_are_24_hours(),
+        ))
+        .map_err(|_| format!("cannot read duration {t:?}: {hint}"))?;
+    let ms = if total >= i64::MAX as f64 {
+        i64::MAX
+    } else {
+        total.floor() as i64
+    };
+    if ms <= 0 {
+        return Err(format!("duration {t:?} is zero: {hint}"));
+    }
+    if ms < 1000 {
+        return Err(format!("duration {t:?} is shorter than a second: {hint}"));
+    }
+    if ms > MAX_DURATION_MS {
+        return Err(format!(
+            "duration {t:?} is longer than the 30 days a grant may last"
+        ));
+    }
+    Ok(ms)
+}
+
+/// Writes a duration the way people read it: `4m 59s`, `1h 5m`, `2d 3h`.
+pub fn human_duration(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    let (d, h, m, sec) = (s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60);
+    let parts = [(d, "d"), (h, "h"), (m, "m"), (sec, "s")];
+    let first = parts.iter().position(|(n, _)| *n > 0).unwrap_or(3);
+    parts[first..]
+        .iter()
+        .take(2)
+        .filter(|(n, _)| *n > 0 || first == 3)
+        .map(|(n, u)| format!("{n}{u}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One grant, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub id: GrantId,
+    pub capability: String,
+    /// Empty: the whole capability.
+    pub scope: Vec<ScopeEntry>,
+    pub session: Option<String>,
+    pub granted_at_ms: i64,
+    pub expires_at_ms: i64,
+    pub revoked_at_ms: Option<i64>,
+    pub granted_by: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// A grant's state at a moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Live,
+    Expired,
+    Revoked,
+    /// Its granted_at lies in the future: the clock moved back, or the row was forged.
+    NotYet,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Live => "live",
+            Status::Expired => "expired",
+            Status::Revoked => "revoked",
+            Status::NotYet => "not yet valid",
+        }
+    }
+}
+
+impl Grant {
+    /// Revoked wins over everything, then a future granted_at, then expiry (at `expires_at`
+    /// the grant is over).
+    pub fn status(&self, now_ms: i64) -> Status {
+        if self.revoked_at_ms.is_some() {
+            Status::Revoked
+        } else if self.granted_at_ms > now_ms {
+            Status::NotYet
+        } else if now_ms >= self.expires_at_ms {
+            Status::Expired
+        } else {
+            Status::Live
+        }
+    }
+}
+
+/// What a call asks of a grant: its session, and every path and host its `path` and `url`
+/// arguments name (paths resolved, absolute).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Need<'a> {
+    pub capability: &'a str,
+    pub session: Option<&'a str>,
+    pub paths: Vec<PathBuf>,
+    pub hosts: Vec<String>,
+}
+
+/// Why one grant does not cover a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Miss {
+    OtherCapability,
+    Revoked(i64),
+    Expired(i64),
+    NotYet(i64),
+    OtherSession {
+        bound: String,
+        call: Option<String>,
+    },
+    /// The grant is scoped and the call names no path or host to check it against.
+    NothingToScope,
+    PathOutside(PathBuf),
+    HostOutside(String),
+}
+
+impl Miss {
+    /// The sentence a rejection gives, `{id}` standing for the grant.
+    pub fn describe(&self, id: &GrantId) -> String {
+        match self {
+            Miss::OtherCapability => format!("grant {id} is for another capability"),
+            Miss::Revoked(_) => format!("grant {id} was revoked"),
+            Miss::Expired(_) => format!("grant {id} has expired"),
+            Miss::NotYet(_) => format!(
+                "grant {id} starts in the future (the clock moved back?), so it is not live"
+            ),
+            Miss::OtherSession { bound, call } => match call {
+                Some(c) => format!("grant {id} is bound to session {bound:?}, not {c:?}"),
+                None => format!(
+                    "grant {id} is bound to session {bound:?}, and this call has no session"
+                ),
+            },
+            Miss::NothingToScope => format!(
+                "grant {id} is scoped, and this call names no path or host to check it against"
+            ),
+            Miss::PathOutside(p) => {
+                format!("grant {id} does not cover the path {}", p.display())
+            }
+            Miss::HostOutside(h) => format!("grant {id} does not cover the host {h}"),
+        }
+    }
+}
+
+/// Whether `grant` covers what the call needs at `now_ms`.
+pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
+    if grant.capability != need.capability {
+        return Err(Miss::OtherCapability);
+    }
+    match grant.status(now_ms) {
+        Status::Live => {}
+        Status::Revoked => return Err(Miss::Revoked(grant.revoked_at_ms.unwrap_or(0))),
+        Status::Expired => return Err(Miss::Expired(grant.expires_at_ms)),
+        Status::NotYet => return Err(Miss::NotYet(grant.granted_at_ms)),
+    }
+    if let Some(bound) = &grant.session
+        && need.session != Some(bound.as_str())
+    {
+        return Err(Miss::OtherSession {
+            bound: bound.clone(),
+            call: need.session.map(str::to_string),
+        });
+    }
+    if grant.scope.is_empty() {
+        return Ok(());
+    }
+    if need.paths.is_empty() && need.hosts.is_empty() {
+        return Err(Miss::NothingToScope);
+    }
+    for p in &need.paths {
+        let inside = grant.scope.iter().any(|s| match s {
+            // Path::starts_with compares whole components: /home/a does not cover /home/ab.
+            ScopeEntry::Path(root) => p.starts_with(root),
+            ScopeEntry::Glob(g) => glob_matches(g, p),
+            ScopeEntry::Host(_) => false,
+        });
+        if !inside {
+            return Err(Miss::PathOutside(p.clone()));
+        }
+    }
+    for h in &need.hosts {
+        let h = h.trim_end_matches('.').to_ascii_lowercase();
+        let inside = grant.scope.iter().any(|s| match s {
+            ScopeEntry::Host(pattern) => host_matches(pattern, &h),
+            ScopeEntry::Path(_) | ScopeEntry::Glob(_) => false,
+        });
+        if !inside {
+            return Err(Miss::HostOutside(h));
+        }
+    }
+    Ok(())
+}
+
+fn host_matches(pattern: &str, host: &str) -> bool {
+    match pattern.strip_prefix("*.") {
+        // By labels: *.example.com covers a.example.com, not badexample.com.
+        Some(parent) => host
+            .strip_suffix(parent)
+            .is_some_and(|rest| rest.len() > 1 && rest.ends_with('.')),
+        None => pattern == host,
+    }
+}
+
+/// The first grant that covers the call, or why none does: the miss of the most recently
+/// granted one (a call with no grant at all gets `None`).
+pub fn find<'g>(
+    grants: &'g [Grant],
+    need: &Need<'_>,
+    now_ms: i64,
+) -> Result<&'g Grant, Option<(GrantId, Miss)>> {
+    let mut nearest: Option<(&Grant, Miss)> = None;
+    for g in grants {
+        match covers(g, need, now_ms) {
+            Ok(()) => return Ok(g),
+            Err(Miss::OtherCapability) => {}
+            Err(m) => {
+                if nearest
+                    .as_ref()
+                    .is_none_or(|(n, _)| g.granted_at_ms > n.granted_at_ms)
+                {
+                    nearest = Some((g, m));
+                }
+            }
+        }
+    }
+    Err(nearest.map(|(g, m)| (g.id.clone(), m)))
+}
+
+/// The capabilities this policy requires a grant for, with the tools each unlocks.
+pub fn required(policy: &Policy) -> Vec<(String, Vec<String>)> {
+    policy
+        .rules
+        .permit_require
+        .iter()
+        .map(|c| (c.clone(), tools_for(policy, c)))
+        .collect()
+}
+
+/// The tools whose capability is `capability`.
+pub fn tools_for(policy: &Policy, capability: &str) -> Vec<String> {
+    policy
+        .tools
+        .values()
+        .filter(|t| t.capability.as_deref() == Some(capability))
+        .map(|t| t.name.clone())
+        .collect()
+}
+
+/// The capability of `tool` when the policy requires a grant for it.
+pub fn needs_grant<'p>(policy: &'p Policy, tool: &str) -> Option<&'p str> {
+    if policy.rules.permit_require.is_empty() {
+        return None;
+    }
+    let cap = policy.tool(tool)?.capability.as_deref()?;
+    policy
+        .rules
+        .permit_require
+        .iter()
+        .any(|c| c == cap)
+        .then_some(cap)
+}
+
+/// Whether any tool with `capability` has a `path` or `url` argument a scope could check.
+pub fn scopable(policy: &Policy, capability: &str) -> bool {
+    takes(policy, capability, crate::schema::ArgKind::Path)
+        || takes(policy, capability, crate::schema::ArgKind::Url)
+}
+
+/// Whether any tool with `capability` has an argument of `kind`.
+pub fn takes(policy: &Policy, capability: &str, kind: crate::schema::ArgKind) -> bool {
+    policy.tools.values().any(|t| {
+        t.capability.as_deref() == Some(capability) && t.args.values().any(|a| a.kind == Some(kind))
+    })
+}
+
+/// Why a scope entry could never match a call of `capability`, if it could not.
+pub fn scope_mismatch(policy: &Policy, capability: &str, entry: &ScopeEntry) -> Option<String> {
+    let (kind, what) = match entry {
+        ScopeEntry::Path(_) | ScopeEntry::Glob(_) => (crate::schema::ArgKind::Path, "path"),
+        ScopeEntry::Host(_) => (crate::schema::ArgKind::Url, "url"),
+    };
+    (!takes(policy, capability, kind)).then(|| {
+        format!(
+            "{} could never match: no tool with capability {capability} has a {what} argument",
+            entry.to_text()
+        )
+    })
+}
+
+/// Argument names that look like a grant or a permission token, compared after folding case
+/// and separators (`grantId`, `grant-id` and `GRANT_ID` are one name).
+const GRANT_LIKE: &[&str] = &[
+    "grant",
+    "grants",
+    "grantid",
+    "grantids",
+    "granttoken",
+    "permit",
+    "permits",
+    "permitid",
+    "permittoken",
+    "permission",
+    "permissions",
+    "permissionid",
+    "permissiontoken",
+    "capabilitytoken",
+    "confirmation",
+    "confirmed",
+    "approval",
+    "approved",
+    "approvaltoken",
+    "authorization",
+    "authorized",
+    "consent",
+    "metagategrant",
+    "metagatepermit",
+];
+
+fn fold(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Whether an argument looks like an attempt to carry a grant: its name is grant-like, or its
+/// value is (or, in an array, holds) a grant id.
+pub fn grant_like(name: &str, value: &Value) -> bool {
+    GRANT_LIKE.contains(&fold(name).as_str())
+        || match value {
+            Value::String(s) => looks_like_grant_id(s),
+            Value::Array(items) => items
+                .iter()
+                .any(|v| v.as_str().is_some_and(looks_like_grant_id)),
+            _ => false,
+        }
+}
+
+/// Strips grant-like top-level arguments from a call whose tool needs a grant, unless the
+/// tool declares the argument: a call cannot create, carry or extend a grant, and the gate
+/// never reads one from it. Each one is a `strip` correction and a warning.
+pub fn strip_grant_fields(policy: &Policy, tool: &str, args: &mut Args<'_>, report: &mut Report) {
+    if needs_grant(policy, tool).is_none() {
+        return;
+    }
+    let declared = |k: &str| policy.tool(tool).is_some_and(|t| t.args.contains_key(k));
+    let doomed: Vec<String> = args
+        .iter()
+        .filter(|(k, v)| !declared(k) && grant_like(k, &v.to_value()))
+        .map(|(k, _)| k.to_string())
+        .collect();
+    for k in doomed {
+        args.remove(&k);
+        report.corrections.push(Correction::new(
+            Kind::Strip,
+            arg_pointer(&k),
+            Value::String(k.clone()),
+            Value::Null,
+        ));
+        report.warnings.push(format!(
+            "removed argument {k:?}: a call cannot carry a grant; grants come from `metagate permit`"
+        ));
+    }
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+pub fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The command that would allow a call: the capability, the session the call runs in, the
+/// paths and hosts it names, and the policy file when it is not the default one.
+pub fn grant_command(
+    capability: &str,
+    session: Option<&str>,
+    scope: &[ScopeEntry],
+    policy_file: Option<&Path>,
+) -> String {
+    let mut cmd = String::from("metagate");
+    if let Some(p) = policy_file {
+        cmd.push_str(&format!(
+            " --policy {}",
+            shell_word(&p.display().to_string())
+        ));
+    }
+    cmd.push_str(&format!(
+        " permit grant --capability {}",
+        shell_word(capability)
+    ));
+    for s in scope {
+        cmd.push_str(&format!(" --scope {}", shell_word(&s.to_flag())));
+    }
+    if let Some(s) = session {
+        cmd.push_str(&format!(" --session {}", shell_word(s)));
+    }
+    cmd.push_str(" --for 5m");
+    cmd
+}
+
+#[cfg(test)]
+mod tests;
+
+/// Resolves one `--scope` value: a host as it is, a path inside the policy's path root
+/// (relative paths are relative to the root; `..` and symlinks resolved), which it must not
+/// leave. `cwd` is where the policy's relative root is taken from, as `gate` does.
+pub fn resolve_scope(
+    policy: &Policy,
+    cwd: &Path,
+    text: &str,
+    fs: &dyn crate::pathcheck::Fs,
+) -> Result<ScopeEntry, String> {
+    match parse_scope(text)? {
+        ScopeInput::Host(h) => Ok(ScopeEntry::Host(h)),
+        ScopeInput::Path(p) => {
+            let paths = &policy.rules.paths;
+            let base = paths
+                .base
+                .as_deref()
+                .map_or_else(|| cwd.to_path_buf(), |b| cwd.join(b));
+            let rules = crate::pathcheck::PathRules::new(&base.join(&paths.root), &[], &[], fs)
+                .map_err(|e| format!("the policy's path root {}: {}", e.glob, e.message))?;
+            // A glob: its literal folder is resolved like any path, the pattern kept after it.
+            let (p, pattern) = match p.split('/').position(has_glob) {
+                Some(i) => {
+                    let parts: Vec<&str> = p.split('/').collect();
+                    let folder = parts[..i].join("/");
+                    let folder = if folder.is_empty() && !p.starts_with('/') {
+                        ".".to_string()
+                    } else if folder.is_empty() {
+                        "/".to_string()
+                    } else {
+                        folder
+                    };
+                    (folder, Some(parts[i..].join("/")))
+                }
+                None => (p, None),
+            };
+            let resolved = match crate::pathcheck::check(&p, &rules, fs) {
+                Ok(rel) if rel == "." => rules.root().to_path_buf(),
+                Ok(rel) => rules.root().join(rel),
+                Err(e) => {
+                    return Err(format!(
+                        "scope {p:?} cannot be granted: {} (the policy's path root is {})",
+                        e.rule(),
+                        rules.root().display()
+                    ));
+                }
+            };
+            let Some(pattern) = pattern else {
+                return Ok(ScopeEntry::Path(resolved));
+            };
+            if pattern.split('/').any(|c| c == "..") {
+                return Err(format!(
+                    "scope glob {text:?}: `..` after the first wildcard could leave the folder"
+                ));
+            }
+            let glob = format!("{}/{pattern}", resolved.display());
+            globset::GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| format!("scope glob {text:?} does not parse: {e}"))?;
+            Ok(ScopeEntry::Glob(glob))
+        }
+    }
+}

@@ -1,0 +1,702 @@
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::flow::{Offer, PromptError, Prompter, Request, run};
+use super::*;
+
+const MIN: i64 = 60_000;
+
+fn grant(scope: &[&str], session: Option<&str>) -> Grant {
+    Grant {
+        id: GrantId::from_bytes([7; 16]),
+        capability: "system_execute".into(),
+        scope: scope.iter().map(|s| ScopeEntry::from_text(s)).collect(),
+        session: session.map(str::to_string),
+        granted_at_ms: 1000 * MIN,
+        expires_at_ms: 1005 * MIN,
+        revoked_at_ms: None,
+        granted_by: Some("op".into()),
+        reason: None,
+    }
+}
+
+fn need<'a>(session: Option<&'a str>, paths: &[&str], hosts: &[&str]) -> Need<'a> {
+    Need {
+        capability: "system_execute",
+        session,
+        paths: paths.iter().map(PathBuf::from).collect(),
+        hosts: hosts.iter().map(|h| h.to_string()).collect(),
+    }
+}
+
+#[test]
+fn coverage_table() {
+    let t = 1001 * MIN;
+    let mut revoked = grant(&[], None);
+    revoked.revoked_at_ms = Some(1000 * MIN + 1);
+    let mut other_cap = grant(&[], None);
+    other_cap.capability = "screen_read".into();
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(&str, Grant, Need<'_>, i64, Result<(), &str>)> = vec![
+        (
+            "live, unscoped",
+            grant(&[], None),
+            need(None, &[], &[]),
+            t,
+            Ok(()),
+        ),
+        (
+            "at granted_at",
+            grant(&[], None),
+            need(None, &[], &[]),
+            1000 * MIN,
+            Ok(()),
+        ),
+        (
+            "last ms",
+            grant(&[], None),
+            need(None, &[], &[]),
+            1005 * MIN - 1,
+            Ok(()),
+        ),
+        (
+            "at expires_at",
+            grant(&[], None),
+            need(None, &[], &[]),
+            1005 * MIN,
+            Err("expired"),
+        ),
+        (
+            "after expiry",
+            grant(&[], None),
+            need(None, &[], &[]),
+            2000 * MIN,
+            Err("expired"),
+        ),
+        ("revoked", revoked, need(None, &[], &[]), t, Err("revoked")),
+        (
+            "clock moved back",
+            grant(&[], None),
+            need(None, &[], &[]),
+            999 * MIN,
+            Err("future"),
+        ),
+        (
+            "other capability",
+            other_cap,
+            need(None, &[], &[]),
+            t,
+            Err("another capability"),
+        ),
+        (
+            "session matches",
+            grant(&[], Some("s1")),
+            need(Some("s1"), &[], &[]),
+            t,
+            Ok(()),
+        ),
+        (
+            "other session",
+            grant(&[], Some("s1")),
+            need(Some("s2"), &[], &[]),
+            t,
+            Err("bound to session"),
+        ),
+        (
+            "no session",
+            grant(&[], Some("s1")),
+            need(None, &[], &[]),
+            t,
+            Err("no session"),
+        ),
+        (
+            "unbound, any session",
+            grant(&[], None),
+            need(Some("s9"), &[], &[]),
+            t,
+            Ok(()),
+        ),
+        (
+            "scope: the folder",
+            grant(&["/w/a"], None),
+            need(None, &["/w/a"], &[]),
+            t,
+            Ok(()),
+        ),
+        (
+            "scope: under it",
+            grant(&["/w/a"], None),
+            need(None, &["/w/a/b/c.txt"], &[]),
+            t,
+            Ok(()),
+        ),
+        (
+            "scope: prefix sibling",
+            grant(&["/w/a"], None),
+            need(None, &["/w/ab"], &[]),
+            t,
+            Err("does not cover the path /w/ab"),
+        ),
+        (
+            "scope: sibling file",
+            grant(&["/w/a"], None),
+            need(None, &["/w/a.txt"], &[]),
+            t,
+            Err("does not cover the path"),
+        ),
+        (
+            "scope: parent",
+            grant(&["/w/a"], None),
+            need(None, &["/w"], &[]),
+            t,
+            Err("does not cover"),
+        ),
+        (
+            "scope: every path",
+            grant(&["/w/a"], None),
+            need(None, &["/w/a/x", "/w/b"], &[]),
+            t,
+            Err("/w/b"),
+        ),
+        (
+            "scope: two entries",
+            grant(&["/w/a", "/w/b"], None),
+            need(None, &["/w/a/x", "/w/b"], &[]),
+            t,
+            Ok(()),
+        ),
+        (
+            "scope: nothing to check",
+            grant(&["/w/a"], None),
+            need(None, &[], &[]),
+            t,
+            Err("names no path"),
+        ),
+        (
+            "host: exact",
+            grant(&["host:example.com"], None),
+            need(None, &[], &["example.com"]),
+            t,
+            Ok(()),
+        ),
+        (
+            "host: case and dot",
+            grant(&["host:example.com"], None),
+            need(None, &[], &["EXAMPLE.com."]),
+            t,
+            Ok(()),
+        ),
+        (
+            "host: subdomain needs *.",
+            grant(&["host:example.com"], None),
+            need(None, &[], &["a.example.com"]),
+            t,
+            Err("host a.example.com"),
+        ),
+        (
+            "host: wildcard",
+            grant(&["host:*.example.com"], None),
+            need(None, &[], &["a.example.com"]),
+            t,
+            Ok(()),
+        ),
+        (
+            "host: wildcard not apex",
+            grant(&["host:*.example.com"], None),
+            need(None, &[], &["example.com"]),
+            t,
+            Err("host"),
+        ),
+        (
+            "host: suffix lookalike",
+            grant(&["host:*.example.com"], None),
+            need(None, &[], &["badexample.com"]),
+            t,
+            Err("host"),
+        ),
+        (
+            "host scope, path call",
+            grant(&["host:example.com"], None),
+            need(None, &["/w/a"], &[]),
+            t,
+            Err("path"),
+        ),
+        (
+            "glob: one level",
+            grant(&["/w/docs/*.md"], None),
+            need(None, &["/w/docs/a.md"], &[]),
+            t,
+            Ok(()),
+        ),
+        (
+            "glob: * stays in its folder",
+            grant(&["/w/docs/*.md"], None),
+            need(None, &["/w/docs/sub/a.md"], &[]),
+            t,
+            Err("does not cover"),
+        ),
+        (
+            "glob: ** crosses folders",
+            grant(&["/w/docs/**/*.md"], None),
+            need(None, &["/w/docs/sub/a.md"], &[]),
+            t,
+            Ok(()),
+        ),
+        (
+            "glob: other extension",
+            grant(&["/w/docs/*.md"], None),
+            need(None, &["/w/docs/a.txt"], &[]),
+            t,
+            Err("does not cover"),
+        ),
+        (
+            "glob: sibling folder",
+            grant(&["/w/docs/**"], None),
+            need(None, &["/w/docs2/a.md"], &[]),
+            t,
+            Err("does not cover"),
+        ),
+    ];
+    for (name, g, n, now, want) in cases {
+        let got = covers(&g, &n, now).map_err(|m| m.describe(&g.id));
+        match (got, want) {
+            (Ok(()), Ok(())) => {}
+            (Err(msg), Err(part)) => assert!(msg.contains(part), "{name}: {msg:?} lacks {part:?}"),
+            (got, want) => panic!("{name}: got {got:?}, want {want:?}"),
+        }
+    }
+}
+
+#[test]
+fn find_takes_a_covering_grant_else_names_the_nearest_miss() {
+    let t = 1001 * MIN;
+    let old = grant(&[], Some("s1"));
+    let mut newer = grant(&["/w/a"], None);
+    newer.id = GrantId::from_bytes([9; 16]);
+    newer.granted_at_ms += 1;
+    let grants = vec![old.clone(), newer.clone()];
+    let (id, miss) = find(&grants, &need(Some("s2"), &["/w/b"], &[]), t)
+        .unwrap_err()
+        .unwrap();
+    assert_eq!(id, newer.id);
+    assert!(matches!(miss, Miss::PathOutside(_)));
+    assert_eq!(
+        find(&grants, &need(Some("s1"), &["/w/b"], &[]), t)
+            .unwrap()
+            .id,
+        old.id
+    );
+    assert_eq!(find(&[], &need(None, &[], &[]), t).unwrap_err(), None);
+}
+
+proptest! {
+    /// Whatever the grant and the clock, it covers only inside [granted_at, expires_at) and
+    /// never once revoked.
+    #[test]
+    fn live_only_inside_its_window(start in -1_000_000i64..1_000_000, len in 1i64..100_000, now in -2_000_000i64..2_000_000, revoked in proptest::option::of(-2_000_000i64..2_000_000)) {
+        let mut g = grant(&[], None);
+        g.granted_at_ms = start;
+        g.expires_at_ms = start + len;
+        g.revoked_at_ms = revoked;
+        let ok = covers(&g, &need(None, &[], &[]), now).is_ok();
+        prop_assert_eq!(ok, revoked.is_none() && start <= now && now < start + len);
+    }
+
+    /// A path scope never covers a sibling whose name merely starts with the scope's name.
+    #[test]
+    fn no_prefix_siblings(base in "[a-z]{1,8}", extra in "[a-z0-9._-]{1,8}") {
+        let scope = format!("/w/{base}");
+        let g = grant(&[&scope], None);
+        let sibling = format!("/w/{base}{extra}");
+        prop_assert!(covers(&g, &need(None, &[&sibling], &[]), 1001 * MIN).is_err());
+    }
+}
+
+#[test]
+fn durations() {
+    let ok = [
+        ("90s", 90_000),
+        ("5m", 300_000),
+        ("15m", 900_000),
+        ("1h", 3_600_000),
+        ("1h30m", 5_400_000),
+        (" 2 hours ", 7_200_000),
+        ("30d", MAX_DURATION_MS),
+    ];
+    for (t, ms) in ok {
+        assert_eq!(parse_duration(t), Ok(ms), "{t}");
+    }
+    let bad = [
+        ("", "empty"),
+        ("0s", "zero"),
+        ("0m", "zero"),
+        ("-5m", "negative"),
+        ("5", "no unit"),
+        ("soon", "cannot read"),
+        ("5x", "cannot read"),
+        ("31d", "30 days"),
+        ("1ms", "second"),
+    ];
+    for (t, part) in bad {
+        let e = parse_duration(t).unwrap_err();
+        assert!(e.contains(part), "{t}: {e}");
+    }
+    assert_eq!(human_duration(299_000), "4m 59s");
+    assert_eq!(human_duration(3_600_000), "1h");
+    assert_eq!(human_duration(0), "0s");
+    assert_eq!(human_duration(90_061_000), "1d 1h");
+}
+
+#[test]
+fn scopes() {
+    use ScopeInput::{Host, Path};
+    let cases = [
+        ("./src", Ok(Path("./src".into()))),
+        ("src/", Ok(Path("src/".into()))),
+        ("/etc", Ok(Path("/etc".into()))),
+        (".", Ok(Path(".".into()))),
+        ("example.com", Ok(Host("example.com".into()))),
+        ("host:LocalHost", Ok(Host("localhost".into()))),
+        (
+            "https://Docs.Example.com/a/b",
+            Ok(Host("docs.example.com".into())),
+        ),
+        ("host:*.example.com", Ok(Host("*.example.com".into()))),
+    ];
+    for (t, want) in cases {
+        assert_eq!(parse_scope(t), want, "{t}");
+    }
+    for (t, part) in [
+        ("src", "./src"),
+        ("", "empty"),
+        ("host:", "not a host"),
+        ("host:a b", "not a host"),
+    ] {
+        let e = parse_scope(t).unwrap_err();
+        assert!(e.contains(part), "{t}: {e}");
+    }
+}
+
+#[test]
+fn ids_are_mg_and_32_hex() {
+    let id = GrantId::from_bytes([0xab; 16]);
+    assert_eq!(id.as_str().len(), 35);
+    assert_eq!(
+        GrantId::parse(&id.as_str().to_uppercase().replace("MG_", "mg_")),
+        Ok(id.clone())
+    );
+    assert!(looks_like_grant_id(id.as_str()));
+    for bad in [
+        "mg_",
+        "mg_abc",
+        "xx_abababababababababababababababab",
+        "mg_zzabababababababababababababababab",
+    ] {
+        assert!(GrantId::parse(bad).is_err(), "{bad}");
+        assert!(!looks_like_grant_id(bad), "{bad}");
+    }
+}
+
+#[test]
+fn grant_like_fields() {
+    let id = GrantId::from_bytes([1; 16]).to_string();
+    for (name, value, want) in [
+        ("grant", json!("yes"), true),
+        ("grantId", json!(1), true),
+        ("grant-token", json!("x"), true),
+        ("PERMIT", json!(true), true),
+        ("permission", json!({"all": true}), true),
+        ("approved", json!(true), true),
+        ("note", json!(id), true),
+        ("ids", json!(["a", id]), true),
+        ("command", json!(format!("echo {id}")), false),
+        ("path", json!("a/b"), false),
+        ("granted_files", json!("x"), false),
+    ] {
+        assert_eq!(grant_like(name, &value), want, "{name}");
+    }
+}
+
+#[test]
+fn commands_are_quoted_for_a_shell() {
+    let cmd = grant_command(
+        "file_access",
+        Some("s 1"),
+        &[
+            ScopeEntry::Path("/w/it's".into()),
+            ScopeEntry::Host("example.com".into()),
+        ],
+        Some(std::path::Path::new("/p/policy.toml")),
+    );
+    assert_eq!(
+        cmd,
+        r"metagate --policy /p/policy.toml permit grant --capability file_access --scope '/w/it'\''s' --scope host:example.com --session 's 1' --for 5m"
+    );
+}
+
+/// Answers from a script, and records the prompts it saw.
+struct Script {
+    answers: VecDeque<&'static str>,
+    seen: Vec<String>,
+}
+
+impl Script {
+    fn new(answers: &[&'static str]) -> Script {
+        Script {
+            answers: answers.iter().copied().collect(),
+            seen: Vec::new(),
+        }
+    }
+    fn next(&mut self, prompt: &str) -> Result<&'static str, PromptError> {
+        self.seen.push(prompt.to_string());
+        self.answers.pop_front().ok_or(PromptError::Cancelled)
+    }
+}
+
+impl Prompter for Script {
+    fn select(&mut self, prompt: &str, items: &[String], _: usize) -> Result<usize, PromptError> {
+        let a = self.next(prompt)?;
+        let i = items
+            .iter()
+            .position(|i| i.starts_with(a))
+            .unwrap_or_else(|| panic!("{a} not in {items:?}"));
+        self.seen.push(items.join(" | "));
+        Ok(i)
+    }
+    fn input(
+        &mut self,
+        prompt: &str,
+        default: Option<&str>,
+        check: &mut dyn FnMut(&str) -> Result<(), String>,
+    ) -> Result<String, PromptError> {
+        // Like a terminal: a refused answer is asked again.
+        loop {
+            let a = self.next(prompt)?;
+            let a = if a.is_empty() {
+                default.unwrap_or("")
+            } else {
+                a
+            };
+            match check(a) {
+                Ok(()) => return Ok(a.to_string()),
+                Err(e) => self.seen.push(format!("refused: {e}")),
+            }
+        }
+    }
+    fn confirm(&mut self, prompt: &str, _: bool) -> Result<bool, PromptError> {
+        let a = self.next(prompt)?;
+        Ok(a == "y")
+    }
+}
+
+fn offer_run(answers: &[&'static str]) -> (Result<Option<Request>, PromptError>, Vec<String>) {
+    let caps = vec![
+        (
+            "system_execute".to_string(),
+            vec!["system_execute".to_string()],
+        ),
+        (
+            "file_access".to_string(),
+            vec!["file_read".to_string(), "file_list".to_string()],
+        ),
+    ];
+    let scopable = |c: &str| c == "file_access";
+    let resolve = |_: &str, s: &str| match parse_scope(s)? {
+        ScopeInput::Path(p) => Ok(ScopeEntry::Path(PathBuf::from("/w").join(p))),
+        ScopeInput::Host(h) => Ok(ScopeEntry::Host(h)),
+    };
+    let offer = Offer {
+        capabilities: &caps,
+        scopable: &scopable,
+        resolve_scope: &resolve,
+        session: Some("env-session"),
+    };
+    let mut p = Script::new(answers);
+    let r = run(&mut p, &offer);
+    (r, p.seen)
+}
+
+#[test]
+fn interactive_flow_defaults_to_five_minutes() {
+    let (r, seen) = offer_run(&["system_execute", "5 minutes", "", "y"]);
+    assert_eq!(
+        r.unwrap().unwrap(),
+        Request {
+            capability: "system_execute".into(),
+            scope: vec![],
+            session: None,
+            duration_ms: DEFAULT_DURATION_MS,
+            reason: None
+        }
+    );
+    // The capability list shows what each unlocks; no scope question for a capability
+    // without path or host arguments.
+    assert!(
+        seen[1].contains("file_access (unlocks file_read, file_list)"),
+        "{seen:?}"
+    );
+    assert!(!seen.iter().any(|s| s.starts_with("Scope")), "{seen:?}");
+    assert!(
+        seen.last()
+            .unwrap()
+            .contains("Allow system_execute for 5m?"),
+        "{seen:?}"
+    );
+}
+
+#[test]
+fn interactive_flow_scope_session_custom_and_refusals() {
+    let (r, seen) = offer_run(&[
+        "file_access",
+        "src",
+        "./src host:example.com",
+        "this session",
+        "",
+        "deploy",
+        "y",
+    ]);
+    let r = r.unwrap().unwrap();
+    assert_eq!(
+        r.scope,
+        vec![
+            ScopeEntry::Path("/w/./src".into()),
+            ScopeEntry::Host("example.com".into())
+        ]
+    );
+    assert_eq!(
+        (r.session.as_deref(), r.duration_ms),
+        (Some("env-session"), SESSION_DURATION_MS)
+    );
+    assert_eq!(r.reason.as_deref(), Some("deploy"));
+    assert!(
+        seen.iter()
+            .any(|s| s.starts_with("refused:") && s.contains("./src")),
+        "{seen:?}"
+    );
+
+    let (r, seen) = offer_run(&[
+        "system_execute",
+        "custom",
+        "0m",
+        "-5m",
+        "90s",
+        "why not",
+        "y",
+    ]);
+    assert_eq!(r.unwrap().unwrap().duration_ms, 90_000);
+    assert_eq!(
+        seen.iter().filter(|s| s.starts_with("refused:")).count(),
+        2,
+        "{seen:?}"
+    );
+
+    let (r, _) = offer_run(&["system_execute", "1 hour", "", "n"]);
+    assert_eq!(r.unwrap(), None);
+    let (r, _) = offer_run(&["system_execute"]);
+    assert_eq!(r.unwrap_err(), PromptError::Cancelled);
+}
+
+/// The checker in-process: a runtime check needs a grant and takes it from the facts; `lint`'s
+/// scope (`runtime: false`) skips grants as it skips limits.
+#[test]
+fn checker_consults_grants_only_at_runtime() {
+    use crate::args::Args;
+    use crate::error::Category;
+    use crate::pathcheck::RealFs;
+    use crate::policy::{Checker, Context, Facts, NoFacts, Scope, Setup};
+    use crate::schema::Source;
+
+    struct Granted(Vec<Grant>, Option<check::GrantCheck>);
+    impl Facts for Granted {
+        fn now_ms(&self) -> i64 {
+            1001 * MIN
+        }
+        fn count(
+            &mut self,
+            _: &crate::policy::CountKey,
+            _: Option<i64>,
+            _: u64,
+        ) -> Result<crate::policy::Count, String> {
+            Ok(crate::policy::Count::default())
+        }
+        fn completed(
+            &mut self,
+            _: &str,
+            _: &str,
+            _: crate::schema::file::Evidence,
+        ) -> Result<bool, String> {
+            Ok(true)
+        }
+        fn grants(&mut self, capability: &str) -> Result<Vec<Grant>, String> {
+            Ok(self
+                .0
+                .iter()
+                .filter(|g| g.capability == capability)
+                .cloned()
+                .collect())
+        }
+        fn grant_checked(&mut self, c: check::GrantCheck) {
+            self.1 = Some(c);
+        }
+    }
+
+    let text = "extends = \"none\"\n[tools.x]\ncapability = \"system_execute\"\n[tools.x.args.command]\ntype = \"string\"\n[permit]\nrequire = [\"system_execute\"]\n";
+    let policy = Policy::from_source(
+        Source {
+            name: "p.toml",
+            text,
+        },
+        None,
+    )
+    .unwrap();
+    let cwd = std::env::temp_dir();
+    let checker = Checker::new(
+        &policy,
+        &Setup {
+            cwd: &cwd,
+            protected: vec![],
+            home: None,
+            fs: &RealFs,
+        },
+    );
+    let args = Args::from_map(serde_json::from_str(r#"{"command":"ls"}"#).unwrap());
+    let ctx = Context::default();
+    let run = |facts: &mut dyn Facts, runtime: bool| {
+        checker.check(
+            &policy,
+            "x",
+            &args,
+            &ctx,
+            facts,
+            &RealFs,
+            Scope { runtime },
+            &mut None,
+        )
+    };
+    // lint: no grant, no store, still fine.
+    assert!(run(&mut NoFacts(0), false).is_ok());
+    // gate without a store: refused, never assumed.
+    let e = run(&mut NoFacts(0), true).unwrap_err();
+    assert_eq!(e.category, Category::ConfirmationRequired);
+    assert!(!e.retryable());
+    assert!(e.message.contains("telemetry is off"), "{}", e.message);
+    // With a live grant it passes, and the check reports which grant it used.
+    let mut facts = Granted(vec![grant(&[], None)], None);
+    assert!(run(&mut facts, true).is_ok());
+    assert!(
+        matches!(facts.1, Some(check::GrantCheck::Used { ref grant, .. }) if grant.as_str() == GrantId::from_bytes([7; 16]).as_str())
+    );
+    // Another capability's grant does not count, and the denial is reported.
+    let mut other = grant(&[], None);
+    other.capability = "file_access".into();
+    let mut facts = Granted(vec![other], None);
+    let e = run(&mut facts, true).unwrap_err();
+    assert_eq!(e.category, Category::ConfirmationRequired);
+    assert!(matches!(
+        facts.1,
+        Some(check::GrantCheck::Denied { grant: None, .. })
+    ));
+}

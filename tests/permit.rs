@@ -1,0 +1,923 @@
+//! `metagate permit` and the grants `gate` enforces, through the real binary with a test-only
+//! clock (`--now`): expiry, revocation, sessions, scopes, grant-like fields, audit, bad input,
+//! concurrent operators, and the interactive flow at a real pseudo-terminal.
+
+mod common;
+
+use common::{Sandbox, fixture_path};
+use serde_json::{Value, json};
+
+/// A small policy in the sandbox: its path root is the sandbox.
+const POLICY: &str = r#"
+extends = "none"
+
+[tools.system_execute]
+capability = "system_execute"
+[tools.system_execute.args.command]
+type = "string"
+required = true
+kind = "shell"
+
+[tools.file_read]
+capability = "file_access"
+[tools.file_read.args.path]
+type = "string"
+required = true
+kind = "path"
+
+[tools.browser_navigate]
+capability = "browser_control"
+[tools.browser_navigate.args.url]
+type = "string"
+required = true
+kind = "url"
+
+[tools.web_search]
+capability = "search"
+[tools.web_search.args.query]
+type = "string"
+
+[permit]
+require = ["system_execute", "file_access", "browser_control"]
+
+[paths]
+root = "."
+"#;
+
+fn at(minutes: i64) -> String {
+    let t: i64 = 1_763_632_800; // 2026-11-20T10:00:00Z
+    let ts = t + minutes * 60;
+    // RFC 3339 without a date library: whole minutes after T0 on the same day.
+    let secs = ts % 86_400;
+    format!("2026-11-20T{:02}:{:02}:00Z", secs / 3600, secs / 60 % 60)
+}
+
+struct Env {
+    sb: Sandbox,
+    policy: String,
+}
+
+impl Env {
+    fn new() -> Env {
+        let sb = Sandbox::new();
+        let policy = sb.file("policy.toml", POLICY).display().to_string();
+        Env { sb, policy }
+    }
+
+    /// `metagate --policy P --now T ARGS…`: (stdout, stderr, status).
+    fn run(&self, now: &str, args: &[&str]) -> (String, String, i32) {
+        let out = self
+            .sb
+            .cmd()
+            .args(["--policy", &self.policy, "--now", now])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+            out.status.code().unwrap(),
+        )
+    }
+
+    fn grant(&self, now: &str, args: &[&str]) -> String {
+        let mut all = vec!["permit", "grant", "--format", "json"];
+        all.extend(args);
+        let (out, err, code) = self.run(now, &all);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["id"].as_str().unwrap().to_string()
+    }
+
+    /// One call through `gate --report`: (report, status).
+    fn gate(&self, now: &str, flags: &[&str], tool: &str, args: Value) -> (Value, i32) {
+        let out = self
+            .sb
+            .cmd()
+            .args([
+                "--policy",
+                &self.policy,
+                "--now",
+                now,
+                "gate",
+                "--quiet",
+                "--report",
+            ])
+            .args(flags)
+            .write_stdin(json!({"name": tool, "arguments": args}).to_string())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let v = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{e}: {stdout} / {}", String::from_utf8_lossy(&out.stderr)));
+        (v, out.status.code().unwrap())
+    }
+
+    fn list_all(&self, now: &str) -> Value {
+        let (out, err, code) = self.run(now, &["permit", "list", "--all", "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    }
+}
+
+fn assert_needs_grant(report: &Value, code: i32, what: &str) {
+    assert_eq!(code, 1, "{what}: {report}");
+    let e = &report["error"];
+    assert_eq!(e["category"], "confirmation_required", "{what}: {report}");
+    assert_eq!(e["retryable"], false, "{what}");
+    let suggestion = e["suggestion"].as_str().unwrap();
+    assert!(
+        suggestion.contains("metagate --policy ")
+            && suggestion.contains(" permit grant --capability "),
+        "{what}: {suggestion}"
+    );
+}
+
+#[test]
+fn system_execute_needs_a_live_grant() {
+    let env = Env::new();
+    let ls = json!({"command": "ls -la"});
+    let (r, code) = env.gate(&at(0), &[], "system_execute", ls.clone());
+    assert_needs_grant(&r, code, "no grant");
+    assert!(
+        r["error"]["details"]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("permit grant --capability system_execute --for 5m"),
+        "{r}"
+    );
+
+    // The exact suggested command works, and then the call passes.
+    let id = env.grant(&at(0), &["--capability", "system_execute", "--for", "5m"]);
+    assert!(id.starts_with("mg_") && id.len() == 35, "{id}");
+    let (r, code) = env.gate(&at(1), &[], "system_execute", ls.clone());
+    assert_eq!((code, r["verdict"].as_str()), (0, Some("pass")), "{r}");
+    let (r, code) = env.gate(&at(4), &[], "system_execute", ls.clone());
+    assert_eq!(code, 0, "{r}");
+
+    // Expired at 5 minutes.
+    let (r, code) = env.gate(&at(5), &[], "system_execute", ls.clone());
+    assert_needs_grant(&r, code, "expired");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("expired"),
+        "{r}"
+    );
+    assert_eq!(r["error"]["details"]["grant"], id.as_str());
+
+    // A new grant, then revoked.
+    let id2 = env.grant(&at(10), &["--capability", "system_execute", "--for", "1h"]);
+    assert_eq!(env.gate(&at(11), &[], "system_execute", ls.clone()).1, 0);
+    let (out, err, code) = env.run(&at(12), &["permit", "revoke", &id2]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&id2));
+    let (r, code) = env.gate(&at(13), &[], "system_execute", ls.clone());
+    assert_needs_grant(&r, code, "revoked");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("revoked"),
+        "{r}"
+    );
+
+    // A grant whose granted_at lies in the future (the clock moved back) is not live.
+    env.grant(&at(30), &["--capability", "system_execute", "--for", "1h"]);
+    let (r, code) = env.gate(&at(20), &[], "system_execute", ls.clone());
+    assert_needs_grant(&r, code, "future");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("future"),
+        "{r}"
+    );
+    assert_eq!(env.gate(&at(31), &[], "system_execute", ls).1, 0);
+
+    // A tool whose capability needs no grant is untouched.
+    let (r, code) = env.gate(&at(0), &[], "web_search", json!({"query": "x"}));
+    assert_eq!(code, 0, "{r}");
+}
+
+#[test]
+fn a_session_bound_grant_covers_only_its_session() {
+    let env = Env::new();
+    let ls = json!({"command": "ls"});
+    env.grant(
+        &at(0),
+        &["--capability", "system_execute", "--session", "s1"],
+    );
+    assert_eq!(
+        env.gate(&at(1), &["--session", "s1"], "system_execute", ls.clone())
+            .1,
+        0
+    );
+    let (r, code) = env.gate(&at(1), &["--session", "s2"], "system_execute", ls.clone());
+    assert_needs_grant(&r, code, "other session");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("\"s1\""),
+        "{r}"
+    );
+    // The suggestion binds the new grant to the caller's own session.
+    assert!(
+        r["error"]["suggestion"]
+            .as_str()
+            .unwrap()
+            .contains("--session s2"),
+        "{r}"
+    );
+    let (r, code) = env.gate(&at(1), &[], "system_execute", ls.clone());
+    assert_needs_grant(&r, code, "no session");
+    // METAGATE_SESSION counts as the session too.
+    let out = env
+        .sb
+        .cmd()
+        .env("METAGATE_SESSION", "s1")
+        .args(["--policy", &env.policy, "--now", &at(2), "gate", "-q"])
+        .write_stdin(json!({"name": "system_execute", "arguments": ls}).to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_scoped_grant_covers_only_paths_inside_it() {
+    let env = Env::new();
+    for f in [
+        "docs/a.txt",
+        "docs/sub/b.txt",
+        "docs2/c.txt",
+        "docsx.txt",
+        "other/d.txt",
+    ] {
+        env.sb.file(f, "x");
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(env.sb.path().join("other"), env.sb.path().join("docs/link"))
+        .unwrap();
+    env.grant(
+        &at(0),
+        &["--capability", "file_access", "--scope", "./docs"],
+    );
+    let read = |p: &str| env.gate(&at(1), &[], "file_read", json!({"path": p}));
+    for inside in [
+        "docs/a.txt",
+        "docs/sub/b.txt",
+        "./docs",
+        "docs/sub/../a.txt",
+        "other/../docs/a.txt",
+    ] {
+        let (r, code) = read(inside);
+        assert_eq!(code, 0, "{inside}: {r}");
+    }
+    let mut outside = vec!["docs2/c.txt", "docsx.txt", "other/d.txt", "docs/.."];
+    if cfg!(unix) {
+        outside.push("docs/link/d.txt");
+    }
+    for p in outside {
+        let (r, code) = read(p);
+        assert_needs_grant(&r, code, p);
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("does not cover the path"),
+            "{p}: {r}"
+        );
+        // The suggestion names the path the call needs, resolved.
+        assert!(
+            r["error"]["suggestion"]
+                .as_str()
+                .unwrap()
+                .contains("--scope "),
+            "{r}"
+        );
+    }
+
+    // Hosts: exact, or *.parent for subdomains.
+    env.grant(
+        &at(0),
+        &[
+            "--capability",
+            "browser_control",
+            "--scope",
+            "docs.example.com",
+        ],
+    );
+    let nav = |u: &str| env.gate(&at(1), &[], "browser_navigate", json!({"url": u}));
+    assert_eq!(nav("https://docs.example.com/x").1, 0);
+    assert_eq!(nav("https://example.com/").1, 1);
+    assert_eq!(nav("https://docs.example.com.evil.io/").1, 1);
+}
+
+#[test]
+fn grant_like_fields_are_stripped_and_never_grant() {
+    let env = Env::new();
+    let fake = "mg_0123456789abcdef0123456789abcdef";
+    let args = json!({"command": "ls", "grant_id": fake, "permit": true, "approvedBy": "x", "note": fake, "Permission": {"all": true}});
+    let (r, code) = env.gate(&at(0), &[], "system_execute", args.clone());
+    assert_needs_grant(&r, code, "carrying grant-like fields");
+    let stripped: Vec<&str> = r["corrections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "strip")
+        .map(|c| c["from"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        stripped,
+        ["grant_id", "permit", "note", "Permission"],
+        "{r}"
+    );
+    assert!(r["warnings"].as_array().unwrap().len() >= 4, "{r}");
+    // A real id in the call does not help either.
+    let id = env.grant(
+        &at(0),
+        &["--capability", "system_execute", "--session", "other"],
+    );
+    let (r, code) = env.gate(
+        &at(1),
+        &[],
+        "system_execute",
+        json!({"command": "ls", "grant": id}),
+    );
+    assert_needs_grant(&r, code, "carrying a real id");
+    // With a grant the call passes, and the fields are gone from what goes out.
+    env.grant(&at(0), &["--capability", "system_execute"]);
+    let (r, code) = env.gate(&at(1), &[], "system_execute", args);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["verdict"], "corrected");
+    let out = &r["call"]["arguments"];
+    assert_eq!(out, &json!({"command": "ls", "approvedBy": "x"}), "{r}");
+    assert!(!r["call"].to_string().contains("mg_"), "{r}");
+}
+
+#[test]
+fn audit_trail_records_granted_used_denied_revoked() {
+    let env = Env::new();
+    let ls = json!({"command": "ls"});
+    env.gate(&at(0), &["--session", "a"], "system_execute", ls.clone());
+    let id = env.grant(
+        &at(1),
+        &["--capability", "system_execute", "--reason", "deploy"],
+    );
+    env.gate(&at(2), &["--session", "a"], "system_execute", ls.clone());
+    let (_, err, code) = env.run(&at(3), &["permit", "revoke", "--all"]);
+    assert_eq!(code, 0, "{err}");
+    let doc = env.list_all(&at(4));
+    let events: Vec<(&str, Option<&str>)> = doc["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["event"].as_str().unwrap(), e["grant"].as_str()))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("denied", None),
+            ("granted", Some(id.as_str())),
+            ("used", Some(id.as_str())),
+            ("revoked", Some(id.as_str()))
+        ]
+    );
+    let ev = doc["events"].as_array().unwrap();
+    // used and denied name their gate decision.
+    assert!(ev[0]["decision"].as_i64().is_some() && ev[2]["decision"].as_i64().is_some());
+    assert_ne!(ev[0]["decision"], ev[2]["decision"]);
+    assert_eq!(
+        (ev[1]["detail"].as_str(), ev[2]["session"].as_str()),
+        (Some("deploy"), Some("a"))
+    );
+    assert_eq!(doc["grants"][0]["status"], "revoked");
+    // The table shows the same.
+    let (out, _, _) = env.run(&at(4), &["permit", "list", "--all"]);
+    for word in ["denied", "granted", "used", "revoked", &id] {
+        assert!(out.contains(word), "{word}: {out}");
+    }
+    // The live list is empty now.
+    let (out, _, _) = env.run(&at(4), &["permit", "list", "--format", "json"]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        json!({"grants": []})
+    );
+}
+
+#[test]
+fn list_shows_live_grants_with_time_left() {
+    let env = Env::new();
+    env.sb.file("docs/a.txt", "x");
+    let a = env.grant(
+        &at(0),
+        &[
+            "--capability",
+            "file_access",
+            "--scope",
+            "docs",
+            "--for",
+            "15m",
+        ]
+        .map(|s| if s == "docs" { "./docs" } else { s }),
+    );
+    let b = env.grant(
+        &at(0),
+        &[
+            "--capability",
+            "system_execute",
+            "--session",
+            "s1",
+            "--for",
+            "1h",
+        ],
+    );
+    let (out, _, code) = env.run(&at(5), &["permit", "list", "--format", "json"]);
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let grants = doc["grants"].as_array().unwrap();
+    assert_eq!(grants.len(), 2);
+    let by_id = |id: &str| grants.iter().find(|g| g["id"] == id).unwrap().clone();
+    assert_eq!(by_id(&a)["expires_in_ms"], 10 * 60_000);
+    assert_eq!(by_id(&b)["session"], "s1");
+    assert!(by_id(&a)["scope"][0].as_str().unwrap().ends_with("/docs"));
+    let (table, _, _) = env.run(&at(5), &["permit", "list"]);
+    for word in [
+        "id",
+        "capability",
+        "scope",
+        "session",
+        "expires in",
+        "status",
+        "10m",
+        "55m",
+        "live",
+    ] {
+        assert!(table.contains(word), "{word}: {table}");
+    }
+    // Expired grants leave the live list, and stay in --all.
+    let (out, _, _) = env.run(&at(20), &["permit", "list", "--format", "json"]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap()["grants"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(env.list_all(&at(20))["grants"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2() {
+    let env = Env::new();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["permit", "grant", "--capability", "teleport"],
+            "unknown capability",
+        ),
+        (
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "system_execute",
+                "--for",
+                "0m",
+            ],
+            "zero",
+        ),
+        (
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "system_execute",
+                "--for",
+                "-5m",
+            ],
+            "negative",
+        ),
+        (
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "system_execute",
+                "--for",
+                "soon",
+            ],
+            "cannot read",
+        ),
+        (
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "system_execute",
+                "--for",
+                "10",
+            ],
+            "no unit",
+        ),
+        (
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "file_access",
+                "--scope",
+                "/etc",
+            ],
+            "outside the root",
+        ),
+        (
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "file_access",
+                "--scope",
+                "../..",
+            ],
+            "outside the root",
+        ),
+        (
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "file_access",
+                "--scope",
+                "docs",
+            ],
+            "./docs",
+        ),
+        (
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "system_execute",
+                "--scope",
+                "./x",
+            ],
+            "could never be checked",
+        ),
+        (
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "file_access",
+                "--scope",
+                "example.com",
+            ],
+            "no tool with capability file_access has a url argument",
+        ),
+        (
+            &["permit", "revoke", "mg_0123456789abcdef0123456789abcdef"],
+            "no grant",
+        ),
+        (&["permit", "revoke", "mg_nope"], "not a grant id"),
+    ];
+    for (args, part) in cases {
+        let (out, err, code) = env.run(&at(0), args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert!(err.contains(part), "{args:?}: {err}");
+    }
+    // Revoking twice.
+    let id = env.grant(&at(0), &["--capability", "system_execute"]);
+    assert_eq!(env.run(&at(1), &["permit", "revoke", &id]).2, 0);
+    let (_, err, code) = env.run(&at(2), &["permit", "revoke", &id]);
+    assert_eq!(code, 2);
+    assert!(err.contains("already revoked"), "{err}");
+    // Nothing to revoke is 1.
+    let (_, err, code) = env.run(&at(3), &["permit", "revoke", "--all"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("nothing to revoke"), "{err}");
+    // Without a subcommand and without a terminal: the equivalent command, exit 2.
+    let (out, err, code) = env.run(&at(0), &["permit"]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(
+        err.contains("terminal")
+            && err
+                .contains("permit grant --capability <system_execute|file_access|browser_control>"),
+        "{err}"
+    );
+}
+
+#[test]
+fn revoke_all_counts_only_live_grants() {
+    let env = Env::new();
+    env.grant(&at(0), &["--capability", "system_execute", "--for", "1m"]);
+    env.grant(&at(0), &["--capability", "system_execute", "--for", "1h"]);
+    env.grant(&at(0), &["--capability", "file_access", "--for", "1h"]);
+    let (out, err, code) = env.run(&at(10), &["permit", "revoke", "--all"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("revoked 2 grants"), "{out}");
+    let statuses: Vec<String> = env.list_all(&at(10))["grants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["status"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(statuses.iter().filter(|s| *s == "revoked").count(), 2);
+    assert_eq!(statuses.iter().filter(|s| *s == "expired").count(), 1);
+}
+
+#[test]
+fn without_telemetry_grants_fail_closed() {
+    let env = Env::new();
+    env.grant(&at(0), &["--capability", "system_execute"]);
+    let (r, code) = env.gate(
+        &at(1),
+        &["--no-telemetry"],
+        "system_execute",
+        json!({"command": "ls"}),
+    );
+    assert_needs_grant(&r, code, "--no-telemetry");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("telemetry is off"),
+        "{r}"
+    );
+}
+
+#[test]
+fn the_builtin_policy_needs_no_grants() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["gate", "--no-telemetry"])
+        .write_stdin(r#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"terminal","code":"ls","session":0,"reset":false,"grant":"x"}}"#)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let (_, err, code) = {
+        let o = sb.cmd().args(["permit"]).output().unwrap();
+        (
+            o.stdout,
+            String::from_utf8(o.stderr).unwrap(),
+            o.status.code().unwrap(),
+        )
+    };
+    assert_eq!(code, 2);
+    assert!(err.contains("requires no grants"), "{err}");
+    // Listing never creates a store.
+    let o = sb.cmd().args(["permit", "list"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .contains("no live grants")
+    );
+    assert!(!sb.db().exists());
+}
+
+#[test]
+fn the_example_policy_requires_seed_004s_capabilities() {
+    let sb = Sandbox::new();
+    let policy = fixture_path("policies/sirthaddeus.toml")
+        .display()
+        .to_string();
+    let out = sb
+        .cmd()
+        .args(["--policy", &policy, "policy", "show"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let shown: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(
+        shown["permit"]["require"],
+        toml::Value::Array(
+            ["screen_read", "system_execute", "file_access"]
+                .map(|c| toml::Value::String(c.into()))
+                .to_vec()
+        ),
+        "{text}"
+    );
+    let out = sb.cmd().args(["policy", "show"]).output().unwrap();
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("[permit]"));
+}
+
+#[test]
+fn policy_check_names_the_permit_key_and_line() {
+    let sb = Sandbox::new();
+    let file = sb.file(
+        "p.toml",
+        "extends = \"none\"\n[tools.t]\ncapability = \"c\"\n\n[permit]\nrequire = [\"c\", \"nope\", \"\"]\n",
+    );
+    let out = sb
+        .cmd()
+        .args(["policy", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("p.toml:6:") && err.contains("permit.require"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\"nope\" is not a capability") && err.contains("empty"),
+        "{err}"
+    );
+}
+
+/// Two operators (and more) granting and revoking at once: every grant is stored, every
+/// revocation recorded, none lost to a lock.
+#[test]
+fn concurrent_grants_and_revokes_lose_nothing() {
+    let env = Env::new();
+    // Create the store first, so that the racers do not also race the migration.
+    env.grant(&at(0), &["--capability", "file_access"]);
+    let per = 8;
+    let mut children = Vec::new();
+    for worker in 0..4 {
+        // Each worker grants, then revokes every live grant (its own and the others'), so
+        // grants and revocations interleave across processes.
+        let script = format!(
+            "for i in $(seq {per}); do {bin} --policy {policy} permit grant --capability system_execute --for 1h --reason w{worker} >/dev/null || exit 9; {bin} permit revoke --all >/dev/null 2>&1; s=$?; [ $s -le 1 ] || exit 8; done",
+            bin = common::BIN,
+            policy = env.policy,
+        );
+        let mut sh = std::process::Command::new("sh");
+        sh.args(["-c", &script])
+            .current_dir(env.sb.path())
+            .env_clear();
+        for (k, v) in [
+            ("HOME", env.sb.path().to_path_buf()),
+            ("XDG_STATE_HOME", env.sb.path().join("state")),
+        ] {
+            sh.env(k, v);
+        }
+        sh.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        children.push(sh.spawn().unwrap());
+    }
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let doc = env.list_all(&at(0));
+    let grants = doc["grants"].as_array().unwrap();
+    let ours: Vec<&Value> = grants
+        .iter()
+        .filter(|g| g["capability"] == "system_execute")
+        .collect();
+    assert_eq!(ours.len(), 4 * per, "every grant is stored");
+    let events = doc["events"].as_array().unwrap();
+    let count = |kind: &str| events.iter().filter(|e| e["event"] == kind).count();
+    assert_eq!(count("granted"), 4 * per + 1);
+    let revoked = grants.iter().filter(|g| g["status"] == "revoked").count();
+    assert_eq!(
+        count("revoked"),
+        revoked,
+        "one event per revocation, none twice"
+    );
+    for w in 0..4 {
+        let reason = format!("w{w}");
+        assert_eq!(
+            ours.iter()
+                .filter(|g| g["reason"] == reason.as_str())
+                .count(),
+            per
+        );
+    }
+}
+
+/// The interactive flow at a real pseudo-terminal, through tmux.
+#[test]
+fn interactive_permit_at_a_real_terminal() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: tmux is not installed, so no pseudo-terminal test");
+        return;
+    }
+    let env = Env::new();
+    env.sb.file("docs/a.txt", "x");
+    let socket = env.sb.path().join("tmux.sock");
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let script = env.sb.file(
+        "run.sh",
+        &format!(
+            "#!/bin/sh\ncd {dir}\nHOME={dir} XDG_STATE_HOME={dir}/state {bin} --policy {policy} --now {now} permit; echo \"exit=$?\"; sleep 30\n",
+            dir = env.sb.path().display(),
+            bin = common::BIN,
+            policy = env.policy,
+            now = at(0),
+        ),
+    );
+    let screen = || String::from_utf8(tmux(&["capture-pane", "-p", "-t", "mg"]).stdout).unwrap();
+    let wait_for = |text: &str| {
+        for _ in 0..100 {
+            if screen().contains(text) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("the terminal never showed {text:?}:\n{}", screen());
+    };
+    let out = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "mg",
+        "-x",
+        "160",
+        "-y",
+        "40",
+        "sh",
+        script.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let keys = |k: &[&str]| {
+        let mut args = vec!["send-keys", "-t", "mg"];
+        args.extend(k);
+        tmux(&args);
+    };
+    wait_for("Capability to allow");
+    assert!(
+        screen().contains("file_access (unlocks file_read)"),
+        "{}",
+        screen()
+    );
+    keys(&["Down", "Enter"]); // file_access
+    wait_for("Scope");
+    keys(&["-l", "./docs"]);
+    keys(&["Enter"]);
+    wait_for("For how long");
+    keys(&["Down", "Enter"]); // 15 minutes
+    wait_for("Reason");
+    keys(&["-l", "reading docs"]);
+    keys(&["Enter"]);
+    wait_for("Allow file_access for 15m");
+    keys(&["y"]);
+    wait_for("exit=");
+    let text = screen();
+    tmux(&["kill-server"]);
+    assert!(text.contains("exit=0"), "{text}");
+    assert!(text.contains("granted mg_"), "{text}");
+    let doc = env.list_all(&at(1));
+    let g = &doc["grants"][0];
+    assert_eq!(
+        (g["capability"].as_str(), g["reason"].as_str()),
+        (Some("file_access"), Some("reading docs"))
+    );
+    assert_eq!(g["expires_in_ms"], 14 * 60_000);
+    assert!(g["scope"][0].as_str().unwrap().ends_with("/docs"), "{g}");
+}
+
+#[test]
+fn a_glob_scope_matches_resolved_paths() {
+    let env = Env::new();
+    for f in ["docs/a.md", "docs/a.txt", "docs/sub/b.md", "notes/c.md"] {
+        env.sb.file(f, "x");
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        env.sb.path().join("notes/c.md"),
+        env.sb.path().join("docs/link.md"),
+    )
+    .unwrap();
+    env.grant(
+        &at(0),
+        &["--capability", "file_access", "--scope", "./docs/*.md"],
+    );
+    let g = &env.list_all(&at(0))["grants"][0];
+    assert!(
+        g["scope"][0].as_str().unwrap().ends_with("/docs/*.md"),
+        "{g}"
+    );
+    let read = |p: &str| env.gate(&at(1), &[], "file_read", json!({"path": p})).1;
+    assert_eq!(read("docs/a.md"), 0);
+    assert_eq!(read("./docs/../docs/a.md"), 0);
+    for p in ["docs/a.txt", "docs/sub/b.md", "notes/c.md"] {
+        assert_eq!(read(p), 1, "{p}");
+    }
+    if cfg!(unix) {
+        // The link's name matches, where it leads does not.
+        assert_eq!(read("docs/link.md"), 1);
+    }
+    // A glob whose folder leaves the root, or that climbs after its wildcard, is refused.
+    for bad in ["../*.md", "./docs/*/../../../x"] {
+        let (_, err, code) = env.run(
+            &at(0),
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "file_access",
+                "--scope",
+                bad,
+            ],
+        );
+        assert_eq!(code, 2, "{bad}: {err}");
+    }
+}
