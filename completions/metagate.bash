@@ -28,6 +28,9 @@ _metagate() {
             metagate,help)
                 cmd="metagate__subcmd__help"
                 ;;
+            metagate,lint)
+                cmd="metagate__subcmd__lint"
+                ;;
             metagate,policy)
                 cmd="metagate__subcmd__policy"
                 ;;
@@ -57,6 +60,9 @@ _metagate() {
                 ;;
             metagate__subcmd__help,help)
                 cmd="metagate__subcmd__help__subcmd__help"
+                ;;
+            metagate__subcmd__help,lint)
+                cmd="metagate__subcmd__help__subcmd__lint"
                 ;;
             metagate__subcmd__help,policy)
                 cmd="metagate__subcmd__help__subcmd__policy"
@@ -98,7 +104,7 @@ _metagate() {
 
     case "${cmd}" in
         metagate)
-            opts="-h -V --policy --db --now --help --version gate record policy db generate help"
+            opts="-h -V --policy --db --now --help --version gate record lint policy db generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -298,7 +304,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help)
-            opts="gate record policy db generate help"
+            opts="gate record lint policy db generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -381,6 +387,20 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        metagate__subcmd__help__subcmd__lint)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         metagate__subcmd__help__subcmd__policy)
             opts="show check"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -430,6 +450,52 @@ _metagate() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__lint)
+            opts="-h --format --deny --exit-zero --ignore --tools --explain --policy --db --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -W "error warning" -- "${cur}"))
+                    return 0
+                    ;;
+                --ignore)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --explain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -9,7 +9,7 @@
 //! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline),
 //!   [`events`] (what `record` appends), [`policy`] (the operator's checks);
 //! - storage: [`store`] (the SQLite file), [`telemetry`] (writing decisions and events);
-//! - jobs: [`gate`], [`record`].
+//! - jobs: [`gate`], [`lint`], [`record`].
 
 pub mod args;
 pub mod call;
@@ -30,4 +30,5 @@ pub mod store;
 pub mod telemetry;
 
 pub mod gate;
+pub mod lint;
 pub mod record;
