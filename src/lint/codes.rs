@@ -199,45 +199,48 @@ pub static CODES: &[Code] = &[
 
 /// The code for a rejection category.
 pub fn for_category(category: Category) -> &'static Code {
-    let code = match category {
-        Category::MalformedCall => "MG001",
-        Category::ToolNotFound => "MG002",
-        Category::InvalidParameters => "MG003",
-        Category::TypeMismatch => "MG004",
-        Category::PolicyBlocked => "MG005",
-        Category::ConfirmationRequired => "MG006",
+    let at = match category {
+        Category::MalformedCall => 0,
+        Category::ToolNotFound => 1,
+        Category::InvalidParameters => 2,
+        Category::TypeMismatch => 3,
+        Category::PolicyBlocked => 4,
+        Category::ConfirmationRequired => 5,
         // The rest are runtime outcomes; the gate only reaches them when a check cannot run.
         Category::RateLimited
         | Category::PermanentFailure
         | Category::Cancelled
         | Category::ServerError
         | Category::NetworkError
-        | Category::Timeout => "MG007",
+        | Category::Timeout => 6,
     };
-    find(code).expect("every category has a code")
+    &CODES[at]
 }
 
-/// The code for a correction kind.
+/// The code for a correction kind: MG101 onwards, in the order of [`Kind::ALL`].
 pub fn for_kind(kind: Kind) -> &'static Code {
-    let code = match kind {
-        Kind::Repair => "MG101",
-        Kind::Envelope => "MG102",
-        Kind::Strip => "MG103",
-        Kind::ArgAlias => "MG104",
-        Kind::ArgCase => "MG105",
-        Kind::ArgFuzzy => "MG106",
-        Kind::ValueAlias => "MG107",
-        Kind::EnumCase => "MG108",
-        Kind::Coerce => "MG109",
-        Kind::Default => "MG110",
+    let at = match kind {
+        Kind::Repair => 0,
+        Kind::Envelope => 1,
+        Kind::Strip => 2,
+        Kind::ArgAlias => 3,
+        Kind::ArgCase => 4,
+        Kind::ArgFuzzy => 5,
+        Kind::ValueAlias => 6,
+        Kind::EnumCase => 7,
+        Kind::Coerce => 8,
+        Kind::Default => 9,
     };
-    find(code).expect("every correction kind has a code")
+    &CODES[FIRST_WARNING + at]
 }
 
 /// The code for a warning the gate passes a call with.
 pub fn gate_warning() -> &'static Code {
-    find("MG111").expect("MG111 is in the table")
+    &CODES[FIRST_WARNING + Kind::ALL.len()]
 }
+
+/// Where the warnings start in [`CODES`].
+const FIRST_WARNING: usize = 7;
 
 /// Looks a code up by its code (`mg003` too) or its name (`invalid-parameters`).
 pub fn find(wanted: &str) -> Option<&'static Code> {
@@ -283,6 +286,28 @@ mod tests {
             assert_eq!(for_kind(kind).severity, Severity::Warning);
             assert_eq!(for_kind(kind).name, kind.as_str().replace('_', "-"));
         }
+    }
+
+    #[test]
+    fn the_mappings_land_on_the_documented_codes() {
+        let categories = [
+            (Category::MalformedCall, "MG001"),
+            (Category::ToolNotFound, "MG002"),
+            (Category::InvalidParameters, "MG003"),
+            (Category::TypeMismatch, "MG004"),
+            (Category::PolicyBlocked, "MG005"),
+            (Category::ConfirmationRequired, "MG006"),
+            (Category::ServerError, "MG007"),
+            (Category::Timeout, "MG007"),
+        ];
+        for (category, code) in categories {
+            assert_eq!(for_category(category).code, code, "{category}");
+        }
+        for (i, kind) in Kind::ALL.into_iter().enumerate() {
+            assert_eq!(for_kind(kind).code, format!("MG{}", 101 + i), "{kind}");
+        }
+        assert_eq!(gate_warning().code, "MG111");
+        assert_eq!(CODES[FIRST_WARNING].code, "MG101");
     }
 
     #[test]

@@ -31,12 +31,9 @@ pub struct Site<'a> {
 /// Where a call's text came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
-    /// A line (or a whole file) that is not strict JSON: if the gate cannot read a call in it,
-    /// the trace itself is broken.
-    Text,
-    /// A strict JSON object standing on its own: if it is no envelope the gate knows, the
-    /// trace has an unknown shape.
-    Object,
+    /// A record standing on its own (a line, an array element): if the gate cannot read a
+    /// call in it, the trace itself is at fault (not JSON, or of an unknown shape).
+    Record,
     /// A place that holds a call by definition (`tool_calls`, a `tool_use` block, an Agent
     /// Zero message's content): if the gate cannot read it, the call is malformed.
     Slot,
@@ -77,15 +74,14 @@ pub fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
             Err(_) => {}
         }
     }
-    let mut line_start = 0;
-    for line in text.split_inclusive('\n') {
-        let at = line_start;
-        line_start += line.len();
-        let line = line.trim_end_matches(['\n', '\r']);
-        if line.trim().is_empty() {
-            continue;
+    let mut at = 0;
+    while at < text.len() {
+        let end = memchr::memchr(b'\n', &text.as_bytes()[at..]).map_or(text.len(), |i| at + i);
+        let line = &text[at..end];
+        at = end + 1;
+        if !line.trim().is_empty() {
+            reader.line(line, visit);
         }
-        reader.line(&text[at..at + line.len()], visit);
     }
 }
 
@@ -139,12 +135,18 @@ impl<'a> Reader<'a> {
     /// One line of JSON Lines: a document, or text the gate may still read as a call.
     fn line(&self, line: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
         let trimmed = line.trim();
-        if matches!(trimmed.as_bytes().first(), Some(b'[' | b'{'))
+        let first = trimmed.as_bytes().first();
+        // Most lines are calls: an object naming none of the keys of messages and transcripts
+        // goes straight to the gate, which reads it once.
+        if first == Some(&b'{') && !names_a_message_key(trimmed) {
+            return self.site(trimmed, Origin::Record, visit);
+        }
+        if matches!(first, Some(b'[' | b'{'))
             && let Ok(raw) = serde_json::from_str::<&RawValue>(trimmed)
         {
             return self.document(raw.get(), visit);
         }
-        self.site(trimmed, Origin::Text, visit);
+        self.site(trimmed, Origin::Record, visit);
     }
 
     /// One strict JSON document (or a part of one).
@@ -190,7 +192,7 @@ impl<'a> Reader<'a> {
         if let (Some(ai), Some(content)) = (probe.ai, probe.content) {
             return self.agent_zero(ai.get(), content.get(), visit);
         }
-        self.site(raw, Origin::Object, visit);
+        self.site(raw, Origin::Record, visit);
     }
 
     /// An OpenAI or Anthropic chat message: its `tool_calls`, its legacy `function_call`,
@@ -247,6 +249,23 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Whether `text` holds a string that is one of the keys [`Probe`] looks for (a quick,
+/// conservative test: a value spelled like a key only sends the line the slower way).
+fn names_a_message_key(text: &str) -> bool {
+    const KEYS: [&[u8]; 5] = [
+        b"messages\"",
+        b"role\"",
+        b"tool_calls\"",
+        b"function_call\"",
+        b"ai\"",
+    ];
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'"', bytes).any(|at| {
+        let rest = &bytes[at + 1..];
+        KEYS.iter().any(|k| rest.starts_with(k))
+    })
+}
+
 /// The byte offset of a 1-based line and (byte) column, as serde_json reports them.
 fn offset_of_line_column(text: &str, line: usize, column: usize) -> usize {
     let start: usize = text
@@ -283,7 +302,19 @@ impl<'a> Locator<'a> {
 
     /// Line and column of `offset`.
     pub fn locate(&mut self, offset: usize) -> (usize, usize) {
-        let line = self.starts.partition_point(|&s| s <= offset);
+        // Offsets come in order, mostly on the line of the last one or the next.
+        let (_, last_line, _) = self.last;
+        let on = |line: usize| {
+            self.starts.get(line - 1).is_some_and(|&s| s <= offset)
+                && self.starts.get(line).is_none_or(|&s| offset < s)
+        };
+        let line = if on(last_line) {
+            last_line
+        } else if on(last_line + 1) {
+            last_line + 1
+        } else {
+            self.starts.partition_point(|&s| s <= offset)
+        };
         let start = self.starts[line - 1];
         let (last_offset, last_line, last_column) = self.last;
         let column = if last_line == line && last_offset <= offset {
@@ -324,10 +355,10 @@ mod tests {
         let found = items(text);
         assert_eq!(
             found[0],
-            (1, 1, "Object:{\"tool_name\":\"a\",\"tool_args\":{}}".into())
+            (1, 1, "Record:{\"tool_name\":\"a\",\"tool_args\":{}}".into())
         );
         assert_eq!(found[1], (3, 22, "Slot:```json\n{}\n```".into()));
-        assert_eq!(found[2], (5, 1, "Text:not json at all".into()));
+        assert_eq!(found[2], (5, 1, "Record:not json at all".into()));
         assert_eq!(found[3].0, 6);
         assert_eq!(found[3].1, 1);
         assert_eq!(found.len(), 4);
@@ -357,6 +388,25 @@ mod tests {
         assert_eq!(found.len(), 2);
         assert!(found[0].2.starts_with("problem:unknown shape"));
         assert!(found[1].2.contains("`messages` must be an array"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn locator_agrees_with_counting_from_the_start(
+            text in "[a\n\u{e9}\u{1F600}]{0,60}",
+            picks in proptest::collection::vec(0usize..64, 0..12),
+        ) {
+            let boundaries: Vec<usize> =
+                (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect();
+            let mut at = Locator::new(&text);
+            for p in picks {
+                let offset = boundaries[p % boundaries.len()];
+                let before = &text[..offset];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().unwrap().chars().count() + 1;
+                proptest::prop_assert_eq!(at.locate(offset), (line, column), "offset {}", offset);
+            }
+        }
     }
 
     #[test]

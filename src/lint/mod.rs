@@ -169,13 +169,16 @@ impl<'r> Linter<'r> {
             // holds a call by definition.
             if d.call.is_none() && error.category == Category::MalformedCall {
                 let failure = match site.origin {
-                    Origin::Text => {
-                        Some("not JSON, and the gate reads no tool call in it".to_string())
-                    }
-                    Origin::Object if call::shape_of_text(&site.text).is_none() => {
+                    Origin::Slot => None,
+                    Origin::Record if call::shape_of_text(&site.text).is_some() => None,
+                    Origin::Record
+                        if serde_json::from_str::<serde::de::IgnoredAny>(&site.text).is_ok() =>
+                    {
                         Some(input::UNKNOWN_SHAPE.to_string())
                     }
-                    _ => None,
+                    Origin::Record => {
+                        Some("not JSON, and the gate reads no tool call in it".to_string())
+                    }
                 };
                 if let Some(message) = failure {
                     return emit(Event::Failure(Failure {

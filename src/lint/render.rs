@@ -29,6 +29,8 @@ pub struct Renderer {
     first: bool,
     /// Failures of the document formats, written at the end.
     failures: Vec<Value>,
+    /// The last file's SARIF URI.
+    uri: Option<(String, String)>,
 }
 
 impl Renderer {
@@ -39,6 +41,7 @@ impl Renderer {
             color,
             first: true,
             failures: Vec::new(),
+            uri: None,
         }
     }
 
@@ -86,7 +89,12 @@ impl Renderer {
             }
             Format::Sarif => {
                 self.separator(out);
-                serde_json::to_writer(&mut *out, &sarif_result(d)).expect("writing to a Vec");
+                // Diagnostics come file by file: the file's URI is worked out once.
+                if self.uri.as_ref().is_none_or(|(file, _)| file != d.file) {
+                    self.uri = Some((d.file.to_string(), uri(d.file)));
+                }
+                let uri = self.uri.as_ref().map_or("", |(_, uri)| uri);
+                serde_json::to_writer(&mut *out, &sarif_result(d, uri)).expect("writing to a Vec");
             }
         }
     }
@@ -378,31 +386,82 @@ fn sarif_tool() -> Value {
     })
 }
 
-fn sarif_result(d: &Diagnostic<'_>) -> Value {
-    let index = CODES
-        .iter()
-        .position(|c| c.code == d.code.code)
-        .unwrap_or_default();
-    let mut properties = json!({ "tool": d.tool });
-    if let Some(c) = d.category {
-        properties["category"] = json!(c.as_str());
-    }
-    if let Some(fix) = &d.fix {
-        properties["correction"] = fix.to_json();
-    }
-    json!({
-        "ruleId": d.code.code,
-        "ruleIndex": index,
-        "level": level(d.severity()),
-        "message": { "text": full_message(d) },
-        "locations": [{
-            "physicalLocation": {
-                "artifactLocation": { "uri": uri(d.file) },
-                "region": { "startLine": d.line, "startColumn": d.column },
-            }
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult<'a> {
+    rule_id: &'static str,
+    rule_index: usize,
+    level: &'static str,
+    message: SarifText,
+    locations: [SarifLocation<'a>; 1],
+    properties: SarifProperties<'a>,
+}
+
+#[derive(Serialize)]
+struct SarifText {
+    text: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifLocation<'a> {
+    physical_location: SarifPhysical<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifPhysical<'a> {
+    artifact_location: SarifArtifact<'a>,
+    region: SarifRegion,
+}
+
+#[derive(Serialize)]
+struct SarifArtifact<'a> {
+    uri: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifRegion {
+    start_line: usize,
+    start_column: usize,
+}
+
+#[derive(Serialize)]
+struct SarifProperties<'a> {
+    tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    category: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    correction: Option<Value>,
+}
+
+fn sarif_result<'a>(d: &'a Diagnostic<'_>, uri: &'a str) -> SarifResult<'a> {
+    SarifResult {
+        rule_id: d.code.code,
+        rule_index: CODES
+            .iter()
+            .position(|c| c.code == d.code.code)
+            .unwrap_or_default(),
+        level: level(d.severity()),
+        message: SarifText {
+            text: full_message(d),
+        },
+        locations: [SarifLocation {
+            physical_location: SarifPhysical {
+                artifact_location: SarifArtifact { uri },
+                region: SarifRegion {
+                    start_line: d.line,
+                    start_column: d.column,
+                },
+            },
         }],
-        "properties": properties,
-    })
+        properties: SarifProperties {
+            tool: d.tool.as_deref(),
+            category: d.category.map(|c| c.as_str()),
+            correction: d.fix.as_ref().map(|c| c.to_json()),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -425,6 +484,26 @@ mod tests {
         for (input, data, property) in cases {
             assert_eq!(escape_data(input), data, "data {input:?}");
             assert_eq!(escape_property(input), property, "property {input:?}");
+        }
+    }
+
+    fn unescape(s: &str) -> String {
+        s.replace("%0A", "\n")
+            .replace("%0D", "\r")
+            .replace("%3A", ":")
+            .replace("%2C", ",")
+            .replace("%25", "%")
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn escaping_round_trips_and_leaves_no_separator(s in "[a-z%:,\r\n0-9ACD é]{0,40}") {
+            let property = escape_property(&s);
+            proptest::prop_assert!(!property.contains([':', ',', '\r', '\n']));
+            proptest::prop_assert_eq!(unescape(&property), s.clone());
+            let data = escape_data(&s);
+            proptest::prop_assert!(!data.contains(['\r', '\n']));
+            proptest::prop_assert_eq!(unescape(&data), s);
         }
     }
 
