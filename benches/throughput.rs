@@ -13,6 +13,8 @@
 //! - `grants`: `gate --jsonl` with telemetry and the example policy requiring grants
 //!   (`[permit] require`, a live grant for each capability in the store, so every call needing
 //!   one looks its grants up), beside the same policy without `[permit]`.
+//! - `lint`: `lint` over a generated 1,000,000-call JSON Lines trace (the `gate` mix) in each
+//!   output format, beside the bare serde_json loop over the same file (budget: under 10 s).
 //! - `startup`: `gate` run once per call, beside `examples/bare_echo.rs` (a bare Rust binary
 //!   that parses and prints one JSON document), built with the same profile.
 
@@ -45,6 +47,9 @@ fn main() {
     }
     if run("grants") {
         bench_grants(dir.path());
+    }
+    if run("lint") {
+        bench_lint(dir.path());
     }
 }
 
@@ -529,4 +534,38 @@ fn bench_repair() {
     );
     println!("  gate decide, same call     {:>9.2} µs", decide / 1000.0);
     println!("  serde_json, the clean call {:>9.2} µs", strict / 1000.0);
+}
+
+fn bench_lint(dir: &Path) {
+    const LINES: usize = 1_000_000;
+    let file: PathBuf = dir.join("trace.jsonl");
+    let bytes = generate(&file, LINES);
+    println!(
+        "lint: a {LINES}-call JSON Lines trace, {:.1} MB, built-in policy",
+        bytes as f64 / 1e6
+    );
+    let serde = best(3, || serde_loop(&file));
+    println!(
+        "  serde_json parse+print     {:>12.0} lines/s  ({:.2} s)",
+        rate(LINES, serde),
+        serde.as_secs_f64()
+    );
+    for format in ["human", "json", "sarif", "github"] {
+        // The mix has rejections: --exit-zero so a finished run is a success.
+        let lint = best(3, || {
+            time_command(
+                Command::new(BIN)
+                    .args(["lint", "--exit-zero", "--format", format])
+                    .arg(&file)
+                    .env("METAGATE_POLICY", ""),
+                &file,
+            )
+        });
+        println!(
+            "  metagate lint --format {format:<7} {:>8.0} calls/s  ({:.2} s; budget < 10 s; {:.2}x serde_json's time)",
+            rate(LINES, lint),
+            lint.as_secs_f64(),
+            lint.as_secs_f64() / serde.as_secs_f64()
+        );
+    }
 }

@@ -31,6 +31,9 @@ _metagate() {
             metagate,help)
                 cmd="metagate__subcmd__help"
                 ;;
+            metagate,lint)
+                cmd="metagate__subcmd__lint"
+                ;;
             metagate,permit)
                 cmd="metagate__subcmd__permit"
                 ;;
@@ -69,6 +72,9 @@ _metagate() {
                 ;;
             metagate__subcmd__help,help)
                 cmd="metagate__subcmd__help__subcmd__help"
+                ;;
+            metagate__subcmd__help,lint)
+                cmd="metagate__subcmd__help__subcmd__lint"
                 ;;
             metagate__subcmd__help,permit)
                 cmd="metagate__subcmd__help__subcmd__permit"
@@ -164,7 +170,7 @@ _metagate() {
 
     case "${cmd}" in
         metagate)
-            opts="-h -V --policy --db --now --help --version gate record policy db evaluate tools permit generate help"
+            opts="-h -V --policy --db --now --help --version gate record lint policy db evaluate tools permit generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -414,7 +420,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help)
-            opts="gate record policy db evaluate tools permit generate help"
+            opts="gate record lint policy db evaluate tools permit generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -498,6 +504,20 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__lint)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -644,6 +664,52 @@ _metagate() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__lint)
+            opts="-h --format --deny --exit-zero --ignore --tools --explain --policy --db --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    return 0
+                    ;;
+                --deny)
+                    COMPREPLY=($(compgen -W "error warning" -- "${cur}"))
+                    return 0
+                    ;;
+                --ignore)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --explain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -27,6 +27,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --version 'Print version'
             cand gate 'Correct or reject a tool call read on stdin'
             cand record 'Append tool outcomes and user turns to the telemetry store'
+            cand lint 'Check recorded tool-call traces with the gate''s rules, for CI'
             cand policy 'Show or check policy files'
             cand db 'Look at the telemetry store'
             cand evaluate 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
@@ -58,6 +59,19 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand --strict 'All or nothing: one bad line and no line is stored'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'metagate;lint'= {
+            cand --format 'Output format'
+            cand --deny 'Fail (exit 1) on findings at or above this severity'
+            cand --ignore 'Drop the findings of this code, e.g. MG110 (repeatable)'
+            cand --tools 'Import tool definitions, as gate does (repeatable)'
+            cand --explain 'Explain a diagnostic code (MG003, or its name); `all` lists every code'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
+            cand --exit-zero 'Exit 0 even when there are findings (report-only jobs); failures still exit 2'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -229,6 +243,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;help'= {
             cand gate 'Correct or reject a tool call read on stdin'
             cand record 'Append tool outcomes and user turns to the telemetry store'
+            cand lint 'Check recorded tool-call traces with the gate''s rules, for CI'
             cand policy 'Show or check policy files'
             cand db 'Look at the telemetry store'
             cand evaluate 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
@@ -240,6 +255,8 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;help;gate'= {
         }
         &'metagate;help;record'= {
+        }
+        &'metagate;help;lint'= {
         }
         &'metagate;help;policy'= {
             cand show 'Print the effective policy as TOML, every default filled in'

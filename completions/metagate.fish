@@ -31,6 +31,7 @@ complete -c metagate -n "__fish_metagate_needs_command" -s h -l help -d 'Print h
 complete -c metagate -n "__fish_metagate_needs_command" -s V -l version -d 'Print version'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
+complete -c metagate -n "__fish_metagate_needs_command" -f -a "lint" -d 'Check recorded tool-call traces with the gate\'s rules, for CI'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "policy" -d 'Show or check policy files'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "db" -d 'Look at the telemetry store'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
@@ -63,6 +64,20 @@ complete -c metagate -n "__fish_metagate_using_subcommand record" -l db -d 'Tele
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l strict -d 'All or nothing: one bad line and no line is stored'
 complete -c metagate -n "__fish_metagate_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l format -d 'Output format' -r -f -a "human\t'Compiler-style lines and a summary (colour on a terminal)'
+json\t'One JSON document: diagnostics, failures, summary'
+sarif\t'SARIF 2.1.0, for code-scanning services'
+github\t'GitHub Actions workflow commands (annotations)'"
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l deny -d 'Fail (exit 1) on findings at or above this severity' -r -f -a "error\t'Calls the gate would reject'
+warning\t'Calls the gate would correct, and rejections'"
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l ignore -d 'Drop the findings of this code, e.g. MG110 (repeatable)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l tools -d 'Import tool definitions, as gate does (repeatable)' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l explain -d 'Explain a diagnostic code (MG003, or its name); `all` lists every code' -r
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l exit-zero -d 'Exit 0 even when there are findings (report-only jobs); failures still exit 2'
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
@@ -170,15 +185,16 @@ complete -c metagate -n "__fish_metagate_using_subcommand generate" -l policy -d
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand generate" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "policy" -d 'Show or check policy files'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "db" -d 'Look at the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record policy db evaluate tools permit generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "lint" -d 'Check recorded tool-call traces with the gate\'s rules, for CI'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "policy" -d 'Show or check policy files'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "db" -d 'Look at the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'

@@ -244,6 +244,14 @@ fn shape_of<'a>(fields: &Fields<'a>) -> Option<(Shape, Option<Fields<'a>>)> {
     None
 }
 
+/// The envelope a strict JSON object is, judged by the fields that identify it (as the gate
+/// judges), without reading the call; `None` when `text` is not one strict JSON object or
+/// holds no envelope's identifying fields. `lint` uses it to tell a call from other records.
+pub fn shape_of_text(text: &str) -> Option<Shape> {
+    let fields = scan::object_fields(text)?;
+    shape_of(&slots_of(fields)).map(|(shape, _)| shape)
+}
+
 /// The fields of an object-valued slot.
 fn object_fields<'a>(slot: &Slot<'a>) -> Option<Fields<'a>> {
     match slot {

@@ -10,7 +10,7 @@
 //!   [`events`] (what `record` appends), [`policy`] (the operator's checks);
 //! - storage: [`store`] (the SQLite file), [`telemetry`] (writing decisions and events);
 //! - grants: [`permit`] (time-boxed capability grants: coverage, store, interactive flow);
-//! - jobs: [`gate`], [`record`], [`evaluate`].
+//! - jobs: [`gate`], [`lint`], [`record`], [`evaluate`].
 
 pub mod args;
 pub mod call;
@@ -32,5 +32,6 @@ pub mod telemetry;
 
 pub mod evaluate;
 pub mod gate;
+pub mod lint;
 pub mod permit;
 pub mod record;

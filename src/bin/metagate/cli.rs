@@ -59,6 +59,23 @@ pub enum Command {
             nothing was stored), 2 the store or an input could not be used."
     )]
     Record(RecordArgs),
+    /// Check recorded tool-call traces with the gate's rules, for CI
+    #[command(
+        long_about = "Check recorded tool-call traces with the gate's rules, for CI.\n\n\
+            Reads JSON Lines of calls in any envelope gate accepts (also Agent Zero messages \
+            {\"ai\": true, \"content\": …} holding the call), OpenAI chat transcripts (an array \
+            of messages, an object with `messages`, or JSON Lines of them; the calls are the \
+            `tool_calls` of assistant messages) and Anthropic transcripts (`tool_use` blocks). \
+            Each call is checked with the same policy, tool imports and correction rules as \
+            gate. Telemetry, limits, prerequisites and grants are not consulted: they depend on \
+            what happens at run time, which a trace does not hold. A call the gate would reject \
+            is an error (MG0xx), one it would correct is a warning (MG1xx); \
+            `--explain all` lists the codes.",
+        after_help = "Exit status: 0 no findings at or above --deny, 1 findings at or above \
+            --deny, 2 lint itself failed (an input it could not read or make sense of: reported \
+            with file and line, the other inputs are still linted)."
+    )]
+    Lint(LintArgs),
     /// Show or check policy files
     Policy {
         #[command(subcommand)]
@@ -208,6 +225,60 @@ pub struct GateArgs {
     /// use (recorded with each decision)
     #[arg(long, env = "METAGATE_INTENT", value_name = "NAME")]
     pub intent: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Trace files, or directories to walk for *.json, *.jsonl and *.ndjson files; `-` reads
+    /// stdin
+    #[arg(value_name = "PATH", required_unless_present = "explain")]
+    pub paths: Vec<PathBuf>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = LintFormat::Human)]
+    pub format: LintFormat,
+
+    /// Fail (exit 1) on findings at or above this severity
+    #[arg(long, value_enum, default_value_t = DenyLevel::Error, value_name = "SEVERITY")]
+    pub deny: DenyLevel,
+
+    /// Exit 0 even when there are findings (report-only jobs); failures still exit 2
+    #[arg(long)]
+    pub exit_zero: bool,
+
+    /// Drop the findings of this code, e.g. MG110 (repeatable)
+    #[arg(long, value_name = "CODE")]
+    pub ignore: Vec<String>,
+
+    /// Import tool definitions, as gate does (repeatable)
+    #[arg(long = "tools", value_name = "FILE")]
+    pub tools: Vec<PathBuf>,
+
+    /// Explain a diagnostic code (MG003, or its name); `all` lists every code
+    #[arg(long, value_name = "CODE")]
+    pub explain: Option<String>,
+}
+
+/// How `lint` writes its findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    /// Compiler-style lines and a summary (colour on a terminal)
+    Human,
+    /// One JSON document: diagnostics, failures, summary
+    Json,
+    /// SARIF 2.1.0, for code-scanning services
+    Sarif,
+    /// GitHub Actions workflow commands (annotations)
+    Github,
+}
+
+/// The severities `--deny` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DenyLevel {
+    /// Calls the gate would reject
+    Error,
+    /// Calls the gate would correct, and rejections
+    Warning,
 }
 
 #[derive(Debug, Args)]

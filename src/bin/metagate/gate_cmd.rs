@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use metagate::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
-use metagate::pathcheck::{CachedFs, RealFs};
-use metagate::policy::{Checker, NoFacts, Scope, Setup};
+use metagate::pathcheck::CachedFs;
+use metagate::policy::{NoFacts, Scope};
 use metagate::schema::Policy;
 
 use crate::cli::GateArgs;
@@ -44,21 +44,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         caller: args.caller.clone(),
         intent: args.intent.clone(),
     };
-    let cwd = std::env::current_dir().context("cannot read the working folder")?;
-    let mut protected = Vec::new();
-    protected.extend(policy.origin.clone());
-    if let Ok(db) = env.db_path() {
-        protected.push(db);
-    }
-    let checker = Checker::new(
-        policy,
-        &Setup {
-            cwd: &cwd,
-            protected,
-            home: std::env::var_os("HOME").map(Into::into),
-            fs: &RealFs,
-        },
-    );
+    let checker = env.checker(policy)?;
     // One second of memory: a stream checking the same folders pays for them once a second.
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
     let run = Run {

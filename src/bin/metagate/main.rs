@@ -7,6 +7,7 @@ mod evaluate_cmd;
 mod exit;
 mod gate_cmd;
 mod generate;
+mod lint_cmd;
 mod permit_cmd;
 mod policy_cmd;
 mod record_cmd;
@@ -59,6 +60,13 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Record(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &[])?;
             record_cmd::run(&args, &policy, &env.with_policy(&policy))
+        }
+        Command::Lint(args) => {
+            if let Some(code) = &args.explain {
+                return lint_cmd::explain(code);
+            }
+            let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
+            lint_cmd::run(&args, &policy, &env)
         }
         Command::Policy { command } => policy_cmd::run(command, cli.policy.as_deref()),
         Command::Db { command } => {

@@ -5,6 +5,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use metagate::events::parse_time;
+use metagate::pathcheck::RealFs;
+use metagate::policy::{Checker, Setup};
+use metagate::schema::Policy;
 use metagate::store::{self, Store, StoreError};
 
 pub struct Env {
@@ -28,7 +31,7 @@ impl Env {
     }
 
     /// Takes the store settings from the policy.
-    pub fn with_policy(mut self, policy: &metagate::schema::Policy) -> Env {
+    pub fn with_policy(mut self, policy: &Policy) -> Env {
         self.store_options.busy_timeout = policy.busy_timeout();
         self
     }
@@ -39,6 +42,25 @@ impl Env {
             Some(ms) => Box::new(move || ms),
             None => Box::new(wall_clock_ms),
         }
+    }
+
+    /// The policy checks as `gate` and `lint` run them: relative to the working folder, with
+    /// the policy file and the store protected (so the same call gets the same verdict in both).
+    pub fn checker(&self, policy: &Policy) -> Result<Checker> {
+        let cwd = std::env::current_dir().context("cannot read the working folder")?;
+        let mut protected: Vec<PathBuf> = policy.origin.iter().cloned().collect();
+        if let Ok(db) = self.db_path() {
+            protected.push(db);
+        }
+        Ok(Checker::new(
+            policy,
+            &Setup {
+                cwd: &cwd,
+                protected,
+                home: std::env::var_os("HOME").map(Into::into),
+                fs: &RealFs,
+            },
+        ))
     }
 
     /// Where the store is, in the documented order.

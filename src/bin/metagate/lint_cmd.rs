@@ -1,0 +1,269 @@
+//! `metagate lint`: the inputs, the terminal and the exit status; the library decides.
+
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use metagate::gate::{Context, Options, Run};
+use metagate::lint::{self, CODES, Event, Failure, Format, Linter, Renderer, Severity, Summary};
+use metagate::pathcheck::CachedFs;
+use metagate::policy::Scope;
+use metagate::schema::Policy;
+
+use crate::cli::{DenyLevel, LintArgs, LintFormat};
+use crate::exit::Status;
+use crate::runtime::Env;
+
+/// Inputs at least this large get a progress bar (on a terminal).
+const PROGRESS_FROM: u64 = 8 << 20;
+/// Output is written in chunks of about this size.
+const CHUNK: usize = 64 * 1024;
+
+/// One input: a file, or stdin.
+enum Input {
+    File(PathBuf),
+    Stdin,
+    /// A path that could not be walked, with why.
+    Unreadable(PathBuf, String),
+}
+
+impl Input {
+    fn name(&self) -> String {
+        match self {
+            Input::File(p) | Input::Unreadable(p, _) => p.display().to_string(),
+            Input::Stdin => "<stdin>".to_string(),
+        }
+    }
+}
+
+pub fn explain(code: &str) -> Result<Status> {
+    let mut out = String::new();
+    if code.eq_ignore_ascii_case("all") {
+        for c in CODES {
+            out.push_str(&format!(
+                "{}  {:<7}  {:<21}  {}\n",
+                c.code,
+                c.severity.as_str(),
+                c.name,
+                c.summary
+            ));
+        }
+    } else {
+        let Some(c) = lint::codes::find(code) else {
+            let known: Vec<&str> = CODES.iter().map(|c| c.code).collect();
+            bail!(
+                "unknown diagnostic code {code:?} (--explain); the codes are {} (or `all`)",
+                known.join(", ")
+            );
+        };
+        out.push_str(&format!(
+            "{} ({}, {}): {}\n\n{}\n",
+            c.code,
+            c.name,
+            c.severity.as_str(),
+            c.summary,
+            c.explanation
+        ));
+    }
+    io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(Status::Success)
+}
+
+pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
+    let ignore = args
+        .ignore
+        .iter()
+        .map(|c| {
+            lint::codes::find(c).with_context(|| format!("--ignore: unknown diagnostic code {c:?}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let checker = env.checker(policy)?;
+    let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
+    let context = Context::default();
+    let run = Run {
+        policy,
+        options: Options {
+            quiet: true,
+            ..Options::default()
+        },
+        checker: Some(&checker),
+        context: &context,
+        fs: &fs,
+        scope: Scope { runtime: false },
+    };
+    let linter = Linter::new(run, env.clock()(), ignore);
+
+    let inputs = collect(&args.paths);
+    let format = match args.format {
+        LintFormat::Human => Format::Human,
+        LintFormat::Json => Format::Json,
+        LintFormat::Sarif => Format::Sarif,
+        LintFormat::Github => Format::Github,
+    };
+    let stdout = io::stdout();
+    let color = format == Format::Human
+        && stdout.is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut out = stdout.lock();
+    let mut renderer = Renderer::new(format, color);
+    let mut summary = Summary::default();
+    let mut buf = Vec::with_capacity(2 * CHUNK);
+    let progress = progress_bar(&inputs);
+    renderer.start(&mut buf);
+
+    for input in &inputs {
+        let name = input.name();
+        summary.files += 1;
+        let mut on_event = |event: Event<'_>| -> io::Result<()> {
+            summary.count(&event);
+            if let Event::Failure(f) = &event {
+                report_failure(f, &progress);
+            }
+            renderer.event(&event, &mut buf);
+            if buf.len() >= CHUNK {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+            Ok(())
+        };
+        let text = match read(input) {
+            Ok(text) => text,
+            Err(failure) => {
+                on_event(Event::Failure(Failure {
+                    file: &name,
+                    line: failure.0,
+                    column: failure.1,
+                    message: failure.2,
+                }))?;
+                continue;
+            }
+        };
+        let done_before = progress.position();
+        linter.lint_text(&name, &text, &mut on_event, &mut |done| {
+            progress.set_position(done_before + done as u64);
+        })?;
+    }
+    progress.finish_and_clear();
+    renderer.finish(&summary, &mut buf);
+    out.write_all(&buf)?;
+    out.flush()?;
+
+    let deny = match args.deny {
+        DenyLevel::Error => Severity::Error,
+        DenyLevel::Warning => Severity::Warning,
+    };
+    Ok(if summary.failures > 0 {
+        Status::Failure
+    } else if summary.denied(deny) && !args.exit_zero {
+        Status::Rejected
+    } else {
+        Status::Success
+    })
+}
+
+/// The inputs named on the command line, directories walked in name order.
+fn collect(paths: &[PathBuf]) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            inputs.push(Input::Stdin);
+        } else if path.is_dir() {
+            walk(path, &mut inputs);
+        } else {
+            // A file, or a path that does not exist: reading it says which.
+            inputs.push(Input::File(path.clone()));
+        }
+    }
+    inputs
+}
+
+fn walk(dir: &Path, inputs: &mut Vec<Input>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            inputs.push(Input::Unreadable(
+                dir.to_path_buf(),
+                format!("cannot read the folder: {e}"),
+            ));
+            return;
+        }
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        let hidden = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if hidden {
+            continue;
+        }
+        // Symbolic links to folders are not followed: a link loop must not hang CI.
+        let is_link = path.symlink_metadata().is_ok_and(|m| m.is_symlink());
+        if path.is_dir() {
+            if !is_link {
+                walk(&path, inputs);
+            }
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "json" || e == "jsonl" || e == "ndjson")
+        {
+            inputs.push(Input::File(path));
+        }
+    }
+}
+
+/// An input's text, or why it cannot be read: (line, column, message), line 0 for the whole.
+fn read(input: &Input) -> Result<String, (usize, usize, String)> {
+    let bytes = match input {
+        Input::Unreadable(_, why) => return Err((0, 0, why.clone())),
+        Input::File(path) => {
+            std::fs::read(path).map_err(|e| (0, 0, format!("cannot read the file: {e}")))?
+        }
+        Input::Stdin => {
+            let mut bytes = Vec::new();
+            io::stdin()
+                .lock()
+                .read_to_end(&mut bytes)
+                .map_err(|e| (0, 0, format!("cannot read stdin: {e}")))?;
+            bytes
+        }
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&valid[start..]).chars().count() + 1;
+        (line, column, "not UTF-8 text".to_string())
+    })
+}
+
+fn report_failure(f: &Failure<'_>, progress: &ProgressBar) {
+    let place = if f.line > 0 {
+        format!("{}:{}:{}", f.file, f.line, f.column)
+    } else {
+        f.file.to_string()
+    };
+    progress.suspend(|| eprintln!("metagate: error: {place}: {}", f.message));
+}
+
+/// A bar over the inputs' bytes, on a terminal, when they are large.
+fn progress_bar(inputs: &[Input]) -> ProgressBar {
+    let total: u64 = inputs
+        .iter()
+        .map(|i| match i {
+            Input::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+            Input::Stdin | Input::Unreadable(..) => 0,
+        })
+        .sum();
+    if total < PROGRESS_FROM || !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} linting {bytes}/{total_bytes} {wide_bar} {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
