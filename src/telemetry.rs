@@ -352,6 +352,6 @@ mod tests {
             .iter()
             .map(|(_, n)| *n)
             .collect();
-        assert_eq!(counts, [0, 1, 1, 1]);
+        assert_eq!(counts, [0, 1, 1, 1, 0, 0, 0, 0]);
     }
 }

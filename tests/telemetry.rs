@@ -271,7 +271,7 @@ fn db_info_reports_tables_and_span() {
     assert_eq!(info["schema_version"], metagate::store::SCHEMA_VERSION);
     assert_eq!(
         info["tables"],
-        json!({"decisions":0,"outcomes":1,"asks":1,"user_corrections":0})
+        json!({"decisions":0,"outcomes":1,"asks":1,"user_corrections":0,"grants":0,"grant_events":0,"eval_runs":0,"eval_recommendations":0})
     );
     assert_eq!(info["first"], "2026-11-20T10:00:00Z");
     assert_eq!(info["last"], "2026-11-22T10:00:00Z");

@@ -21,8 +21,21 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// (the policy's `[telemetry] busy_timeout_ms` says otherwise).
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The tables `db info` counts, in the order it shows them.
-pub const TABLES: &[&str] = &["decisions", "outcomes", "asks", "user_corrections"];
+/// The tables `db info` counts, in the order it shows them. The first [`EVENT_TABLES`] hold
+/// what happened, with its time in `ts_ms`: they give the store's time span.
+pub const TABLES: &[&str] = &[
+    "decisions",
+    "outcomes",
+    "asks",
+    "user_corrections",
+    "grants",
+    "grant_events",
+    "eval_runs",
+    "eval_recommendations",
+];
+
+/// How many of [`TABLES`] are event tables.
+pub const EVENT_TABLES: usize = 4;
 
 /// Why the store could not be used, in words that say what to do.
 #[derive(Debug)]
@@ -320,14 +333,17 @@ impl Store {
         let mut tables = Vec::new();
         let mut first: Option<i64> = None;
         let mut last: Option<i64> = None;
-        for table in TABLES {
+        for (i, table) in TABLES.iter().enumerate() {
+            let span = if i < EVENT_TABLES {
+                "min(ts_ms), max(ts_ms)"
+            } else {
+                "NULL, NULL"
+            };
             let (count, lo, hi): (i64, Option<i64>, Option<i64>) = self
                 .conn
-                .query_row(
-                    &format!("SELECT count(*), min(ts_ms), max(ts_ms) FROM {table}"),
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
+                .query_row(&format!("SELECT count(*), {span} FROM {table}"), [], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
                 .map_err(fail)?;
             tables.push((table.to_string(), count));
             first = match (first, lo) {
