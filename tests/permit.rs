@@ -616,6 +616,44 @@ fn revoke_all_counts_only_live_grants() {
     assert_eq!(statuses.iter().filter(|s| *s == "expired").count(), 1);
 }
 
+/// A grant dated later than now (the clock moved back) is not live, but it would come alive:
+/// `list` shows it and `revoke --all` ends it for good.
+#[test]
+fn revoke_all_ends_grants_dated_later_too() {
+    let env = Env::new();
+    env.grant(&at(60), &["--capability", "system_execute", "--for", "15m"]);
+    let (out, err, code) = env.run(&at(0), &["permit", "list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("system_execute"), "{out}");
+    let (out, err, code) = env.run(&at(0), &["permit", "revoke", "--all"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("revoked 1 grant"), "{out}");
+    let (r, code) = env.gate(&at(65), &[], "system_execute", json!({"command": "ls"}));
+    assert_needs_grant(&r, code, "a revoked grant once the clock caught up");
+}
+
+/// A folder whose name holds glob characters is a folder, not a pattern.
+#[test]
+fn a_folder_named_like_a_glob_is_still_a_folder() {
+    let env = Env::new();
+    for f in ["rep[1]/ok.txt", "rep1/other.txt"] {
+        env.sb.file(f, "x");
+    }
+    env.grant(
+        &at(0),
+        &["--capability", "file_access", "--scope", "./rep[1]"],
+    );
+    let read = |p: &str| env.gate(&at(1), &[], "file_read", json!({"path": p}));
+    for inside in ["rep[1]", "rep[1]/ok.txt"] {
+        let (r, code) = read(inside);
+        assert_eq!(code, 0, "{inside}: {r}");
+    }
+    for outside in ["rep1", "rep1/other.txt"] {
+        let (r, code) = read(outside);
+        assert_needs_grant(&r, code, outside);
+    }
+}
+
 #[test]
 fn without_telemetry_grants_fail_closed() {
     let env = Env::new();

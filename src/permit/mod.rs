@@ -95,7 +95,28 @@ impl ScopeEntry {
         }
     }
 
-    /// Reads the stored form back.
+    /// As stored: the kind is spelled out (`path:`, `host:`, `glob:`), since a folder's name
+    /// may hold `[`, `*` or `{` and must never be read back as a glob.
+    pub fn to_stored(&self) -> String {
+        match self {
+            ScopeEntry::Path(p) => format!("path:{}", p.display()),
+            ScopeEntry::Host(h) => format!("host:{h}"),
+            ScopeEntry::Glob(g) => format!("glob:{g}"),
+        }
+    }
+
+    /// Reads [`ScopeEntry::to_stored`] back.
+    pub fn from_stored(text: &str) -> ScopeEntry {
+        if let Some(p) = text.strip_prefix("path:") {
+            ScopeEntry::Path(PathBuf::from(p))
+        } else if let Some(g) = text.strip_prefix("glob:") {
+            ScopeEntry::Glob(g.to_string())
+        } else {
+            ScopeEntry::from_text(text)
+        }
+    }
+
+    /// Reads the shown form back, telling a glob by its wildcards.
     pub fn from_text(text: &str) -> ScopeEntry {
         match text.strip_prefix("host:") {
             Some(h) => ScopeEntry::Host(h.to_string()),
@@ -625,7 +646,9 @@ pub fn resolve_scope(
             let rules = crate::pathcheck::PathRules::new(&base.join(&paths.root), &[], &[], fs)
                 .map_err(|e| format!("the policy's path root {}: {}", e.glob, e.message))?;
             // A glob: its literal folder is resolved like any path, the pattern kept after it.
-            let (p, pattern) = match p.split('/').position(has_glob) {
+            // A name that exists as written (`rep[1]`) is that file or folder, not a pattern.
+            let exists = fs.canonicalize(&base.join(&paths.root).join(&p)).is_ok();
+            let (p, pattern) = match p.split('/').position(has_glob).filter(|_| !exists) {
                 Some(i) => {
                     let parts: Vec<&str> = p.split('/').collect();
                     let folder = parts[..i].join("/");
@@ -659,7 +682,11 @@ pub fn resolve_scope(
                     "scope glob {text:?}: `..` after the first wildcard could leave the folder"
                 ));
             }
-            let glob = format!("{}/{pattern}", resolved.display());
+            // The folder is literal, whatever characters its name holds.
+            let glob = format!(
+                "{}/{pattern}",
+                globset::escape(&resolved.display().to_string())
+            );
             globset::GlobBuilder::new(&glob)
                 .literal_separator(true)
                 .build()

@@ -35,7 +35,7 @@ fn grant_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
         // Rows are only written by `insert`, whose ids parse; a forged one still reads.
         id: GrantId::parse(&id).unwrap_or(GrantId(id)),
         capability: r.get(1)?,
-        scope: scope.iter().map(|s| ScopeEntry::from_text(s)).collect(),
+        scope: scope.iter().map(|s| ScopeEntry::from_stored(s)).collect(),
         session: r.get(3)?,
         granted_at_ms: r.get(4)?,
         expires_at_ms: r.get(5)?,
@@ -63,7 +63,7 @@ fn immediate<T>(
 /// Stores a new grant and its `granted` event.
 pub fn insert(store: &mut Store, g: &Grant) -> Result<(), StoreError> {
     immediate(store, |tx| {
-        let scope: Vec<String> = g.scope.iter().map(ScopeEntry::to_text).collect();
+        let scope: Vec<String> = g.scope.iter().map(ScopeEntry::to_stored).collect();
         tx.execute(
             &format!("INSERT INTO grants ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
             params![
@@ -132,14 +132,15 @@ pub fn candidates(
         .collect()
 }
 
-/// Grants, newest first: the live ones at `now_ms`, or (`all`) every one.
+/// Grants, newest first: those not over at `now_ms` (live, or dated later: the clock may have
+/// moved back, and they would come alive unseen), or (`all`) every one.
 pub fn list(store: &Store, all: bool, now_ms: i64) -> Result<Vec<Grant>, StoreError> {
     let sql = if all {
         format!("SELECT {COLUMNS} FROM grants ORDER BY granted_at_ms DESC, id")
     } else {
         format!(
             "SELECT {COLUMNS} FROM grants WHERE revoked_at_ms IS NULL AND expires_at_ms > ?1 \
-               AND granted_at_ms <= ?1 ORDER BY granted_at_ms DESC, id"
+               ORDER BY granted_at_ms DESC, id"
         )
     };
     let conn = store.conn_ref();
@@ -242,7 +243,8 @@ fn revoke_in(tx: &Connection, g: &Grant, now_ms: i64, actor: Option<&str>) -> ru
     )
 }
 
-/// Revokes every grant live at `now_ms`; returns them.
+/// Revokes every grant not over at `now_ms`: the live ones and those dated later (which the
+/// clock moving back would otherwise bring to life after this); returns them.
 pub fn revoke_all(
     store: &mut Store,
     now_ms: i64,
@@ -252,7 +254,7 @@ pub fn revoke_all(
         let live: Vec<Grant> = {
             let mut stmt = tx.prepare(&format!(
                 "SELECT {COLUMNS} FROM grants WHERE revoked_at_ms IS NULL AND expires_at_ms > ?1 \
-                   AND granted_at_ms <= ?1 ORDER BY granted_at_ms"
+                   ORDER BY granted_at_ms"
             ))?;
             stmt.query_map([now_ms], grant_of)?
                 .collect::<rusqlite::Result<_>>()?
