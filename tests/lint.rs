@@ -184,6 +184,8 @@ fn bad_inputs_are_reported_with_file_and_line_and_the_rest_is_linted() {
         })
         .collect();
     let want: BTreeSet<(String, u64)> = [
+        ("agent-zero-odd.jsonl", 1),
+        ("agent-zero-odd.jsonl", 2),
         ("notes.jsonl", 1),
         ("notes.jsonl", 2),
         ("truncated.json", 5),
@@ -517,4 +519,26 @@ fn explain_documents_every_code() {
     );
     let no_paths = lint(&sb, &[], "");
     assert_eq!(no_paths.code, 2, "paths are required");
+}
+
+/// A tool name holding terminal control sequences or line breaks cannot split a finding or
+/// reach the terminal raw.
+#[test]
+fn human_format_keeps_trace_text_on_one_inert_line() {
+    let sb = Sandbox::new();
+    let call = r#"{"tool_name":"a\u001b]0;title\u0007\u001b[2Jb\r\nx","tool_args":{}}"#;
+    let out = lint(&sb, &["-"], &format!("{call}\n"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert!(
+        lines[0].starts_with("<stdin>:1:1: warning[MG111]"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        !out.stdout.contains(['\u{1b}', '\u{7}', '\r']),
+        "{:?}",
+        out.stdout
+    );
 }

@@ -231,8 +231,17 @@ impl<'a> Reader<'a> {
     /// An Agent Zero history message `{"ai": true, "content": …}`: the content is what the
     /// model wrote, the call (as text, or already parsed into an object).
     fn agent_zero(&self, ai: &'a str, content: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
-        if ai != "true" {
-            return;
+        match ai {
+            "true" => {}
+            // A person's turn: no call in it.
+            "false" => return,
+            _ => {
+                return self.problem(
+                    ai,
+                    "an Agent Zero message whose `ai` is neither true nor false",
+                    visit,
+                );
+            }
         }
         match content.as_bytes().first() {
             Some(b'"') => match serde_json::from_str::<String>(content) {
@@ -244,7 +253,11 @@ impl<'a> Reader<'a> {
                 Err(e) => self.problem(content, format!("cannot read `content`: {e}"), visit),
             },
             Some(b'{') => self.site(content, Origin::Slot, visit),
-            _ => {}
+            _ => self.problem(
+                content,
+                "the `content` of an Agent Zero AI message is neither a call nor a string holding one",
+                visit,
+            ),
         }
     }
 }

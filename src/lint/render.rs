@@ -223,7 +223,7 @@ fn human(d: &Diagnostic<'_>, color: bool, out: &mut Vec<u8>) {
         out,
         color,
         "1",
-        &format!("{}:{}:{}:", d.file, d.line, d.column),
+        &format!("{}:{}:{}:", one_line(d.file), d.line, d.column),
     );
     out.push(b' ');
     let (label, style) = match d.severity() {
@@ -233,7 +233,7 @@ fn human(d: &Diagnostic<'_>, color: bool, out: &mut Vec<u8>) {
     paint(out, color, style, &format!("{label}[{}]", d.code.code));
     out.extend_from_slice(b": ");
     if let Some(tool) = &d.tool {
-        let _ = write!(out, "{tool}: ");
+        let _ = write!(out, "{}: ", one_line(tool));
     }
     out.extend_from_slice(one_line(&d.message).as_bytes());
     out.push(b'\n');
@@ -244,8 +244,18 @@ fn human(d: &Diagnostic<'_>, color: bool, out: &mut Vec<u8>) {
     }
 }
 
+/// Text from a trace on one line, with no control character left to move a terminal's cursor,
+/// retitle its window or clear its screen: line breaks become spaces, the rest `\u{…}`.
 fn one_line(text: &str) -> String {
-    text.replace(['\r', '\n'], " ")
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\r' | '\n' => out.push(' '),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
