@@ -937,3 +937,28 @@ fn unknown_arguments_are_kept_dropped_or_rejected() {
         }
     }
 }
+
+/// A closed stderr loses the messages, never the exit status (no panic, no 101).
+#[test]
+fn a_closed_stderr_keeps_the_exit_status() {
+    let sb = Sandbox::new();
+    let cases: [(&[&str], i32); 4] = [
+        (&["gate", "--policy", "/no/such/policy.toml"], 2),
+        (&["lint", "/no/such/trace.jsonl"], 2),
+        (&["evaluate", "--since", "abc"], 2),
+        (&["gate", "--no-telemetry"], 1),
+    ];
+    for (args, want) in cases {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = sb
+            .std_cmd()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(writer)
+            .status()
+            .unwrap();
+        assert_eq!(out.code(), Some(want), "{args:?}");
+    }
+}

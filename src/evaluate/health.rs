@@ -130,6 +130,7 @@ pub fn known_tools(
 fn entry(tool: &str, m: &Tally, methods: &[&str], t: &Thresholds) -> String {
     let mut fields: Vec<String> = Vec::new();
     if !methods.is_empty() {
+        let methods: Vec<String> = methods.iter().map(|m| inert(m)).collect();
         fields.push(format!("methods {}", methods.join(", ")));
     }
     if let Some(u) = m.utility() {
@@ -153,16 +154,33 @@ fn entry(tool: &str, m: &Tally, methods: &[&str], t: &Thresholds) -> String {
             .axes_ranked()
             .into_iter()
             .take(3)
-            .map(|(a, _)| a)
+            .map(|(a, _)| inert(&a))
             .collect();
         fields.push(format!("cohesion warning: {}", axes.join(", ")));
     }
     if m.degraded(t) {
         fields.push("degraded".to_string());
     }
+    let tool = inert(tool);
     if fields.is_empty() {
         format!("- {tool}\n")
     } else {
         format!("- {tool}: {}\n", fields.join("; "))
     }
+}
+
+/// Names from the store as prompt text: recorded names are whatever an agent sent, so they
+/// must not close the block (`</known_tools>`), open another, or break an entry's line.
+fn inert(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }

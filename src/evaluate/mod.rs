@@ -71,7 +71,8 @@ pub fn parse_moment(text: &str, now_ms: i64) -> Result<i64, String> {
             let n: i64 = digits
                 .parse()
                 .map_err(|_| format!("{t:?}: the number is too large"))?;
-            return Ok(now_ms.saturating_sub(n.saturating_mul(unit_ms)));
+            // Nothing was recorded before 1970: a longer look back means all of it.
+            return Ok(now_ms.saturating_sub(n.saturating_mul(unit_ms)).max(0));
         }
     }
     crate::events::parse_time(t).map_err(|e| {

@@ -79,7 +79,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     }
     bar.finish_and_clear();
     for empty in &agg.empty_stores {
-        eprintln!("metagate: evaluate: {empty} holds no telemetry yet");
+        say!("metagate: evaluate: {empty} holds no telemetry yet");
     }
 
     let aliases = propose_aliases(&agg.alias_pairs, &t);
@@ -111,7 +111,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     if let Some(patch) = &args.emit_policy_patch {
         std::fs::write(patch, policy_patch(&aliases))
             .with_context(|| format!("cannot write the policy patch {}", patch.display()))?;
-        eprintln!(
+        say!(
             "metagate: evaluate: wrote {} proposed aliases to {}",
             aliases.len(),
             patch.display()
@@ -239,11 +239,11 @@ fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Statu
                     json!({"id": id, "tool": tool, "kind": kind, "status": status, "previous": previous})
                 );
             }
-            eprintln!("metagate: evaluate: {id} ({kind} for {tool}): {previous} → {status}");
+            say!("metagate: evaluate: {id} ({kind} for {tool}): {previous} → {status}");
             Ok(Status::Success)
         }
         None => {
-            eprintln!(
+            say!(
                 "metagate: evaluate: no recommendation {id:?} in {}; `metagate evaluate --format json` lists them",
                 path.display()
             );

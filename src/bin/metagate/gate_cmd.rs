@@ -27,7 +27,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         let intents = &policy.rules.intents;
         if intents.is_empty() {
             if !args.quiet {
-                eprintln!(
+                say!(
                     "metagate: note: the policy defines no intents; intent {intent:?} is recorded, not checked"
                 );
             }

@@ -28,7 +28,7 @@ pub fn run(args: &GenerateArgs) -> Result<Status> {
             .with_context(|| format!("cannot write {shell} completions"))?;
     }
     write_man(&man)?;
-    eprintln!(
+    say!(
         "metagate: wrote {} and {}",
         completions.display(),
         man.display()

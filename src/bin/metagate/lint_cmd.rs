@@ -245,7 +245,7 @@ fn report_failure(f: &Failure<'_>, progress: &ProgressBar) {
     } else {
         f.file.to_string()
     };
-    progress.suspend(|| eprintln!("metagate: error: {place}: {}", f.message));
+    progress.suspend(|| say!("metagate: error: {place}: {}", f.message));
 }
 
 /// A bar over the inputs' bytes, on a terminal, when they are large.

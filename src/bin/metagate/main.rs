@@ -1,5 +1,14 @@
 //! The `metagate` binary: flags in, the library's decisions out, one exit status.
 
+/// `eprintln!` that cannot panic: with stderr closed (`metagate … 2>&-`, a reader that went
+/// away) a message is lost, but the exit status stays the one that was meant.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod config;
 mod db_cmd;
@@ -38,7 +47,7 @@ fn main() -> ExitCode {
         Ok(status) => status.into(),
         Err(err) if exit::is_broken_pipe(&err) => Status::Success.into(),
         Err(err) => {
-            eprintln!("metagate: error: {err:#}");
+            say!("metagate: error: {err:#}");
             Status::Failure.into()
         }
     }

@@ -24,7 +24,7 @@ use crate::runtime::Env;
 
 /// Bad input: the message goes to stderr and the exit status is 2.
 fn usage(message: String) -> Result<Status> {
-    eprintln!("metagate: error: {message}");
+    say!("metagate: error: {message}");
     Ok(Status::Failure)
 }
 
@@ -116,7 +116,7 @@ fn grant(g: &PermitGrantArgs, policy: &Policy, env: &Env, now: i64) -> Result<St
         Err(e) => return usage(e),
     };
     if !policy.rules.permit_require.contains(&request.capability) {
-        eprintln!(
+        say!(
             "metagate: warning: the policy does not require a grant for {} ([permit] require); this grant changes nothing until it does",
             request.capability
         );
@@ -309,7 +309,7 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
         let mut store = env.open_store()?;
         let done = grants::revoke_all(&mut store, now, Some(&who))?;
         if done.is_empty() {
-            eprintln!("metagate: nothing to revoke: no grant is live");
+            say!("metagate: nothing to revoke: no grant is live");
             return Ok(Status::Rejected);
         }
         let mut out = std::io::stdout().lock();
@@ -420,7 +420,7 @@ fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
             Ok(Status::Success)
         }
         Ok(None) | Err(PromptError::Cancelled) => {
-            eprintln!("metagate: nothing granted");
+            say!("metagate: nothing granted");
             Ok(Status::Rejected)
         }
         Err(PromptError::Io(e)) => bail!("the terminal failed: {e}"),

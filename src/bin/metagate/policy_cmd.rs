@@ -26,7 +26,7 @@ pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
         PolicyCommand::Check { file } => {
             let policy = config::load_policy_file(&file)?;
             for w in &policy.warnings {
-                eprintln!("metagate: warning: {w}");
+                say!("metagate: warning: {w}");
             }
             println!(
                 "{}: ok ({} tools, {} intents, {} warnings)",

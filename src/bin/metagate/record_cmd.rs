@@ -38,12 +38,12 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let axes = policy.axis_table();
     let summary = record::record(&mut store, inputs, args.strict, &axes, &*clock, &mut err)?;
     if summary.discarded {
-        eprintln!(
+        say!(
             "metagate: record: {} bad lines; nothing stored (--strict)",
             summary.bad_lines
         );
     } else {
-        eprintln!(
+        say!(
             "metagate: record: stored {} outcomes, {} asks, {} corrections in {}{}",
             summary.outcomes,
             summary.asks,

@@ -38,15 +38,15 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let window = Window::new(from_ms, now_ms.saturating_add(1), now_ms, &t);
     let live = results::live(store.conn_ref(), hw, &window, &t).map_err(fail)?;
     match &run {
-        Some(r) => eprintln!(
+        Some(r) => say!(
             "metagate: tools health: evaluate run {} ({} → {}, made {}) plus live counts since",
             r.id,
             format_time(r.window_from_ms),
             format_time(r.window_to_ms),
             format_time(r.ran_at_ms)
         ),
-        None => eprintln!(
-            "metagate: tools health: no evaluate run in {} yet: live counts only (no utility or cohesion; run `metagate evaluate`)",
+        None => say!(
+            "metagate: tools health: no evaluate run in {} yet: live counts only (no re-asks, which only evaluate detects; run `metagate evaluate`)",
             store.path().display()
         ),
     }
@@ -62,7 +62,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
                 &t,
             );
             if block.is_empty() {
-                eprintln!(
+                say!(
                     "metagate: tools health: --budget {} is too small for even an empty <known_tools> block",
                     args.budget
                 );
