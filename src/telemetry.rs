@@ -125,14 +125,7 @@ impl Recorder {
 
 /// Appends events in one transaction: all of them or none.
 pub fn insert_events(store: &mut Store, events: &[Event]) -> Result<(), StoreError> {
-    let path = store.path().to_path_buf();
-    let fail = |e| StoreError::from_sqlite(&path, e);
-    let tx = store
-        .conn()
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(fail)?;
-    insert_events_in(&tx, events).map_err(fail)?;
-    tx.commit().map_err(fail)
+    store.immediate(|tx| insert_events_in(tx, events))
 }
 
 /// Appends events inside a transaction the caller holds.

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Aggregate, ProposedAlias, Recommendation, Tallies, Tally, Window};
 use crate::schema::evaluate::Thresholds;
@@ -47,13 +47,11 @@ pub fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
 /// Stores a run, replacing an earlier run over the same window; recommendations already known
 /// keep their status (and `run.recommendations` are given it). Returns the run's id.
 pub fn save(store: &mut Store, run: Run<'_>) -> Result<i64, StoreError> {
-    let path = store.path().to_path_buf();
-    let fail = |e| StoreError::from_sqlite(&path, e);
-    let tx = store
-        .conn()
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(fail)?;
-    let hw = high_water(&tx).map_err(fail)?;
+    store.immediate(|tx| save_in(tx, run))
+}
+
+fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64> {
+    let hw = high_water(tx)?;
     let shards = serde_json::to_string(run.shards).expect("strings serialize");
     let id: i64 = tx
         .query_row(
@@ -77,15 +75,13 @@ pub fn save(store: &mut Store, run: Run<'_>) -> Result<i64, StoreError> {
                 run.aggregate.unlinked_corrections as i64,
             ],
             |r| r.get(0),
-        )
-        .map_err(fail)?;
+        )?;
     for table in [
         "eval_health",
         "eval_run_recommendations",
         "eval_alias_pairs",
     ] {
-        tx.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), [id])
-            .map_err(fail)?;
+        tx.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), [id])?;
     }
     {
         let t = run.thresholds;
@@ -93,22 +89,19 @@ pub fn save(store: &mut Store, run: Run<'_>) -> Result<i64, StoreError> {
             .prepare(
                 "INSERT INTO eval_health (run_id, tool, method, calls, utility, cohesion_warning, degraded, tally) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )
-            .map_err(fail)?;
+            )?;
         for (tool, methods) in &run.aggregate.tallies {
             for (method, tally) in methods {
-                health
-                    .execute(params![
-                        id,
-                        tool,
-                        method,
-                        tally.calls as i64,
-                        tally.utility(),
-                        tally.cohesion_warning(t),
-                        tally.degraded(t),
-                        serde_json::to_string(tally).expect("a tally serializes"),
-                    ])
-                    .map_err(fail)?;
+                health.execute(params![
+                    id,
+                    tool,
+                    method,
+                    tally.calls as i64,
+                    tally.utility(),
+                    tally.cohesion_warning(t),
+                    tally.degraded(t),
+                    serde_json::to_string(tally).expect("a tally serializes"),
+                ])?;
             }
         }
         let mut upsert = tx
@@ -119,45 +112,37 @@ pub fn save(store: &mut Store, run: Run<'_>) -> Result<i64, StoreError> {
                    axes = excluded.axes, evidence = excluded.evidence, \
                    last_seen_ms = max(last_seen_ms, excluded.last_seen_ms) \
                  RETURNING status",
-            )
-            .map_err(fail)?;
-        let mut link = tx
-            .prepare(
-                "INSERT OR IGNORE INTO eval_run_recommendations (run_id, rec_id) VALUES (?1, ?2)",
-            )
-            .map_err(fail)?;
+            )?;
+        let mut link = tx.prepare(
+            "INSERT OR IGNORE INTO eval_run_recommendations (run_id, rec_id) VALUES (?1, ?2)",
+        )?;
         let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
         for r in run.recommendations.iter_mut() {
-            r.status = upsert
-                .query_row(
-                    params![
-                        r.id,
-                        r.tool,
-                        r.method,
-                        r.kind,
-                        r.subject,
-                        r.confidence,
-                        r.summary,
-                        json(&r.axes),
-                        json(&r.evidence),
-                        run.ran_at_ms
-                    ],
-                    |row| row.get(0),
-                )
-                .map_err(fail)?;
-            link.execute(params![id, r.id]).map_err(fail)?;
+            r.status = upsert.query_row(
+                params![
+                    r.id,
+                    r.tool,
+                    r.method,
+                    r.kind,
+                    r.subject,
+                    r.confidence,
+                    r.summary,
+                    json(&r.axes),
+                    json(&r.evidence),
+                    run.ran_at_ms
+                ],
+                |row| row.get(0),
+            )?;
+            link.execute(params![id, r.id])?;
         }
         let mut pair = tx
             .prepare(
                 "INSERT INTO eval_alias_pairs (run_id, tool, from_arg, to_arg, count) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )
-            .map_err(fail)?;
+            )?;
         for ((tool, from, to), n) in &run.aggregate.alias_pairs {
-            pair.execute(params![id, tool, from, to, *n as i64])
-                .map_err(fail)?;
+            pair.execute(params![id, tool, from, to, *n as i64])?;
         }
     }
-    tx.commit().map_err(fail)?;
     Ok(id)
 }
 
@@ -192,29 +177,22 @@ pub fn set_status(
     id: &str,
     status: &str,
 ) -> Result<Option<(String, String, String)>, StoreError> {
-    let path = store.path().to_path_buf();
-    let fail = |e| StoreError::from_sqlite(&path, e);
-    let tx = store
-        .conn()
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(fail)?;
-    let found: Option<(String, String, String)> = tx
-        .query_row(
-            "SELECT tool, kind, status FROM eval_recommendations WHERE id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .optional()
-        .map_err(fail)?;
-    if found.is_some() {
-        tx.execute(
-            "UPDATE eval_recommendations SET status = ?2 WHERE id = ?1",
-            params![id, status],
-        )
-        .map_err(fail)?;
-    }
-    tx.commit().map_err(fail)?;
-    Ok(found)
+    store.immediate(|tx| {
+        let found: Option<(String, String, String)> = tx
+            .query_row(
+                "SELECT tool, kind, status FROM eval_recommendations WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        if found.is_some() {
+            tx.execute(
+                "UPDATE eval_recommendations SET status = ?2 WHERE id = ?1",
+                params![id, status],
+            )?;
+        }
+        Ok(found)
+    })
 }
 
 /// The latest run, as `tools health` reads it.

@@ -3,7 +3,7 @@
 //! `IMMEDIATE` transaction, so two operators granting and revoking at once wait for each
 //! other (the store's busy timeout) instead of losing a row.
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Grant, GrantId, ScopeEntry};
 use crate::store::{Store, StoreError};
@@ -45,24 +45,9 @@ fn grant_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
     })
 }
 
-fn immediate<T>(
-    store: &mut Store,
-    work: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
-) -> Result<T, StoreError> {
-    let path = store.path().to_path_buf();
-    let fail = |e| StoreError::from_sqlite(&path, e);
-    let tx = store
-        .conn()
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(fail)?;
-    let out = work(&tx).map_err(fail)?;
-    tx.commit().map_err(fail)?;
-    Ok(out)
-}
-
 /// Stores a new grant and its `granted` event.
 pub fn insert(store: &mut Store, g: &Grant) -> Result<(), StoreError> {
-    immediate(store, |tx| {
+    store.immediate(|tx| {
         let scope: Vec<String> = g.scope.iter().map(ScopeEntry::to_stored).collect();
         tx.execute(
             &format!("INSERT INTO grants ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
@@ -202,7 +187,7 @@ pub fn revoke(
     now_ms: i64,
     actor: Option<&str>,
 ) -> Result<Revoked, StoreError> {
-    immediate(store, |tx| {
+    store.immediate(|tx| {
         let found = tx
             .query_row(
                 &format!("SELECT {COLUMNS} FROM grants WHERE id = ?1"),
@@ -250,7 +235,7 @@ pub fn revoke_all(
     now_ms: i64,
     actor: Option<&str>,
 ) -> Result<Vec<Grant>, StoreError> {
-    immediate(store, |tx| {
+    store.immediate(|tx| {
         let live: Vec<Grant> = {
             let mut stmt = tx.prepare(&format!(
                 "SELECT {COLUMNS} FROM grants WHERE revoked_at_ms IS NULL AND expires_at_ms > ?1 \

@@ -241,6 +241,23 @@ impl Store {
         &self.conn
     }
 
+    /// Runs `work` in one IMMEDIATE transaction (the write lock taken up front, so two
+    /// writers never both read and then fail to upgrade) and commits it; any error rolls
+    /// everything back.
+    pub fn immediate<T>(
+        &mut self,
+        work: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let fail = |e| StoreError::from_sqlite(&self.path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let out = work(&tx).map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        Ok(out)
+    }
+
     /// Maps an SQLite error on this store to a [`StoreError`].
     pub fn err(&self, e: rusqlite::Error) -> StoreError {
         StoreError::from_sqlite(&self.path, e)
