@@ -47,6 +47,8 @@ use std::path::{Path, PathBuf};
 
 use memchr::memmem;
 
+mod quick;
+
 /// What the policy denies in shell commands.
 pub struct ShellRules<'a> {
     /// Constructs denied anywhere they could take effect, e.g. "$(", "`", "<(", ">(", "<<<".
@@ -112,6 +114,14 @@ impl fmt::Display for Finding {
 
 /// The first finding in `command`, or None when the command may run.
 pub fn check(command: &str, rules: &ShellRules<'_>) -> Option<Finding> {
+    if quick::plainly_allowed(command.as_bytes(), rules) {
+        return None;
+    }
+    read_fully(command, rules)
+}
+
+/// [`check`] without the first look of [`quick`].
+fn read_fully(command: &str, rules: &ShellRules<'_>) -> Option<Finding> {
     let mut st = State::new(rules, command.len());
     st.check_text(command.as_bytes(), 0, true).err()
 }
@@ -641,15 +651,6 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     find_with(hay, needle, |_| true)
 }
 
-/// `name` occurs in `hay` as a whole identifier.
-fn has_identifier(hay: &[u8], name: &[u8]) -> bool {
-    find_with(hay, name, |at| {
-        let before = at.checked_sub(1).and_then(|i| hay.get(i));
-        let after = hay.get(at + name.len());
-        !before.is_some_and(|b| is_name_char(*b)) && !after.is_some_and(|b| is_name_char(*b))
-    })
-}
-
 /// Decodes one backslash escape of `$'…'` / `echo -e`; `rest` starts after
 /// the backslash. Returns the bytes and how many bytes of `rest` were used.
 fn decode_escape(rest: &[u8]) -> (Vec<u8>, usize) {
@@ -803,6 +804,10 @@ struct Prot {
     targets: Vec<Target>,
     vars: Vec<Vec<u8>>,
     homes: Vec<Vec<u8>>,
+    /// Bytes a target's name, folder or tail starts with, in either case.
+    target_starts: [bool; 256],
+    /// Bytes a variable name starts with.
+    var_starts: [bool; 256],
 }
 
 fn infer_home(p: &[u8]) -> Option<Vec<u8>> {
@@ -884,20 +889,85 @@ impl Prot {
                 names,
             });
         }
-        let vars = protected_vars
+        let vars: Vec<Vec<u8>> = protected_vars
             .iter()
             .filter(|v| !v.is_empty())
             .map(|v| v.as_bytes().to_vec())
             .collect();
+        let mut target_starts = [false; 256];
+        for t in &targets {
+            for n in [&t.name, &t.dir, &t.tail] {
+                if let Some(&b) = n.first() {
+                    target_starts[usize::from(b.to_ascii_lowercase())] = true;
+                    target_starts[usize::from(b.to_ascii_uppercase())] = true;
+                }
+            }
+        }
+        let mut var_starts = [false; 256];
+        for v in &vars {
+            var_starts[usize::from(v[0])] = true;
+        }
         Prot {
             targets,
             vars,
             homes,
+            target_starts,
+            var_starts,
         }
     }
 
     fn is_empty(&self) -> bool {
         self.targets.is_empty() && self.vars.is_empty()
+    }
+
+    /// The first target (in order) whose name, folder or tail `hay` contains, ignoring case.
+    /// One pass over `hay`, as commands are checked many times against few targets.
+    fn target_in(&self, hay: &[u8]) -> Option<&Target> {
+        let mut found: Option<usize> = None;
+        for (at, &b) in hay.iter().enumerate() {
+            if !self.target_starts[usize::from(b)] {
+                continue;
+            }
+            let rest = &hay[at..];
+            let upto = found.unwrap_or(self.targets.len());
+            for (i, t) in self.targets[..upto].iter().enumerate() {
+                let here = [&t.name, &t.dir, &t.tail].into_iter().any(|n| {
+                    !n.is_empty()
+                        && rest.len() >= n.len()
+                        && rest[..n.len()].eq_ignore_ascii_case(n)
+                });
+                if here {
+                    found = Some(i);
+                    break;
+                }
+            }
+            if found == Some(0) {
+                break;
+            }
+        }
+        found.map(|i| &self.targets[i])
+    }
+
+    /// The first variable (in order) `hay` names as a whole identifier.
+    fn var_in(&self, hay: &[u8]) -> Option<&[u8]> {
+        let mut found: Option<usize> = None;
+        for (at, &b) in hay.iter().enumerate() {
+            if !self.var_starts[usize::from(b)] || (at > 0 && is_name_char(hay[at - 1])) {
+                continue;
+            }
+            let rest = &hay[at..];
+            let upto = found.unwrap_or(self.vars.len());
+            for (i, v) in self.vars[..upto].iter().enumerate() {
+                if rest.starts_with(v) && !rest.get(v.len()).is_some_and(|b| is_name_char(*b)) {
+                    found = Some(i);
+                    break;
+                }
+            }
+            if found == Some(0) {
+                break;
+            }
+        }
+        found.map(|i| self.vars[i].as_slice())
     }
 }
 
@@ -2206,14 +2276,12 @@ impl<'r> State<'r> {
     }
 
     fn protected_vars(&self, hay: &[u8]) -> R<()> {
-        for v in &self.prot.vars {
-            if has_identifier(hay, v) {
-                return Err(Finding::Protected {
-                    path: format!("${}", String::from_utf8_lossy(v)),
-                });
-            }
+        match self.prot.var_in(hay) {
+            Some(v) => Err(Finding::Protected {
+                path: format!("${}", String::from_utf8_lossy(v)),
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The whole text with quotes and backslashes removed.
@@ -2221,19 +2289,22 @@ impl<'r> State<'r> {
         if self.prot.is_empty() {
             return Ok(());
         }
-        let stripped: Vec<u8> = text
-            .iter()
-            .copied()
-            .filter(|b| !matches!(b, b'\\' | b'\'' | b'"'))
-            .collect();
-        self.protected_vars(&stripped)?;
-        let lower = stripped.to_ascii_lowercase();
-        for t in &self.prot.targets {
-            if contains(&lower, &t.name) || contains(&lower, &t.dir) || contains(&lower, &t.tail) {
-                return Err(self.protected_hit(t));
-            }
+        let owned: Vec<u8>;
+        let stripped = if text.iter().any(|b| matches!(b, b'\\' | b'\'' | b'"')) {
+            owned = text
+                .iter()
+                .copied()
+                .filter(|b| !matches!(b, b'\\' | b'\'' | b'"'))
+                .collect();
+            &owned
+        } else {
+            text
+        };
+        self.protected_vars(stripped)?;
+        match self.prot.target_in(stripped) {
+            Some(t) => Err(self.protected_hit(t)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// One word, after quote removal, `~`/`$HOME` expansion, normalisation.
@@ -2357,12 +2428,10 @@ impl<'r> State<'r> {
 
     /// A normalised, lower-case word without globs.
     fn protected_literal(&self, bytes: &[u8]) -> R<()> {
-        for t in &self.prot.targets {
-            if contains(bytes, &t.name) || contains(bytes, &t.dir) || contains(bytes, &t.tail) {
-                return Err(self.protected_hit(t));
-            }
+        match self.prot.target_in(bytes) {
+            Some(t) => Err(self.protected_hit(t)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn protected_pattern(&mut self, pat: &[G]) -> R<()> {
@@ -2853,7 +2922,13 @@ mod tests {
             words: &w,
             protected: &protected,
         };
-        check(cmd, &rules)
+        let got = check(cmd, &rules);
+        // Every case is also a case for the first look: it may only let pass what the
+        // full reader lets pass.
+        if quick::plainly_allowed(cmd.as_bytes(), &rules) {
+            assert_eq!(read_fully(cmd, &rules), None, "quick screen passed {cmd:?}");
+        }
+        got
     }
 
     fn full(cmd: &str) -> Option<Finding> {
@@ -3449,7 +3524,156 @@ mod tests {
         ]
     }
 
+    /// Tokens of commands the first look accepts, beside words that run other commands,
+    /// denied words, protected names and paths that normalise differently.
+    fn screen_token() -> impl Strategy<Value = String> {
+        let mut names: Vec<String> = SHELLS.iter().map(|s| s.to_string()).collect();
+        names.extend(WRAPPERS.iter().map(|w| w.name.to_string()));
+        names.extend(
+            RESERVED_SKIP
+                .iter()
+                .map(|r| String::from_utf8_lossy(r).to_string()),
+        );
+        names.extend(
+            [
+                "eval",
+                "find",
+                "-exec",
+                "fd",
+                "-x",
+                "trap",
+                "alias",
+                "source",
+                ".",
+                "sudo",
+                "mkfs",
+                "mkfs.ext4",
+                "/usr/bin/sudo",
+                "'su'do",
+                "\"ev\"al",
+                "-c",
+                "sh -c",
+                "'sudo x'",
+                "\"eval x\"",
+                "x=1",
+                "PAGER=sudo",
+                "PROMPT_COMMAND=sudo",
+                "metagate.db",
+                "METAGATE_DB",
+                "'METAGATE_DB'",
+                "/home/u/.config/metagate/",
+                "/home/u/.config//metagate/x",
+                "/home/u/.config/x/../metagate/y",
+                "/home/u/.local/state/metagate",
+                "src/",
+                "a//b",
+                "./x",
+                "../y",
+                "ls",
+                "git",
+                "log",
+                "-la",
+                "'a b'",
+                "\"c d\"",
+                "''",
+                "|",
+                "||",
+                "&&",
+                ";",
+                "&",
+                ";;",
+                "'$(id)'",
+                "'`id`'",
+                "\"x\"y'z'",
+                "'<(ls)'",
+                "<<<",
+                "'!x'",
+                "x%y",
+                "a,b",
+                "--n=5",
+                "@x",
+                "case",
+                "in",
+                "esac",
+                "for",
+                "function",
+                "{",
+                "}",
+                "time",
+            ]
+            .map(str::to_string),
+        );
+        prop_oneof![prop::sample::select(names), "[a-z./-]{1,6}"]
+    }
+
+    #[test]
+    fn the_quick_screen_takes_ordinary_commands() {
+        let c = strings(CONSTRUCTS);
+        let w = strings(WORDS);
+        let p: Vec<PathBuf> = PROTECTED.iter().map(PathBuf::from).collect();
+        let protected = Protected::new(&p, &strings(VARS), None);
+        let rules = ShellRules {
+            constructs: &c,
+            words: &w,
+            protected: &protected,
+        };
+        for cmd in [
+            "ls -la",
+            "grep -r foo src",
+            "python3 script.py",
+            "grep -rn 'fn main' src | head -n 5",
+            "ls -la /tmp/x && echo done",
+            "git log --oneline -n 5",
+            "git commit -m \"fix the parser\"; git push || echo failed",
+            "cargo test --locked -- --nocapture",
+            "ls src/",
+        ] {
+            assert!(quick::plainly_allowed(cmd.as_bytes(), &rules), "{cmd:?}");
+            assert_eq!(read_fully(cmd, &rules), None, "{cmd:?}");
+        }
+        for cmd in [
+            "sudo ls",
+            "mkfs.ext4 /dev/sda",
+            "/usr/bin/eval x",
+            "bash -c 'ls'",
+            "ls; sh",
+            "find . -exec ls ;",
+            "x=1 ls",
+            "ls > out",
+            "echo $HOME",
+            "ls *.rs",
+            "cat ~/.bashrc",
+            "cat /home/u/.config//metagate/metagate.toml",
+            "ls |",
+            "| ls",
+            "ls & ls",
+            "ls\nls",
+            "echo '$(id)'",
+        ] {
+            assert!(!quick::plainly_allowed(cmd.as_bytes(), &rules), "{cmd:?}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn the_quick_screen_never_passes_what_the_reader_denies(
+            tokens in prop::collection::vec(screen_token(), 1..8),
+            glue in prop::collection::vec(prop::sample::select(vec![" ", "", " | ", " && ", "; "]), 8),
+        ) {
+            let mut cmd = String::new();
+            for (i, t) in tokens.iter().enumerate() {
+                if i > 0 {
+                    cmd.push_str(glue[i]);
+                }
+                cmd.push_str(t);
+            }
+            // check_with asserts the screen against the full reader.
+            let _ = check_with(&cmd, CONSTRUCTS, WORDS, true);
+            let _ = check_with(&cmd, &["ls", ";", "-c"], &["git", "x"], true);
+            let _ = check_with(&cmd, &["a b", "'", "\\", "x|y", "&&", "=s"], &[], true);
+            let _ = check_with(&cmd, &[], &[], false);
+        }
+
         #[test]
         fn never_panics(s in any::<String>()) {
             let _ = full(&s);

@@ -1,0 +1,271 @@
+//! A first look that lets the commands agents send most go without the full reader.
+//!
+//! Most commands are plain words, perhaps quoted, joined by `|`, `||`, `&&` or `;`:
+//! `grep -rn 'fn main' src | head -n 5`. For text of that shape the full reader's answer
+//! depends only on the command word of each simple command, the letters of each word and
+//! the raw text, so [`plainly_allowed`] can see that it would find nothing without
+//! building words, frames and command lists. It only ever says "allowed"; anything it is
+//! not sure of — an expansion, a redirection, a glob, a newline, an assignment, a command
+//! that runs other commands, a word or construct the policy denies — is left to the full
+//! reader, which alone reports findings (so their wording never depends on this screen).
+//!
+//! Why each shortcut matches the full reader:
+//! * Constructs are searched in the raw text, unless the reader could not find them in text
+//!   of this shape ([`could_match`]). The reader searches either the raw text or texts whose
+//!   pieces are runs of the raw text (quotes break pieces and no backslash is admitted
+//!   outside single quotes), so a construct absent from the raw text is absent from those.
+//! * Without globs, `~`, `$` and backslashes a word is only its letters; the reader checks
+//!   those letters (lower-cased, normalised) against the protected files, and the whole
+//!   text with quotes removed before that. A word's letters are a run of that text, so
+//!   only words that normalisation changes (`a//b`, `x/../y`, `src/`) need their own look.
+//! * The reader finds command words after reserved words, assignments and wrappers, and
+//!   reads further commands out of shells, `eval`, `find -exec`, `trap`, `alias` and
+//!   `source`. Those are all handed to it; what is left has exactly one command word per
+//!   simple command, the first word, compared here as the reader compares it.
+
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashSet;
+
+use super::{
+    RESERVED_SKIP, SHELLS, ShellRules, State, WRAPPERS, contains, is_name_char, is_name_start,
+    normalize,
+};
+
+/// Longer commands go to the full reader (which also keeps its own work budget).
+const MAX_LEN: usize = 1024;
+
+/// Command words besides wrappers and shells whose arguments the full reader reads as
+/// commands (`State::roles`); a name added there belongs here too.
+const READS_COMMANDS: &[&str] = &[
+    "eval", "find", "fd", "fdfind", "trap", "alias", "source", ".",
+];
+
+/// Words that open, close or steer compound commands, besides [`RESERVED_SKIP`].
+const RESERVED_MORE: &[&str] = &[
+    "case", "esac", "for", "select", "in", "function", "time", "{", "}", "[[", "]]",
+];
+
+/// How a byte may appear in the text this screen accepts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// Letters, digits and `-_./,:+@%=`: a word byte outside quotes.
+    Word,
+    Blank,
+    SingleQuote,
+    DoubleQuote,
+    /// `|`, `&`, `;`.
+    Operator,
+    /// Anything else: expansions, redirections, globs, newlines, comments, non-ASCII.
+    Other,
+}
+
+const fn class(b: u8) -> Class {
+    match b {
+        b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => Class::Word,
+        b'-' | b'_' | b'.' | b'/' | b',' | b':' | b'+' | b'@' | b'%' | b'=' => Class::Word,
+        b' ' | b'\t' => Class::Blank,
+        b'\'' => Class::SingleQuote,
+        b'"' => Class::DoubleQuote,
+        b'|' | b'&' | b';' => Class::Operator,
+        _ => Class::Other,
+    }
+}
+
+const CLASSES: [Class; 256] = {
+    let mut t = [Class::Other; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = class(b as u8);
+        b += 1;
+    }
+    t
+};
+
+/// Bytes that stay literal inside double quotes (no `$`, `` ` ``, `\`, `!`).
+fn dq_literal(b: u8) -> bool {
+    (0x20..0x7f).contains(&b) && !matches!(b, b'"' | b'$' | b'`' | b'\\' | b'!')
+}
+
+/// Bytes kept inside single quotes here (printable ASCII).
+fn sq_literal(b: u8) -> bool {
+    (0x20..0x7f).contains(&b) && b != b'\''
+}
+
+/// Whether a construct could be found in a text this screen accepts, where the full reader
+/// looks for it. It looks for constructs with `\\` or NUL in the raw text; for those with
+/// `$` or `` ` `` in the text outside single quotes, which here holds neither; for the
+/// others in the unquoted text, which here holds only word bytes, blanks and operators.
+fn could_match(construct: &[u8]) -> bool {
+    if construct.is_empty() {
+        return false;
+    }
+    if construct.iter().any(|b| matches!(b, b'\\' | 0)) {
+        return true;
+    }
+    construct.iter().all(|&b| {
+        matches!(
+            CLASSES[b as usize],
+            Class::Word | Class::Blank | Class::Operator
+        )
+    })
+}
+
+/// True when the full reader would find nothing in `text`; false means "ask it".
+pub(super) fn plainly_allowed(text: &[u8], rules: &ShellRules<'_>) -> bool {
+    if text.is_empty() || text.len() > MAX_LEN {
+        return false;
+    }
+    if rules
+        .constructs
+        .iter()
+        .any(|c| could_match(c.as_bytes()) && contains(text, c.as_bytes()))
+    {
+        return false;
+    }
+    let st = State::new(rules, text.len());
+    if st.protected_text(text).is_err() {
+        return false;
+    }
+    let mut word = [0u8; MAX_LEN];
+    let mut pos = 0;
+    // Whether the next word starts a simple command, and whether one must follow.
+    let mut at_command = true;
+    while pos < text.len() {
+        match CLASSES[text[pos] as usize] {
+            Class::Blank => pos += 1,
+            Class::Operator => {
+                if at_command {
+                    return false;
+                }
+                let op = &text[pos..text.len().min(pos + 2)];
+                pos += match op {
+                    b"||" | b"&&" => 2,
+                    [b'|' | b';', ..] => 1,
+                    _ => return false,
+                };
+                at_command = true;
+            }
+            Class::Other => return false,
+            Class::Word | Class::SingleQuote | Class::DoubleQuote => {
+                let Some((len, end)) = read_word(text, pos, &mut word) else {
+                    return false;
+                };
+                let letters = &word[..len];
+                if !plain_word(letters, &st) || (at_command && !plain_command(letters, rules)) {
+                    return false;
+                }
+                pos = end;
+                at_command = false;
+            }
+        }
+    }
+    !at_command
+}
+
+/// Reads the word at `pos` into `out` with its quotes removed: its length and where it
+/// ends. None when the word holds anything but literal letters.
+fn read_word(text: &[u8], mut pos: usize, out: &mut [u8; MAX_LEN]) -> Option<(usize, usize)> {
+    let mut len = 0;
+    let mut push = |b: u8, len: &mut usize| {
+        out[*len] = b;
+        *len += 1;
+    };
+    while let Some(&b) = text.get(pos) {
+        match CLASSES[b as usize] {
+            Class::Word => {
+                push(b, &mut len);
+                pos += 1;
+            }
+            Class::SingleQuote | Class::DoubleQuote => {
+                let literal = if b == b'\'' { sq_literal } else { dq_literal };
+                pos += 1;
+                loop {
+                    let &c = text.get(pos)?;
+                    pos += 1;
+                    if c == b {
+                        break;
+                    }
+                    if !literal(c) {
+                        return None;
+                    }
+                    push(c, &mut len);
+                }
+            }
+            Class::Blank | Class::Operator => break,
+            Class::Other => return None,
+        }
+    }
+    Some((len, pos))
+}
+
+/// A word the full reader takes as only its letters: no assignment (whose value some
+/// variables run), no glob or expansion (quoted ones included: they change how the reader
+/// matches protected files), and protected files checked where normalising changes it.
+fn plain_word(letters: &[u8], st: &State<'_>) -> bool {
+    if letters
+        .iter()
+        .any(|b| matches!(b, b'*' | b'?' | b'[' | b'~' | b'$' | b'\\' | b'{'))
+    {
+        return false;
+    }
+    if looks_like_assignment(letters) {
+        return false;
+    }
+    let renormalised = letters.ends_with(b"/")
+        || letters
+            .windows(2)
+            .any(|w| w[0] == b'/' && matches!(w[1], b'/' | b'.'));
+    if renormalised && !st.prot.is_empty() {
+        let lower = letters.to_ascii_lowercase();
+        return st.protected_literal(&normalize(&lower)).is_ok();
+    }
+    true
+}
+
+/// `NAME=…` or `NAME+=…`.
+fn looks_like_assignment(letters: &[u8]) -> bool {
+    if !letters.first().is_some_and(|b| is_name_start(*b)) {
+        return false;
+    }
+    let end = letters
+        .iter()
+        .position(|b| !is_name_char(*b))
+        .unwrap_or(letters.len());
+    matches!(&letters[end..], [b'=', ..] | [b'+', b'=', ..])
+}
+
+/// Every word [`plain_command`] leaves to the full reader whatever the policy says: reserved
+/// words, shells, wrappers and the other commands that run commands.
+fn special_words() -> &'static FxHashSet<&'static [u8]> {
+    static WORDS: OnceLock<FxHashSet<&'static [u8]>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        let mut words: FxHashSet<&'static [u8]> = RESERVED_SKIP.iter().copied().collect();
+        let names = RESERVED_MORE
+            .iter()
+            .chain(SHELLS)
+            .chain(READS_COMMANDS)
+            .copied()
+            .chain(WRAPPERS.iter().map(|w| w.name));
+        words.extend(names.map(str::as_bytes));
+        words
+    })
+}
+
+/// A command word that runs nothing else and that the policy does not deny.
+fn plain_command(letters: &[u8], rules: &ShellRules<'_>) -> bool {
+    let name = match letters.iter().rposition(|b| *b == b'/') {
+        Some(k) => &letters[k + 1..],
+        None => letters,
+    };
+    // Reserved words are matched as the whole word, commands by their basename.
+    let special = special_words();
+    if name.is_empty() || special.contains(letters) || special.contains(name) {
+        return false;
+    }
+    // A denied word denies its dotted family too (`mkfs` denies `mkfs.ext4`).
+    !rules.words.iter().any(|w| {
+        let w = w.as_bytes();
+        !w.is_empty() && name.starts_with(w) && (name.len() == w.len() || name[w.len()] == b'.')
+    })
+}
