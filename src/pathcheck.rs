@@ -246,6 +246,17 @@ pub trait Fs {
         let canonical = self.canonicalize(path)?;
         Ok((canonical != path).then_some(canonical))
     }
+    /// [`check`]'s answer for `raw` under the rules numbered `rules`: `check` computes it,
+    /// unless this file system remembers it. [`CachedFs`] remembers answers exactly as long as
+    /// the file-system answers they were made from.
+    fn checked(
+        &self,
+        _rules: u64,
+        _raw: &str,
+        check: &mut dyn FnMut() -> Result<String, PathError>,
+    ) -> Result<String, PathError> {
+        check()
+    }
 }
 
 /// [`Fs`] backed by `std::fs`.
@@ -282,6 +293,16 @@ struct Memory {
     // Keyed by the path's bytes: hashing a `Path` walks its components, several times slower.
     canonical: FxHashMap<OsString, Result<PathBuf, io::ErrorKind>>,
     links: FxHashMap<OsString, Result<PathBuf, io::ErrorKind>>,
+    /// Whole checks of raw paths under the rules numbered `checks_for`, made from the answers
+    /// above: an agent names the same few files again and again.
+    checks: FxHashMap<String, Result<String, PathError>>,
+    checks_for: Option<u64>,
+}
+
+impl Memory {
+    fn len(&self) -> usize {
+        self.canonical.len() + self.links.len() + self.checks.len()
+    }
 }
 
 impl<C: Fn() -> Instant> CachedFs<C> {
@@ -303,9 +324,10 @@ impl<C: Fn() -> Instant> CachedFs<C> {
         let expired = memory
             .since
             .is_none_or(|since| now.saturating_duration_since(since) >= self.ttl);
-        if expired || memory.canonical.len() + memory.links.len() > Self::CAPACITY {
+        if expired || memory.len() > Self::CAPACITY {
             memory.canonical.clear();
             memory.links.clear();
+            memory.checks.clear();
             memory.since = Some(now);
         }
         memory
@@ -384,6 +406,35 @@ impl<C: Fn() -> Instant> Fs for CachedFs<C> {
         let answer = std::fs::read_link(path).map_err(|e| e.kind());
         memory.links.insert(path.into(), answer.clone());
         remembered(&answer)
+    }
+
+    fn checked(
+        &self,
+        rules: u64,
+        raw: &str,
+        check: &mut dyn FnMut() -> Result<String, PathError>,
+    ) -> Result<String, PathError> {
+        let since = {
+            let memory = self.memory();
+            if memory.checks_for == Some(rules)
+                && let Some(answer) = memory.checks.get(raw)
+            {
+                return answer.clone();
+            }
+            memory.since
+        };
+        let answer = check();
+        // Kept only when every answer the check used is still remembered: the memory was
+        // not emptied while it ran.
+        let mut memory = self.memory();
+        if memory.since == since {
+            if memory.checks_for != Some(rules) {
+                memory.checks.clear();
+                memory.checks_for = Some(rules);
+            }
+            memory.checks.insert(raw.to_string(), answer.clone());
+        }
+        answer
     }
 }
 
@@ -486,6 +537,8 @@ fn expand_glob(glob: &str) -> Result<Vec<String>, String> {
 /// Compiled path rules.
 #[derive(Debug, Clone)]
 pub struct PathRules {
+    /// Tells these rules from any others, for answers remembered by [`Fs::checked`].
+    id: u64,
     root: PathBuf,
     deny: GlobList,
     allow: GlobList,
@@ -519,7 +572,9 @@ impl PathRules {
             .map_err(|e| root_error(format!("root cannot be resolved: {e}")))?;
         let root = clean_absolute(canonical)
             .ok_or_else(|| root_error("root resolves to a relative path".to_string()))?;
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ok(PathRules {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             root,
             deny: GlobList::new(deny)?,
             allow: GlobList::new(allow)?,
@@ -590,6 +645,10 @@ impl PathRules {
 /// Checks one path argument: Ok with the path relative to the root (as `/`-separated text,
 /// `.` for the root itself) when it may be used. See the module documentation for the steps.
 pub fn check(raw: &str, rules: &PathRules, fs: &dyn Fs) -> Result<String, PathError> {
+    fs.checked(rules.id, raw, &mut || check_afresh(raw, rules, fs))
+}
+
+fn check_afresh(raw: &str, rules: &PathRules, fs: &dyn Fs) -> Result<String, PathError> {
     precheck(raw)?;
     let root = &rules.root;
     let raw_path = Path::new(raw);
@@ -905,6 +964,22 @@ mod tests {
             check("later", &r, &fs),
             Err(PathError::Outside { .. })
         ));
+    }
+
+    /// A remembered check answers for the rules it was made under only.
+    #[test]
+    fn cached_checks_belong_to_their_rules() {
+        let f = fixture();
+        let open = rules(&f, &[], &[]);
+        let strict = rules(&f, &strings(&["*.rs"]), &[]);
+        let fs = CachedFs::new(Instant::now, Duration::from_secs(60));
+        for _ in 0..2 {
+            assert_eq!(check("src/main.rs", &open, &fs).unwrap(), "src/main.rs");
+            assert!(matches!(
+                check("src/main.rs", &strict, &fs),
+                Err(PathError::Denied { .. })
+            ));
+        }
     }
 
     fn strings(v: &[&str]) -> Vec<String> {
