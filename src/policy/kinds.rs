@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::{Checker, blocked, internal};
+use crate::args::ArgValue;
 use crate::error::{Category, ToolError};
 use crate::pathcheck::{self, Fs};
 use crate::schema::{ArgKind, Policy};
@@ -16,14 +17,25 @@ pub(super) fn check(
     tool: &str,
     name: &str,
     kind: ArgKind,
-    value: &Value,
+    value: &ArgValue<'_>,
     fs: &dyn Fs,
     note: &mut dyn FnMut(std::fmt::Arguments<'_>),
 ) -> Result<(), Box<ToolError>> {
-    let strings: Vec<&str> = match value {
-        Value::String(s) => vec![s.as_str()],
-        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
+    // Most arguments are one string, read without building a JSON value.
+    let one;
+    let array;
+    let strings: Vec<&str> = match value.as_str() {
+        Some(s) => {
+            one = s;
+            vec![&*one]
+        }
+        None => {
+            array = value.to_value();
+            match &array {
+                Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            }
+        }
     };
     for s in strings {
         match kind {
@@ -163,6 +175,13 @@ pub(super) fn check(
 }
 
 fn shorten(s: &str) -> String {
+    // What `{:?}` writes, without its per-character escaping where nothing needs it.
+    if s.len() <= 120
+        && s.bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        return format!("\"{s}\"");
+    }
     let cut: String = s.chars().take(120).collect();
     if cut.len() < s.len() {
         format!("{cut:?}…")
@@ -199,8 +218,11 @@ pub fn url_host(url: &str) -> Result<(String, String), String> {
     {
         return Err("the URL holds whitespace, control characters or backslashes".to_string());
     }
+    // `split_once("://")`, without building a substring searcher for every URL.
     let (scheme, rest) = url
-        .split_once("://")
+        .match_indices(':')
+        .find(|(at, _)| url[at + 1..].starts_with("//"))
+        .map(|(at, _)| (&url[..at], &url[at + 3..]))
         .ok_or_else(|| "not an absolute URL (scheme://host/…)".to_string())?;
     if scheme.is_empty()
         || !scheme.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -210,15 +232,15 @@ pub fn url_host(url: &str) -> Result<(String, String), String> {
     {
         return Err(format!("{scheme:?} is not a URL scheme"));
     }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = rest.find(['/', '?', '#']).map_or(rest, |end| &rest[..end]);
     if authority.contains('@') {
         return Err("the URL carries credentials (user@host)".to_string());
     }
     let host = if let Some(v6) = authority.strip_prefix('[') {
         let end = v6.find(']').ok_or("an IPv6 host is not closed with ']'")?;
-        format!("[{}]", &v6[..end])
+        &authority[..end + 2]
     } else {
-        authority.split(':').next().unwrap_or_default().to_string()
+        authority.split(':').next().unwrap_or_default()
     };
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     if host.is_empty() {
@@ -233,6 +255,21 @@ pub fn url_host(url: &str) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut for plain text writes what `{:?}` writes.
+        #[test]
+        fn shorten_quotes_as_debug_does(s in "[ -~]{0,130}|\\PC{0,10}") {
+            let cut: String = s.chars().take(120).collect();
+            let expected = if cut.len() < s.len() {
+                format!("{cut:?}…")
+            } else {
+                format!("{cut:?}")
+            };
+            prop_assert_eq!(shorten(&s), expected);
+        }
+    }
 
     #[test]
     fn git_refs() {

@@ -155,7 +155,8 @@ impl Checker {
                 lines.push(line.to_string());
             }
         };
-        let capability = policy.tool(tool).and_then(|t| t.capability.as_deref());
+        let spec = policy.tool(tool);
+        let capability = spec.and_then(|t| t.capability.as_deref());
         // Intent.
         match self.intent(policy, context) {
             Some(intent) => match intent.admits(tool, capability) {
@@ -219,7 +220,7 @@ impl Checker {
             }
         }
         // Argument kinds.
-        if let Some(t) = policy.tool(tool) {
+        if let Some(t) = spec {
             for (name, spec) in &t.args {
                 let Some(kind) = spec.kind else { continue };
                 if !spec.kind_when.is_empty()
@@ -234,8 +235,7 @@ impl Checker {
                 let Some(value) = args.get(name) else {
                     continue;
                 };
-                let value = value.to_value();
-                kinds::check(self, policy, tool, name, kind, &value, fs, &mut note)?;
+                kinds::check(self, policy, tool, name, kind, value, fs, &mut note)?;
             }
         }
         if !scope.runtime {
