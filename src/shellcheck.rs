@@ -634,21 +634,16 @@ fn find_brace(e: &[E]) -> Option<(usize, Vec<usize>, usize)> {
 // ---------------------------------------------------------------------------
 // Byte helpers
 
-/// Calls `accept` with the start of every occurrence of `needle` in `hay`
-/// (linear time); true as soon as `accept` returns true.
-fn find_with(hay: &[u8], needle: &[u8], mut accept: impl FnMut(usize) -> bool) -> bool {
+/// Whether `needle` occurs in `hay` (never for an empty needle), in linear time.
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
     let Some(&first) = needle.first() else {
         return false;
     };
     if hay.len() > SHORT_TEXT {
-        return memmem::find_iter(hay, needle).any(&mut accept);
+        return memmem::find(hay, needle).is_some();
     }
     // Building a searcher costs more than scanning a command of ordinary length.
-    memchr::memchr_iter(first, hay).any(|at| hay[at..].starts_with(needle) && accept(at))
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    find_with(hay, needle, |_| true)
+    memchr::memchr_iter(first, hay).any(|at| hay[at..].starts_with(needle))
 }
 
 /// Decodes one backslash escape of `$'…'` / `echo -e`; `rest` starts after
