@@ -36,6 +36,40 @@ pub struct Count {
 const MINUTE_MS: i64 = 60_000;
 const HOUR_MS: i64 = 3_600_000;
 
+/// Whether any limit counts calls of `tool` under `context`: when none does, [`check`]
+/// counts nothing, refuses nothing and notes nothing.
+pub(super) fn apply(policy: &Policy, tool: &str, context: &Context) -> bool {
+    let limits = &policy.rules.limits;
+    let per_caller = context
+        .caller
+        .as_deref()
+        .map_or(limits.per_caller, |c| caller_rate(policy, c));
+    !per_caller.is_unlimited()
+        || !tool_rate(policy, tool).is_unlimited()
+        || limits.session_quota.is_some()
+        || limits.loop_breaker.is_some()
+}
+
+/// The caller's own rate, else `[limits] per_caller`.
+fn caller_rate(policy: &Policy, caller: &str) -> Rate {
+    policy
+        .rules
+        .callers
+        .get(caller)
+        .and_then(|c| c.rate)
+        .unwrap_or(policy.rules.limits.per_caller)
+}
+
+/// The tool's own rate, else `[limits] per_tool`.
+fn tool_rate(policy: &Policy, tool: &str) -> Rate {
+    policy
+        .rules
+        .tool_rates
+        .get(tool)
+        .copied()
+        .unwrap_or(policy.rules.limits.per_tool)
+}
+
 pub(super) fn check(
     policy: &Policy,
     tool: &str,
@@ -47,12 +81,7 @@ pub(super) fn check(
     let limits = &policy.rules.limits;
     let now = facts.now_ms();
     if let Some(caller) = &context.caller {
-        let rate = policy
-            .rules
-            .callers
-            .get(caller)
-            .and_then(|c| c.rate)
-            .unwrap_or(limits.per_caller);
+        let rate = caller_rate(policy, caller);
         if !rate.is_unlimited() {
             let key = CountKey::Caller(caller.clone());
             rate_check(policy, tool, "per_caller", &key, rate, now, facts, note)?;
@@ -62,12 +91,7 @@ pub(super) fn check(
             "limits per caller: no caller given, not counted"
         ));
     }
-    let tool_rate = policy
-        .rules
-        .tool_rates
-        .get(tool)
-        .copied()
-        .unwrap_or(limits.per_tool);
+    let tool_rate = tool_rate(policy, tool);
     if !tool_rate.is_unlimited() {
         let key = CountKey::Tool(tool.to_string());
         rate_check(policy, tool, "per_tool", &key, tool_rate, now, facts, note)?;

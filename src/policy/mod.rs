@@ -6,7 +6,10 @@
 mod kinds;
 mod limits;
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
 
 use crate::args::Args;
 use crate::error::{Category, ToolError};
@@ -76,7 +79,33 @@ pub struct Checker {
     shell_protected: Protected,
     shell_constructs: Vec<String>,
     shell_commands: Vec<String>,
+    plans: RefCell<Plans>,
 }
+
+/// What the checks need for one tool, worked out on its first call. All of it depends only
+/// on the policy, the context and the tool's name, which a run keeps: a stream checks the
+/// same few tools under one context over and over, and most need nothing past this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Plan {
+    /// The intent and the caller admit the tool.
+    admitted: bool,
+    /// Some argument of the tool has a kind to check.
+    kinds: bool,
+    /// A grant, a prerequisite or a limit applies (checked only at run time).
+    runtime: bool,
+}
+
+/// Plans for the policy and context they were made under.
+#[derive(Default)]
+struct Plans {
+    /// The policy's address: plans are forgotten if the checker is handed another policy.
+    policy: usize,
+    context: Context,
+    tools: FxHashMap<Box<str>, Plan>,
+}
+
+/// Tool names come from the model: past this many, the plans start again.
+const MAX_PLANS: usize = 4096;
 
 /// What the checker needs from the run: where the working folder is, and the files the
 /// gate must protect (its own policy file and database).
@@ -117,6 +146,47 @@ impl Checker {
             shell_protected: Protected::new(&protected, &vars, setup.home.as_deref()),
             shell_constructs: policy.rules.shell.constructs.clone(),
             shell_commands: policy.rules.shell.commands.clone(),
+            plans: RefCell::default(),
+        }
+    }
+
+    /// The plan for `tool` under `context`, from memory when this run made it before.
+    fn plan(&self, policy: &Policy, tool: &str, context: &Context) -> Plan {
+        let mut plans = self.plans.borrow_mut();
+        let address = std::ptr::from_ref(policy) as usize;
+        if plans.policy != address || plans.context != *context {
+            plans.policy = address;
+            plans.context = context.clone();
+            plans.tools.clear();
+        }
+        if let Some(plan) = plans.tools.get(tool) {
+            return *plan;
+        }
+        let plan = self.make_plan(policy, tool, context);
+        if plans.tools.len() >= MAX_PLANS {
+            plans.tools.clear();
+        }
+        plans.tools.insert(tool.into(), plan);
+        plan
+    }
+
+    fn make_plan(&self, policy: &Policy, tool: &str, context: &Context) -> Plan {
+        let spec = policy.tool(tool);
+        let capability = spec.and_then(|t| t.capability.as_deref());
+        let intent_admits = self
+            .intent(policy, context)
+            .is_none_or(|i| i.admits(tool, capability).is_ok());
+        let caller_admits = context
+            .caller
+            .as_deref()
+            .and_then(|c| policy.rules.callers.get(c))
+            .is_none_or(|c| c.admits(tool, capability).is_ok());
+        Plan {
+            admitted: intent_admits && caller_admits,
+            kinds: spec.is_some_and(|t| t.args.values().any(|a| a.kind.is_some())),
+            runtime: crate::permit::needs_grant(policy, tool).is_some()
+                || policy.rules.requires.contains_key(tool)
+                || limits::apply(policy, tool, context),
         }
     }
 
@@ -149,6 +219,15 @@ impl Checker {
         scope: Scope,
         explain: &mut Option<Vec<String>>,
     ) -> Result<(), Box<ToolError>> {
+        // With nobody asking for each step, a tool the plan says needs nothing more is done.
+        let plan = explain.is_none().then(|| self.plan(policy, tool, context));
+        if let Some(plan) = plan
+            && plan.admitted
+            && !plan.kinds
+            && !(scope.runtime && plan.runtime)
+        {
+            return Ok(());
+        }
         // Lines are only formatted when someone asked for them.
         let mut note = |line: std::fmt::Arguments<'_>| {
             if let Some(lines) = explain.as_mut() {
@@ -157,67 +236,9 @@ impl Checker {
         };
         let spec = policy.tool(tool);
         let capability = spec.and_then(|t| t.capability.as_deref());
-        // Intent.
-        match self.intent(policy, context) {
-            Some(intent) => match intent.admits(tool, capability) {
-                Ok(()) => note(format_args!("intent {}: admits {tool}", intent.name)),
-                Err(rule) => {
-                    note(format_args!(
-                        "intent {}: refuses {tool} ({rule})",
-                        intent.name
-                    ));
-                    let allowed = intent.allowed_list();
-                    let listed = if allowed.is_empty() {
-                        "no tools".to_string()
-                    } else {
-                        allowed.join(", ")
-                    };
-                    return Err(Box::new(
-                        blocked(
-                            tool,
-                            format!(
-                                "{tool} is not allowed while doing {} (it allows {listed})",
-                                intent.name
-                            ),
-                            if allowed.is_empty() {
-                                format!("Answer without tools: {} allows none", intent.name)
-                            } else {
-                                format!("Use one of the tools {} allows: {listed}", intent.name)
-                            },
-                            &rule,
-                        )
-                        .detail("intent", intent.name.clone())
-                        .detail("allowed", allowed),
-                    ));
-                }
-            },
-            None => note(format_args!("intent: none given, no intent check")),
-        }
-        // Caller.
-        if let Some(caller) = context
-            .caller
-            .as_deref()
-            .and_then(|c| policy.rules.callers.get(c))
-        {
-            match caller.admits(tool, capability) {
-                Ok(()) => note(format_args!("caller {}: admits {tool}", caller.name)),
-                Err(rule) => {
-                    note(format_args!(
-                        "caller {}: refuses {tool} ({rule})",
-                        caller.name
-                    ));
-                    return Err(Box::new(
-                        blocked(
-                            tool,
-                            format!("caller {} may not use {tool} ({rule})", caller.name),
-                            "Use another tool: this one is not available to this caller"
-                                .to_string(),
-                            &rule,
-                        )
-                        .detail("caller", caller.name.clone()),
-                    ));
-                }
-            }
+        // Intent and caller, unless the plan has already seen them admit the tool.
+        if !plan.is_some_and(|p| p.admitted) {
+            self.admit(policy, tool, capability, context, &mut note)?;
         }
         // Argument kinds.
         if let Some(t) = spec {
@@ -284,6 +305,79 @@ impl Checker {
         // Limits.
         limits::check(policy, tool, args, context, facts, &mut note)
     }
+
+    /// The intent and caller checks: whether they admit `tool`, noting each decision.
+    fn admit(
+        &self,
+        policy: &Policy,
+        tool: &str,
+        capability: Option<&str>,
+        context: &Context,
+        note: &mut dyn FnMut(std::fmt::Arguments<'_>),
+    ) -> Result<(), Box<ToolError>> {
+        match self.intent(policy, context) {
+            Some(intent) => match intent.admits(tool, capability) {
+                Ok(()) => note(format_args!("intent {}: admits {tool}", intent.name)),
+                Err(rule) => {
+                    note(format_args!(
+                        "intent {}: refuses {tool} ({rule})",
+                        intent.name
+                    ));
+                    let allowed = intent.allowed_list();
+                    let listed = if allowed.is_empty() {
+                        "no tools".to_string()
+                    } else {
+                        allowed.join(", ")
+                    };
+                    return Err(Box::new(
+                        blocked(
+                            tool,
+                            format!(
+                                "{tool} is not allowed while doing {} (it allows {listed})",
+                                intent.name
+                            ),
+                            if allowed.is_empty() {
+                                format!("Answer without tools: {} allows none", intent.name)
+                            } else {
+                                format!("Use one of the tools {} allows: {listed}", intent.name)
+                            },
+                            &rule,
+                        )
+                        .detail("intent", intent.name.clone())
+                        .detail("allowed", allowed),
+                    ));
+                }
+            },
+            None => note(format_args!("intent: none given, no intent check")),
+        }
+        // Caller.
+        if let Some(caller) = context
+            .caller
+            .as_deref()
+            .and_then(|c| policy.rules.callers.get(c))
+        {
+            match caller.admits(tool, capability) {
+                Ok(()) => note(format_args!("caller {}: admits {tool}", caller.name)),
+                Err(rule) => {
+                    note(format_args!(
+                        "caller {}: refuses {tool} ({rule})",
+                        caller.name
+                    ));
+                    return Err(Box::new(
+                        blocked(
+                            tool,
+                            format!("caller {} may not use {tool} ({rule})", caller.name),
+                            "Use another tool: this one is not available to this caller"
+                                .to_string(),
+                            &rule,
+                        )
+                        .detail("caller", caller.name.clone()),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 fn blocked(tool: &str, message: String, suggestion: String, rule: &str) -> ToolError {
@@ -333,5 +427,105 @@ impl Checker {
                 .strip_prefix(p.as_str())
                 .is_some_and(|rest| ["", "-wal", "-shm", "-journal"].contains(&rest))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pathcheck::RealFs;
+    use crate::schema::Source;
+
+    const POLICY: &str = r#"
+extends = "none"
+[tools.look]
+capability = "browser_control"
+[tools.counted]
+limits = { per_minute = 5 }
+[tools.run]
+capability = "system_execute"
+[tools.run.args.command]
+type = "string"
+kind = "shell"
+[tools.after]
+requires = ["look"]
+[intents.browsing]
+allow = ["look", "after"]
+[intents.running]
+allow = ["run"]
+forbid = ["look"]
+[callers.guest]
+deny = ["system_execute"]
+[callers.host]
+intent = "running"
+limits = { per_hour = 100 }
+"#;
+
+    /// The plans a checker keeps never change a verdict: every call, in an order that
+    /// switches context, scope and tool, gets what a fresh checker with `--explain` (which
+    /// never uses them) gives it.
+    #[test]
+    fn remembered_plans_decide_as_the_full_checks() {
+        let policy = Policy::from_source(
+            Source {
+                name: "p.toml",
+                text: POLICY,
+            },
+            None,
+        )
+        .unwrap();
+        let cwd = std::env::temp_dir();
+        let setup = Setup {
+            cwd: &cwd,
+            protected: vec![],
+            home: None,
+            fs: &RealFs,
+        };
+        let checker = Checker::new(&policy, &setup);
+        let context = |intent: Option<&str>, caller: Option<&str>| Context {
+            session: Some("s".into()),
+            caller: caller.map(str::to_string),
+            intent: intent.map(str::to_string),
+        };
+        let contexts = [
+            context(None, None),
+            context(Some("browsing"), None),
+            context(Some("running"), None),
+            context(None, Some("guest")),
+            context(None, Some("host")),
+            context(Some("browsing"), Some("guest")),
+        ];
+        let args =
+            Args::from_map(serde_json::from_str(r#"{"command":"ls -la; echo $(id)"}"#).unwrap());
+        let verdict = |checker: &Checker, tool: &str, ctx: &Context, runtime: bool, explain| {
+            let mut explain = explain;
+            checker
+                .check(
+                    &policy,
+                    tool,
+                    &args,
+                    ctx,
+                    &mut NoFacts(0),
+                    &RealFs,
+                    Scope { runtime },
+                    &mut explain,
+                )
+                .map_err(|e| (e.category, e.message))
+        };
+        let mut refused = 0;
+        for round in 0..3 {
+            for (i, ctx) in contexts.iter().enumerate() {
+                for tool in ["look", "run", "after", "counted", "unknown"] {
+                    let runtime = (round + i) % 2 == 0;
+                    let fresh = Checker::new(&policy, &setup);
+                    let expected = verdict(&fresh, tool, ctx, runtime, Some(Vec::new()));
+                    let got = verdict(&checker, tool, ctx, runtime, None);
+                    assert_eq!(got, expected, "{tool} under {ctx:?}, runtime {runtime}");
+                    refused += usize::from(got.is_err());
+                }
+            }
+        }
+        // The table exercises refusals and passes alike.
+        assert!((25..75).contains(&refused), "{refused} of 90 refused");
     }
 }
