@@ -799,7 +799,11 @@ struct Prot {
     targets: Vec<Target>,
     vars: Vec<Vec<u8>>,
     homes: Vec<Vec<u8>>,
-    /// Bytes a target's name, folder or tail starts with, in either case.
+    /// Pairs of bytes (lower-cased) a target's name, folder or tail starts with, one bit
+    /// each; a name of one byte sets every pair it starts. Most bytes of a command start
+    /// no pair, so few places need a comparison.
+    target_pairs: Box<[u64; 1024]>,
+    /// Bytes a target's name, folder or tail starts with, in either case: the first sieve.
     target_starts: [bool; 256],
     /// Bytes a variable name starts with.
     var_starts: [bool; 256],
@@ -889,12 +893,22 @@ impl Prot {
             .filter(|v| !v.is_empty())
             .map(|v| v.as_bytes().to_vec())
             .collect();
+        let mut target_pairs = Box::new([0u64; 1024]);
         let mut target_starts = [false; 256];
         for t in &targets {
             for n in [&t.name, &t.dir, &t.tail] {
+                let seconds = match n.as_slice() {
+                    [] => 0..0,
+                    [_] => 0..256,
+                    [_, b, ..] => usize::from(*b)..usize::from(*b) + 1,
+                };
                 if let Some(&b) = n.first() {
                     target_starts[usize::from(b.to_ascii_lowercase())] = true;
                     target_starts[usize::from(b.to_ascii_uppercase())] = true;
+                }
+                for second in seconds {
+                    let i = pair_index(n[0], second as u8);
+                    target_pairs[i >> 6] |= 1 << (i & 63);
                 }
             }
         }
@@ -906,6 +920,7 @@ impl Prot {
             targets,
             vars,
             homes,
+            target_pairs,
             target_starts,
             var_starts,
         }
@@ -921,6 +936,10 @@ impl Prot {
         let mut found: Option<usize> = None;
         for (at, &b) in hay.iter().enumerate() {
             if !self.target_starts[usize::from(b)] {
+                continue;
+            }
+            let i = pair_index(b, hay.get(at + 1).copied().unwrap_or(0));
+            if self.target_pairs[i >> 6] & (1 << (i & 63)) == 0 {
                 continue;
             }
             let rest = &hay[at..];
@@ -964,6 +983,11 @@ impl Prot {
         }
         found.map(|i| self.vars[i].as_slice())
     }
+}
+
+/// Where the pair of bytes `a`, `b` (ignoring ASCII case) sits in [`Prot::target_pairs`].
+fn pair_index(a: u8, b: u8) -> usize {
+    usize::from(a.to_ascii_lowercase()) << 8 | usize::from(b.to_ascii_lowercase())
 }
 
 /// ε-closure: a `*` may match nothing.
@@ -2307,14 +2331,19 @@ impl<'r> State<'r> {
         if self.prot.is_empty() {
             return Ok(());
         }
-        let loose = w.loose();
+        let mut loose = w.loose();
         self.protected_vars(&loose)?;
         if !loose
             .iter()
             .any(|b| matches!(b, b'*' | b'?' | b'[' | b'~' | b'$'))
         {
             // No glob and no home folder to expand: the word is only its letters.
-            return self.protected_literal(&normalize(&loose.to_ascii_lowercase()));
+            loose.make_ascii_lowercase();
+            // Without a `/` there is nothing to normalise.
+            if !loose.contains(&b'/') {
+                return self.protected_literal(&loose);
+            }
+            return self.protected_literal(&normalize(&loose));
         }
         let e: Vec<&E> = w.e.iter().filter(|e| e.loose).collect();
         let next_bracket = next_unq(&e, b']');

@@ -259,7 +259,7 @@ impl Checker {
                 kinds::check(self, policy, tool, name, kind, value, fs, &mut note)?;
             }
         }
-        if !scope.runtime {
+        if !scope.runtime || plan.is_some_and(|p| !p.runtime) {
             return Ok(());
         }
         // Grants.

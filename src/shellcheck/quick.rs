@@ -127,7 +127,7 @@ pub(super) fn plainly_allowed(text: &[u8], rules: &ShellRules<'_>) -> bool {
     if st.protected_text(text).is_err() {
         return false;
     }
-    let mut word = [0u8; MAX_LEN];
+    let mut word = Vec::new();
     let mut pos = 0;
     // Whether the next word starts a simple command, and whether one must follow.
     let mut at_command = true;
@@ -148,11 +148,12 @@ pub(super) fn plainly_allowed(text: &[u8], rules: &ShellRules<'_>) -> bool {
             }
             Class::Other => return false,
             Class::Word | Class::SingleQuote | Class::DoubleQuote => {
-                let Some((len, end)) = read_word(text, pos, &mut word) else {
+                let Some((letters, end, quoted)) = read_word(text, pos, &mut word) else {
                     return false;
                 };
-                let letters = &word[..len];
-                if !plain_word(letters, &st) || (at_command && !plain_command(letters, rules)) {
+                if !plain_word(letters, quoted, &st)
+                    || (at_command && !plain_command(letters, rules))
+                {
                     return false;
                 }
                 pos = end;
@@ -163,18 +164,33 @@ pub(super) fn plainly_allowed(text: &[u8], rules: &ShellRules<'_>) -> bool {
     !at_command
 }
 
-/// Reads the word at `pos` into `out` with its quotes removed: its length and where it
-/// ends. None when the word holds anything but literal letters.
-fn read_word(text: &[u8], mut pos: usize, out: &mut [u8; MAX_LEN]) -> Option<(usize, usize)> {
-    let mut len = 0;
-    let mut push = |b: u8, len: &mut usize| {
-        out[*len] = b;
-        *len += 1;
-    };
+/// The letters of the word at `pos`, with its quotes removed (into `buffer` when it has
+/// any), where it ends, and whether it had quotes. None when the word holds anything but
+/// literal letters.
+fn read_word<'t>(
+    text: &'t [u8],
+    start: usize,
+    buffer: &'t mut Vec<u8>,
+) -> Option<(&'t [u8], usize, bool)> {
+    let mut pos = start;
+    while let Some(&b) = text.get(pos) {
+        match CLASSES[b as usize] {
+            Class::Word => pos += 1,
+            Class::SingleQuote | Class::DoubleQuote => break,
+            Class::Blank | Class::Operator => return Some((&text[start..pos], pos, false)),
+            Class::Other => return None,
+        }
+    }
+    if pos == text.len() {
+        return Some((&text[start..pos], pos, false));
+    }
+    // A quote: from here on the letters are copied without their quotes.
+    buffer.clear();
+    buffer.extend_from_slice(&text[start..pos]);
     while let Some(&b) = text.get(pos) {
         match CLASSES[b as usize] {
             Class::Word => {
-                push(b, &mut len);
+                buffer.push(b);
                 pos += 1;
             }
             Class::SingleQuote | Class::DoubleQuote => {
@@ -189,34 +205,39 @@ fn read_word(text: &[u8], mut pos: usize, out: &mut [u8; MAX_LEN]) -> Option<(us
                     if !literal(c) {
                         return None;
                     }
-                    push(c, &mut len);
+                    buffer.push(c);
                 }
             }
             Class::Blank | Class::Operator => break,
             Class::Other => return None,
         }
     }
-    Some((len, pos))
+    Some((buffer.as_slice(), pos, true))
 }
 
 /// A word the full reader takes as only its letters: no assignment (whose value some
 /// variables run), no glob or expansion (quoted ones included: they change how the reader
 /// matches protected files), and protected files checked where normalising changes it.
-fn plain_word(letters: &[u8], st: &State<'_>) -> bool {
-    if letters
-        .iter()
-        .any(|b| matches!(b, b'*' | b'?' | b'[' | b'~' | b'$' | b'\\' | b'{'))
+fn plain_word(letters: &[u8], quoted: bool, st: &State<'_>) -> bool {
+    // Outside quotes these bytes are not word bytes: only quoted letters can hold them.
+    if quoted
+        && letters
+            .iter()
+            .any(|b| matches!(b, b'*' | b'?' | b'[' | b'~' | b'$' | b'\\' | b'{'))
     {
         return false;
     }
     if looks_like_assignment(letters) {
         return false;
     }
+    if st.prot.is_empty() || memchr::memchr(b'/', letters).is_none() {
+        return true;
+    }
     let renormalised = letters.ends_with(b"/")
         || letters
             .windows(2)
             .any(|w| w[0] == b'/' && matches!(w[1], b'/' | b'.'));
-    if renormalised && !st.prot.is_empty() {
+    if renormalised {
         let lower = letters.to_ascii_lowercase();
         return st.protected_literal(&normalize(&lower)).is_ok();
     }
