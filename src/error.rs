@@ -178,17 +178,21 @@ impl ToolError {
 
     /// The text an agent adds to its model's history.
     pub fn feedback(&self) -> String {
-        let mut text = String::with_capacity(96 + self.message.len() + self.suggestion.len());
-        text.push_str("[tool_error]\n");
-        text.push_str("category: ");
-        text.push_str(self.category.as_str());
-        text.push_str("\nerror: ");
-        text.push_str(&self.message);
-        text.push_str("\nsuggestion: ");
-        text.push_str(&self.suggestion);
-        text.push_str("\nretryable: ");
-        text.push_str(if self.retryable() { "true" } else { "false" });
-        text
+        self.feedback_parts().concat()
+    }
+
+    /// [`ToolError::feedback`] in pieces, for writing it without building it.
+    fn feedback_parts(&self) -> [&str; 8] {
+        [
+            "[tool_error]\ncategory: ",
+            self.category.as_str(),
+            "\nerror: ",
+            &self.message,
+            "\nsuggestion: ",
+            &self.suggestion,
+            "\nretryable: ",
+            if self.retryable() { "true" } else { "false" },
+        ]
     }
 
     /// The whole rejection document written on stdout.
@@ -223,7 +227,7 @@ impl ToolError {
         out.extend_from_slice(b"],\"details\":");
         scan::write_map(&self.details, out);
         out.extend_from_slice(b"},\"feedback\":");
-        scan::write_string(&self.feedback(), out);
+        scan::write_string_parts(&self.feedback_parts(), out);
         out.push(b'}');
     }
 }

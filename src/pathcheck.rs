@@ -184,6 +184,14 @@ pub enum PathError {
     },
 }
 
+/// Appends `path` as `Path::display` shows it, without formatting machinery for UTF-8 paths.
+pub fn push_path(out: &mut String, path: &Path) {
+    match path.to_str() {
+        Some(text) => out.push_str(text),
+        None => out.push_str(&path.display().to_string()),
+    }
+}
+
 impl PathError {
     /// Short text naming the rule that refused the path.
     pub fn rule(&self) -> String {
@@ -200,11 +208,14 @@ impl PathError {
                 "path longer than {MAX_PATH_BYTES} bytes or a component longer than {MAX_COMPONENT_BYTES}"
             ),
             PathError::Tilde => "path starts with `~` (no home-directory expansion)".to_string(),
-            PathError::Outside { root, resolved } => format!(
-                "outside the root {} (resolves to {})",
-                root.display(),
-                resolved.display()
-            ),
+            PathError::Outside { root, resolved } => {
+                let mut text = String::from("outside the root ");
+                push_path(&mut text, root);
+                text.push_str(" (resolves to ");
+                push_path(&mut text, resolved);
+                text.push(')');
+                text
+            }
             PathError::Denied { glob, relative } => {
                 format!("matches deny rule `{glob}` ({relative})")
             }

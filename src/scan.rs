@@ -103,10 +103,26 @@ pub fn decode_string(literal: &str) -> Option<Cow<'_, str>> {
 /// Writes `s` as a JSON string literal, escaped exactly as serde_json escapes it, copying
 /// the runs that need no escaping whole.
 pub fn write_string(s: &str, out: &mut Vec<u8>) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    write_escaped(s, out);
+    out.push(b'"');
+}
+
+/// Writes the pieces as one JSON string, as [`write_string`] writes their concatenation.
+pub fn write_string_parts(parts: &[&str], out: &mut Vec<u8>) {
+    out.reserve(parts.iter().map(|p| p.len()).sum::<usize>() + 2);
+    out.push(b'"');
+    for part in parts {
+        write_escaped(part, out);
+    }
+    out.push(b'"');
+}
+
+/// The inside of a JSON string: `s` with quotes, backslashes and control characters escaped.
+fn write_escaped(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
     let mut start = 0;
     loop {
         let stop = plain_run(bytes, start);
@@ -131,7 +147,6 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
         }
         start = stop + 1;
     }
-    out.push(b'"');
 }
 
 /// Writes a value as compact JSON, byte for byte what `serde_json::to_writer` writes.
@@ -464,6 +479,14 @@ mod tests {
             let mut ours = Vec::new();
             write_string(&s, &mut ours);
             prop_assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&s).unwrap());
+        }
+
+        #[test]
+        fn pieces_are_written_as_their_concatenation(parts in prop::collection::vec(any::<String>(), 0..5)) {
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            let mut ours = Vec::new();
+            write_string_parts(&parts, &mut ours);
+            prop_assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&parts.concat()).unwrap());
         }
 
         #[test]

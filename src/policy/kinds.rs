@@ -51,7 +51,7 @@ pub(super) fn check(
                         return Err(Box::new(
                             blocked(
                                 tool,
-                                format!("{name}: the path {} is refused: {rule}", shorten(s)),
+                                refused(name, "path", s, rule),
                                 "Leave metagate's policy file and telemetry store alone"
                                     .to_string(),
                                 rule,
@@ -68,11 +68,13 @@ pub(super) fn check(
                         return Err(Box::new(
                             blocked(
                                 tool,
-                                format!("{name}: the path {} is refused: {rule}", shorten(s)),
-                                format!(
-                                    "Use a path inside {} that no deny rule matches",
-                                    rules.root().display()
-                                ),
+                                refused(name, "path", s, &rule),
+                                {
+                                    let mut text = String::from("Use a path inside ");
+                                    pathcheck::push_path(&mut text, rules.root());
+                                    text.push_str(" that no deny rule matches");
+                                    text
+                                },
                                 &rule,
                             )
                             .detail("argument", name),
@@ -87,7 +89,7 @@ pub(super) fn check(
                     note(format_args!("{name} (shell): refused: {rule}"));
                     return Err(Box::new(blocked(
                             tool,
-                            format!("{name}: the command is refused: {rule}"),
+                            [name, ": the command is refused: ", &rule].concat(),
                             "Rewrite the command without it; run the steps as separate plain commands".to_string(),
                             &rule,
                         )
@@ -100,10 +102,13 @@ pub(super) fn check(
                     Err(e) => Err(e),
                     Ok((scheme, host)) => {
                         if !rules.schemes.is_empty() && !rules.schemes.contains(&scheme) {
-                            Err(format!(
-                                "scheme {scheme:?} is not allowed (urls.schemes: {})",
-                                rules.schemes.join(", ")
-                            ))
+                            // `url_host` admits only ASCII letters, digits, `+-.` in schemes.
+                            let mut rule = String::from("scheme \"");
+                            rule.push_str(&scheme);
+                            rule.push_str("\" is not allowed (urls.schemes: ");
+                            rule.push_str(&rules.schemes.join(", "));
+                            rule.push(')');
+                            Err(rule)
                         } else if let Some(p) = rules.deny_hosts.iter().find(|p| p.matches(&host)) {
                             Err(format!("host {host} is denied (urls.deny_hosts: {})", p.0))
                         } else if !rules.hosts.is_empty()
@@ -122,7 +127,7 @@ pub(super) fn check(
                         return Err(Box::new(
                             blocked(
                                 tool,
-                                format!("{name}: the URL {} is refused: {rule}", shorten(s)),
+                                refused(name, "URL", s, &rule),
                                 "Use a URL the policy allows".to_string(),
                                 &rule,
                             )
@@ -174,20 +179,44 @@ pub(super) fn check(
     Ok(())
 }
 
-fn shorten(s: &str) -> String {
+/// `{name}: the {what} "{value}" is refused: {rule}`, the value shortened.
+fn refused(name: &str, what: &str, value: &str, rule: &str) -> String {
+    let mut text = String::with_capacity(name.len() + what.len() + value.len() + rule.len() + 32);
+    text.push_str(name);
+    text.push_str(": the ");
+    text.push_str(what);
+    text.push(' ');
+    push_shortened(&mut text, value);
+    text.push_str(" is refused: ");
+    text.push_str(rule);
+    text
+}
+
+/// The first 120 characters of `s` as `{:?}` writes them, and `…` when there were more.
+fn push_shortened(out: &mut String, s: &str) {
+    use std::fmt::Write as _;
     // What `{:?}` writes, without its per-character escaping where nothing needs it.
     if s.len() <= 120
         && s.bytes()
             .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
     {
-        return format!("\"{s}\"");
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
     }
-    let cut: String = s.chars().take(120).collect();
+    let cut = s.char_indices().nth(120).map_or(s, |(at, _)| &s[..at]);
+    let _ = write!(out, "{cut:?}");
     if cut.len() < s.len() {
-        format!("{cut:?}…")
-    } else {
-        format!("{cut:?}")
+        out.push('…');
     }
+}
+
+#[cfg(test)]
+fn shorten(s: &str) -> String {
+    let mut out = String::new();
+    push_shortened(&mut out, s);
+    out
 }
 
 /// What is wrong with a git reference (seed 003's characters; no `..`, no leading `-`).
