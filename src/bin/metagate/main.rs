@@ -28,6 +28,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// A gate decides millions of small calls, each building and dropping a few short strings:
+/// mimalloc's per-thread free lists cost about half of what the system allocator does there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use cli::{Cli, Command};
 use exit::Status;
 
