@@ -142,7 +142,7 @@ fn need_of<'a>(
         };
         for s in strings {
             match kind {
-                ArgKind::Path => need.paths.push(match checker.paths() {
+                ArgKind::Path => need.paths.push(match checker.paths(fs) {
                     Ok(rules) => match pathcheck::check(s, rules, fs) {
                         Ok(rel) if rel == "." => rules.root().to_path_buf(),
                         Ok(rel) => rules.root().join(rel),

@@ -659,7 +659,6 @@ fn checker_consults_grants_only_at_runtime() {
             cwd: &cwd,
             protected: vec![],
             home: None,
-            fs: &RealFs,
         },
     );
     let args = Args::from_map(serde_json::from_str(r#"{"command":"ls"}"#).unwrap());

@@ -40,12 +40,12 @@ pub(super) fn check(
     for s in strings {
         match kind {
             ArgKind::Path => {
-                let rules = match checker.paths() {
+                let rules = match checker.paths(fs) {
                     Ok(r) => r,
                     Err(e) => return internal(policy, tool, e),
                 };
                 match pathcheck::check(s, rules, fs) {
-                    Ok(relative) if checker.is_protected(&relative) => {
+                    Ok(relative) if checker.is_protected(&relative, fs) => {
                         let rule = "metagate's own files are protected";
                         note(format_args!("{name} (path): {s:?} refused: {rule}"));
                         return Err(Box::new(

@@ -6,7 +6,7 @@
 mod kinds;
 mod limits;
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
@@ -73,9 +73,10 @@ pub struct Scope {
 
 /// The policy checks, set up once per run.
 pub struct Checker {
-    paths: Result<PathRules, String>,
-    /// The protected files inside the root, as `pathcheck::check` names them.
-    protected_inside: Vec<String>,
+    /// What path checks start from; the rules are built on the first path argument, as
+    /// compiling the globs costs several times what the rest of a one-call run does.
+    path_setup: PathSetup,
+    paths: OnceCell<Paths>,
     shell_protected: Protected,
     shell_constructs: Vec<String>,
     shell_commands: Vec<String>,
@@ -93,6 +94,42 @@ struct Plan {
     kinds: bool,
     /// A grant, a prerequisite or a limit applies (checked only at run time).
     runtime: bool,
+}
+
+/// Where the root is, its globs, and metagate's own files (absolute).
+struct PathSetup {
+    root: PathBuf,
+    deny: Vec<String>,
+    allow: Vec<String>,
+    protected: Vec<PathBuf>,
+}
+
+/// The path rules, once built, and the protected files inside the root as
+/// `pathcheck::check` names them.
+struct Paths {
+    rules: Result<PathRules, String>,
+    protected_inside: Vec<String>,
+}
+
+impl PathSetup {
+    fn build(&self, fs: &dyn Fs) -> Paths {
+        let rules = PathRules::new(&self.root, &self.deny, &self.allow, fs)
+            .map_err(|e| format!("[paths] {}: {}", e.glob, e.message));
+        // Resolved the way path arguments are, so every spelling of them is recognized.
+        let protected_inside = match &rules {
+            Ok(rules) => self
+                .protected
+                .iter()
+                .filter_map(|p| p.to_str())
+                .filter_map(|p| pathcheck::check(p, rules, fs).ok())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        Paths {
+            rules,
+            protected_inside,
+        }
+    }
 }
 
 /// Plans for the policy and context they were made under.
@@ -114,7 +151,6 @@ pub struct Setup<'a> {
     pub protected: Vec<PathBuf>,
     /// The home folder `~` and `$HOME` stand for in shell commands.
     pub home: Option<PathBuf>,
-    pub fs: &'a dyn Fs,
 }
 
 impl Checker {
@@ -126,24 +162,17 @@ impl Checker {
             .base
             .as_deref()
             .map_or_else(|| setup.cwd.to_path_buf(), absolute);
-        let root = base.join(&p.root);
-        let paths = PathRules::new(&root, &p.deny, &p.allow, setup.fs)
-            .map_err(|e| format!("[paths] {}: {}", e.glob, e.message));
         let protected: Vec<PathBuf> = setup.protected.iter().map(|p| absolute(p)).collect();
-        // Resolved the way path arguments are, so every spelling of them is recognized.
-        let protected_inside = match &paths {
-            Ok(rules) => protected
-                .iter()
-                .filter_map(|p| p.to_str())
-                .filter_map(|p| pathcheck::check(p, rules, setup.fs).ok())
-                .collect(),
-            Err(_) => Vec::new(),
-        };
         let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
         Checker {
-            paths,
-            protected_inside,
             shell_protected: Protected::new(&protected, &vars, setup.home.as_deref()),
+            path_setup: PathSetup {
+                root: base.join(&p.root),
+                deny: p.deny.clone(),
+                allow: p.allow.clone(),
+                protected,
+            },
+            paths: OnceCell::new(),
             shell_constructs: policy.rules.shell.constructs.clone(),
             shell_commands: policy.rules.shell.commands.clone(),
             plans: RefCell::default(),
@@ -407,8 +436,9 @@ pub(crate) fn internal(policy: &Policy, tool: &str, reason: &str) -> Result<(), 
 }
 
 impl Checker {
-    pub(crate) fn paths(&self) -> &Result<PathRules, String> {
-        &self.paths
+    /// The path rules, built on first use with the file system the check runs against.
+    pub(crate) fn paths(&self, fs: &dyn Fs) -> &Result<PathRules, String> {
+        &self.paths.get_or_init(|| self.path_setup.build(fs)).rules
     }
 
     pub(crate) fn shell_rules(&self) -> ShellRules<'_> {
@@ -421,8 +451,9 @@ impl Checker {
 
     /// Whether `relative` (as `pathcheck::check` returned it) is one of metagate's own files
     /// or an SQLite companion of one.
-    pub(crate) fn is_protected(&self, relative: &str) -> bool {
-        self.protected_inside.iter().any(|p| {
+    pub(crate) fn is_protected(&self, relative: &str, fs: &dyn Fs) -> bool {
+        let paths = self.paths.get_or_init(|| self.path_setup.build(fs));
+        paths.protected_inside.iter().any(|p| {
             relative
                 .strip_prefix(p.as_str())
                 .is_some_and(|rest| ["", "-wal", "-shm", "-journal"].contains(&rest))
@@ -479,7 +510,6 @@ limits = { per_hour = 100 }
             cwd: &cwd,
             protected: vec![],
             home: None,
-            fs: &RealFs,
         };
         let checker = Checker::new(&policy, &setup);
         let context = |intent: Option<&str>, caller: Option<&str>| Context {

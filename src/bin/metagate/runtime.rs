@@ -5,7 +5,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use metagate::events::parse_time;
-use metagate::pathcheck::RealFs;
 use metagate::policy::{Checker, Setup};
 use metagate::schema::Policy;
 use metagate::store::{self, Store, StoreError};
@@ -58,7 +57,6 @@ impl Env {
                 cwd: &cwd,
                 protected,
                 home: std::env::var_os("HOME").map(Into::into),
-                fs: &RealFs,
             },
         ))
     }
