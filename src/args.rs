@@ -99,6 +99,14 @@ impl<'a> ArgValue<'a> {
 
     /// Absent-like: `null`, or a string of only whitespace.
     pub fn is_blank(&self) -> bool {
+        // Most strings start with a visible ASCII character: not blank, nothing to decode.
+        if let ArgValue::Raw(text) = self
+            && let [b'"', first, ..] = text.as_bytes()
+            && first.is_ascii_graphic()
+            && !matches!(first, b'"' | b'\\')
+        {
+            return false;
+        }
         match self.json_type() {
             JsonType::Null => true,
             JsonType::String => self.as_str().is_some_and(|s| s.trim().is_empty()),
@@ -321,6 +329,18 @@ mod tests {
         let text = format!("{{{}\"z\":0}}", many);
         let theirs: Map<String, Value> = serde_json::from_str(&text).unwrap();
         assert_eq!(Args::from_text(&text).unwrap().to_map(), theirs);
+    }
+
+    proptest::proptest! {
+        /// Blank is decided on the raw text as on the decoded string: `null`, or only
+        /// whitespace (Unicode's, as `str::trim` counts it).
+        #[test]
+        fn blank_strings_are_told_from_the_raw_text(s in "[ \t\n\u{a0}\u{2003}a\"\\\\é]{0,6}") {
+            let text = serde_json::to_string(&s).unwrap();
+            let value = ArgValue::Raw(Cow::Borrowed(&text));
+            proptest::prop_assert_eq!(value.is_blank(), s.trim().is_empty());
+            proptest::prop_assert_eq!(ArgValue::Value(Value::String(s.clone())).is_blank(), s.trim().is_empty());
+        }
     }
 
     #[test]

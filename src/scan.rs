@@ -282,8 +282,11 @@ fn plain_run(bytes: &[u8], mut i: usize) -> usize {
         let backslash = has_zero(x ^ (ONES * u64::from(b'\\')));
         // A byte below 0x20 has none of its top three bits set.
         let control = has_zero(x & (ONES * 0xe0));
-        if quote | backslash | control != 0 {
-            break;
+        // The lowest flag of each mask marks its first match exactly (a false flag can only
+        // follow a true one), so the lowest of all three is the byte that ends the run.
+        let flags = quote | backslash | control;
+        if flags != 0 {
+            return i + (flags.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
@@ -472,6 +475,19 @@ mod tests {
             let mut ours = Vec::new();
             write_value(&v, &mut ours);
             prop_assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&v).unwrap());
+        }
+
+        #[test]
+        fn plain_runs_end_at_the_first_quote_backslash_or_control(
+            bytes in prop::collection::vec(prop::sample::select(vec![b'a', b' ', b'"', b'\\', b'\n', 0x1f, 0x20, 0x7f, 0xc3, 0xa9]), 0..40),
+            start in 0usize..40,
+        ) {
+            let start = start.min(bytes.len());
+            let naive = bytes[start..]
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .map_or(bytes.len(), |k| start + k);
+            prop_assert_eq!(plain_run(&bytes, start), naive);
         }
 
         #[test]

@@ -281,7 +281,7 @@ fn plain_command(letters: &[u8], rules: &ShellRules<'_>) -> bool {
     };
     // Reserved words are matched as the whole word, commands by their basename.
     let special = special_words();
-    if name.is_empty() || special.contains(letters) || special.contains(name) {
+    if name.is_empty() || special.contains(name) || (name != letters && special.contains(letters)) {
         return false;
     }
     // A denied word denies its dotted family too (`mkfs` denies `mkfs.ext4`).
