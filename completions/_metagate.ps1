@@ -74,6 +74,8 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--ignore', '--ignore', [CompletionResultType]::ParameterName, 'Drop the findings of this code, e.g. MG110 (repeatable)')
             [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'Import tool definitions, as gate does (repeatable)')
             [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Explain a diagnostic code (MG003, or its name); `all` lists every code')
+            [CompletionResult]::new('--caller', '--caller', [CompletionResultType]::ParameterName, 'Check every call as made by this caller: its allow and deny lists and its own intent')
+            [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'Check every call under this intent of the policy, as `gate --intent` does')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')

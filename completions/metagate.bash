@@ -672,7 +672,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__lint)
-            opts="-h --format --deny --exit-zero --ignore --tools --explain --policy --db --now --help"
+            opts="-h --format --deny --exit-zero --ignore --tools --explain --caller --intent --policy --db --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -695,6 +695,14 @@ _metagate() {
                     return 0
                     ;;
                 --explain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --caller)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --intent)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

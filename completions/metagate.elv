@@ -68,6 +68,8 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --ignore 'Drop the findings of this code, e.g. MG110 (repeatable)'
             cand --tools 'Import tool definitions, as gate does (repeatable)'
             cand --explain 'Explain a diagnostic code (MG003, or its name); `all` lists every code'
+            cand --caller 'Check every call as made by this caller: its allow and deny lists and its own intent'
+            cand --intent 'Check every call under this intent of the policy, as `gate --intent` does'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'

@@ -73,6 +73,8 @@ warning\t'Calls the gate would correct, and rejections'"
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l ignore -d 'Drop the findings of this code, e.g. MG110 (repeatable)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l tools -d 'Import tool definitions, as gate does (repeatable)' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l explain -d 'Explain a diagnostic code (MG003, or its name); `all` lists every code' -r
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l caller -d 'Check every call as made by this caller: its allow and deny lists and its own intent' -r
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l intent -d 'Check every call under this intent of the policy, as `gate --intent` does' -r
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r

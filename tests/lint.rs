@@ -331,6 +331,65 @@ fn the_policy_and_tool_imports_apply_but_runtime_checks_do_not() {
 }
 
 #[test]
+fn intent_and_caller_are_checked_as_gate_checks_them() {
+    let sb = Sandbox::new();
+    let policy = fixture_path("policies/sirthaddeus.toml");
+    let policy = policy.to_str().unwrap();
+    let trace = sb.file(
+        "t.jsonl",
+        concat!(
+            "{\"name\":\"web_search\",\"arguments\":{\"query\":\"rust\"}}\n",
+            "{\"name\":\"file_read\",\"arguments\":{\"path\":\"notes.md\"}}\n",
+            "{\"name\":\"system_execute\",\"arguments\":{\"command\":\"ls\"}}\n",
+        ),
+    );
+    let trace = trace.to_str().unwrap();
+    // (flags, the lines refused with MG005, a word each refusal's message holds)
+    let cases: &[(&[&str], &[u64], &str)] = &[
+        (&[], &[], ""),
+        (&["--intent", "lookup_search"], &[2, 3], "lookup_search"),
+        (&["--intent", "file_task"], &[1, 3], "file_task"),
+        (&["--intent", "chat_only"], &[1, 2, 3], "chat_only"),
+        (&["--caller", "helper-ai"], &[3], "helper-ai"),
+        (&["--caller", "teacher-ai"], &[3], "teacher-ai"),
+        // The caller's deny list and the intent both apply.
+        (
+            &["--caller", "helper-ai", "--intent", "system_task"],
+            &[1, 2, 3],
+            "",
+        ),
+    ];
+    for (flags, refused, word) in cases {
+        let mut args = vec!["--policy", policy];
+        args.extend_from_slice(flags);
+        args.push(trace);
+        let (doc, code, _) = json(&sb, &args);
+        let lines: Vec<u64> = doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["code"] == "MG005")
+            .map(|d| {
+                let message = d["message"].as_str().unwrap();
+                assert!(message.contains(word), "{flags:?}: {message}");
+                d["line"].as_u64().unwrap()
+            })
+            .collect();
+        assert_eq!(lines, *refused, "{flags:?}: {doc}");
+        assert_eq!(code, i32::from(!refused.is_empty()), "{flags:?}: {doc}");
+    }
+    // A misspelt intent is an error, not an intent check switched off.
+    let out = lint(&sb, &["--policy", policy, "--intent", "lookup", trace], "");
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("unknown intent \"lookup\""),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("lookup_search"), "{}", out.stderr);
+}
+
+#[test]
 fn human_format_is_compiler_style_without_colour_in_a_pipe() {
     let sb = Sandbox::new();
     let out = lint(&sb, &[&traces("broken/envelopes.jsonl")], "");

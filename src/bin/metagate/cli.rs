@@ -257,6 +257,14 @@ pub struct LintArgs {
     /// Explain a diagnostic code (MG003, or its name); `all` lists every code
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
+
+    /// Check every call as made by this caller: its allow and deny lists and its own intent
+    #[arg(long, env = "METAGATE_CALLER", value_name = "NAME")]
+    pub caller: Option<String>,
+
+    /// Check every call under this intent of the policy, as `gate --intent` does
+    #[arg(long, env = "METAGATE_INTENT", value_name = "NAME")]
+    pub intent: Option<String>,
 }
 
 /// How `lint` writes its findings.

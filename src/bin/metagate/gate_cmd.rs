@@ -3,7 +3,7 @@
 use std::io::{self, BufReader, BufWriter, Write};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use metagate::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
 use metagate::pathcheck::CachedFs;
 use metagate::policy::{NoFacts, Scope};
@@ -20,25 +20,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         quiet: args.quiet,
         explain: args.explain,
     };
-    // A misspelt intent must not switch the intent check off, so a policy with intents refuses
-    // names it does not define. A policy without intents has nothing to check: the intent is
-    // only context for the telemetry store.
-    if let Some(intent) = &args.intent {
-        let intents = &policy.rules.intents;
-        if intents.is_empty() {
-            if !args.quiet {
-                say!(
-                    "metagate: note: the policy defines no intents; intent {intent:?} is recorded, not checked"
-                );
-            }
-        } else if !intents.contains_key(intent) {
-            let defined: Vec<&str> = intents.keys().map(String::as_str).collect();
-            bail!(
-                "unknown intent {intent:?} (--intent or METAGATE_INTENT); the policy defines: {}",
-                defined.join(", ")
-            );
-        }
-    }
+    crate::runtime::check_intent(policy, args.intent.as_deref(), args.quiet)?;
     let context = Context {
         session: args.session.clone(),
         caller: args.caller.clone(),

@@ -79,9 +79,14 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
             lint::codes::find(c).with_context(|| format!("--ignore: unknown diagnostic code {c:?}"))
         })
         .collect::<Result<Vec<_>>>()?;
+    crate::runtime::check_intent(policy, args.intent.as_deref(), false)?;
     let checker = env.checker(policy)?;
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
-    let context = Context::default();
+    let context = Context {
+        session: None,
+        caller: args.caller.clone(),
+        intent: args.intent.clone(),
+    };
     let run = Run {
         policy,
         options: Options {

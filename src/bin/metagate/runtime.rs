@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use metagate::events::parse_time;
 use metagate::policy::{Checker, Setup};
 use metagate::schema::Policy;
@@ -91,4 +91,26 @@ fn wall_clock_ms() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
+}
+
+/// A misspelt intent must not switch the intent check off, so a policy with intents refuses
+/// names it does not define. A policy without intents has nothing to check: the intent is only
+/// context (recorded by `gate`).
+pub fn check_intent(policy: &Policy, intent: Option<&str>, quiet: bool) -> Result<()> {
+    let Some(intent) = intent else {
+        return Ok(());
+    };
+    let intents = &policy.rules.intents;
+    if intents.is_empty() {
+        if !quiet {
+            say!("metagate: note: the policy defines no intents; intent {intent:?} is not checked");
+        }
+    } else if !intents.contains_key(intent) {
+        let defined: Vec<&str> = intents.keys().map(String::as_str).collect();
+        bail!(
+            "unknown intent {intent:?} (--intent or METAGATE_INTENT); the policy defines: {}",
+            defined.join(", ")
+        );
+    }
+    Ok(())
 }
