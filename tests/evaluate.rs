@@ -292,18 +292,8 @@ fn learn_alias_end_to_end_gate_evaluate_patch_gate() {
         ["review_schema", "learn_alias"]
     );
     // The patch is a valid policy…
-    let check = sb
-        .cmd()
-        .args(["policy", "check"])
-        .arg(&patch)
-        .output()
-        .unwrap();
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    let (code, err) = sb.policy_check(&patch);
+    assert_eq!(code, 0, "{err}");
     // …that, merged, makes the gate correct the argument.
     let after = gate_session(
         &sb,
@@ -722,18 +712,17 @@ fn policy_check_validates_the_evaluate_section() {
         "p.toml",
         "[gate]\nunknown_args = \"keep\"\n\n[evaluate]\nreask_window_secs = 120\nreask_overlap = 1.5\ncohesion_min_axes = 0\n",
     );
-    let out = sb.cmd().args(["policy", "check"]).arg(&p).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, err) = sb.policy_check(&p);
+    assert_eq!(code, 2);
     assert!(err.contains("p.toml:6:1: evaluate.reask_overlap"), "{err}");
     assert!(
         err.contains("p.toml:7:1: evaluate.cohesion_min_axes"),
         "{err}"
     );
     let p = sb.file("q.toml", "[evaluate]\nsplit_threshold = 3\n");
-    let out = sb.cmd().args(["policy", "check"]).arg(&p).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("split_threshold"));
+    let (code, err) = sb.policy_check(&p);
+    assert_eq!(code, 2);
+    assert!(err.contains("split_threshold"), "{err}");
     // `policy show` lists every threshold with its default.
     let out = sb.cmd().args(["policy", "show"]).output().unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);

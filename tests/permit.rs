@@ -738,14 +738,8 @@ fn policy_check_names_the_permit_key_and_line() {
         "p.toml",
         "extends = \"none\"\n[tools.t]\ncapability = \"c\"\n\n[permit]\nrequire = [\"c\", \"nope\", \"\"]\n",
     );
-    let out = sb
-        .cmd()
-        .args(["policy", "check"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (code, err) = sb.policy_check(&file);
+    assert_eq!(code, 2);
     assert!(
         err.contains("p.toml:6:") && err.contains("permit.require"),
         "{err}"

@@ -25,31 +25,16 @@ fn show_prints_the_effective_policy_with_defaults() {
     assert_eq!(tools.len(), 8);
     // What show prints is itself a valid policy.
     let file = sb.file("shown.toml", &text);
-    let out = sb
-        .cmd()
-        .args(["policy", "check"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (code, err) = sb.policy_check(&file);
+    assert_eq!(code, 0, "{err}");
 }
 
 #[test]
 fn check_reports_errors_with_key_and_line() {
     let sb = Sandbox::new();
     let file = sb.file("p.toml", "[gate]\nunknown_args = \"explode\"\n");
-    let out = sb
-        .cmd()
-        .args(["policy", "check"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (code, err) = sb.policy_check(&file);
+    assert_eq!(code, 2);
     assert!(err.contains("p.toml:2:"), "{err}");
     assert!(err.contains("gate.unknown_args"), "{err}");
 
@@ -57,14 +42,8 @@ fn check_reports_errors_with_key_and_line() {
         "q.toml",
         "[tools.t]\naliases = { x = \"nope\" }\n\n[tools.t.args.a]\ntype = \"string\"\nenum = [\"one\", 2]\n",
     );
-    let out = sb
-        .cmd()
-        .args(["policy", "check"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (code, err) = sb.policy_check(&file);
+    assert_eq!(code, 2);
     assert!(
         err.contains("q.toml:2:") && err.contains("tools.t.aliases.x"),
         "{err}"
@@ -78,13 +57,7 @@ fn check_reports_errors_with_key_and_line() {
         "ok.toml",
         "[tools.t.args.a]\ntype = \"string\"\nrequired = true\n",
     );
-    let out = sb
-        .cmd()
-        .args(["policy", "check"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(sb.policy_check(&file).0, 0);
 }
 
 #[test]

@@ -905,14 +905,8 @@ fn bad_policies_exit_2_naming_key_and_line() {
     }
     // A tool an intent names that no schema knows is a warning, not an error.
     let file = sb.file("warn.toml", "[intents.a]\nallow = [\"passthrough_tool\"]\n");
-    let out = sb
-        .cmd()
-        .args(["policy", "check"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let err = String::from_utf8(out.stderr).unwrap();
+    let (code, err) = sb.policy_check(&file);
+    assert_eq!(code, 0);
     assert!(
         err.contains("warning") && err.contains("warn.toml:2:") && err.contains("passthrough_tool"),
         "{err}"

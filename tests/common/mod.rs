@@ -48,6 +48,21 @@ impl Sandbox {
         c
     }
 
+    /// `metagate policy check FILE`: its exit status and what it wrote on stderr.
+    #[allow(dead_code)] // not every test binary checks policy files
+    pub fn policy_check(&self, file: &Path) -> (i32, String) {
+        let out = self
+            .cmd()
+            .args(["policy", "check"])
+            .arg(file)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
     /// The same environment for a `std::process::Command`.
     pub fn std_cmd(&self) -> std::process::Command {
         let mut c = std::process::Command::new(BIN);
