@@ -40,6 +40,7 @@
 //! access inside the root can swap a directory for a symlink (TOCTOU). Where that matters, open
 //! with `openat2(RESOLVE_BENEATH)` or run the tool in a mount namespace as well.
 
+use aho_corasick::AhoCorasick;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -257,6 +258,13 @@ pub trait Fs {
         let canonical = self.canonicalize(path)?;
         Ok((canonical != path).then_some(canonical))
     }
+    /// Whether the kernel resolves `path` (a clean absolute path, `parent` its parent) to
+    /// itself, told from what this file system remembers about the parent: the parent is canonical and `path` is no symlink, or the
+    /// parent is missing (and no symlink), so `path` is too. False when that takes more than
+    /// one `lstat` to tell; [`check`] then walks the path component by component.
+    fn resolves_to_itself(&self, _parent: &Path, _path: &Path) -> bool {
+        false
+    }
     /// [`check`]'s answer for `raw` under the rules numbered `rules`: `check` computes it,
     /// unless this file system remembers it. [`CachedFs`] remembers answers exactly as long as
     /// the file-system answers they were made from.
@@ -352,9 +360,14 @@ impl Memory {
         let parent = path.parent()?;
         path.file_name()?;
         match self.canonical.get(parent.as_os_str()) {
-            Some(Ok(known)) if known == parent => {}
-            _ => return None,
+            Some(Ok(known)) if known == parent => self.lstat(path),
+            _ => None,
         }
+    }
+
+    /// `canonicalize(path)` with one `lstat`, for a `path` whose parent is canonical: itself
+    /// when it is no symlink, `NotFound` when it does not exist, `None` otherwise.
+    fn lstat(&mut self, path: &Path) -> Option<Result<PathBuf, io::ErrorKind>> {
         match std::fs::symlink_metadata(path) {
             Ok(meta) if !meta.file_type().is_symlink() => {
                 self.links
@@ -375,6 +388,36 @@ fn remembered(answer: &Result<PathBuf, io::ErrorKind>) -> io::Result<PathBuf> {
 }
 
 impl<C: Fn() -> Instant> Fs for CachedFs<C> {
+    fn resolves_to_itself(&self, parent: &Path, path: &Path) -> bool {
+        let mut memory = self.memory();
+        match memory.canonical.get(parent.as_os_str()) {
+            Some(Ok(known)) if known == parent => {}
+            // Remembered missing and read as no link: nothing below it exists either.
+            Some(Err(io::ErrorKind::NotFound)) => {
+                return matches!(
+                    memory.links.get(parent.as_os_str()),
+                    Some(Err(io::ErrorKind::NotFound))
+                );
+            }
+            _ => return false,
+        }
+        match memory.links.get(path.as_os_str()) {
+            // Read before as no symlink: one that exists, or none at all.
+            Some(answer) => {
+                return matches!(
+                    answer,
+                    Err(io::ErrorKind::InvalidInput | io::ErrorKind::NotFound)
+                );
+            }
+            None if memory.canonical.contains_key(path.as_os_str()) => return false,
+            None => {}
+        }
+        matches!(
+            memory.lstat(path),
+            Some(Ok(_) | Err(io::ErrorKind::NotFound))
+        )
+    }
+
     fn canonical_form(&self, path: &Path) -> io::Result<Option<PathBuf>> {
         if let Some(answer) = self.memory().canonical.get(path.as_os_str()) {
             return match answer {
@@ -456,12 +499,62 @@ struct GlobList {
     set: GlobSet,
     /// `owner[i]` is the index in `written` of compiled glob `i`.
     owner: Vec<usize>,
+    /// A literal each compiled glob requires (ignoring ASCII case), when every one has one:
+    /// an ASCII path holding none of them matches no glob, which one automaton tells in a
+    /// single pass instead of running the glob set (most paths an agent names match nothing).
+    required: Option<AhoCorasick>,
+}
+
+/// The longest run of letters, digits, `.`, `_` and `-` that every path `pattern` matches
+/// must contain, outside classes and alternatives; None when there is none to be sure of.
+fn required_literal(pattern: &str) -> Option<&str> {
+    if pattern.contains('\\') {
+        return None;
+    }
+    let bytes = pattern.as_bytes();
+    let literal = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+    let (mut best, mut run_start, mut i) = ((0, 0), 0, 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if literal(b) {
+            i += 1;
+            if i - run_start > best.1 - best.0 {
+                best = (run_start, i);
+            }
+            continue;
+        }
+        // What a class or an alternative matches is not required: skip past its end.
+        let close = match b {
+            b'[' => Some(b']'),
+            b'{' => Some(b'}'),
+            _ => None,
+        };
+        i += 1;
+        if let Some(close) = close {
+            // `[]…]`, `[!]…]` and `[^]…]` hold a literal `]` first.
+            if close == b']' {
+                if matches!(bytes.get(i), Some(b'!' | b'^')) {
+                    i += 1;
+                }
+                if bytes.get(i) == Some(&b']') {
+                    i += 1;
+                }
+            }
+            i = bytes[i..]
+                .iter()
+                .position(|&c| c == close)
+                .map_or(bytes.len(), |k| i + k + 1);
+        }
+        run_start = i;
+    }
+    (best.1 > best.0).then(|| &pattern[best.0..best.1])
 }
 
 impl GlobList {
     fn new(globs: &[String]) -> Result<GlobList, RuleError> {
         let mut builder = GlobSetBuilder::new();
         let mut owner = Vec::new();
+        let mut literals = Some(Vec::new());
         for (index, glob) in globs.iter().enumerate() {
             let error = |message: String| RuleError {
                 glob: glob.clone(),
@@ -478,6 +571,10 @@ impl GlobList {
                         .map_err(|e| error(e.kind().to_string()))?;
                     builder.add(compiled);
                     owner.push(index);
+                    literals = literals.and_then(|mut all: Vec<String>| {
+                        all.push(required_literal(&pattern)?.to_string());
+                        Some(all)
+                    });
                 }
             }
         }
@@ -485,10 +582,17 @@ impl GlobList {
             glob: e.glob().unwrap_or_default().to_string(),
             message: e.kind().to_string(),
         })?;
+        let required = literals.filter(|all| !all.is_empty()).and_then(|all| {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(all)
+                .ok()
+        });
         Ok(GlobList {
             written: globs.to_vec(),
             set,
             owner,
+            required,
         })
     }
 
@@ -499,6 +603,13 @@ impl GlobList {
     /// The first glob (in written order) matching `relative` or one of its parent
     /// directories (gitignore: a matched directory covers everything under it).
     fn first_match(&self, relative: &str) -> Option<&str> {
+        // Globs ignore case beyond ASCII (`K` for the Kelvin sign), so only ASCII paths skip.
+        if let Some(required) = &self.required
+            && relative.is_ascii()
+            && !required.is_match(relative)
+        {
+            return None;
+        }
         let candidate = globset::Candidate::new(relative);
         if !self.set.is_match_candidate(&candidate) {
             return None;
@@ -662,6 +773,30 @@ pub fn check(raw: &str, rules: &PathRules, fs: &dyn Fs) -> Result<String, PathEr
 fn check_afresh(raw: &str, rules: &PathRules, fs: &dyn Fs) -> Result<String, PathError> {
     precheck(raw)?;
     let root = &rules.root;
+    // Most paths are plain names below the root (`src/main.rs`): when the file system can
+    // tell that the kernel resolves `root/raw` to itself, both views are that path and `raw`
+    // is already its relative form.
+    if let Some(root_text) = root.to_str()
+        && is_plain_relative(raw)
+    {
+        // `root/raw`, and where its parent ends (`Path::parent` would parse it again).
+        let mut full = String::with_capacity(root_text.len() + 1 + raw.len());
+        full.push_str(root_text);
+        let at_top = root_text == "/";
+        if !at_top {
+            full.push('/');
+        }
+        let parent_end = match raw.rfind('/') {
+            Some(k) => full.len() + k,
+            None if at_top => 1,
+            None => full.len() - 1,
+        };
+        full.push_str(raw);
+        if fs.resolves_to_itself(Path::new(&full[..parent_end]), Path::new(&full)) {
+            rules.judge(raw)?;
+            return Ok(raw.to_string());
+        }
+    }
     let raw_path = Path::new(raw);
 
     // Kernel view: the original components, walked one at a time.
@@ -712,6 +847,22 @@ fn precheck(raw: &str) -> Result<(), PathError> {
         return Err(PathError::TooLong);
     }
     Ok(())
+}
+
+/// Relative, and only names: no empty component, `.` or `..` (so `root/raw` is clean).
+fn is_plain_relative(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    let mut start = 0;
+    loop {
+        let end = memchr::memchr(b'/', &bytes[start..]).map_or(bytes.len(), |k| start + k);
+        if matches!(&bytes[start..end], [] | [b'.'] | [b'.', b'.']) {
+            return false;
+        }
+        if end == bytes.len() {
+            return true;
+        }
+        start = end + 1;
+    }
 }
 
 /// Finds `%` + any number of `25` + one of `2e 2f 5c 00 c0 c1` (hex, any case): an encoded
@@ -959,6 +1110,68 @@ mod tests {
     }
 
     /// Answers are kept for the time to live and no longer.
+    /// A file system that remembers answers what the real one answers, whatever it has
+    /// seen before: each pass checks every path under new rules (so no whole answer is
+    /// reused) against a memory the earlier passes filled, in another order each time.
+    #[test]
+    fn cached_answers_are_the_real_answers() {
+        let f = fixture();
+        let mut corpus = escape_corpus(&f);
+        corpus.extend(
+            [
+                "src/main.rs",
+                "src/new.rs",
+                "src/main.rs/x",
+                "README.md",
+                "docs/a.md",
+                "docs/b.md",
+                "new/dir/file.txt",
+                "new/dir/other.txt",
+                "new/x",
+                "new",
+                "link_in",
+                "link_in/x",
+                "link_in_dir/lib.rs",
+                "link_in_dir/new.rs",
+                "link_sub/x",
+                "link_out_dir/new.txt",
+                "link_out_dir/deeper/new.txt",
+                "dangle_in",
+                "dangle_in/x",
+                "dangle_out/x",
+                "loop_a/b",
+                "innocent",
+                "innocent/x",
+                ".env",
+                "a/secrets/db.txt",
+                "a/secrets/new.txt",
+                "a/b/c",
+                "sub/dir/x",
+                "sub/dir",
+                "sub",
+                "chain1/new.txt",
+                "C:/x",
+            ]
+            .map(String::from),
+        );
+        let deny = default_deny();
+        let real: Vec<_> = {
+            let r = rules(&f, &deny, &[]);
+            corpus.iter().map(|raw| check(raw, &r, &RealFs)).collect()
+        };
+        let now = Instant::now();
+        let fs = CachedFs::new(|| now, Duration::from_secs(3600));
+        let forward: Vec<usize> = (0..corpus.len()).collect();
+        let backward: Vec<usize> = forward.iter().rev().copied().collect();
+        let strided: Vec<usize> = forward.iter().map(|i| (i * 7) % corpus.len()).collect();
+        for order in [&forward, &backward, &strided, &forward] {
+            let r = rules(&f, &deny, &[]);
+            for &i in order {
+                assert_eq!(check(&corpus[i], &r, &fs), real[i], "{:?}", corpus[i]);
+            }
+        }
+    }
+
     #[test]
     fn cached_fs_forgets_after_its_time() {
         let f = fixture();
@@ -997,15 +1210,13 @@ mod tests {
         v.iter().map(|s| (*s).to_string()).collect()
     }
 
-    #[test]
-    fn escape_corpus_yields_zero_escapes() {
-        let f = fixture();
-        let r = rules(&f, &[], &[]);
+    /// Paths that must never be admitted, for the fixture's root.
+    fn escape_corpus(f: &Fixture) -> Vec<String> {
         let root = f.root.display().to_string();
         let base = f.base.display().to_string();
         let long = "a/".repeat(2500);
         let long_component = "b".repeat(300);
-        let corpus: Vec<String> = vec![
+        vec![
             "../x".into(),
             "..".into(),
             "a/../../x".into(),
@@ -1061,7 +1272,15 @@ mod tests {
             "sub/dir/../../..".into(),
             format!("{root}/.."),
             "".into(),
-        ];
+        ]
+    }
+
+    #[test]
+    fn escape_corpus_yields_zero_escapes() {
+        let f = fixture();
+        let r = rules(&f, &[], &[]);
+        let root = f.root.display().to_string();
+        let corpus = escape_corpus(&f);
         for raw in &corpus {
             let result = check(raw, &r, &RealFs);
             assert!(result.is_err(), "escaped: {raw:?} -> {result:?}");
@@ -1153,6 +1372,34 @@ mod tests {
             check("weird", &r, &RealFs),
             Err(PathError::NotUtf8 { .. })
         ));
+    }
+
+    #[test]
+    fn required_literals() {
+        for (pattern, literal) in [
+            ("**/.env", Some(".env")),
+            ("**/secrets/**", Some("secrets")),
+            ("**/secrets.{json,yaml}", Some("secrets.")),
+            ("**/*private*key*", Some("private")),
+            ("**/.git/config", Some("config")),
+            ("a[bc]d", Some("a")),
+            ("[!]x]yz*", Some("yz")),
+            ("[^]x]yz*", Some("yz")),
+            ("{abc,def}/q*", Some("q")),
+            ("**/*", None),
+            ("**/*.{pem,key}", Some(".")),
+            ("*{ab,cd}?", None),
+            ("a\\*b", None),
+        ] {
+            assert_eq!(required_literal(pattern), literal, "{pattern}");
+        }
+    }
+
+    fn glob_list_without_prefilter(globs: &[String]) -> GlobList {
+        GlobList {
+            required: None,
+            ..GlobList::new(globs).unwrap()
+        }
     }
 
     #[test]
@@ -1481,6 +1728,24 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The required-literal screen never changes which glob matches first.
+        #[test]
+        fn the_literal_screen_agrees_with_the_glob_set(
+            pieces in prop::collection::vec(prop::sample::select(vec![
+                "a", "/", ".", "-", "_", "env", ".ENV", "Secrets", "secret", "key", "Key",
+                "private", "password", "s", ".pem", "id_rsa", "config", ".git", "yz", "q",
+                "abc", "x", "]", "K", "\u{212a}", "\u{17f}", "é",
+            ]), 0..8),
+        ) {
+            let mut globs = default_deny();
+            globs.extend(["[^]x]yz*", "{abc,def}/q*", "a[bc]d", "/docs/*.md"].map(String::from));
+            let screened = GlobList::new(&globs).unwrap();
+            prop_assert!(screened.required.is_some());
+            let plain = glob_list_without_prefilter(&globs);
+            let path = pieces.concat();
+            prop_assert_eq!(screened.first_match(&path), plain.first_match(&path), "{:?}", path);
+        }
 
         /// For generated paths: `check` never panics, and when it says Ok, nothing a tool
         /// does with the raw argument (kernel or lexical reading) or with the returned path
