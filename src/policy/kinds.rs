@@ -21,23 +21,27 @@ pub(super) fn check(
     fs: &dyn Fs,
     note: &mut dyn FnMut(std::fmt::Arguments<'_>),
 ) -> Result<(), Box<ToolError>> {
-    // Most arguments are one string, read without building a JSON value.
+    // Most arguments are one string, read without building a JSON value (or a list).
     let one;
+    let single: [&str; 1];
     let array;
-    let strings: Vec<&str> = match value.as_str() {
+    let listed: Vec<&str>;
+    let strings: &[&str] = match value.as_str() {
         Some(s) => {
             one = s;
-            vec![&*one]
+            single = [&*one];
+            &single
         }
         None => {
             array = value.to_value();
-            match &array {
+            listed = match &array {
                 Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
                 _ => Vec::new(),
-            }
+            };
+            &listed
         }
     };
-    for s in strings {
+    for &s in strings {
         match kind {
             ArgKind::Path => {
                 let rules = match checker.paths(fs) {
@@ -241,41 +245,45 @@ pub fn git_ref_problem(r: &str) -> Option<&'static str> {
 /// (credentials, backslashes, whitespace, encoded characters in the host) is refused rather
 /// than guessed at.
 pub fn url_host(url: &str) -> Result<(String, String), String> {
-    if url
-        .bytes()
-        .any(|b| b.is_ascii_control() || b == b' ' || b == b'\\')
+    let bytes = url.as_bytes();
+    if bytes
+        .iter()
+        .any(|b| b.is_ascii_control() || *b == b' ' || *b == b'\\')
     {
         return Err("the URL holds whitespace, control characters or backslashes".to_string());
     }
-    // `split_once("://")`, without building a substring searcher for every URL.
-    let (scheme, rest) = url
-        .match_indices(':')
-        .find(|(at, _)| url[at + 1..].starts_with("//"))
-        .map(|(at, _)| (&url[..at], &url[at + 3..]))
+    // The first `:` followed by `//`; read by bytes, as every separator here is ASCII.
+    let (scheme, rest) = memchr::memchr_iter(b':', bytes)
+        .find(|at| bytes[at + 1..].starts_with(b"//"))
+        .map(|at| (&url[..at], &url[at + 3..]))
         .ok_or_else(|| "not an absolute URL (scheme://host/…)".to_string())?;
-    if scheme.is_empty()
-        || !scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+    if !scheme
+        .as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_alphabetic)
         || !scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
     {
         return Err(format!("{scheme:?} is not a URL scheme"));
     }
-    let authority = rest.find(['/', '?', '#']).map_or(rest, |end| &rest[..end]);
-    if authority.contains('@') {
+    let authority =
+        memchr::memchr3(b'/', b'?', b'#', rest.as_bytes()).map_or(rest, |end| &rest[..end]);
+    if memchr::memchr(b'@', authority.as_bytes()).is_some() {
         return Err("the URL carries credentials (user@host)".to_string());
     }
     let host = if let Some(v6) = authority.strip_prefix('[') {
-        let end = v6.find(']').ok_or("an IPv6 host is not closed with ']'")?;
+        let end =
+            memchr::memchr(b']', v6.as_bytes()).ok_or("an IPv6 host is not closed with ']'")?;
         &authority[..end + 2]
     } else {
-        authority.split(':').next().unwrap_or_default()
+        memchr::memchr(b':', authority.as_bytes()).map_or(authority, |end| &authority[..end])
     };
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     if host.is_empty() {
         return Err("the URL has no host".to_string());
     }
-    if host.contains('%') {
+    if memchr::memchr(b'%', host.as_bytes()).is_some() {
         return Err("the host is percent-encoded".to_string());
     }
     Ok((scheme.to_ascii_lowercase(), host))
@@ -286,7 +294,62 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// `url_host` as first written, on `str` searches: the byte-wise reading must agree.
+    fn url_host_by_chars(url: &str) -> Result<(String, String), String> {
+        if url
+            .bytes()
+            .any(|b| b.is_ascii_control() || b == b' ' || b == b'\\')
+        {
+            return Err("the URL holds whitespace, control characters or backslashes".to_string());
+        }
+        let (scheme, rest) = url
+            .match_indices(':')
+            .find(|(at, _)| url[at + 1..].starts_with("//"))
+            .map(|(at, _)| (&url[..at], &url[at + 3..]))
+            .ok_or_else(|| "not an absolute URL (scheme://host/…)".to_string())?;
+        if scheme.is_empty()
+            || !scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            || !scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        {
+            return Err(format!("{scheme:?} is not a URL scheme"));
+        }
+        let authority = rest.find(['/', '?', '#']).map_or(rest, |end| &rest[..end]);
+        if authority.contains('@') {
+            return Err("the URL carries credentials (user@host)".to_string());
+        }
+        let host = if let Some(v6) = authority.strip_prefix('[') {
+            let end = v6.find(']').ok_or("an IPv6 host is not closed with ']'")?;
+            &authority[..end + 2]
+        } else {
+            authority.split(':').next().unwrap_or_default()
+        };
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if host.is_empty() {
+            return Err("the URL has no host".to_string());
+        }
+        if host.contains('%') {
+            return Err("the host is percent-encoded".to_string());
+        }
+        Ok((scheme.to_ascii_lowercase(), host))
+    }
+
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn url_host_reads_as_the_char_version_did(
+            start in prop::sample::select(vec!["https://", "HTTP://", "a+b.c://", "1x://", "x:", ""]),
+            pieces in prop::collection::vec(prop::sample::select(vec![
+                "https", "+", ":", "//", "/", "?", "#", "@", "[", "]", "::1", ".",
+                "%41", "Example.COM", "a", "é", " ", "\\", "\t", ":8080",
+            ]), 0..8),
+        ) {
+            let url = [start, &pieces.concat()].concat();
+            prop_assert_eq!(url_host(&url), url_host_by_chars(&url), "{:?}", url);
+        }
+
         /// The shortcut for plain text writes what `{:?}` writes.
         #[test]
         fn shorten_quotes_as_debug_does(s in "[ -~]{0,130}|\\PC{0,10}") {
