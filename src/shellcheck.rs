@@ -117,6 +117,9 @@ pub fn check(command: &str, rules: &ShellRules<'_>) -> Option<Finding> {
     if quick::plainly_allowed(command.as_bytes(), rules) {
         return None;
     }
+    if let Some(finding) = quick::plainly_refused(command.as_bytes(), rules) {
+        return Some(finding);
+    }
     read_fully(command, rules)
 }
 
@@ -2308,13 +2311,14 @@ impl<'r> State<'r> {
         if self.prot.is_empty() {
             return Ok(());
         }
-        let owned: Vec<u8>;
+        let mut owned: Vec<u8>;
         let stripped = if text.iter().any(|b| matches!(b, b'\\' | b'\'' | b'"')) {
-            owned = text
-                .iter()
-                .copied()
-                .filter(|b| !matches!(b, b'\\' | b'\'' | b'"'))
-                .collect();
+            owned = Vec::with_capacity(text.len());
+            owned.extend(
+                text.iter()
+                    .copied()
+                    .filter(|b| !matches!(b, b'\\' | b'\'' | b'"')),
+            );
             &owned
         } else {
             text
@@ -2333,6 +2337,28 @@ impl<'r> State<'r> {
         }
         let mut loose = w.loose();
         self.protected_vars(&loose)?;
+        // `~/…` without globs or `$`: the word as written, then each home folder in front of
+        // the rest, all literal (what the general reading below makes of it, without
+        // building patterns).
+        if w.e
+            .iter()
+            .find(|e| e.loose)
+            .is_some_and(|e| e.k == K::Unq && e.b == b'~')
+            && matches!(loose.get(1), None | Some(b'/'))
+            && !loose[1..]
+                .iter()
+                .any(|b| matches!(b, b'*' | b'?' | b'[' | b'~' | b'$'))
+        {
+            loose.make_ascii_lowercase();
+            self.protected_literal(&normalize(&loose))?;
+            for home in &self.prot.homes {
+                let mut expanded = Vec::with_capacity(home.len() + loose.len());
+                expanded.extend(home.iter().map(u8::to_ascii_lowercase));
+                expanded.extend_from_slice(&loose[1..]);
+                self.protected_literal(&normalize(&expanded))?;
+            }
+            return Ok(());
+        }
         if !loose
             .iter()
             .any(|b| matches!(b, b'*' | b'?' | b'[' | b'~' | b'$'))
@@ -2947,12 +2973,57 @@ mod tests {
             protected: &protected,
         };
         let got = check(cmd, &rules);
-        // Every case is also a case for the first look: it may only let pass what the
-        // full reader lets pass.
-        if quick::plainly_allowed(cmd.as_bytes(), &rules) {
-            assert_eq!(read_fully(cmd, &rules), None, "quick screen passed {cmd:?}");
-        }
+        // Every case is also a case for the first look.
+        assert_screens_agree(cmd, &rules);
         got
+    }
+
+    /// The first look may only let pass what the full reader lets pass, and only refuse as
+    /// the full reader refuses, in its words.
+    fn assert_screens_agree(cmd: &str, rules: &ShellRules<'_>) {
+        if quick::plainly_allowed(cmd.as_bytes(), rules) {
+            assert_eq!(read_fully(cmd, rules), None, "quick screen passed {cmd:?}");
+        }
+        if let Some(finding) = quick::plainly_refused(cmd.as_bytes(), rules) {
+            assert_eq!(
+                read_fully(cmd, rules),
+                Some(finding),
+                "quick screen refused {cmd:?}"
+            );
+        }
+    }
+
+    /// `~` stands for every home folder metagate knows: `$HOME` and those the protected
+    /// paths live in; only the expansion names the store's folder here.
+    #[test]
+    fn tilde_words_expand_to_every_home() {
+        let paths = [PathBuf::from("/home/u/state/m.db")];
+        let protected = Protected::new(&paths, &[], Some(Path::new("/root")));
+        let constructs = strings(&["$("]);
+        let rules = ShellRules {
+            constructs: &constructs,
+            words: &[],
+            protected: &protected,
+        };
+        let hit = Some(Finding::Protected {
+            path: "/home/u/state/m.db".to_string(),
+        });
+        for (cmd, expected) in [
+            ("ls ~/state", &hit),
+            ("ls ~/State/", &hit),
+            ("ls ~/./state/m.db", &hit),
+            ("ls ~/x/../state", &hit),
+            ("ls ~u/state", &hit),
+            ("ls ~/st*e", &hit),
+            ("echo $(ls ~/state)", &hit),
+            ("ls ~/other", &None),
+            ("ls '~'/state", &None),
+            ("ls a~/state", &None),
+            ("echo $(ls ~/other)", &Some(construct("$("))),
+        ] {
+            assert_eq!(&check(cmd, &rules), expected, "{cmd}");
+            assert_screens_agree(cmd, &rules);
+        }
     }
 
     fn full(cmd: &str) -> Option<Finding> {
@@ -3678,24 +3749,55 @@ mod tests {
         }
     }
 
+    /// The tokens joined, `glue[i]` before token `i`.
+    fn glued(tokens: &[impl AsRef<str>], glue: &[&str]) -> String {
+        let mut cmd = String::new();
+        for (i, t) in tokens.iter().enumerate() {
+            if i > 0 {
+                cmd.push_str(glue[i]);
+            }
+            cmd.push_str(t.as_ref());
+        }
+        cmd
+    }
+
     proptest! {
         #[test]
         fn the_quick_screen_never_passes_what_the_reader_denies(
             tokens in prop::collection::vec(screen_token(), 1..8),
             glue in prop::collection::vec(prop::sample::select(vec![" ", "", " | ", " && ", "; "]), 8),
         ) {
-            let mut cmd = String::new();
-            for (i, t) in tokens.iter().enumerate() {
-                if i > 0 {
-                    cmd.push_str(glue[i]);
-                }
-                cmd.push_str(t);
-            }
+            let cmd = glued(&tokens, &glue);
             // check_with asserts the screen against the full reader.
             let _ = check_with(&cmd, CONSTRUCTS, WORDS, true);
             let _ = check_with(&cmd, &["ls", ";", "-c"], &["git", "x"], true);
             let _ = check_with(&cmd, &["a b", "'", "\\", "x|y", "&&", "=s"], &[], true);
             let _ = check_with(&cmd, &[], &[], false);
+        }
+
+        /// Commands of words, `~` words, operators and substitutions: the quick refusal
+        /// (asserted in `check_with`) reports what the full reader reports.
+        #[test]
+        fn the_quick_refusal_words_findings_as_the_reader_does(
+            tokens in prop::collection::vec(prop::sample::select(vec![
+                "echo", "cat", "ls", "-la", "x", "a/b", "a//b", "src/", "n=1", "--n=2", "$(",
+                "$(id)", "$(cat ~/.ssh/id_rsa)", ")", "$((", "~", "~/", "~/.ssh/id_rsa",
+                "~u/.config/metagate", "~/.config/metagate/metagate.toml", "~u/state", "~/state",
+                "/home/u/.config//metagate/metagate.toml", "metagate.db", "METAGATE_DB", "sudo",
+                "eval", "'q'", "`id`", "<(x)", "/", "|", "||", "&&", ";", "&", "(",
+            ]), 1..10),
+            glue in prop::collection::vec(prop::sample::select(vec![" ", "", " | ", "; "]), 10),
+        ) {
+            let cmd = glued(&tokens, &glue);
+            let _ = check_with(&cmd, CONSTRUCTS, WORDS, true);
+            let _ = check_with(&cmd, &["$(", "ls"], &[], true);
+            let _ = check_with(&cmd, &["$("], &[], false);
+            // A store one folder below a home: only `~u/state` expanded names its folder.
+            let paths = [PathBuf::from("/home/u/state/m.db")];
+            let protected = Protected::new(&paths, &[], Some(Path::new("/root")));
+            let constructs = strings(&["$("]);
+            let rules = ShellRules { constructs: &constructs, words: &[], protected: &protected };
+            assert_screens_agree(&cmd, &rules);
         }
 
         #[test]

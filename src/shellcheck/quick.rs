@@ -28,8 +28,8 @@ use std::sync::OnceLock;
 use rustc_hash::FxHashSet;
 
 use super::{
-    RESERVED_SKIP, SHELLS, ShellRules, State, WRAPPERS, contains, is_name_char, is_name_start,
-    normalize,
+    Finding, K, RESERVED_SKIP, SHELLS, ShellRules, State, WRAPPERS, Word, contains, is_name_char,
+    is_name_start, normalize,
 };
 
 /// Longer commands go to the full reader (which also keeps its own work budget).
@@ -113,7 +113,9 @@ fn could_match(construct: &[u8]) -> bool {
 
 /// True when the full reader would find nothing in `text`; false means "ask it".
 pub(super) fn plainly_allowed(text: &[u8], rules: &ShellRules<'_>) -> bool {
-    if text.is_empty() || text.len() > MAX_LEN {
+    // An expansion goes to the reader (or [`plainly_refused`]): tell before the protected
+    // files are looked for.
+    if text.is_empty() || text.len() > MAX_LEN || memchr::memchr(b'$', text).is_some() {
         return false;
     }
     if rules
@@ -138,12 +140,10 @@ pub(super) fn plainly_allowed(text: &[u8], rules: &ShellRules<'_>) -> bool {
                 if at_command {
                     return false;
                 }
-                let op = &text[pos..text.len().min(pos + 2)];
-                pos += match op {
-                    b"||" | b"&&" => 2,
-                    [b'|' | b';', ..] => 1,
-                    _ => return false,
+                let Some(len) = operator_len(text, pos) else {
+                    return false;
                 };
+                pos += len;
                 at_command = true;
             }
             Class::Other => return false,
@@ -162,6 +162,112 @@ pub(super) fn plainly_allowed(text: &[u8], rules: &ShellRules<'_>) -> bool {
         }
     }
     !at_command
+}
+
+/// The finding the full reader reports for a command of plain words, `~` words, operators
+/// and `$(…)` substitutions, when the policy lists `$(` first among its constructs: `$(`.
+/// The reader reads the whole command before it looks for constructs, so only a protected
+/// file found on the way could come first; that is looked for here as the reader looks
+/// (the whole text, then each `~` word as it expands, and words normalising changes), and
+/// on any doubt this says None: ask the reader.
+pub(super) fn plainly_refused(text: &[u8], rules: &ShellRules<'_>) -> Option<Finding> {
+    let first = rules.constructs.first()?;
+    if first != "$(" || text.len() > MAX_LEN || memchr::memchr(b'$', text).is_none() {
+        return None;
+    }
+    let mut st = State::new(rules, text.len());
+    st.protected_text(text).ok()?;
+    // Whether a command word is due, for the text and for each open substitution.
+    let mut at_command = true;
+    let mut outer: Vec<bool> = Vec::new();
+    let mut seen = false;
+    let mut pos = 0;
+    while pos < text.len() {
+        let b = text[pos];
+        match b {
+            b' ' | b'\t' => pos += 1,
+            b'$' => {
+                // `$((` is arithmetic, read otherwise.
+                if text.get(pos + 1) != Some(&b'(') || text.get(pos + 2) == Some(&b'(') {
+                    return None;
+                }
+                outer.push(at_command);
+                at_command = true;
+                seen = true;
+                pos += 2;
+            }
+            b')' => {
+                outer.pop()?;
+                if at_command {
+                    return None;
+                }
+                at_command = false;
+                pos += 1;
+            }
+            b'|' | b'&' | b';' => {
+                if at_command {
+                    return None;
+                }
+                pos += operator_len(text, pos)?;
+                at_command = true;
+            }
+            b'~' => {
+                // A whole word (`~/x`, `~user/x`), checked with its home folders expanded.
+                if pos > 0 && !matches!(text[pos - 1], b' ' | b'\t' | b'|' | b'&' | b';' | b'(') {
+                    return None;
+                }
+                let end = word_end(text, pos + 1);
+                if !matches!(
+                    text.get(end),
+                    None | Some(b' ' | b'\t' | b'|' | b'&' | b';' | b')')
+                ) {
+                    return None;
+                }
+                let mut word = Word::default();
+                for &c in &text[pos..end] {
+                    word.lit(c, K::Unq);
+                }
+                st.protected_word(&word).ok()?;
+                at_command = false;
+                pos = end;
+            }
+            _ if CLASSES[b as usize] == Class::Word => {
+                let end = word_end(text, pos);
+                // Glued to `~` or `$(…)` a slash could meet another once joined: not here.
+                if text.get(end) == Some(&b'~')
+                    || (pos > 0 && text[pos - 1] == b')' && text[pos] == b'/')
+                    || (text[pos..end].ends_with(b"/") && text.get(end) == Some(&b'$'))
+                    || !plain_word(&text[pos..end], false, &st)
+                {
+                    return None;
+                }
+                at_command = false;
+                pos = end;
+            }
+            _ => return None,
+        }
+    }
+    (seen && outer.is_empty() && !at_command).then(|| Finding::Construct {
+        construct: first.clone(),
+    })
+}
+
+/// The length of the list operator at `pos` this screen reads (`||`, `&&`, `|`, `;`); None
+/// for any other (a lone `&` runs the command in the background).
+fn operator_len(text: &[u8], pos: usize) -> Option<usize> {
+    match &text[pos..text.len().min(pos + 2)] {
+        b"||" | b"&&" => Some(2),
+        [b'|' | b';', ..] => Some(1),
+        _ => None,
+    }
+}
+
+/// Where the run of word bytes from `pos` ends.
+fn word_end(text: &[u8], pos: usize) -> usize {
+    text[pos..]
+        .iter()
+        .position(|&b| CLASSES[b as usize] != Class::Word)
+        .map_or(text.len(), |k| pos + k)
 }
 
 /// The letters of the word at `pos`, with its quotes removed (into `buffer` when it has
@@ -287,6 +393,9 @@ fn plain_command(letters: &[u8], rules: &ShellRules<'_>) -> bool {
     // A denied word denies its dotted family too (`mkfs` denies `mkfs.ext4`).
     !rules.words.iter().any(|w| {
         let w = w.as_bytes();
-        !w.is_empty() && name.starts_with(w) && (name.len() == w.len() || name[w.len()] == b'.')
+        // The first byte alone rules out most denied words without a call to compare.
+        w.first() == name.first()
+            && name.starts_with(w)
+            && (name.len() == w.len() || name[w.len()] == b'.')
     })
 }
