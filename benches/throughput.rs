@@ -8,8 +8,10 @@
 //!   beside serde_json parsing the same call unbroken.
 //! - `policy`: `gate --jsonl` with the example policy (`fixtures/policies/sirthaddeus.toml`,
 //!   an intent and a caller given, so intent, caller, path, shell and URL checks all run),
-//!   beside the same tools with every policy rule removed; then both again with telemetry on,
-//!   so the limits (counted from the store) show separately.
+//!   beside the same tools with every policy rule removed; then the same mix without its
+//!   three hostile calls (what the checks cost a call that passes, with no rejection to
+//!   write); then the whole mix again with telemetry on, so the limits (counted from the
+//!   store) show separately.
 //! - `grants`: `gate --jsonl` with telemetry and the example policy requiring grants
 //!   (`[permit] require`, a live grant for each capability in the store, so every call needing
 //!   one looks its grants up), beside the same policy without `[permit]`.
@@ -277,9 +279,27 @@ fn policy_root(root: &Path) -> PathBuf {
 
 /// Writes `lines` calls of [`POLICY_MIX`] to `path`.
 fn policy_calls(path: &Path, lines: usize) -> PathBuf {
+    calls_of(POLICY_MIX, path, lines)
+}
+
+/// [`POLICY_MIX`] without its three hostile calls: what the checks cost a call that passes,
+/// apart from writing rejections (which the rule-free run never writes).
+fn passing_policy_calls(path: &Path, lines: usize) -> PathBuf {
+    let hostile = ["../../etc/passwd", "$(cat", "\"http://"];
+    let passing: Vec<&str> = POLICY_MIX
+        .iter()
+        .copied()
+        .filter(|call| !hostile.iter().any(|h| call.contains(h)))
+        .collect();
+    assert_eq!(passing.len(), POLICY_MIX.len() - hostile.len());
+    calls_of(&passing, path, lines)
+}
+
+/// Writes `lines` calls of `mix` to `path`, `@` replaced by the line number.
+fn calls_of(mix: &[&str], path: &Path, lines: usize) -> PathBuf {
     let mut out = BufWriter::new(File::create(path).unwrap());
     for i in 0..lines {
-        let line = POLICY_MIX[i % POLICY_MIX.len()].replace('@', &i.to_string());
+        let line = mix[i % mix.len()].replace('@', &i.to_string());
         writeln!(out, "{line}").unwrap();
     }
     out.flush().unwrap();
@@ -303,8 +323,9 @@ fn bench_policy(dir: &Path) {
     let checks = write("checks.toml", &no_limits);
     let bare = write("bare.toml", &without_rules(example));
     let file = policy_calls(&dir.join("policy-calls.jsonl"), LINES);
+    let passing = passing_policy_calls(&dir.join("passing-calls.jsonl"), LINES);
     // The bare policy has no intents, so it runs without `--intent`.
-    let gate = |policy: &Path, db: Option<&Path>| {
+    let gate = |policy: &Path, db: Option<&Path>, file: &Path| {
         let mut cmd = Command::new(BIN);
         cmd.args(["gate", "--jsonl", "--quiet", "--caller", "bench"])
             .arg("--policy")
@@ -322,13 +343,15 @@ fn bench_policy(dir: &Path) {
             }
             None => cmd.arg("--no-telemetry"),
         };
-        time_command(&mut cmd, &file)
+        time_command(&mut cmd, file)
     };
-    let checked = best(3, || gate(&checks, None));
-    let unchecked = best(3, || gate(&bare, None));
+    let checked = best(3, || gate(&checks, None, &file));
+    let unchecked = best(3, || gate(&bare, None, &file));
+    let checked_passing = best(3, || gate(&checks, None, &passing));
+    let unchecked_passing = best(3, || gate(&bare, None, &passing));
     let db = dir.join("policy.db");
-    let checked_db = best(3, || gate(&with, Some(&db)));
-    let unchecked_db = best(3, || gate(&bare, Some(&db)));
+    let checked_db = best(3, || gate(&with, Some(&db), &file));
+    let unchecked_db = best(3, || gate(&bare, Some(&db), &file));
     let (c, u) = (rate(LINES, checked), rate(LINES, unchecked));
     let (cd, ud) = (rate(LINES, checked_db), rate(LINES, unchecked_db));
     println!("gate --jsonl with the example policy: {LINES} lines, intent and caller given");
@@ -344,6 +367,14 @@ fn bench_policy(dir: &Path) {
     println!(
         "    cost of the checks       {:>11.1} %   (budget < 10 %)",
         (1.0 - c / u) * 100.0
+    );
+    let (cp, up) = (rate(LINES, checked_passing), rate(LINES, unchecked_passing));
+    println!("  the same mix without its 3 hostile calls in 20 (no rejections to write)");
+    println!("    example policy           {cp:>12.0} calls/s");
+    println!("    same tools, no rules     {up:>12.0} calls/s");
+    println!(
+        "    cost of the checks       {:>11.1} %",
+        (1.0 - cp / up) * 100.0
     );
     println!("  with telemetry (adds the limits, counted from the store)");
     println!(
