@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
 use crate::args::{ArgValue, Args, JsonType};
 use crate::correction::{Correction, Kind, arg_pointer};
@@ -577,7 +577,7 @@ impl Problems {
         let name = &tool.name;
         let mut sentences = Vec::new();
         let mut suggestions = Vec::new();
-        let mut details = Map::new();
+        let mut details = crate::error::Details::new();
         if !self.missing.is_empty() {
             let noun = if self.missing.len() == 1 {
                 " argument "

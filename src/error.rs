@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::scan;
 
@@ -122,6 +122,44 @@ impl FromStr for Category {
 }
 
 /// A rejection the agent can feed back to its model.
+/// The `details` object of a rejection: a few keys in the order they were added. A list, as
+/// an error carries two to five of them and a hashed map cost a sixth of writing a refusal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Details(Vec<(String, Value)>);
+
+impl Details {
+    pub fn new() -> Self {
+        Details::default()
+    }
+
+    /// Sets `key`, in place when it is already there (as a JSON object would hold it).
+    pub fn insert(&mut self, key: String, value: Value) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+}
+
+impl Serialize for Details {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
     pub category: Category,
@@ -129,7 +167,7 @@ pub struct ToolError {
     pub message: String,
     pub suggestion: String,
     pub missing: Vec<String>,
-    pub details: Map<String, Value>,
+    pub details: Details,
 }
 
 impl ToolError {
@@ -140,7 +178,7 @@ impl ToolError {
             message: message.into(),
             suggestion: String::new(),
             missing: Vec::new(),
-            details: Map::new(),
+            details: Details::new(),
         }
     }
 
@@ -225,7 +263,7 @@ impl ToolError {
             scan::write_string(m, out);
         }
         out.extend_from_slice(b"],\"details\":");
-        scan::write_map(&self.details, out);
+        scan::write_map(self.details.iter(), out);
         out.extend_from_slice(b"},\"feedback\":");
         scan::write_string_parts(&self.feedback_parts(), out);
         out.push(b'}');
@@ -243,6 +281,31 @@ impl std::error::Error for ToolError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn details_keep_their_order_and_replace_in_place() {
+        let mut d = Details::new();
+        d.insert("rule".into(), json!("a"));
+        d.insert("argument".into(), json!("path"));
+        d.insert("rule".into(), json!("b"));
+        assert_eq!(d.get("rule"), Some(&json!("b")));
+        assert_eq!(d.get("none"), None);
+        assert_eq!(
+            serde_json::to_string(&d).unwrap(),
+            r#"{"rule":"b","argument":"path"}"#
+        );
+        let e = ToolError::new(Category::PolicyBlocked, "no")
+            .detail("rule", "x")
+            .detail("count", 3);
+        let mut out = Vec::new();
+        e.write_rejection(&mut out);
+        let written: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(written, e.rejection());
+        assert_eq!(
+            serde_json::to_string(&written["error"]["details"]).unwrap(),
+            r#"{"rule":"x","count":3}"#
+        );
+    }
 
     #[test]
     fn retryable_follows_the_taxonomy() {

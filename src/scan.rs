@@ -168,14 +168,17 @@ pub fn write_value(v: &serde_json::Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::Object(map) => write_map(map, out),
+        Value::Object(map) => write_map(map.iter().map(|(k, v)| (k.as_str(), v)), out),
     }
 }
 
 /// Writes an object as compact JSON (see [`write_value`]).
-pub fn write_map(map: &serde_json::Map<String, serde_json::Value>, out: &mut Vec<u8>) {
+pub fn write_map<'a>(
+    entries: impl Iterator<Item = (&'a str, &'a serde_json::Value)>,
+    out: &mut Vec<u8>,
+) {
     out.push(b'{');
-    for (i, (k, item)) in map.iter().enumerate() {
+    for (i, (k, item)) in entries.enumerate() {
         if i > 0 {
             out.push(b',');
         }
