@@ -393,9 +393,17 @@ impl<'a> Call<'a> {
                             fields,
                         });
                     }
-                    Slot::Raw(raw) => serde_json::from_str::<Value>(raw).map_err(|e| {
-                        not_a_call(format!("`{}` is not readable: {e}", slots.args))
-                    })?,
+                    // Stringified arguments (OpenAI): decoded without a deserializer.
+                    Slot::Raw(raw) => match raw
+                        .starts_with('"')
+                        .then(|| scan::decode_string(raw))
+                        .flatten()
+                    {
+                        Some(text) => Value::String(text.into_owned()),
+                        None => serde_json::from_str::<Value>(raw).map_err(|e| {
+                            not_a_call(format!("`{}` is not readable: {e}", slots.args))
+                        })?,
+                    },
                     Slot::Owned(v) => v,
                     Slot::Args | Slot::Holder(_) => unreachable!("arguments are a plain field"),
                 };

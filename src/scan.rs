@@ -94,10 +94,47 @@ fn split_object<'a>(
 pub fn decode_string(literal: &str) -> Option<Cow<'_, str>> {
     let inner = literal.strip_prefix('"')?.strip_suffix('"')?;
     if memchr::memchr(b'\\', inner.as_bytes()).is_some() {
-        serde_json::from_str::<String>(literal).ok().map(Cow::Owned)
+        match unescape_plain(inner) {
+            Some(text) => Some(Cow::Owned(text)),
+            None => serde_json::from_str::<String>(literal).ok().map(Cow::Owned),
+        }
     } else {
         Some(Cow::Borrowed(inner))
     }
+}
+
+/// The inside of a string literal decoded, when its escapes are all single characters (`\"`,
+/// `\n`, …) and it holds no raw quote or control character; None leaves the rest (`\u`, and
+/// anything serde_json must judge) to serde_json. Stringified arguments are full of `\"`.
+fn unescape_plain(inner: &str) -> Option<String> {
+    let bytes = inner.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut start = 0;
+    loop {
+        let end = memchr::memchr(b'\\', &bytes[start..]).map_or(bytes.len(), |k| start + k);
+        let run = &bytes[start..end];
+        if run.iter().any(|&b| b < 0x20 || b == b'"') {
+            return None;
+        }
+        out.extend_from_slice(run);
+        if end == bytes.len() {
+            break;
+        }
+        out.push(match bytes.get(end + 1)? {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'n' => b'\n',
+            b't' => b'\t',
+            b'r' => b'\r',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            _ => return None,
+        });
+        start = end + 2;
+    }
+    // Only ASCII was put in for escapes, between runs of the (valid) input.
+    String::from_utf8(out).ok()
 }
 
 /// Writes `s` as a JSON string literal, escaped exactly as serde_json escapes it, copying
@@ -491,6 +528,28 @@ mod tests {
                 .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
                 .map_or(bytes.len(), |k| start + k);
             prop_assert_eq!(plain_run(&bytes, start), naive);
+        }
+
+        #[test]
+        fn string_literals_decode_as_serde_json_decodes_them(
+            s in any::<String>(),
+            pieces in prop::collection::vec(prop::sample::select(vec![
+                "a", "\\\"", "\\\\", "\\/", "\\n", "\\t", "\\u0041", "\\ud83d\\ude00",
+                "\\x", "\\", "\"", "\n", "é", " ",
+            ]), 0..8),
+        ) {
+            let written = serde_json::to_string(&s).unwrap();
+            prop_assert_eq!(decode_string(&written).map(Cow::into_owned), Some(s.clone()));
+            // Literals come from the scanner, already whole; with escapes in them (the road
+            // this decodes itself) a broken one must still come out as serde_json says.
+            let inner = pieces.concat();
+            prop_assume!(inner.contains('\\'));
+            let literal = format!("\"{inner}\"");
+            prop_assert_eq!(
+                decode_string(&literal).map(Cow::into_owned),
+                serde_json::from_str::<String>(&literal).ok(),
+                "{:?}", literal
+            );
         }
 
         #[test]
