@@ -7,7 +7,11 @@
 //! building words, frames and command lists. It only ever says "allowed"; anything it is
 //! not sure of — an expansion, a redirection, a glob, a newline, an assignment, a command
 //! that runs other commands, a word or construct the policy denies — is left to the full
-//! reader, which alone reports findings (so their wording never depends on this screen).
+//! reader, which reports findings.
+//!
+//! The one finding reported here is the commonest refusal, a plain `$(…)` under a policy
+//! listing `$(` first: [`plainly_refused`] gives it only where the full reader would give
+//! the same finding in the same words (the tests assert both screens against the reader).
 //!
 //! Why each shortcut matches the full reader:
 //! * Constructs are searched in the raw text, unless the reader could not find them in text
