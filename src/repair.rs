@@ -29,7 +29,7 @@
 //! `</invoke>` in the `<invoke>` dialect).
 //!
 //! Warnings: "N more objects followed the first one and were ignored",
-//! "N more <invoke> blocks …", "N more <tool_call> blocks …".
+//! "N more `<invoke>` blocks …", "N more `<tool_call>` blocks …".
 
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
