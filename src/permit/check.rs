@@ -145,7 +145,7 @@ fn need_of<'a>(
                 ArgKind::Path => need.paths.push(match checker.paths(fs) {
                     Ok(rules) => match pathcheck::check(s, rules, fs) {
                         Ok(rel) if rel == "." => rules.root().to_path_buf(),
-                        Ok(rel) => rules.root().join(rel),
+                        Ok(rel) => rules.root().join(&*rel),
                         Err(_) => PathBuf::from(s),
                     },
                     Err(_) => PathBuf::from(s),

@@ -665,7 +665,7 @@ pub fn resolve_scope(
             };
             let resolved = match crate::pathcheck::check(&p, &rules, fs) {
                 Ok(rel) if rel == "." => rules.root().to_path_buf(),
-                Ok(rel) => rules.root().join(rel),
+                Ok(rel) => rules.root().join(&*rel),
                 Err(e) => {
                     return Err(format!(
                         "scope {p:?} cannot be granted: {} (the policy's path root is {})",

@@ -74,7 +74,9 @@ pub(super) fn check(
                                 tool,
                                 refused(name, "path", s, &rule),
                                 {
-                                    let mut text = String::from("Use a path inside ");
+                                    let mut text =
+                                        String::with_capacity(rules.root().as_os_str().len() + 48);
+                                    text.push_str("Use a path inside ");
                                     pathcheck::push_path(&mut text, rules.root());
                                     text.push_str(" that no deny rule matches");
                                     text

@@ -6,6 +6,7 @@
 mod kinds;
 mod limits;
 
+use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
@@ -121,7 +122,7 @@ impl PathSetup {
                 .protected
                 .iter()
                 .filter_map(|p| p.to_str())
-                .filter_map(|p| pathcheck::check(p, rules, fs).ok())
+                .filter_map(|p| pathcheck::check(p, rules, fs).ok().map(Cow::into_owned))
                 .collect(),
             Err(_) => Vec::new(),
         };
