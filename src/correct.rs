@@ -151,7 +151,7 @@ fn check_schema(
         tool.name, tool.name
     ));
     error.details.insert(
-        "schema_errors".into(),
+        "schema_errors",
         problems
             .iter()
             .map(|(path, message, _)| serde_json::json!({"path": path, "message": message}))
@@ -611,7 +611,7 @@ impl Problems {
         }
         if !self.ambiguous.is_empty() {
             details.insert(
-                "ambiguous".into(),
+                "ambiguous",
                 self.ambiguous
                     .iter()
                     .map(|(a, c)| serde_json::json!({"argument": a, "candidates": c}))
@@ -635,7 +635,7 @@ impl Problems {
         }
         if !self.not_allowed.is_empty() {
             details.insert(
-                "not_allowed".into(),
+                "not_allowed",
                 self.not_allowed
                     .iter()
                     .map(|(a, _, allowed)| serde_json::json!({"argument": a, "allowed": allowed}))
@@ -651,7 +651,7 @@ impl Problems {
                 "use only the declared arguments ({})",
                 declared_list(tool)
             ));
-            details.insert("unknown".into(), self.unknown.clone().into());
+            details.insert("unknown", self.unknown.clone().into());
         }
         for p in &self.types {
             sentences.push(format!(
@@ -664,7 +664,7 @@ impl Problems {
         }
         if !self.types.is_empty() {
             details.insert(
-                "type_errors".into(),
+                "type_errors",
                 self.types
                     .iter()
                     .map(|p| serde_json::json!({"argument": p.arg, "expected": p.expected, "got": p.got}))
@@ -777,7 +777,7 @@ fn tool_not_found(policy: &Policy, name: &str) -> ToolError {
         "call one of the available tools: {}",
         list.join(", ")
     ));
-    e.details.insert("available".into(), list.into());
+    e.details.insert("available", list.into());
     e
 }
 

@@ -1,5 +1,6 @@
 //! The error taxonomy shared by gate decisions and recorded outcomes (DESIGN.md §2.3).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -125,7 +126,7 @@ impl FromStr for Category {
 /// The `details` object of a rejection: a few keys in the order they were added. A list, as
 /// an error carries two to five of them and a hashed map cost a sixth of writing a refusal.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Details(Vec<(String, Value)>);
+pub struct Details(Vec<(Cow<'static, str>, Value)>);
 
 impl Details {
     pub fn new() -> Self {
@@ -133,7 +134,8 @@ impl Details {
     }
 
     /// Sets `key`, in place when it is already there (as a JSON object would hold it).
-    pub fn insert(&mut self, key: String, value: Value) {
+    pub fn insert(&mut self, key: impl Into<Cow<'static, str>>, value: Value) {
+        let key = key.into();
         match self.0.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => *v = value,
             None => self.0.push((key, value)),
@@ -145,7 +147,7 @@ impl Details {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
+        self.0.iter().map(|(k, v)| (&**k, v))
     }
 }
 
@@ -192,8 +194,8 @@ impl ToolError {
         self
     }
 
-    pub fn detail(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.details.insert(key.to_string(), value.into());
+    pub fn detail(mut self, key: &'static str, value: impl Into<Value>) -> Self {
+        self.details.insert(key, value.into());
         self
     }
 
@@ -247,10 +249,15 @@ impl ToolError {
             Some(t) => scan::write_string(t, out),
             None => out.extend_from_slice(b"null"),
         }
+        // The feedback repeats the message and the suggestion: escaped once, copied there.
         out.extend_from_slice(b",\"message\":");
+        let message = out.len() + 1..;
         scan::write_string(&self.message, out);
+        let message = message.start..out.len() - 1;
         out.extend_from_slice(b",\"suggestion\":");
+        let suggestion = out.len() + 1..;
         scan::write_string(&self.suggestion, out);
+        let suggestion = suggestion.start..out.len() - 1;
         out.extend_from_slice(if self.retryable() {
             b",\"retryable\":true,\"missing\":["
         } else {
@@ -264,9 +271,17 @@ impl ToolError {
         }
         out.extend_from_slice(b"],\"details\":");
         scan::write_map(self.details.iter(), out);
-        out.extend_from_slice(b"},\"feedback\":");
-        scan::write_string_parts(&self.feedback_parts(), out);
-        out.push(b'}');
+        out.extend_from_slice(b"},\"feedback\":\"[tool_error]\\ncategory: ");
+        out.extend_from_slice(self.category.as_str().as_bytes());
+        out.extend_from_slice(b"\\nerror: ");
+        out.extend_from_within(message);
+        out.extend_from_slice(b"\\nsuggestion: ");
+        out.extend_from_within(suggestion);
+        out.extend_from_slice(if self.retryable() {
+            b"\\nretryable: true\"}"
+        } else {
+            b"\\nretryable: false\"}"
+        });
     }
 }
 
@@ -285,9 +300,9 @@ mod tests {
     #[test]
     fn details_keep_their_order_and_replace_in_place() {
         let mut d = Details::new();
-        d.insert("rule".into(), json!("a"));
-        d.insert("argument".into(), json!("path"));
-        d.insert("rule".into(), json!("b"));
+        d.insert("rule", json!("a"));
+        d.insert("argument", json!("path"));
+        d.insert("rule", json!("b"));
         assert_eq!(d.get("rule"), Some(&json!("b")));
         assert_eq!(d.get("none"), None);
         assert_eq!(
@@ -363,5 +378,26 @@ mod tests {
         let mut written = Vec::new();
         e.write_rejection(&mut written);
         assert_eq!(serde_json::from_slice::<Value>(&written).unwrap(), j);
+    }
+
+    proptest::proptest! {
+        /// The feedback copies the message and suggestion as escaped for their own fields.
+        #[test]
+        fn written_rejections_are_the_rejection_documents(
+            tool in proptest::option::of(".*"),
+            message in "(\\PC|[\"\\\\\n\t\u{0}-\u{1f}])*",
+            suggestion in "(\\PC|[\"\\\\\n\t\u{0}-\u{1f}])*",
+            retryable: bool,
+        ) {
+            let category = if retryable { Category::RateLimited } else { Category::PolicyBlocked };
+            let mut e = ToolError::new(category, message).suggest(suggestion).detail("rule", "r");
+            if let Some(tool) = tool {
+                e = e.tool(tool);
+            }
+            let mut written = Vec::new();
+            e.write_rejection(&mut written);
+            let written: Value = serde_json::from_slice(&written).unwrap();
+            proptest::prop_assert_eq!(written, e.rejection());
+        }
     }
 }

@@ -226,12 +226,11 @@ fn limited(
         .detail("max", max)
         .detail("count", count);
     e.details.insert(
-        "resets_at".into(),
+        "resets_at",
         resets_ms.map_or(Value::Null, |r| json!(format_time(r))),
     );
     if let (Some(r), Some(n)) = (resets_ms, now) {
-        e.details
-            .insert("retry_after_ms".into(), json!((r - n).max(0)));
+        e.details.insert("retry_after_ms", json!((r - n).max(0)));
     }
     e
 }
