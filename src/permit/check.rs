@@ -151,7 +151,7 @@ fn need_of<'a>(
                     Err(_) => PathBuf::from(s),
                 }),
                 _ => need.hosts.push(match url_host(s) {
-                    Ok((_, host)) => host,
+                    Ok((_, host)) => host.into_owned(),
                     Err(_) => s.to_string(),
                 }),
             }

@@ -152,7 +152,7 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
     }
     if t.contains("://") {
         return crate::policy::url_host(t)
-            .map(|(_, host)| ScopeInput::Host(host))
+            .map(|(_, host)| ScopeInput::Host(host.into_owned()))
             .map_err(|e| format!("scope {t:?}: {e}"));
     }
     if t.contains('/') || t == "." || t == ".." || t.starts_with('~') {
