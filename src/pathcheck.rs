@@ -326,6 +326,8 @@ struct Memory {
     links: FxHashMap<OsString, Result<PathBuf, io::ErrorKind>>,
     /// What is known of the folders names were looked up in (canonical folders only).
     folders: FxHashMap<OsString, Folder>,
+    /// Names kept in the listings of `folders`.
+    listed: usize,
     /// Whole checks of raw paths under the rules numbered `checks_for`, made from the answers
     /// above: an agent names the same few files again and again. `Ok(None)`: the raw path
     /// itself.
@@ -346,21 +348,18 @@ enum Folder {
 
 impl Memory {
     fn len(&self) -> usize {
-        let listed: usize = self
-            .folders
-            .values()
-            .map(|f| match f {
-                Folder::Listed(links) => links.len(),
-                Folder::Asked(_) | Folder::Unlisted => 0,
-            })
-            .sum();
-        self.canonical.len() + self.links.len() + self.folders.len() + listed + self.checks.len()
+        self.canonical.len()
+            + self.links.len()
+            + self.folders.len()
+            + self.listed
+            + self.checks.len()
     }
 
     fn forget(&mut self) {
         self.canonical.clear();
         self.links.clear();
         self.folders.clear();
+        self.listed = 0;
         self.checks.clear();
         self.generation += 1;
     }
@@ -447,6 +446,9 @@ impl Memory {
                     *asked += 1;
                     if *asked >= list_after {
                         *folder = list(parent, max);
+                        if let Folder::Listed(links) = folder {
+                            self.listed += links.len();
+                        }
                     }
                 }
                 if let Folder::Listed(links) = folder {

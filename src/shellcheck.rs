@@ -41,6 +41,7 @@
 //! The checker never panics and runs in time roughly linear in the input; a
 //! work budget turns pathological inputs into [`Finding::Unreadable`].
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -729,6 +730,24 @@ fn decode_all(s: &[u8]) -> Vec<u8> {
     out
 }
 
+/// `text` without its quotes and backslashes, copied a run at a time between them (and not
+/// at all when it has none).
+fn unquoted(text: &[u8]) -> Cow<'_, [u8]> {
+    let Some(first) = memchr::memchr3(b'\\', b'\'', b'"', text) else {
+        return Cow::Borrowed(text);
+    };
+    let mut owned = Vec::with_capacity(text.len());
+    let mut start = 0;
+    for at in std::iter::once(first)
+        .chain(memchr::memchr3_iter(b'\\', b'\'', b'"', &text[first + 1..]).map(|k| first + 1 + k))
+    {
+        owned.extend_from_slice(&text[start..at]);
+        start = at + 1;
+    }
+    owned.extend_from_slice(&text[start..]);
+    Cow::Owned(owned)
+}
+
 /// Lexical path normalisation: `//` → `/`, `/./` → `/`, `a/../` → ``.
 fn normalize(p: &[u8]) -> Vec<u8> {
     let mut parts: Vec<&[u8]> = Vec::new();
@@ -810,6 +829,9 @@ struct Prot {
     target_starts: [bool; 256],
     /// Bytes a variable name starts with.
     var_starts: [bool; 256],
+    /// The same bytes as a list, when there are at most three: then memchr finds the
+    /// places to compare (metagate's own variables all start with `M`).
+    var_firsts: Option<Vec<u8>>,
 }
 
 fn infer_home(p: &[u8]) -> Option<Vec<u8>> {
@@ -916,9 +938,14 @@ impl Prot {
             }
         }
         let mut var_starts = [false; 256];
+        let mut firsts = Vec::new();
         for v in &vars {
             var_starts[usize::from(v[0])] = true;
+            if !firsts.contains(&v[0]) {
+                firsts.push(v[0]);
+            }
         }
+        let var_firsts = (firsts.len() <= 3).then_some(firsts);
         Prot {
             targets,
             vars,
@@ -926,6 +953,7 @@ impl Prot {
             target_pairs,
             target_starts,
             var_starts,
+            var_firsts,
         }
     }
 
@@ -968,9 +996,10 @@ impl Prot {
     /// The first variable (in order) `hay` names as a whole identifier.
     fn var_in(&self, hay: &[u8]) -> Option<&[u8]> {
         let mut found: Option<usize> = None;
-        for (at, &b) in hay.iter().enumerate() {
-            if !self.var_starts[usize::from(b)] || (at > 0 && is_name_char(hay[at - 1])) {
-                continue;
+        // Whether the search is over: the first variable has been found.
+        let mut look = |at: usize| {
+            if at > 0 && is_name_char(hay[at - 1]) {
+                return false;
             }
             let rest = &hay[at..];
             let upto = found.unwrap_or(self.vars.len());
@@ -980,8 +1009,23 @@ impl Prot {
                     break;
                 }
             }
-            if found == Some(0) {
-                break;
+            found == Some(0)
+        };
+        match self.var_firsts.as_deref() {
+            Some([]) => {}
+            Some(&[a]) => {
+                let _ = memchr::memchr_iter(a, hay).any(&mut look);
+            }
+            Some(&[a, b]) => {
+                let _ = memchr::memchr2_iter(a, b, hay).any(&mut look);
+            }
+            Some(&[a, b, c]) => {
+                let _ = memchr::memchr3_iter(a, b, c, hay).any(&mut look);
+            }
+            _ => {
+                let _ = (0..hay.len())
+                    .filter(|&at| self.var_starts[usize::from(hay[at])])
+                    .any(&mut look);
             }
         }
         found.map(|i| self.vars[i].as_slice())
@@ -2311,20 +2355,9 @@ impl<'r> State<'r> {
         if self.prot.is_empty() {
             return Ok(());
         }
-        let mut owned: Vec<u8>;
-        let stripped = if text.iter().any(|b| matches!(b, b'\\' | b'\'' | b'"')) {
-            owned = Vec::with_capacity(text.len());
-            owned.extend(
-                text.iter()
-                    .copied()
-                    .filter(|b| !matches!(b, b'\\' | b'\'' | b'"')),
-            );
-            &owned
-        } else {
-            text
-        };
-        self.protected_vars(stripped)?;
-        match self.prot.target_in(stripped) {
+        let stripped = unquoted(text);
+        self.protected_vars(&stripped)?;
+        match self.prot.target_in(&stripped) {
             Some(t) => Err(self.protected_hit(t)),
             None => Ok(()),
         }
@@ -3762,6 +3795,16 @@ mod tests {
     }
 
     proptest! {
+        /// Copying runs between the removed bytes drops those bytes and nothing else.
+        #[test]
+        fn unquoted_drops_quotes_and_backslashes_only(
+            text in prop::collection::vec(prop::sample::select(b"ab '\"\\/$".to_vec()), 0..24),
+        ) {
+            let filtered: Vec<u8> =
+                text.iter().copied().filter(|b| !matches!(b, b'\\' | b'\'' | b'"')).collect();
+            prop_assert_eq!(unquoted(&text).into_owned(), filtered);
+        }
+
         #[test]
         fn the_quick_screen_never_passes_what_the_reader_denies(
             tokens in prop::collection::vec(screen_token(), 1..8),

@@ -340,7 +340,8 @@ fn plain_word(letters: &[u8], quoted: bool, st: &State<'_>) -> bool {
     if looks_like_assignment(letters) {
         return false;
     }
-    if st.prot.is_empty() || memchr::memchr(b'/', letters).is_none() {
+    // Words are short: a plain loop costs less than memchr's set-up.
+    if st.prot.is_empty() || !letters.contains(&b'/') {
         return true;
     }
     let renormalised = letters.ends_with(b"/")
