@@ -440,8 +440,10 @@ impl Memory {
             return false;
         };
         match self.folders.get_mut(parent.as_os_str()) {
-            Some(Folder::Listed(links)) => return !links.contains(name),
-            Some(folder @ Folder::Asked(_)) => {
+            None => {
+                self.folders.insert(parent.into(), Folder::Asked(1));
+            }
+            Some(folder) => {
                 if let Folder::Asked(asked) = folder {
                     *asked += 1;
                     if *asked >= list_after {
@@ -454,10 +456,6 @@ impl Memory {
                 if let Folder::Listed(links) = folder {
                     return !links.contains(name);
                 }
-            }
-            Some(Folder::Unlisted) => {}
-            None => {
-                self.folders.insert(parent.into(), Folder::Asked(1));
             }
         }
         matches!(self.lstat(path), Some(Ok(_) | Err(io::ErrorKind::NotFound)))

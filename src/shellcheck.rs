@@ -733,14 +733,13 @@ fn decode_all(s: &[u8]) -> Vec<u8> {
 /// `text` without its quotes and backslashes, copied a run at a time between them (and not
 /// at all when it has none).
 fn unquoted(text: &[u8]) -> Cow<'_, [u8]> {
-    let Some(first) = memchr::memchr3(b'\\', b'\'', b'"', text) else {
+    let mut removed = memchr::memchr3_iter(b'\\', b'\'', b'"', text).peekable();
+    if removed.peek().is_none() {
         return Cow::Borrowed(text);
-    };
+    }
     let mut owned = Vec::with_capacity(text.len());
     let mut start = 0;
-    for at in std::iter::once(first)
-        .chain(memchr::memchr3_iter(b'\\', b'\'', b'"', &text[first + 1..]).map(|k| first + 1 + k))
-    {
+    for at in removed {
         owned.extend_from_slice(&text[start..at]);
         start = at + 1;
     }
