@@ -48,7 +48,10 @@ use std::path::{Path, PathBuf};
 
 use memchr::memmem;
 
+mod name_screen;
 mod quick;
+
+use name_screen::NameScreen;
 
 /// What the policy denies in shell commands.
 pub struct ShellRules<'a> {
@@ -831,6 +834,10 @@ struct Prot {
     /// The same bytes as a list, when there are at most three: then memchr finds the
     /// places to compare (metagate's own variables all start with `M`).
     var_firsts: Option<Vec<u8>>,
+    /// Every name, folder, tail and variable, in either case, as one automaton: most
+    /// commands hold none of them, and one step a byte tells so (None: it could not be built,
+    /// so every text is searched in full).
+    screen: Option<NameScreen>,
 }
 
 fn infer_home(p: &[u8]) -> Option<Vec<u8>> {
@@ -945,6 +952,14 @@ impl Prot {
             }
         }
         let var_firsts = (firsts.len() <= 3).then_some(firsts);
+        let needles: Vec<&[u8]> = targets
+            .iter()
+            .flat_map(|t| [&t.name, &t.dir, &t.tail])
+            .chain(&vars)
+            .filter(|n| !n.is_empty())
+            .map(Vec::as_slice)
+            .collect();
+        let screen = NameScreen::new(&needles);
         Prot {
             targets,
             vars,
@@ -953,7 +968,15 @@ impl Prot {
             target_starts,
             var_starts,
             var_firsts,
+            screen,
         }
+    }
+
+    /// Whether a target's name, folder or tail or a variable could occur in `hay` (with its
+    /// quotes and backslashes skipped when `unquote`): false means [`Prot::target_in`] and
+    /// [`Prot::var_in`] find nothing there, nor in [`unquoted`] `hay` when `unquote`.
+    fn may_occur(&self, hay: &[u8], unquote: bool) -> bool {
+        self.screen.as_ref().is_none_or(|s| s.occurs(hay, unquote))
     }
 
     fn is_empty(&self) -> bool {
@@ -2351,7 +2374,7 @@ impl<'r> State<'r> {
 
     /// The whole text with quotes and backslashes removed.
     fn protected_text(&self, text: &[u8]) -> R<()> {
-        if self.prot.is_empty() {
+        if self.prot.is_empty() || !self.prot.may_occur(text, true) {
             return Ok(());
         }
         let stripped = unquoted(text);
@@ -2510,6 +2533,9 @@ impl<'r> State<'r> {
 
     /// A normalised, lower-case word without globs.
     fn protected_literal(&self, bytes: &[u8]) -> R<()> {
+        if !self.prot.may_occur(bytes, false) {
+            return Ok(());
+        }
         match self.prot.target_in(bytes) {
             Some(t) => Err(self.protected_hit(t)),
             None => Ok(()),
@@ -3781,6 +3807,40 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_screen_skips_quotes_inside_names() {
+        let p: Vec<PathBuf> = PROTECTED.iter().map(PathBuf::from).collect();
+        let Protected(prot) = Protected::new(&p, &strings(VARS), None);
+        let needles: Vec<&Vec<u8>> = prot
+            .targets
+            .iter()
+            .flat_map(|t| [&t.name, &t.dir, &t.tail])
+            .chain(&prot.vars)
+            .filter(|n| !n.is_empty())
+            .collect();
+        assert!(needles.len() >= 6);
+        for needle in &needles {
+            assert!(prot.may_occur(needle, false) && prot.may_occur(needle, true));
+            let upper = needle.to_ascii_uppercase();
+            assert!(prot.may_occur(&upper, false), "{}", show(&upper));
+            for at in 1..needle.len() {
+                for q in [b'\\', b'\'', b'"'] {
+                    let mut text = b"ls -la ".to_vec();
+                    text.extend_from_slice(&needle[..at]);
+                    text.push(q);
+                    text.extend_from_slice(&needle[at..]);
+                    assert!(prot.may_occur(&text, true), "{}", show(&text));
+                }
+            }
+            // One byte short of the name is not the name.
+            let short = &needle[..needle.len() - 1];
+            let others = needles
+                .iter()
+                .any(|n| short.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n)));
+            assert_eq!(prot.may_occur(short, true), others, "{}", show(short));
+        }
+    }
+
     /// The tokens joined, `glue[i]` before token `i`.
     fn glued(tokens: &[impl AsRef<str>], glue: &[&str]) -> String {
         let mut cmd = String::new();
@@ -3802,6 +3862,41 @@ mod tests {
             let filtered: Vec<u8> =
                 text.iter().copied().filter(|b| !matches!(b, b'\\' | b'\'' | b'"')).collect();
             prop_assert_eq!(unquoted(&text).into_owned(), filtered);
+        }
+
+        /// The automaton answers as a plain search for every name, folder, tail and variable
+        /// would, so a text it passes is one `target_in` and `var_in` find nothing in.
+        #[test]
+        fn the_screen_answers_as_a_plain_search(
+            pieces in prop::collection::vec(prop::sample::select(vec![
+                "metagate", "MetaGate.DB", "metagate.tom", "l", "/home/u/", ".config/", "state",
+                "/.LOCAL/", "METAGATE_DB", "metagate_policy", "'", "\"", "\\", "x", " ", "/",
+                "it's", "/home/u/it", "s/", "MÉtagate.db", "é", "tagate.db",
+            ]), 0..10),
+            unquote in any::<bool>(),
+            odd_names in any::<bool>(),
+        ) {
+            // Names holding a quote or a byte past ASCII, beside the ordinary ones.
+            let odd = ["/home/u/it's/state/métagate.db", "/srv/x'y/m.toml"];
+            let p: Vec<PathBuf> =
+                if odd_names { &odd[..] } else { PROTECTED }.iter().map(PathBuf::from).collect();
+            let Protected(prot) = Protected::new(&p, &strings(VARS), None);
+            let text = pieces.concat().into_bytes();
+            let searched = if unquote { unquoted(&text) } else { Cow::Borrowed(&text[..]) };
+            let needles = prot
+                .targets
+                .iter()
+                .flat_map(|t| [&t.name, &t.dir, &t.tail])
+                .chain(&prot.vars)
+                .filter(|n| !n.is_empty());
+            let occurs = needles
+                .into_iter()
+                .any(|n| searched.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n)));
+            prop_assert_eq!(prot.may_occur(&text, unquote), occurs);
+            if !occurs {
+                prop_assert!(prot.target_in(&searched).is_none());
+                prop_assert!(prot.var_in(&searched).is_none());
+            }
         }
 
         #[test]
