@@ -95,6 +95,8 @@ struct Plan {
     kinds: bool,
     /// A grant, a prerequisite or a limit applies (checked only at run time).
     runtime: bool,
+    /// Where the tool sits in `policy.tools`: found once, not again on every call.
+    index: Option<usize>,
 }
 
 /// Where the root is, its globs, and metagate's own files (absolute).
@@ -201,7 +203,8 @@ impl Checker {
     }
 
     fn make_plan(&self, policy: &Policy, tool: &str, context: &Context) -> Plan {
-        let spec = policy.tool(tool);
+        let index = policy.tools.get_index_of(tool);
+        let spec = index.map(|i| &policy.tools[i]);
         let capability = spec.and_then(|t| t.capability.as_deref());
         let intent_admits = self
             .intent(policy, context)
@@ -217,6 +220,7 @@ impl Checker {
             runtime: crate::permit::needs_grant(policy, tool).is_some()
                 || policy.rules.requires.contains_key(tool)
                 || limits::apply(policy, tool, context),
+            index,
         }
     }
 
@@ -264,7 +268,10 @@ impl Checker {
                 lines.push(line.to_string());
             }
         };
-        let spec = policy.tool(tool);
+        let spec = match plan {
+            Some(p) => p.index.map(|i| &policy.tools[i]),
+            None => policy.tool(tool),
+        };
         let capability = spec.and_then(|t| t.capability.as_deref());
         // Intent and caller, unless the plan has already seen them admit the tool.
         if !plan.is_some_and(|p| p.admitted) {
