@@ -750,8 +750,12 @@ fn unquoted(text: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(owned)
 }
 
-/// Lexical path normalisation: `//` → `/`, `/./` → `/`, `a/../` → ``.
-fn normalize(p: &[u8]) -> Vec<u8> {
+/// Lexical path normalisation: `//` → `/`, `/./` → `/`, `a/../` → ``. Most paths are
+/// already normal and come back as they are.
+fn normalize(p: &[u8]) -> Cow<'_, [u8]> {
+    if is_normal(p) {
+        return Cow::Borrowed(p);
+    }
     let mut parts: Vec<&[u8]> = Vec::new();
     for (i, comp) in p.split(|b| *b == b'/').enumerate() {
         match comp {
@@ -771,7 +775,17 @@ fn normalize(p: &[u8]) -> Vec<u8> {
     if out.is_empty() && p.first() == Some(&b'/') {
         out.push(b'/');
     }
-    out
+    Cow::Owned(out)
+}
+
+/// Whether [`normalize`] leaves `p` as it is: no slash is doubled or ends it (but `/`
+/// itself), and none starts a `.` or `..` component.
+fn is_normal(p: &[u8]) -> bool {
+    memchr::memchr_iter(b'/', p).all(|at| match &p[at + 1..] {
+        [] => at == 0,
+        [b'/', ..] | [b'.'] | [b'.', b'/', ..] | [b'.', b'.'] | [b'.', b'.', b'/', ..] => false,
+        _ => true,
+    })
 }
 
 fn join_values(words: &[Word]) -> Vec<u8> {
@@ -823,6 +837,8 @@ struct Prot {
     targets: Vec<Target>,
     vars: Vec<Vec<u8>>,
     homes: Vec<Vec<u8>>,
+    /// The same, lower-cased, each with whether [`normalize`] leaves it as it is.
+    lower_homes: Vec<(Vec<u8>, bool)>,
     /// Pairs of bytes (lower-cased) a target's name, folder or tail starts with, one bit
     /// each; a name of one byte sets every pair it starts. Most bytes of a command start
     /// no pair, so few places need a comparison.
@@ -863,7 +879,7 @@ impl Prot {
     fn new(protected: &[PathBuf], protected_vars: &[String], home: Option<&Path>) -> Prot {
         let mut homes: Vec<Vec<u8>> = Vec::new();
         if let Some(h) = home {
-            let h = normalize(h.to_string_lossy().as_bytes());
+            let h = normalize(h.to_string_lossy().as_bytes()).into_owned();
             if h.first() == Some(&b'/') && h.len() > 1 {
                 homes.push(h);
             }
@@ -963,6 +979,13 @@ impl Prot {
         Prot {
             targets,
             vars,
+            lower_homes: lower_homes
+                .into_iter()
+                .map(|h| {
+                    let normal = is_normal(&h);
+                    (h, normal)
+                })
+                .collect(),
             homes,
             target_pairs,
             target_starts,
@@ -977,6 +1000,13 @@ impl Prot {
     /// [`Prot::var_in`] find nothing there, nor in [`unquoted`] `hay` when `unquote`.
     fn may_occur(&self, hay: &[u8], unquote: bool) -> bool {
         self.screen.as_ref().is_none_or(|s| s.occurs(hay, unquote))
+    }
+
+    /// [`Prot::may_occur`] for `first` and `second` joined, without joining them.
+    fn may_occur_joined(&self, first: &[u8], second: &[u8]) -> bool {
+        self.screen
+            .as_ref()
+            .is_none_or(|s| s.occurs_joined(first, second))
     }
 
     fn is_empty(&self) -> bool {
@@ -2406,10 +2436,17 @@ impl<'r> State<'r> {
         {
             loose.make_ascii_lowercase();
             self.protected_literal(&normalize(&loose))?;
-            for home in &self.prot.homes {
-                let mut expanded = Vec::with_capacity(home.len() + loose.len());
-                expanded.extend(home.iter().map(u8::to_ascii_lowercase));
-                expanded.extend_from_slice(&loose[1..]);
+            let rest = &loose[1..];
+            // Joined, a normal home and a normal rest stay normal (but for a lone `/`): then
+            // the two pieces are screened as they are, without joining them.
+            let rest_normal = is_normal(rest) && rest != b"/";
+            for (home, home_normal) in &self.prot.lower_homes {
+                if *home_normal && rest_normal && !self.prot.may_occur_joined(home, rest) {
+                    continue;
+                }
+                let mut expanded = Vec::with_capacity(home.len() + rest.len());
+                expanded.extend_from_slice(home);
+                expanded.extend_from_slice(rest);
                 self.protected_literal(&normalize(&expanded))?;
             }
             return Ok(());
@@ -3854,6 +3891,32 @@ mod tests {
     }
 
     proptest! {
+        /// Paths left as they are are the ones the component-by-component reading leaves so.
+        #[test]
+        fn normal_paths_come_back_as_they_are(
+            pieces in prop::collection::vec(prop::sample::select(vec!["/", "a", ".", "..", "b/", "./", "/."]), 0..8),
+        ) {
+            let p = pieces.concat().into_bytes();
+            let mut parts: Vec<&[u8]> = Vec::new();
+            for (i, comp) in p.split(|b| *b == b'/').enumerate() {
+                match comp {
+                    b"" | b"." if i > 0 => {}
+                    b".." if parts.last().is_some_and(|l| !l.is_empty() && *l != b".." && *l != b".") => {
+                        parts.pop();
+                    }
+                    _ => parts.push(comp),
+                }
+            }
+            let mut expected = parts.join(&b'/');
+            if expected.is_empty() && p.first() == Some(&b'/') {
+                expected.push(b'/');
+            }
+            let got = normalize(&p);
+            prop_assert_eq!(&*got, &expected[..], "{}", show(&p));
+            // Only paths the reading leaves alone may skip it (`/..` is read to be sure).
+            prop_assert!(!is_normal(&p) || expected == p, "{}", show(&p));
+        }
+
         /// Copying runs between the removed bytes drops those bytes and nothing else.
         #[test]
         fn unquoted_drops_quotes_and_backslashes_only(
@@ -3875,6 +3938,7 @@ mod tests {
             ]), 0..10),
             unquote in any::<bool>(),
             odd_names in any::<bool>(),
+            split in any::<prop::sample::Index>(),
         ) {
             // Names holding a quote or a byte past ASCII, beside the ordinary ones.
             let odd = ["/home/u/it's/state/métagate.db", "/srv/x'y/m.toml"];
@@ -3893,6 +3957,9 @@ mod tests {
                 .into_iter()
                 .any(|n| searched.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n)));
             prop_assert_eq!(prot.may_occur(&text, unquote), occurs);
+            // Cut anywhere, the two pieces read as the whole.
+            let (first, second) = text.split_at(split.index(text.len() + 1));
+            prop_assert_eq!(prot.may_occur_joined(first, second), prot.may_occur(&text, false));
             if !occurs {
                 prop_assert!(prot.target_in(&searched).is_none());
                 prop_assert!(prot.var_in(&searched).is_none());

@@ -106,11 +106,21 @@ impl NameScreen {
     /// with its quotes and backslashes removed.
     pub(super) fn occurs(&self, hay: &[u8], unquote: bool) -> bool {
         let classes = if unquote { &self.unquoted } else { &self.raw };
-        let mut state = 0u32;
+        self.run(0, hay, classes) == self.found
+    }
+
+    /// Whether some needle occurs in `first` and `second` joined, as written.
+    pub(super) fn occurs_joined(&self, first: &[u8], second: &[u8]) -> bool {
+        let state = self.run(0, first, &self.raw);
+        self.run(state, second, &self.raw) == self.found
+    }
+
+    /// The state after `hay` from `state`.
+    fn run(&self, mut state: u32, hay: &[u8], classes: &[u8; 256]) -> u32 {
         for &b in hay {
             let cell = state as usize + usize::from(classes[usize::from(b)]);
             state = self.next.get(cell).copied().unwrap_or(self.found);
         }
-        state == self.found
+        state
     }
 }

@@ -227,7 +227,10 @@ pub(super) fn plainly_refused(text: &[u8], rules: &ShellRules<'_>) -> Option<Fin
                 ) {
                     return None;
                 }
-                let mut word = Word::default();
+                let mut word = Word {
+                    e: Vec::with_capacity(end - pos),
+                    ..Word::default()
+                };
                 for &c in &text[pos..end] {
                     word.lit(c, K::Unq);
                 }
