@@ -5,7 +5,8 @@
 //!
 //! - leaves: [`args`] (arguments read lazily), [`call`] (envelopes), [`repair`] (lenient JSON), [`scan`] (strict JSON split
 //!   into raw fields), [`error`] (taxonomy), [`correction`] (what was changed),
-//!   [`redact`] (secrets out), [`pathcheck`] and [`shellcheck`] (what paths and commands may do);
+//!   [`redact`] (secrets out), [`pathcheck`] and [`shellcheck`] (what paths and commands may do,
+//!   both screening with `needles`);
 //! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline),
 //!   [`events`] (what `record` appends), [`policy`] (the operator's checks);
 //! - storage: [`store`] (the SQLite file), [`telemetry`] (writing decisions and events);
@@ -16,6 +17,7 @@ pub mod args;
 pub mod call;
 pub mod correction;
 pub mod error;
+mod needles;
 pub mod pathcheck;
 pub mod redact;
 pub mod repair;

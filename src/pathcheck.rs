@@ -40,7 +40,7 @@
 //! access inside the root can swap a directory for a symlink (TOCTOU). Where that matters, open
 //! with `openat2(RESOLVE_BENEATH)` or run the tool in a mount namespace as well.
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use crate::needles::Needles;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
@@ -611,7 +611,7 @@ struct GlobList {
     /// A literal each compiled glob requires (ignoring ASCII case), when every one has one:
     /// an ASCII path holding none of them matches no glob, which one automaton tells in a
     /// single pass instead of running the glob set (most paths an agent names match nothing).
-    required: Option<AhoCorasick>,
+    required: Option<Needles>,
 }
 
 /// The longest run of letters, digits, `.`, `_` and `-` that every path `pattern` matches
@@ -691,15 +691,9 @@ impl GlobList {
             glob: e.glob().unwrap_or_default().to_string(),
             message: e.kind().to_string(),
         })?;
-        let required = literals.filter(|all| !all.is_empty()).and_then(|all| {
-            // Paths are short: a DFA without a prefilter beats the default's set-up per search.
-            AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .kind(Some(AhoCorasickKind::DFA))
-                .prefilter(false)
-                .build(all)
-                .ok()
-        });
+        let required = literals
+            .filter(|all| !all.is_empty())
+            .and_then(|all| Needles::new(&all));
         Ok(GlobList {
             written: globs.to_vec(),
             set,
@@ -718,7 +712,7 @@ impl GlobList {
         // Globs ignore case beyond ASCII (`K` for the Kelvin sign), so only ASCII paths skip.
         if let Some(required) = &self.required
             && relative.is_ascii()
-            && !required.is_match(relative)
+            && !required.occurs(relative.as_bytes(), false)
         {
             return None;
         }

@@ -48,10 +48,9 @@ use std::path::{Path, PathBuf};
 
 use memchr::memmem;
 
-mod name_screen;
 mod quick;
 
-use name_screen::NameScreen;
+use crate::needles::Needles;
 
 /// What the policy denies in shell commands.
 pub struct ShellRules<'a> {
@@ -853,7 +852,7 @@ struct Prot {
     /// Every name, folder, tail and variable, in either case, as one automaton: most
     /// commands hold none of them, and one step a byte tells so (None: it could not be built,
     /// so every text is searched in full).
-    screen: Option<NameScreen>,
+    screen: Option<Needles>,
 }
 
 fn infer_home(p: &[u8]) -> Option<Vec<u8>> {
@@ -975,7 +974,7 @@ impl Prot {
             .filter(|n| !n.is_empty())
             .map(Vec::as_slice)
             .collect();
-        let screen = NameScreen::new(&needles);
+        let screen = Needles::new(&needles);
         Prot {
             targets,
             vars,

@@ -1,9 +1,11 @@
-//! Whether any protected name could occur in a command: one table step a byte.
+//! Whether any of a few short strings occurs in a short text, ignoring ASCII case: one
+//! table step a byte.
 //!
-//! Most commands name none of metagate's files, and every command is searched for them, so
-//! the search is a dense automaton built once: aho-corasick's, with its byte classes reduced
-//! to the bytes the names hold, its match states merged into one that never leaves, and a
-//! column that stays put, so quotes and backslashes can be skipped without copying the text.
+//! The checks ask this of every command and path (does it name one of metagate's files,
+//! could a deny glob match it), and the answer is nearly always no, so the search is a
+//! dense automaton built once: aho-corasick's, with its byte classes reduced to the bytes
+//! the needles hold, its match states merged into one that never leaves, and a column that
+//! stays put, so a shell command's quotes and backslashes can be skipped without copying it.
 
 use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::{Anchored, dfa::DFA};
@@ -12,7 +14,8 @@ use rustc_hash::FxHashMap;
 /// Tables larger than this are not built: the search falls back to saying "maybe".
 const MAX_CELLS: usize = 1 << 16;
 
-pub(super) struct NameScreen {
+#[derive(Debug, Clone)]
+pub(crate) struct Needles {
     /// The class of each byte as written.
     raw: [u8; 256],
     /// The same, with `\`, `'` and `"` in the class that stays put.
@@ -24,20 +27,20 @@ pub(super) struct NameScreen {
     found: u32,
 }
 
-impl NameScreen {
+impl Needles {
     /// A screen for `needles` (matched ignoring ASCII case); None when it cannot be built
     /// within [`MAX_CELLS`].
-    pub(super) fn new(needles: &[&[u8]]) -> Option<NameScreen> {
+    pub(crate) fn new<N: AsRef<[u8]>>(needles: &[N]) -> Option<Needles> {
         let dfa = DFA::builder()
             .ascii_case_insensitive(true)
             .prefilter(false)
-            .build(needles)
+            .build(needles.iter().map(AsRef::as_ref))
             .ok()?;
         // A byte no needle holds (in either case) takes every state where the start's
         // transition on it does, back to the start: one class holds all such bytes.
         let mut raw = [0u8; 256];
         let mut representatives = vec![None];
-        for &b in needles.iter().flat_map(|n| n.iter()) {
+        for &b in needles.iter().flat_map(|n| n.as_ref()) {
             let lower = b.to_ascii_lowercase();
             if raw[usize::from(lower)] == 0 {
                 let class = u8::try_from(representatives.len()).ok()?;
@@ -94,7 +97,7 @@ impl NameScreen {
             next[cell] = found;
         }
         next.extend(std::iter::repeat_n(found, stride));
-        Some(NameScreen {
+        Some(Needles {
             raw,
             unquoted,
             next,
@@ -104,13 +107,13 @@ impl NameScreen {
 
     /// Whether some needle occurs in `hay`, ignoring ASCII case; with `unquote`, in `hay`
     /// with its quotes and backslashes removed.
-    pub(super) fn occurs(&self, hay: &[u8], unquote: bool) -> bool {
+    pub(crate) fn occurs(&self, hay: &[u8], unquote: bool) -> bool {
         let classes = if unquote { &self.unquoted } else { &self.raw };
         self.run(0, hay, classes) == self.found
     }
 
     /// Whether some needle occurs in `first` and `second` joined, as written.
-    pub(super) fn occurs_joined(&self, first: &[u8], second: &[u8]) -> bool {
+    pub(crate) fn occurs_joined(&self, first: &[u8], second: &[u8]) -> bool {
         let state = self.run(0, first, &self.raw);
         self.run(state, second, &self.raw) == self.found
     }
