@@ -838,17 +838,6 @@ struct Prot {
     homes: Vec<Vec<u8>>,
     /// The same, lower-cased, each with whether [`normalize`] leaves it as it is.
     lower_homes: Vec<(Vec<u8>, bool)>,
-    /// Pairs of bytes (lower-cased) a target's name, folder or tail starts with, one bit
-    /// each; a name of one byte sets every pair it starts. Most bytes of a command start
-    /// no pair, so few places need a comparison.
-    target_pairs: Box<[u64; 1024]>,
-    /// Bytes a target's name, folder or tail starts with, in either case: the first sieve.
-    target_starts: [bool; 256],
-    /// Bytes a variable name starts with.
-    var_starts: [bool; 256],
-    /// The same bytes as a list, when there are at most three: then memchr finds the
-    /// places to compare (metagate's own variables all start with `M`).
-    var_firsts: Option<Vec<u8>>,
     /// Every name, folder, tail and variable, in either case, as one automaton: most
     /// commands hold none of them, and one step a byte tells so (None: it could not be built,
     /// so every text is searched in full).
@@ -939,34 +928,6 @@ impl Prot {
             .filter(|v| !v.is_empty())
             .map(|v| v.as_bytes().to_vec())
             .collect();
-        let mut target_pairs = Box::new([0u64; 1024]);
-        let mut target_starts = [false; 256];
-        for t in &targets {
-            for n in [&t.name, &t.dir, &t.tail] {
-                let seconds = match n.as_slice() {
-                    [] => 0..0,
-                    [_] => 0..256,
-                    [_, b, ..] => usize::from(*b)..usize::from(*b) + 1,
-                };
-                if let Some(&b) = n.first() {
-                    target_starts[usize::from(b.to_ascii_lowercase())] = true;
-                    target_starts[usize::from(b.to_ascii_uppercase())] = true;
-                }
-                for second in seconds {
-                    let i = pair_index(n[0], second as u8);
-                    target_pairs[i >> 6] |= 1 << (i & 63);
-                }
-            }
-        }
-        let mut var_starts = [false; 256];
-        let mut firsts = Vec::new();
-        for v in &vars {
-            var_starts[usize::from(v[0])] = true;
-            if !firsts.contains(&v[0]) {
-                firsts.push(v[0]);
-            }
-        }
-        let var_firsts = (firsts.len() <= 3).then_some(firsts);
         let needles: Vec<&[u8]> = targets
             .iter()
             .flat_map(|t| [&t.name, &t.dir, &t.tail])
@@ -986,10 +947,6 @@ impl Prot {
                 })
                 .collect(),
             homes,
-            target_pairs,
-            target_starts,
-            var_starts,
-            var_firsts,
             screen,
         }
     }
@@ -1013,79 +970,27 @@ impl Prot {
     }
 
     /// The first target (in order) whose name, folder or tail `hay` contains, ignoring case.
-    /// One pass over `hay`, as commands are checked many times against few targets.
+    /// Asked only where [`Prot::may_occur`] found some name could be there.
     fn target_in(&self, hay: &[u8]) -> Option<&Target> {
-        let mut found: Option<usize> = None;
-        for (at, &b) in hay.iter().enumerate() {
-            if !self.target_starts[usize::from(b)] {
-                continue;
-            }
-            let i = pair_index(b, hay.get(at + 1).copied().unwrap_or(0));
-            if self.target_pairs[i >> 6] & (1 << (i & 63)) == 0 {
-                continue;
-            }
-            let rest = &hay[at..];
-            let upto = found.unwrap_or(self.targets.len());
-            for (i, t) in self.targets[..upto].iter().enumerate() {
-                let here = [&t.name, &t.dir, &t.tail].into_iter().any(|n| {
-                    !n.is_empty()
-                        && rest.len() >= n.len()
-                        && rest[..n.len()].eq_ignore_ascii_case(n)
-                });
-                if here {
-                    found = Some(i);
-                    break;
-                }
-            }
-            if found == Some(0) {
-                break;
-            }
-        }
-        found.map(|i| &self.targets[i])
+        self.targets.iter().find(|t| {
+            [&t.name, &t.dir, &t.tail]
+                .into_iter()
+                .any(|n| !n.is_empty() && hay.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n)))
+        })
     }
 
-    /// The first variable (in order) `hay` names as a whole identifier.
+    /// The first variable (in order) `hay` names as a whole identifier. Asked only where
+    /// [`Prot::may_occur`] found some name could be there.
     fn var_in(&self, hay: &[u8]) -> Option<&[u8]> {
-        let mut found: Option<usize> = None;
-        // Whether the search is over: the first variable has been found.
-        let mut look = |at: usize| {
-            if at > 0 && is_name_char(hay[at - 1]) {
-                return false;
-            }
-            let rest = &hay[at..];
-            let upto = found.unwrap_or(self.vars.len());
-            for (i, v) in self.vars[..upto].iter().enumerate() {
-                if rest.starts_with(v) && !rest.get(v.len()).is_some_and(|b| is_name_char(*b)) {
-                    found = Some(i);
-                    break;
-                }
-            }
-            found == Some(0)
+        let names = |v: &[u8]| {
+            memchr::memchr_iter(v[0], hay).any(|at| {
+                hay[at..].starts_with(v)
+                    && !(at > 0 && is_name_char(hay[at - 1]))
+                    && !hay.get(at + v.len()).is_some_and(|b| is_name_char(*b))
+            })
         };
-        match self.var_firsts.as_deref() {
-            Some([]) => {}
-            Some(&[a]) => {
-                let _ = memchr::memchr_iter(a, hay).any(&mut look);
-            }
-            Some(&[a, b]) => {
-                let _ = memchr::memchr2_iter(a, b, hay).any(&mut look);
-            }
-            Some(&[a, b, c]) => {
-                let _ = memchr::memchr3_iter(a, b, c, hay).any(&mut look);
-            }
-            _ => {
-                let _ = (0..hay.len())
-                    .filter(|&at| self.var_starts[usize::from(hay[at])])
-                    .any(&mut look);
-            }
-        }
-        found.map(|i| self.vars[i].as_slice())
+        self.vars.iter().map(Vec::as_slice).find(|v| names(v))
     }
-}
-
-/// Where the pair of bytes `a`, `b` (ignoring ASCII case) sits in [`Prot::target_pairs`].
-fn pair_index(a: u8, b: u8) -> usize {
-    usize::from(a.to_ascii_lowercase()) << 8 | usize::from(b.to_ascii_lowercase())
 }
 
 /// ε-closure: a `*` may match nothing.
@@ -2393,6 +2298,9 @@ impl<'r> State<'r> {
     }
 
     fn protected_vars(&self, hay: &[u8]) -> R<()> {
+        if !self.prot.may_occur(hay, false) {
+            return Ok(());
+        }
         match self.prot.var_in(hay) {
             Some(v) => Err(Finding::Protected {
                 path: format!("${}", String::from_utf8_lossy(v)),
