@@ -396,11 +396,19 @@ impl Word {
     }
 
     fn loose(&self) -> Vec<u8> {
-        self.e.iter().filter(|e| e.loose).map(|e| e.b).collect()
+        self.bytes(|e| e.loose)
     }
 
     fn value(&self) -> Vec<u8> {
-        self.e.iter().filter(|e| e.value).map(|e| e.b).collect()
+        self.bytes(|e| e.value)
+    }
+
+    /// The bytes `keep` admits, in a buffer sized once (a filtered `collect` grows it a
+    /// doubling at a time).
+    fn bytes(&self, keep: impl Fn(&E) -> bool) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.e.len());
+        out.extend(self.e.iter().filter(|e| keep(e)).map(|e| e.b));
+        out
     }
 
     fn plain(&self) -> bool {
@@ -780,7 +788,8 @@ fn normalize(p: &[u8]) -> Cow<'_, [u8]> {
 /// Whether [`normalize`] leaves `p` as it is: no slash is doubled or ends it (but `/`
 /// itself), and none starts a `.` or `..` component.
 fn is_normal(p: &[u8]) -> bool {
-    memchr::memchr_iter(b'/', p).all(|at| match &p[at + 1..] {
+    // Words are short: a plain loop costs less than memchr's set-up for each slash.
+    (0..p.len()).filter(|&at| p[at] == b'/').all(|at| match &p[at + 1..] {
         [] => at == 0,
         [b'/', ..] | [b'.'] | [b'.', b'/', ..] | [b'.', b'.'] | [b'.', b'.', b'/', ..] => false,
         _ => true,
