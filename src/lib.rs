@@ -4,7 +4,8 @@
 //! Layers, each depending only on the ones below it (DESIGN.md §1):
 //!
 //! - leaves: [`args`] (arguments read lazily), [`call`] (envelopes), [`repair`] (lenient JSON), [`scan`] (strict JSON split
-//!   into raw fields), [`error`] (taxonomy), [`correction`] (what was changed),
+//!   into raw fields), [`error`] (taxonomy), [`correction`] (what was changed), [`display`]
+//!   (stored text made safe for a terminal line),
 //!   [`redact`] (secrets out), [`pathcheck`] and [`shellcheck`] (what paths and commands may do,
 //!   both screening with `needles`);
 //! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline),
@@ -16,6 +17,7 @@
 pub mod args;
 pub mod call;
 pub mod correction;
+pub mod display;
 pub mod error;
 mod needles;
 pub mod pathcheck;

@@ -789,11 +789,13 @@ fn normalize(p: &[u8]) -> Cow<'_, [u8]> {
 /// itself), and none starts a `.` or `..` component.
 fn is_normal(p: &[u8]) -> bool {
     // Words are short: a plain loop costs less than memchr's set-up for each slash.
-    (0..p.len()).filter(|&at| p[at] == b'/').all(|at| match &p[at + 1..] {
-        [] => at == 0,
-        [b'/', ..] | [b'.'] | [b'.', b'/', ..] | [b'.', b'.'] | [b'.', b'.', b'/', ..] => false,
-        _ => true,
-    })
+    (0..p.len())
+        .filter(|&at| p[at] == b'/')
+        .all(|at| match &p[at + 1..] {
+            [] => at == 0,
+            [b'/', ..] | [b'.'] | [b'.', b'/', ..] | [b'.', b'.'] | [b'.', b'.', b'/', ..] => false,
+            _ => true,
+        })
 }
 
 fn join_values(words: &[Word]) -> Vec<u8> {

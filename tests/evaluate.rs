@@ -808,3 +808,58 @@ fn empty_axes_recorded_through_record_leave_no_axis() {
     assert_eq!(odd["boundary_axes_top"], serde_json::json!([]));
     assert_eq!(odd["cohesion_warning"], false);
 }
+
+/// Tool names come from models: a newline must not split a table row, and an escape sequence
+/// must not reach the terminal of whoever reads the report.
+#[test]
+fn names_holding_control_characters_stay_on_their_row() {
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let events = sb.file(
+        "odd.jsonl",
+        concat!(
+            r#"{"type":"outcome","ts":"2026-11-20T10:00:00Z","session":"s1","tool":"bad\nname","status":"ok"}"#,
+            "\n",
+            r#"{"type":"outcome","ts":"2026-11-20T10:01:00Z","session":"s1","tool":"\u001b[2Jwipe","status":"ok"}"#,
+            "\n",
+        ),
+    );
+    let out = sb
+        .cmd()
+        .arg("--db")
+        .arg(&db)
+        .args(["--now", NOW, "record"])
+        .arg(&events)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    for args in [&["evaluate", "--since", "1d"][..], &["tools", "health"][..]] {
+        let out = sb
+            .cmd()
+            .arg("--db")
+            .arg(&db)
+            .args(["--now", NOW])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.contains('\u{1b}'),
+            "{args:?}: an escape reached the terminal"
+        );
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('│')).collect();
+        assert!(
+            rows.iter().any(|r| r.contains("bad name")),
+            "{args:?}: {text}"
+        );
+        assert!(
+            rows.iter().any(|r| r.contains("\\u{1b}[2Jwipe")),
+            "{args:?}: {text}"
+        );
+        assert!(
+            !rows.iter().any(|r| r.trim_matches(['│', ' ']) == "name"),
+            "{args:?}: the name was split over two rows: {text}"
+        );
+    }
+}

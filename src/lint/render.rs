@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::codes::{CODES, Severity};
 use super::{Diagnostic, Event, Failure, Summary};
+use crate::display::one_line;
 
 /// The output formats of `lint`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,20 +243,6 @@ fn human(d: &Diagnostic<'_>, color: bool, out: &mut Vec<u8>) {
         paint(out, color, "1;36", "help:");
         let _ = writeln!(out, " {}", one_line(suggestion));
     }
-}
-
-/// Text from a trace on one line, with no control character left to move a terminal's cursor,
-/// retitle its window or clear its screen: line breaks become spaces, the rest `\u{…}`.
-fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\r' | '\n' => out.push(' '),
-            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

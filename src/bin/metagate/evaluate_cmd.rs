@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use indicatif::{ProgressBar, ProgressStyle};
+use metagate::display::one_line;
 use metagate::evaluate::{
     self, Aggregate, Window, alias_json, health, policy_patch, propose_aliases, recommend,
     recommendation_json, results, scan, tools_json,
@@ -164,9 +165,9 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
                     table.set_header(vec!["tool", "alias", "declared", "seen", "share"]);
                     for a in &aliases {
                         table.add_row(vec![
-                            a.tool.clone(),
-                            a.from.clone(),
-                            a.to.clone(),
+                            one_line(&a.tool).into_owned(),
+                            one_line(&a.from).into_owned(),
+                            one_line(&a.to).into_owned(),
                             a.count.to_string(),
                             format!("{:.0}%", a.share * 100.0),
                         ]);
@@ -203,12 +204,12 @@ fn recommendations_table(recs: &[evaluate::Recommendation]) -> String {
             None => r.tool.clone(),
         };
         table.add_row(vec![
-            r.id.clone(),
+            one_line(&r.id).into_owned(),
             r.kind.to_string(),
-            tool,
+            one_line(&tool).into_owned(),
             format!("{:.2}", r.confidence),
-            r.status.clone(),
-            r.summary.clone(),
+            one_line(&r.status).into_owned(),
+            one_line(&r.summary).into_owned(),
         ]);
     }
     table.to_string()

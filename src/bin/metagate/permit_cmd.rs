@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Write};
 use anyhow::{Context as _, Result, bail};
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use dialoguer::{Confirm, Input, Select, console::Term};
+use metagate::display::one_line;
 use metagate::events::format_time;
 use metagate::pathcheck::RealFs;
 use metagate::permit::flow::{self, Offer, PromptError, Prompter, Request};
@@ -251,16 +252,23 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
                     "status",
                 ]);
                 for g in &list {
-                    let scope: Vec<String> = g.scope.iter().map(ScopeEntry::to_text).collect();
+                    // One entry per line of the cell, each on its own line whatever it holds.
+                    let scope: Vec<String> = g
+                        .scope
+                        .iter()
+                        .map(|s| one_line(&s.to_text()).into_owned())
+                        .collect();
                     table.add_row(vec![
                         g.id.to_string(),
-                        g.capability.clone(),
+                        one_line(&g.capability).into_owned(),
                         if scope.is_empty() {
                             "(all)".to_string()
                         } else {
                             scope.join("\n")
                         },
-                        g.session.clone().unwrap_or_else(|| "(any)".to_string()),
+                        g.session
+                            .as_deref()
+                            .map_or_else(|| "(any)".to_string(), |s| one_line(s).into_owned()),
                         expires_in(g, now),
                         g.status(now).as_str().to_string(),
                     ]);
@@ -282,12 +290,16 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
                     "detail",
                 ]);
                 for e in &events {
-                    let o = |v: &Option<String>| v.clone().unwrap_or_default();
+                    let o = |v: &Option<String>| {
+                        v.as_deref()
+                            .map(|s| one_line(s).into_owned())
+                            .unwrap_or_default()
+                    };
                     table.add_row(vec![
                         format_time(e.ts_ms),
                         e.event.to_string(),
                         o(&e.grant_id),
-                        e.capability.clone(),
+                        one_line(&e.capability).into_owned(),
                         o(&e.tool),
                         o(&e.session),
                         e.decision_id.map(|d| d.to_string()).unwrap_or_default(),

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use metagate::display::one_line;
 use metagate::evaluate::health::{self, Sort};
 use metagate::evaluate::{Tally, Window, results, tools_json};
 use metagate::events::format_time;
@@ -150,11 +151,11 @@ pub fn health_table(rows: &[(String, String, Tally)], t: &Thresholds) -> Table {
             flags.push("degraded");
         }
         table.add_row(vec![
-            tool.clone(),
+            one_line(tool).into_owned(),
             if method.is_empty() {
                 "-".to_string()
             } else {
-                method.clone()
+                one_line(method).into_owned()
             },
             m.calls_seen().to_string(),
             format!(
@@ -176,7 +177,7 @@ pub fn health_table(rows: &[(String, String, Tally)], t: &Thresholds) -> Table {
             if axes.is_empty() {
                 "-".to_string()
             } else {
-                axes.join(", ")
+                one_line(&axes.join(", ")).into_owned()
             },
         ]);
     }

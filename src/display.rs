@@ -1,0 +1,56 @@
+//! Text from telemetry, traces and grants made safe to show on one terminal line.
+//!
+//! Tool names, error messages and grant details come from models and agents: a newline in
+//! one would split a table row in two, and an escape sequence would move the cursor, retitle
+//! the window or clear the screen of whoever reads the report.
+
+use std::borrow::Cow;
+
+/// `text` on one line with no control character left: line breaks become spaces, the rest
+/// `\u{…}`. Borrowed when there was nothing to change.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\r' | '\n' => out.push(' '),
+            c if c.is_control() => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+    use std::borrow::Cow;
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let cases: &[(&str, &str)] = &[
+            ("web_search", "web_search"),
+            ("naïve 工具", "naïve 工具"),
+            ("bad\nname", "bad name"),
+            ("a\r\nb", "a  b"),
+            ("tab\there", "tab\\u{9}here"),
+            ("\u{1b}[2Jevil", "\\u{1b}[2Jevil"),
+            ("bell\u{7}", "bell\\u{7}"),
+            ("del\u{7f}", "del\\u{7f}"),
+            ("c1\u{9b}31m", "c1\\u{9b}31m"),
+            ("", ""),
+        ];
+        for (text, shown) in cases {
+            assert_eq!(one_line(text), *shown, "{text:?}");
+            assert!(!one_line(text).chars().any(char::is_control), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn clean_text_is_not_copied() {
+        assert!(matches!(one_line("file_read"), Cow::Borrowed(_)));
+        assert!(matches!(one_line("a\nb"), Cow::Owned(_)));
+    }
+}
