@@ -552,11 +552,18 @@ fn unknown_error_types_and_empty_axes_are_survived() {
 }
 
 fn health(sb: &Sandbox, db: &Path, args: &[&str]) -> (String, i32, String) {
+    let mut all = vec!["tools", "health"];
+    all.extend_from_slice(args);
+    run_text(sb, db, &all)
+}
+
+/// Runs `metagate --db DB --now NOW ARGS`: stdout, exit status, stderr.
+fn run_text(sb: &Sandbox, db: &Path, args: &[&str]) -> (String, i32, String) {
     let out = sb
         .cmd()
         .arg("--db")
         .arg(db)
-        .args(["--now", NOW, "tools", "health"])
+        .args(["--now", NOW])
         .args(args)
         .output()
         .unwrap();
@@ -814,36 +821,10 @@ fn empty_axes_recorded_through_record_leave_no_axis() {
 #[test]
 fn names_holding_control_characters_stay_on_their_row() {
     let sb = Sandbox::new();
-    let db = sb.db();
-    let events = sb.file(
-        "odd.jsonl",
-        concat!(
-            r#"{"type":"outcome","ts":"2026-11-20T10:00:00Z","session":"s1","tool":"bad\nname","status":"ok"}"#,
-            "\n",
-            r#"{"type":"outcome","ts":"2026-11-20T10:01:00Z","session":"s1","tool":"\u001b[2Jwipe","status":"ok"}"#,
-            "\n",
-        ),
-    );
-    let out = sb
-        .cmd()
-        .arg("--db")
-        .arg(&db)
-        .args(["--now", NOW, "record"])
-        .arg(&events)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    let db = store_with(&sb, &["control-chars"]);
     for args in [&["evaluate", "--since", "1d"][..], &["tools", "health"][..]] {
-        let out = sb
-            .cmd()
-            .arg("--db")
-            .arg(&db)
-            .args(["--now", NOW])
-            .args(args)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{args:?}");
-        let text = String::from_utf8(out.stdout).unwrap();
+        let (text, code, stderr) = run_text(&sb, &db, args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
         assert!(
             !text.contains('\u{1b}'),
             "{args:?}: an escape reached the terminal"
