@@ -218,7 +218,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;permit;grant' {
             [CompletionResult]::new('--capability', '--capability', [CompletionResultType]::ParameterName, 'The capability to allow (one the policy''s [permit] require names)')
-            [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Limit the grant to a file or folder (inside the policy''s path root) or a host (example.com, *.example.com, host:NAME); repeatable')
+            [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Limit the grant to a file or folder (inside the policy''s path root; path:NAME is never read as a glob), a path glob (./docs/*.md) or a host (example.com, *.example.com, host:NAME); repeatable')
             [CompletionResult]::new('--for', '--for', [CompletionResultType]::ParameterName, 'How long the grant lasts: 90s, 5m, 15m, 1h (at most 30d)')
             [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Bind the grant to one session (gate --session / METAGATE_SESSION)')
             [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why, for the audit trail')

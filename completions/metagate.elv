@@ -192,7 +192,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;permit;grant'= {
             cand --capability 'The capability to allow (one the policy''s [permit] require names)'
-            cand --scope 'Limit the grant to a file or folder (inside the policy''s path root) or a host (example.com, *.example.com, host:NAME); repeatable'
+            cand --scope 'Limit the grant to a file or folder (inside the policy''s path root; path:NAME is never read as a glob), a path glob (./docs/*.md) or a host (example.com, *.example.com, host:NAME); repeatable'
             cand --for 'How long the grant lasts: 90s, 5m, 15m, 1h (at most 30d)'
             cand --session 'Bind the grant to one session (gate --session / METAGATE_SESSION)'
             cand --reason 'Why, for the audit trail'

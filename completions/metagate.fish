@@ -156,7 +156,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "revoke" -d 'End a grant now, or (--all) every live grant'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l capability -d 'The capability to allow (one the policy\'s [permit] require names)' -r
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l scope -d 'Limit the grant to a file or folder (inside the policy\'s path root) or a host (example.com, *.example.com, host:NAME); repeatable' -r
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l scope -d 'Limit the grant to a file or folder (inside the policy\'s path root; path:NAME is never read as a glob), a path glob (./docs/*.md) or a host (example.com, *.example.com, host:NAME); repeatable' -r
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l for -d 'How long the grant lasts: 90s, 5m, 15m, 1h (at most 30d)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l session -d 'Bind the grant to one session (gate --session / METAGATE_SESSION)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l reason -d 'Why, for the audit trail' -r

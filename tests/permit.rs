@@ -654,6 +654,35 @@ fn a_folder_named_like_a_glob_is_still_a_folder() {
     }
 }
 
+/// The suggested command for a file in such a folder grants that file: its `--scope` is
+/// spelled `path:…`, which `--scope` never reads as a pattern (`rep[1]` would match `rep1`).
+#[test]
+fn the_suggested_scope_for_a_glob_named_folder_is_literal() {
+    let env = Env::new();
+    for f in ["rep[1]/keep.txt", "rep1/new.txt"] {
+        env.sb.file(f, "x");
+    }
+    let call = json!({"path": "rep[1]/new.txt"});
+    let (r, code) = env.gate(&at(0), &[], "file_read", call.clone());
+    assert_needs_grant(&r, code, "no grant");
+    let command = r["error"]["details"]["command"].as_str().unwrap();
+    let quoted = command
+        .split(" --scope ")
+        .nth(1)
+        .and_then(|rest| rest.strip_prefix('\''))
+        .and_then(|rest| rest.split('\'').next())
+        .unwrap_or_else(|| panic!("no quoted --scope in {command}"));
+    assert!(
+        quoted.starts_with("path:") && quoted.ends_with("rep[1]/new.txt"),
+        "{command}"
+    );
+    env.grant(&at(0), &["--capability", "file_access", "--scope", quoted]);
+    let (r, code) = env.gate(&at(1), &[], "file_read", call);
+    assert_eq!(code, 0, "the suggested grant did not cover its call: {r}");
+    let (r, code) = env.gate(&at(1), &[], "file_read", json!({"path": "rep1/new.txt"}));
+    assert_needs_grant(&r, code, "rep1/new.txt");
+}
+
 #[test]
 fn without_telemetry_grants_fail_closed() {
     let env = Env::new();

@@ -125,20 +125,30 @@ impl ScopeEntry {
         }
     }
 
-    /// As `--scope` takes it again, for the suggestion in a rejection.
+    /// As `--scope` takes it again, for the suggestion in a rejection: a path whose name
+    /// holds glob characters is spelled `path:…`, or `--scope` would read it as a pattern.
     pub fn to_flag(&self) -> String {
-        self.to_text()
+        match self {
+            ScopeEntry::Path(p) if has_glob(&p.to_string_lossy()) => {
+                format!("path:{}", p.display())
+            }
+            _ => self.to_text(),
+        }
     }
 }
 
 /// A `--scope` value as the operator wrote it, before paths are resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScopeInput {
+    /// A file, a folder, or a glob when it holds wildcards and names nothing that exists.
     Path(String),
+    /// `path:…`: a file or folder whatever characters its name holds.
+    Literal(String),
     Host(String),
 }
 
-/// Reads one `--scope` value: `host:NAME` or a URL (`https://NAME/…`) is a host; anything
+/// Reads one `--scope` value: `host:NAME` or a URL (`https://NAME/…`) is a host; `path:…` is
+/// a path, never a glob; anything
 /// with a `/`, or `.`, `..`, `~…` is a path; a bare name with a dot (`example.com`) is a host.
 /// A bare name without one (`src`, `localhost`) could be either, and is refused with both
 /// spellings.
@@ -149,6 +159,12 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
     }
     if let Some(h) = t.strip_prefix("host:") {
         return host_name(h).map(ScopeInput::Host);
+    }
+    if let Some(p) = t.strip_prefix("path:") {
+        return match p.trim() {
+            "" => Err("scope \"path:\" names no file or folder".to_string()),
+            p => Ok(ScopeInput::Literal(p.to_string())),
+        };
     }
     if t.contains("://") {
         return crate::policy::url_host(t)
@@ -635,63 +651,64 @@ pub fn resolve_scope(
     text: &str,
     fs: &dyn crate::pathcheck::Fs,
 ) -> Result<ScopeEntry, String> {
-    match parse_scope(text)? {
-        ScopeInput::Host(h) => Ok(ScopeEntry::Host(h)),
-        ScopeInput::Path(p) => {
-            let paths = &policy.rules.paths;
-            let base = paths
-                .base
-                .as_deref()
-                .map_or_else(|| cwd.to_path_buf(), |b| cwd.join(b));
-            let rules = crate::pathcheck::PathRules::new(&base.join(&paths.root), &[], &[], fs)
-                .map_err(|e| format!("the policy's path root {}: {}", e.glob, e.message))?;
-            // A glob: its literal folder is resolved like any path, the pattern kept after it.
-            // A name that exists as written (`rep[1]`) is that file or folder, not a pattern.
-            let exists = fs.canonicalize(&base.join(&paths.root).join(&p)).is_ok();
-            let (p, pattern) = match p.split('/').position(has_glob).filter(|_| !exists) {
-                Some(i) => {
-                    let parts: Vec<&str> = p.split('/').collect();
-                    let folder = parts[..i].join("/");
-                    let folder = if folder.is_empty() && !p.starts_with('/') {
-                        ".".to_string()
-                    } else if folder.is_empty() {
-                        "/".to_string()
-                    } else {
-                        folder
-                    };
-                    (folder, Some(parts[i..].join("/")))
-                }
-                None => (p, None),
+    let (p, literal) = match parse_scope(text)? {
+        ScopeInput::Host(h) => return Ok(ScopeEntry::Host(h)),
+        ScopeInput::Path(p) => (p, false),
+        ScopeInput::Literal(p) => (p, true),
+    };
+    let paths = &policy.rules.paths;
+    let base = paths
+        .base
+        .as_deref()
+        .map_or_else(|| cwd.to_path_buf(), |b| cwd.join(b));
+    let rules = crate::pathcheck::PathRules::new(&base.join(&paths.root), &[], &[], fs)
+        .map_err(|e| format!("the policy's path root {}: {}", e.glob, e.message))?;
+    // A glob: its literal folder is resolved like any path, the pattern kept after it.
+    // A name written `path:…`, or that exists as written (`rep[1]`), is that file or folder,
+    // not a pattern.
+    let exists = literal || fs.canonicalize(&base.join(&paths.root).join(&p)).is_ok();
+    let (p, pattern) = match p.split('/').position(has_glob).filter(|_| !exists) {
+        Some(i) => {
+            let parts: Vec<&str> = p.split('/').collect();
+            let folder = parts[..i].join("/");
+            let folder = if folder.is_empty() && !p.starts_with('/') {
+                ".".to_string()
+            } else if folder.is_empty() {
+                "/".to_string()
+            } else {
+                folder
             };
-            let resolved = match crate::pathcheck::check(&p, &rules, fs) {
-                Ok(rel) if rel == "." => rules.root().to_path_buf(),
-                Ok(rel) => rules.root().join(&*rel),
-                Err(e) => {
-                    return Err(format!(
-                        "scope {p:?} cannot be granted: {} (the policy's path root is {})",
-                        e.rule(),
-                        rules.root().display()
-                    ));
-                }
-            };
-            let Some(pattern) = pattern else {
-                return Ok(ScopeEntry::Path(resolved));
-            };
-            if pattern.split('/').any(|c| c == "..") {
-                return Err(format!(
-                    "scope glob {text:?}: `..` after the first wildcard could leave the folder"
-                ));
-            }
-            // The folder is literal, whatever characters its name holds.
-            let glob = format!(
-                "{}/{pattern}",
-                globset::escape(&resolved.display().to_string())
-            );
-            globset::GlobBuilder::new(&glob)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| format!("scope glob {text:?} does not parse: {e}"))?;
-            Ok(ScopeEntry::Glob(glob))
+            (folder, Some(parts[i..].join("/")))
         }
+        None => (p, None),
+    };
+    let resolved = match crate::pathcheck::check(&p, &rules, fs) {
+        Ok(rel) if rel == "." => rules.root().to_path_buf(),
+        Ok(rel) => rules.root().join(&*rel),
+        Err(e) => {
+            return Err(format!(
+                "scope {p:?} cannot be granted: {} (the policy's path root is {})",
+                e.rule(),
+                rules.root().display()
+            ));
+        }
+    };
+    let Some(pattern) = pattern else {
+        return Ok(ScopeEntry::Path(resolved));
+    };
+    if pattern.split('/').any(|c| c == "..") {
+        return Err(format!(
+            "scope glob {text:?}: `..` after the first wildcard could leave the folder"
+        ));
     }
+    // The folder is literal, whatever characters its name holds.
+    let glob = format!(
+        "{}/{pattern}",
+        globset::escape(&resolved.display().to_string())
+    );
+    globset::GlobBuilder::new(&glob)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| format!("scope glob {text:?} does not parse: {e}"))?;
+    Ok(ScopeEntry::Glob(glob))
 }

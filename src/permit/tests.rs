@@ -352,7 +352,7 @@ fn durations() {
 
 #[test]
 fn scopes() {
-    use ScopeInput::{Host, Path};
+    use ScopeInput::{Host, Literal, Path};
     let cases = [
         ("./src", Ok(Path("./src".into()))),
         ("src/", Ok(Path("src/".into()))),
@@ -365,6 +365,8 @@ fn scopes() {
             Ok(Host("docs.example.com".into())),
         ),
         ("host:*.example.com", Ok(Host("*.example.com".into()))),
+        ("path:./rep[1]/*.md", Ok(Literal("./rep[1]/*.md".into()))),
+        ("path:src", Ok(Literal("src".into()))),
     ];
     for (t, want) in cases {
         assert_eq!(parse_scope(t), want, "{t}");
@@ -374,6 +376,7 @@ fn scopes() {
         ("", "empty"),
         ("host:", "not a host"),
         ("host:a b", "not a host"),
+        ("path: ", "names no file"),
     ] {
         let e = parse_scope(t).unwrap_err();
         assert!(e.contains(part), "{t}: {e}");
@@ -417,6 +420,32 @@ fn grant_like_fields() {
         ("granted_files", json!("x"), false),
     ] {
         assert_eq!(grant_like(name, &value), want, "{name}");
+    }
+}
+
+#[test]
+fn suggested_scopes_read_back_as_what_they_name() {
+    for (entry, flag) in [
+        (ScopeEntry::Path("/w/docs".into()), "/w/docs"),
+        (
+            ScopeEntry::Path("/w/rep[1]/a.txt".into()),
+            "path:/w/rep[1]/a.txt",
+        ),
+        (ScopeEntry::Path("/w/{a,b}".into()), "path:/w/{a,b}"),
+        (ScopeEntry::Glob("/w/docs/*.md".into()), "/w/docs/*.md"),
+        (ScopeEntry::Host("example.com".into()), "host:example.com"),
+    ] {
+        assert_eq!(entry.to_flag(), flag);
+        let read = parse_scope(flag).unwrap();
+        match (&entry, read) {
+            (ScopeEntry::Path(p), ScopeInput::Literal(t) | ScopeInput::Path(t)) => {
+                assert_eq!(p.to_str().unwrap(), t);
+                assert_eq!(flag.starts_with("path:"), has_glob(&t), "{flag}");
+            }
+            (ScopeEntry::Glob(g), ScopeInput::Path(t)) => assert_eq!(g, &t),
+            (ScopeEntry::Host(h), ScopeInput::Host(t)) => assert_eq!(h, &t),
+            (entry, read) => panic!("{entry:?} came back as {read:?}"),
+        }
     }
 }
 
@@ -505,7 +534,9 @@ fn offer_run(answers: &[&'static str]) -> (Result<Option<Request>, PromptError>,
     ];
     let scopable = |c: &str| c == "file_access";
     let resolve = |_: &str, s: &str| match parse_scope(s)? {
-        ScopeInput::Path(p) => Ok(ScopeEntry::Path(PathBuf::from("/w").join(p))),
+        ScopeInput::Path(p) | ScopeInput::Literal(p) => {
+            Ok(ScopeEntry::Path(PathBuf::from("/w").join(p)))
+        }
         ScopeInput::Host(h) => Ok(ScopeEntry::Host(h)),
     };
     let offer = Offer {

@@ -158,8 +158,9 @@ pub struct PermitGrantArgs {
     /// The capability to allow (one the policy's [permit] require names)
     #[arg(long, value_name = "CAPABILITY")]
     pub capability: String,
-    /// Limit the grant to a file or folder (inside the policy's path root) or a host
-    /// (example.com, *.example.com, host:NAME); repeatable
+    /// Limit the grant to a file or folder (inside the policy's path root; path:NAME is never
+    /// read as a glob), a path glob (./docs/*.md) or a host (example.com, *.example.com,
+    /// host:NAME); repeatable
     #[arg(long, value_name = "PATH|HOST")]
     pub scope: Vec<String>,
     /// How long the grant lasts: 90s, 5m, 15m, 1h (at most 30d)
