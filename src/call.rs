@@ -209,6 +209,36 @@ fn slot_value(slot: &Slot<'_>) -> Option<Value> {
     }
 }
 
+/// A key an envelope holds twice is two readings of one call: this reader would take the
+/// first, most tools' JSON readers the last, so the call is refused with both named rather
+/// than checked as one thing and run as another.
+fn twice(fields: &Fields<'_>, whole: &str) -> Result<(), NotACall> {
+    for (i, (key, first)) in fields.iter().enumerate() {
+        if let Some((_, again)) = fields[i + 1..].iter().find(|(k, _)| k == key) {
+            return Err(not_a_call(format!(
+                "{whole} has `{key}` twice ({} and {}): which one is meant cannot be told; \
+                 send each field once",
+                shown(first),
+                shown(again)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A field's value as sent, cut to a length a message can carry.
+fn shown(slot: &Slot<'_>) -> String {
+    let text = match slot {
+        Slot::Raw(raw) | Slot::Split(raw, _) => Cow::Borrowed(*raw),
+        Slot::Owned(v) => Cow::Owned(v.to_string()),
+        Slot::Args | Slot::Holder(_) => Cow::Borrowed("{…}"),
+    };
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.into_owned(),
+    }
+}
+
 /// Which envelope a document is, by the fields that identify it; for shapes that nest the
 /// call, also the nested object's fields (read once, here).
 fn shape_of<'a>(fields: &Fields<'a>) -> Option<(Shape, Option<Fields<'a>>)> {
@@ -330,6 +360,7 @@ impl<'a> Call<'a> {
         mut fields: Fields<'a>,
         fixes: &mut Vec<Correction>,
     ) -> Result<Call<'a>, NotACall> {
+        twice(&fields, "the call")?;
         let (shape, inner) = shape_of(&fields).ok_or_else(|| {
             not_a_call(
                 "no tool name found: expected `tool_name` (Agent Zero), `function.name` (OpenAI), \
@@ -337,10 +368,13 @@ impl<'a> Call<'a> {
                  `functionCall.name` (Gemini)",
             )
         })?;
+        let slots = slots(shape);
+        if let (Some(inner), Some(key)) = (&inner, slots.holder) {
+            twice(inner, &format!("`{key}`"))?;
+        }
         if shape == Shape::AgentZero {
             normalize_agent_zero(&mut fields, fixes);
         }
-        let slots = slots(shape);
         let holder: &mut Fields<'a> = match slots.holder {
             None => &mut fields,
             Some(key) => {

@@ -677,6 +677,61 @@ fn bad_input_is_a_malformed_call_never_a_crash() {
     );
 }
 
+/// A field sent twice is two readings of one call: metagate would check the first, the
+/// tool's JSON reader would most likely run the last. Refused, naming both, in every shape;
+/// a key repeated inside the arguments is read as the tool's reader reads it (the last).
+#[test]
+fn an_envelope_field_sent_twice_is_refused_naming_both() {
+    let sb = Sandbox::new();
+    let cases = [
+        (
+            r#"{"tool_name":"response","tool_name":"code_execution_tool","tool_args":{"text":"hi"}}"#,
+            "the call has `tool_name` twice (\"response\" and \"code_execution_tool\")",
+        ),
+        (
+            r#"{"tool_name":"response","tool_args":{"text":"hi"},"tool_args":{"text":"bye"}}"#,
+            r#"the call has `tool_args` twice ({"text":"hi"} and {"text":"bye"})"#,
+        ),
+        (
+            r#"{"id":"c1","type":"function","function":{"name":"response","arguments":"{}"},"function":{"name":"x","arguments":"{}"}}"#,
+            "the call has `function` twice",
+        ),
+        (
+            r#"{"id":"c1","type":"function","function":{"name":"response","name":"x","arguments":"{}"}}"#,
+            "`function` has `name` twice (\"response\" and \"x\")",
+        ),
+        (
+            r#"{"type":"tool_use","id":"t1","name":"response","input":{"text":"a"},"input":{"text":"b"}}"#,
+            "the call has `input` twice",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"response","arguments":{},"arguments":{"text":"b"}}}"#,
+            "`params` has `arguments` twice",
+        ),
+    ];
+    for (call, message) in cases {
+        let (out, code, _) = gate(&sb, &["--no-telemetry"], call.as_bytes());
+        assert_eq!(code, 1, "{call}");
+        assert_eq!(out["error"]["category"], "malformed_call", "{call}");
+        let got = out["error"]["message"].as_str().unwrap();
+        assert!(got.starts_with(message), "{call}: {got}");
+    }
+    // The mirror image: once each passes, and a repeated argument is read as its last.
+    for call in [
+        r#"{"tool_name":"response","tool_args":{"text":"hi"}}"#,
+        r#"{"id":"c1","type":"function","function":{"name":"response","arguments":"{\"text\":\"hi\"}"}}"#,
+    ] {
+        let (out, code, _) = gate(&sb, &["--no-telemetry"], call.as_bytes());
+        assert_eq!(code, 0, "{call}: {out}");
+    }
+    let (out, code, _) = gate(
+        &sb,
+        &["--no-telemetry", "--report"],
+        br#"{"tool_name":"response","tool_args":{"text":"","text":"second"}}"#,
+    );
+    assert_eq!((code, &out["verdict"]), (0, &json!("pass")), "{out}");
+}
+
 #[test]
 fn closed_stdout_pipe_exits_quietly() {
     let sb = Sandbox::new();
