@@ -689,7 +689,9 @@ fn parse_args_string<'a>(
     }
     match repair::parse(text.as_bytes()) {
         Ok(parsed) => {
-            for note in parsed.repairs {
+            // Objects after the first are dropped from what goes out, not only from what is
+            // checked: a repair, so the arguments are written again as the one object read.
+            for note in parsed.repairs.into_iter().chain(parsed.warnings) {
                 fixes.push(Correction::noted(Kind::Repair, format!("{field}: {note}")));
             }
             match parsed.value {
