@@ -115,24 +115,40 @@ fn read_all(
 ) -> Result<(), RecordError> {
     let mut batch: Vec<Event> = Vec::new();
     for Input { name, mut reader } in inputs {
-        let mut line = String::new();
+        // Bytes, not a `String`: a line that is not UTF-8 is one bad line, not a failed read
+        // of the whole input.
+        let mut bytes = Vec::new();
         let mut number = 0usize;
         loop {
-            line.clear();
-            let n = reader
-                .read_line(&mut line)
-                .map_err(|source| RecordError::Read {
-                    name: name.clone(),
-                    source,
-                })?;
+            bytes.clear();
+            let n = match reader.read_until(b'\n', &mut bytes) {
+                Ok(n) => n,
+                Err(source) => {
+                    // The lines read so far are good: stored before giving up on the input.
+                    store_batch(&batch)?;
+                    return Err(RecordError::Read { name, source });
+                }
+            };
             if n == 0 {
                 break;
             }
             number += 1;
+            let line = match std::str::from_utf8(&bytes) {
+                Ok(line) => line,
+                Err(e) => {
+                    summary.bad_lines += 1;
+                    let _ = writeln!(
+                        diag,
+                        "metagate: record: {name}:{number}: not UTF-8 (byte {} of the line); line skipped",
+                        e.valid_up_to() + 1
+                    );
+                    continue;
+                }
+            };
             if line.trim().is_empty() {
                 continue;
             }
-            match events::parse(&line, now_ms(), axes) {
+            match events::parse(line, now_ms(), axes) {
                 Ok((event, warnings)) => {
                     for w in warnings {
                         let _ = writeln!(diag, "metagate: record: {name}:{number}: warning: {w}");

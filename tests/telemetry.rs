@@ -246,6 +246,44 @@ fn record_stores_every_event_type_and_skips_bad_lines_by_number() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A byte that is not UTF-8 spoils its line, not its input: the other lines, of that file and
+/// of the files after it, are stored.
+#[test]
+fn a_line_that_is_not_utf8_is_one_bad_line() {
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let mut text =
+        b"{\"type\":\"ask\",\"text\":\"one\"}\n{\"type\":\"ask\",\"text\":\"bad \xff\"}\n".to_vec();
+    text.extend_from_slice(b"{\"type\":\"ask\",\"text\":\"three\"}\n");
+    let odd = sb.path().join("odd.jsonl");
+    std::fs::write(&odd, &text).unwrap();
+    let ok = sb.file("ok.jsonl", "{\"type\":\"ask\",\"text\":\"four\"}\n");
+    let out = sb.cmd().arg("record").arg(&odd).arg(&ok).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("odd.jsonl:2: not UTF-8 (byte 27 of the line); line skipped"),
+        "{err}"
+    );
+    assert!(err.contains("skipped 1 bad line\n"), "{err}");
+    assert_eq!(count(&db, "asks"), 3);
+    // Stdin alike.
+    let out = sb.cmd().arg("record").write_stdin(text).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(count(&db, "asks"), 5);
+    // An input that fails while being read (a folder opens, then cannot be read): status 2,
+    // and the lines read before it are kept.
+    let out = sb
+        .cmd()
+        .arg("record")
+        .arg(&ok)
+        .arg(sb.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(count(&db, "asks"), 6);
+}
+
 #[test]
 fn db_info_reports_tables_and_span() {
     let sb = Sandbox::new();

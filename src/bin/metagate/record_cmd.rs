@@ -39,8 +39,8 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let summary = record::record(&mut store, inputs, args.strict, &axes, &*clock, &mut err)?;
     if summary.discarded {
         say!(
-            "metagate: record: {} bad lines; nothing stored (--strict)",
-            summary.bad_lines
+            "metagate: record: {}; nothing stored (--strict)",
+            bad_lines(summary.bad_lines)
         );
     } else {
         say!(
@@ -50,7 +50,7 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
             summary.corrections,
             store.path().display(),
             if summary.bad_lines > 0 {
-                format!("; skipped {} bad lines", summary.bad_lines)
+                format!("; skipped {}", bad_lines(summary.bad_lines))
             } else {
                 String::new()
             }
@@ -68,4 +68,8 @@ fn stdin_input() -> Input<'static> {
         name: "<stdin>".to_string(),
         reader: Box::new(BufReader::new(io::stdin())),
     }
+}
+
+fn bad_lines(n: usize) -> String {
+    format!("{n} bad line{}", if n == 1 { "" } else { "s" })
 }
