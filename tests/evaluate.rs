@@ -497,6 +497,25 @@ fn bad_stores_get_a_clear_message() {
     let (_, code, stderr) = evaluate(&sb, &[&newer], &[]);
     assert_eq!(code, 2);
     assert!(stderr.contains("newer metagate"), "{stderr}");
+    // Someone else's SQLite database: status 2 from every command, and left as it was.
+    let foreign = sb.path().join("foreign.db");
+    {
+        let conn = rusqlite::Connection::open(&foreign).unwrap();
+        conn.execute_batch("CREATE TABLE notes (x TEXT)").unwrap();
+    }
+    let before = std::fs::read(&foreign).unwrap();
+    for args in [
+        &["evaluate"][..],
+        &["tools", "health"][..],
+        &["db", "info"][..],
+        &["permit", "list"][..],
+        &["record"][..],
+    ] {
+        let (_, code, stderr) = run_text(&sb, &foreign, args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(stderr.contains("holding other tables"), "{args:?}: {stderr}");
+        assert_eq!(std::fs::read(&foreign).unwrap(), before, "{args:?}");
+    }
     // An empty file: an empty report.
     let empty = sb.file("empty.db", "");
     let (report, code, stderr) = evaluate(&sb, &[&empty], &["--dry-run"]);

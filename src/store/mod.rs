@@ -45,6 +45,8 @@ pub enum StoreError {
     /// `db info` and readers were pointed at a file that does not exist.
     Missing(PathBuf),
     NotADatabase(PathBuf),
+    /// An SQLite database with tables of its own and no metagate schema: never migrated into.
+    Foreign(PathBuf),
     Newer {
         path: PathBuf,
         found: i64,
@@ -89,6 +91,11 @@ impl fmt::Display for StoreError {
                     p.display()
                 )
             }
+            StoreError::Foreign(p) => write!(
+                f,
+                "{} is not a metagate store: it is an SQLite database holding other tables (left untouched); use another --db",
+                p.display()
+            ),
             StoreError::Newer { path, found } => write!(
                 f,
                 "{} was written by a newer metagate (schema version {found}; this metagate knows up to {SCHEMA_VERSION}): upgrade metagate or use another --db",
@@ -215,6 +222,8 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         };
+        // Before any pragma: switching to WAL would already change a foreign database.
+        store.refuse_foreign()?;
         store.set_pragmas(options)?;
         store.migrate()?;
         Ok(store)
@@ -280,6 +289,22 @@ impl Store {
         self.conn
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384; PRAGMA wal_autocheckpoint = 16384;")
             .map_err(fail)?;
+        Ok(())
+    }
+
+    /// A database at schema version 0 is ours to set up only while it is empty.
+    fn refuse_foreign(&self) -> Result<(), StoreError> {
+        let fail = |e| StoreError::from_sqlite(&self.path, e);
+        if user_version(&self.conn).map_err(fail)? != 0 {
+            return Ok(());
+        }
+        let objects: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(fail)?;
+        if objects > 0 {
+            return Err(StoreError::Foreign(self.path.clone()));
+        }
         Ok(())
     }
 
@@ -503,6 +528,25 @@ mod tests {
         let e = Store::open(&newer).err().unwrap();
         assert!(matches!(e, StoreError::Newer { .. }), "{e}");
         assert!(e.to_string().contains("newer metagate"));
+        // Someone else's database: refused, and left exactly as it was.
+        let foreign = dir.path().join("foreign.db");
+        {
+            let conn = Connection::open(&foreign).unwrap();
+            conn.execute_batch("CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('kept');")
+                .unwrap();
+        }
+        let before = std::fs::read(&foreign).unwrap();
+        let e = Store::open(&foreign).err().unwrap();
+        assert!(matches!(e, StoreError::Foreign(_)), "{e}");
+        assert!(e.to_string().contains("holding other tables"), "{e}");
+        assert_eq!(std::fs::read(&foreign).unwrap(), before);
+        // An empty SQLite file is a new store.
+        let empty = dir.path().join("empty.db");
+        drop(Connection::open(&empty).unwrap());
+        assert_eq!(
+            Store::open(&empty).unwrap().info().unwrap().schema_version,
+            SCHEMA_VERSION
+        );
         assert!(matches!(
             Store::open_existing(&dir.path().join("none.db"), Options::default()),
             Err(StoreError::Missing(_))
