@@ -851,7 +851,7 @@ fn explain_tells_every_stage() {
         "explain: command (shell): passes",
         "explain: grant: system_execute for system_execute covered by mg_",
         "explain: limit per_caller per minute (caller ops): 0/10",
-        "explain: loop breaker: 0 identical calls",
+        "explain: loop breaker: 0 identical calls in the last 60 s (the 3rd is refused)",
         "explain: verdict: corrected",
     ] {
         assert!(err.contains(stage), "missing {stage:?} in:\n{err}");

@@ -136,8 +136,9 @@ pub(super) fn check(
         };
         let secs = lb.window_ms / 1000;
         note(format_args!(
-            "loop breaker: {} identical calls in the last {secs} s (the {}th is refused)",
-            count.n, lb.repeat
+            "loop breaker: {} identical calls in the last {secs} s (the {} is refused)",
+            count.n,
+            ordinal(lb.repeat)
         ));
         if count.n + 1 >= lb.repeat {
             return Err(Box::new(limited(
