@@ -513,7 +513,10 @@ fn bad_stores_get_a_clear_message() {
     ] {
         let (_, code, stderr) = run_text(&sb, &foreign, args);
         assert_eq!(code, 2, "{args:?}");
-        assert!(stderr.contains("holding other tables"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("holding other tables"),
+            "{args:?}: {stderr}"
+        );
         assert_eq!(std::fs::read(&foreign).unwrap(), before, "{args:?}");
     }
     // An empty file: an empty report.

@@ -601,3 +601,32 @@ fn human_format_keeps_trace_text_on_one_inert_line() {
         out.stdout
     );
 }
+
+/// A folder's walk reads regular files only: a pipe named like a trace would block forever.
+#[cfg(unix)]
+#[test]
+fn a_pipe_named_like_a_trace_is_not_waited_on() {
+    let sb = Sandbox::new();
+    let dir = sb.path().join("traces");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("a.jsonl"),
+        "{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"hi\"}}\n",
+    )
+    .unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("p.jsonl"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = sb
+        .cmd()
+        .args(["lint", "--format", "json"])
+        .arg(&dir)
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["summary"]["files"], 1, "{doc}");
+}

@@ -213,6 +213,8 @@ fn walk(dir: &Path, inputs: &mut Vec<Input>) {
         } else if path
             .extension()
             .is_some_and(|e| e == "json" || e == "jsonl" || e == "ndjson")
+            // A pipe or a device named like a trace would be waited on forever.
+            && path.is_file()
         {
             inputs.push(Input::File(path));
         }
