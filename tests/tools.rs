@@ -266,6 +266,13 @@ fn bad_tools_files_exit_2_naming_file_and_tool() {
         for m in must {
             assert!(err.contains(m), "{file}: {err}");
         }
+        assert!(
+            err.contains(&format!(
+                "the built-in policy with --tools {} is invalid",
+                tools(file)
+            )),
+            "{file}: the heading must name the tools file: {err}"
+        );
     }
     let out = sb
         .cmd()

@@ -55,6 +55,15 @@ fn load(path: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
     let source = text.as_deref().map(|text| Source { name: &name, text });
     Policy::load(source, path.map(Path::to_path_buf), tools, &read).map_err(|errors| {
         let lines: Vec<String> = errors.0.iter().map(|e| format!("  {e}")).collect();
-        anyhow!("policy {name} is invalid:\n{}", lines.join("\n"))
+        // Each line names its file; the heading names everything that went into the policy.
+        let mut what = match path {
+            Some(_) => format!("policy {name}"),
+            None => name.clone(),
+        };
+        if !tools.is_empty() {
+            let files: Vec<String> = tools.iter().map(|t| t.display().to_string()).collect();
+            what.push_str(&format!(" with --tools {}", files.join(", ")));
+        }
+        anyhow!("{what} is invalid:\n{}", lines.join("\n"))
     })
 }
