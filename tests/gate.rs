@@ -789,6 +789,45 @@ fn an_arguments_string_of_two_objects_goes_out_as_the_first() {
     );
 }
 
+/// A stream that cannot be read or written says which side failed.
+#[cfg(target_os = "linux")]
+#[test]
+fn stream_failures_name_their_side() {
+    let sb = Sandbox::new();
+    let folder = std::fs::File::open(sb.path()).unwrap();
+    let out = sb
+        .std_cmd()
+        .args(["gate", "--jsonl", "--no-telemetry"])
+        .stdin(folder)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("cannot read the calls: "), "{err}");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let mut child = sb
+        .std_cmd()
+        .args(["gate", "--jsonl", "--no-telemetry"])
+        .stdin(Stdio::piped())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"x\"}}\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("cannot write the answers: "), "{err}");
+}
+
 #[test]
 fn closed_stdout_pipe_exits_quietly() {
     let sb = Sandbox::new();

@@ -134,8 +134,9 @@ impl Group {
             let _ = err.write_all(&self.notes).and_then(|()| err.flush());
             self.notes.clear();
         }
-        out.write_all(&self.out)?;
-        out.flush()?;
+        out.write_all(&self.out)
+            .and_then(|()| out.flush())
+            .map_err(|e| in_words(e, "cannot write the answers"))?;
         self.out.clear();
         self.lines = 0;
         Ok(())
@@ -207,7 +208,8 @@ pub fn stream<R: Read, W: Write, E: Write>(
             group.flush(policy, options, sink, out, err)?;
         }
         line.clear();
-        let n = read_line_capped(reader, &mut line)?;
+        let n = read_line_capped(reader, &mut line)
+            .map_err(|e| in_words(e, "cannot read the calls"))?;
         if timed && reader.buffer().is_empty() {
             // The wait for input is not the gate's latency.
             started = clock();
@@ -262,6 +264,12 @@ pub fn stream<R: Read, W: Write, E: Write>(
     }
     group.flush(policy, options, sink, out, err)?;
     Ok(stats)
+}
+
+/// `e` saying which side of the stream failed; its kind is kept, so a closed stdout is still
+/// told apart (and ends the program quietly).
+fn in_words(e: io::Error, what: &str) -> io::Error {
+    io::Error::new(e.kind(), format!("{what}: {e}"))
 }
 
 /// Reads one line; a line over [`MAX_DOCUMENT`] is consumed to its end but only its first
