@@ -462,6 +462,11 @@ fn shards_are_merged_and_results_go_to_the_first() {
         ["tighten_acceptance"]
     );
     assert_eq!(bytes(&b), b_before);
+    // One store under two names is refused, not counted twice.
+    let again = sb.path().join(".").join("a.db");
+    let (_, code, stderr) = evaluate(&sb, &[&a, &b, &again], &["--dry-run"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("are the same store"), "{stderr}");
     // Other commands take one store.
     let out = sb
         .cmd()

@@ -26,6 +26,20 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     } else {
         dbs.to_vec()
     };
+    // One file under two names would have its events counted twice.
+    let real: Vec<PathBuf> = paths
+        .iter()
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    for (i, r) in real.iter().enumerate() {
+        if let Some(j) = real[..i].iter().position(|earlier| earlier == r) {
+            bail!(
+                "--db {} and --db {} are the same store: give each store once",
+                paths[j].display(),
+                paths[i].display()
+            );
+        }
+    }
     if let Some(id) = args.accept.as_deref() {
         return set_status(id, "accepted", args.format, env);
     }
