@@ -212,9 +212,11 @@ fn slot_value(slot: &Slot<'_>) -> Option<Value> {
 /// A key an envelope holds twice is two readings of one call: this reader would take the
 /// first, most tools' JSON readers the last, so the call is refused with both named rather
 /// than checked as one thing and run as another.
-fn twice(fields: &Fields<'_>, whole: &str) -> Result<(), NotACall> {
+/// `holder` names the nested object `fields` are from; `None` is the call itself.
+fn twice(fields: &Fields<'_>, holder: Option<&str>) -> Result<(), NotACall> {
     for (i, (key, first)) in fields.iter().enumerate() {
         if let Some((_, again)) = fields[i + 1..].iter().find(|(k, _)| k == key) {
+            let whole = holder.map_or_else(|| "the call".to_string(), |h| format!("`{h}`"));
             return Err(not_a_call(format!(
                 "{whole} has `{key}` twice ({} and {}): which one is meant cannot be told; \
                  send each field once",
@@ -360,7 +362,7 @@ impl<'a> Call<'a> {
         mut fields: Fields<'a>,
         fixes: &mut Vec<Correction>,
     ) -> Result<Call<'a>, NotACall> {
-        twice(&fields, "the call")?;
+        twice(&fields, None)?;
         let (shape, inner) = shape_of(&fields).ok_or_else(|| {
             not_a_call(
                 "no tool name found: expected `tool_name` (Agent Zero), `function.name` (OpenAI), \
@@ -370,7 +372,7 @@ impl<'a> Call<'a> {
         })?;
         let slots = slots(shape);
         if let (Some(inner), Some(key)) = (&inner, slots.holder) {
-            twice(inner, &format!("`{key}`"))?;
+            twice(inner, Some(key))?;
         }
         if shape == Shape::AgentZero {
             normalize_agent_zero(&mut fields, fixes);
