@@ -60,6 +60,48 @@ fn check_reports_errors_with_key_and_line() {
     assert_eq!(sb.policy_check(&file).0, 0);
 }
 
+/// A misspelt type names itself, its key and line, and the types there are.
+#[test]
+fn an_unknown_type_is_named_with_the_types_there_are() {
+    let sb = Sandbox::new();
+    for (text, line, key, wrong) in [
+        (
+            "[tools.t.args.a]\ntype = \"strin\"\n",
+            2,
+            "tools.t.args.a.type",
+            "\"strin\"",
+        ),
+        (
+            "[tools.t.args.b]\n\ntype = [\"string\", \"nul\"]\n",
+            3,
+            "tools.t.args.b.type",
+            "\"nul\"",
+        ),
+    ] {
+        let file = sb.file("t.toml", text);
+        let (code, err) = sb.policy_check(&file);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(&format!("t.toml:{line}:")), "{err}");
+        assert!(err.contains(key), "{err}");
+        assert!(err.contains(&format!("unknown type {wrong}")), "{err}");
+        assert!(
+            err.contains("(types: string, integer, number, boolean"),
+            "{err}"
+        );
+    }
+    let file = sb.file("n.toml", "[tools.t.args.c]\ntype = 5\n");
+    let (code, err) = sb.policy_check(&file);
+    assert_eq!(code, 2);
+    assert!(err.contains("a type name or a list of them"), "{err}");
+    // The mirror image: every type name, alone and in a list, is read.
+    let file = sb.file(
+        "all.toml",
+        "[tools.t.args.a]\ntype = \"any\"\n[tools.t.args.b]\ntype = [\"string\", \"integer\", \"number\", \"boolean\", \"object\", \"array\", \"null\"]\n",
+    );
+    let (code, err) = sb.policy_check(&file);
+    assert_eq!(code, 0, "{err}");
+}
+
 #[test]
 fn lookup_order_flag_env_local_xdg() {
     let sb = Sandbox::new();

@@ -321,11 +321,49 @@ pub struct ArgFile {
 }
 
 /// `type = "string"` or `type = ["string", "null"]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum TypeSpec {
     One(ArgType),
     Many(Vec<ArgType>),
+}
+
+/// Read by hand: derived, a misspelt type would only say that no variant of an untagged enum
+/// matched, and not which name is wrong or which names are right.
+impl<'de> Deserialize<'de> for TypeSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Names {
+            One(String),
+            Many(Vec<String>),
+        }
+        let read = |name: &str| {
+            ArgType::ALL
+                .into_iter()
+                .find(|t| t.as_str() == name)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = ArgType::ALL.iter().map(|t| t.as_str()).collect();
+                    D::Error::custom(format!(
+                        "unknown type {name:?} (types: {})",
+                        names.join(", ")
+                    ))
+                })
+        };
+        match Names::deserialize(d).map_err(|_| {
+            D::Error::custom(
+                "`type` is a type name or a list of them: \"string\", [\"string\", \"null\"]",
+            )
+        })? {
+            Names::One(name) => read(&name).map(TypeSpec::One),
+            Names::Many(names) => names
+                .iter()
+                .map(|n| read(n))
+                .collect::<Result<_, _>>()
+                .map(TypeSpec::Many),
+        }
+    }
 }
 
 impl TypeSpec {
@@ -351,6 +389,17 @@ pub enum ArgType {
 }
 
 impl ArgType {
+    pub const ALL: [ArgType; 8] = [
+        ArgType::String,
+        ArgType::Integer,
+        ArgType::Number,
+        ArgType::Boolean,
+        ArgType::Object,
+        ArgType::Array,
+        ArgType::Null,
+        ArgType::Any,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ArgType::String => "string",
