@@ -1,4 +1,5 @@
-//! Text from telemetry, traces and grants made safe to show on one terminal line.
+//! Text from telemetry, traces and grants made safe to show on one terminal line, and counts
+//! put in words.
 //!
 //! Tool names, error messages and grant details come from models and agents: a newline in
 //! one would split a table row in two, and an escape sequence would move the cursor, retitle
@@ -21,6 +22,11 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// `1 call`, `2 calls`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]

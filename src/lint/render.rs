@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::codes::{CODES, Severity};
 use super::{Diagnostic, Event, Failure, Summary};
-use crate::display::one_line;
+use crate::display::{one_line, plural};
 
 /// The output formats of `lint`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,10 +243,6 @@ fn human(d: &Diagnostic<'_>, color: bool, out: &mut Vec<u8>) {
         paint(out, color, "1;36", "help:");
         let _ = writeln!(out, " {}", one_line(suggestion));
     }
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn human_summary(s: &Summary, color: bool, out: &mut Vec<u8>) {

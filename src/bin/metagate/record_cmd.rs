@@ -71,5 +71,5 @@ fn stdin_input() -> Input<'static> {
 }
 
 fn bad_lines(n: usize) -> String {
-    format!("{n} bad line{}", if n == 1 { "" } else { "s" })
+    metagate::display::plural(n, "bad line", "bad lines")
 }
