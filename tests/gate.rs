@@ -828,6 +828,46 @@ fn stream_failures_name_their_side() {
     assert!(err.contains("cannot write the answers: "), "{err}");
 }
 
+/// An answer that cannot be written (a full disk) fails with status 2 and names standard
+/// output, whichever command wrote it; `policy check` used to panic there.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_named_and_never_a_panic() {
+    let sb = Sandbox::new();
+    let policy = common::fixture_path("policies/sirthaddeus.toml");
+    let policy = policy.to_str().unwrap();
+    let trace = common::fixture_path("traces/clean");
+    let trace = trace.to_str().unwrap();
+    let call = common::fixture_path("calls/runtime-bash.json");
+    let commands: &[&[&str]] = &[
+        &["gate", "--no-telemetry"],
+        &["policy", "show"],
+        &["policy", "check", policy],
+        &["lint", trace],
+        &["lint", "--format", "json", trace],
+    ];
+    for args in commands {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = sb
+            .std_cmd()
+            .args(*args)
+            .stdin(std::fs::File::open(&call).unwrap())
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write to standard output: "),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn closed_stdout_pipe_exits_quietly() {
     let sb = Sandbox::new();

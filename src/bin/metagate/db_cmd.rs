@@ -16,7 +16,7 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
         DbCommand::Info { format } => {
             let store = env.open_existing_store()?;
             let info = store.info()?;
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::output::stdout();
             match format {
                 Format::Json => {
                     let tables: Map<String, Value> = info

@@ -133,7 +133,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
         );
     }
 
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     match args.format {
         Format::Json => {
             let doc = json!({
@@ -249,10 +249,8 @@ fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Statu
     match results::set_status(&mut store, id, status)? {
         Some((tool, kind, previous)) => {
             if format == Format::Json {
-                println!(
-                    "{}",
-                    json!({"id": id, "tool": tool, "kind": kind, "status": status, "previous": previous})
-                );
+                let doc = json!({"id": id, "tool": tool, "kind": kind, "status": status, "previous": previous});
+                writeln!(crate::output::stdout(), "{doc}")?;
             }
             say!("metagate: evaluate: {id} ({kind} for {tool}): {previous} → {status}");
             Ok(Status::Success)

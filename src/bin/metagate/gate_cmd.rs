@@ -65,7 +65,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let input = gate::read_document(&mut io::stdin().lock()).context("cannot read stdin")?;
     let mut err = io::stderr().lock();
     let (line, verdict) = gate::answer_one(&run, &input, sink.as_mut(), &mut err, &Instant::now)?;
-    let mut stdout = io::stdout().lock();
+    let mut stdout = crate::output::stdout();
     stdout.write_all(&line)?;
     stdout.flush()?;
     Ok(match verdict {

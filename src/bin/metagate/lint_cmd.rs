@@ -67,7 +67,7 @@ pub fn explain(code: &str) -> Result<Status> {
             c.explanation
         ));
     }
-    io::stdout().lock().write_all(out.as_bytes())?;
+    crate::output::stdout().write_all(out.as_bytes())?;
     Ok(Status::Success)
 }
 
@@ -107,11 +107,10 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
         LintFormat::Sarif => Format::Sarif,
         LintFormat::Github => Format::Github,
     };
-    let stdout = io::stdout();
+    let mut out = crate::output::stdout();
     let color = format == Format::Human
-        && stdout.is_terminal()
+        && out.is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let mut out = stdout.lock();
     let mut renderer = Renderer::new(format, color);
     let mut summary = Summary::default();
     let mut buf = Vec::with_capacity(2 * CHUNK);

@@ -17,6 +17,7 @@ mod exit;
 mod gate_cmd;
 mod generate;
 mod lint_cmd;
+mod output;
 mod permit_cmd;
 mod policy_cmd;
 mod record_cmd;

@@ -161,7 +161,7 @@ fn grant_json(g: &Grant, now: i64) -> Value {
 }
 
 fn print_grant(g: &Grant, format: Format, now: i64) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     match format {
         Format::Json => writeln!(out, "{}", grant_json(g, now))?,
         Format::Table => {
@@ -227,7 +227,7 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
         Err(StoreError::Missing(_)) => (Vec::new(), Vec::new()),
         Err(e) => return Err(e.into()),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     match format {
         Format::Json => {
             let mut doc =
@@ -324,7 +324,7 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
             say!("metagate: nothing to revoke: no grant is live");
             return Ok(Status::Rejected);
         }
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::output::stdout();
         for g in &done {
             writeln!(out, "revoked {} ({})", g.id, g.capability)?;
         }
@@ -356,7 +356,7 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
     };
     match grants::revoke(&mut store, &id, now, Some(&who))? {
         Revoked::Done(g) => {
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::output::stdout();
             writeln!(out, "revoked {} ({})", g.id, g.capability)?;
             out.flush()?;
             Ok(Status::Success)

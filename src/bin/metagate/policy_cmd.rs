@@ -17,7 +17,7 @@ pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
                 || "the built-in policy".to_string(),
                 |p| p.display().to_string(),
             );
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::output::stdout();
             writeln!(out, "# effective policy, from {origin}")?;
             out.write_all(policy.to_toml().as_bytes())?;
             out.flush()?;
@@ -28,13 +28,14 @@ pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
             for w in &policy.warnings {
                 say!("metagate: warning: {w}");
             }
-            println!(
+            writeln!(
+                crate::output::stdout(),
                 "{}: ok ({} tools, {} intents, {} warnings)",
                 file.display(),
                 policy.tools.len(),
                 policy.rules.intents.len(),
                 policy.warnings.len()
-            );
+            )?;
             Ok(Status::Success)
         }
     }

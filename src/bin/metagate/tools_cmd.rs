@@ -52,7 +52,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
         ),
     }
     let tallies = health::combine(run.map(|r| r.tallies).unwrap_or_default(), live);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     match args.format {
         HealthFormat::KnownTools => {
             let block = health::known_tools(
