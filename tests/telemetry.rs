@@ -321,6 +321,167 @@ fn db_info_reports_tables_and_span() {
     );
 }
 
+/// Runs metagate as someone who may not write in `folders` (made read-only here): this user
+/// when it is not root, else `nobody` through `setpriv`, since root writes anywhere. None when
+/// neither can be arranged.
+#[cfg(target_os = "linux")]
+fn run_without_write_access(
+    sb: &Sandbox,
+    folders: &[&Path],
+    args: &[&str],
+) -> Option<std::process::Output> {
+    use std::os::unix::fs::PermissionsExt;
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let euid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        .unwrap();
+    let root = euid == "0";
+    let mut cmd = if root {
+        let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())?;
+        fn give(p: &Path) {
+            std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+            if p.is_dir() {
+                for e in std::fs::read_dir(p).unwrap() {
+                    give(&e.unwrap().path());
+                }
+            }
+        }
+        give(sb.path());
+        let mut c = std::process::Command::new(setpriv);
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            common::BIN,
+        ]);
+        c.env_clear().current_dir(sb.path());
+        for (k, v) in [
+            ("HOME", sb.path().to_path_buf()),
+            ("PATH", "/usr/bin:/bin".into()),
+        ] {
+            c.env(k, v);
+        }
+        c
+    } else {
+        sb.std_cmd()
+    };
+    for folder in folders {
+        for e in std::fs::read_dir(folder).unwrap() {
+            std::fs::set_permissions(e.unwrap().path(), PermissionsExt::from_mode(0o444)).unwrap();
+        }
+        std::fs::set_permissions(folder, PermissionsExt::from_mode(0o555)).unwrap();
+    }
+    let out = cmd.args(args).stdin(Stdio::null()).output().unwrap();
+    for folder in folders {
+        // Writable again, so that the sandbox can be removed.
+        std::fs::set_permissions(folder, PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    Some(out)
+}
+
+/// A store in a folder the reader may not write (another user's, a read-only mount) is read
+/// as it is, creating nothing beside it; writing to it says it cannot be written; and one
+/// whose write-ahead log still holds changes is refused rather than read without them.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_store_in_a_read_only_folder_can_be_read() {
+    let sb = Sandbox::new();
+    let ro = sb.path().join("ro");
+    let unfolded = sb.path().join("unfolded");
+    std::fs::create_dir_all(&unfolded).unwrap();
+    let db = ro.join("m.db");
+    let record = |line: &str| {
+        let out = sb
+            .cmd()
+            .args(["--db", db.to_str().unwrap(), "record"])
+            .write_stdin(line)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    };
+    record("{\"type\":\"outcome\",\"session\":\"s\",\"tool\":\"calculator\",\"status\":\"ok\"}\n");
+    // A second outcome written while another connection is open stays in the log: copied
+    // then, the file and its log are a store whose log holds a change.
+    let held = Connection::open(&db).unwrap();
+    held.query_row("SELECT count(*) FROM outcomes", [], |r| r.get::<_, i64>(0))
+        .unwrap();
+    record(
+        "{\"type\":\"outcome\",\"session\":\"s\",\"tool\":\"calculator\",\"status\":\"error\"}\n",
+    );
+    for name in ["m.db", "m.db-wal"] {
+        std::fs::copy(ro.join(name), unfolded.join(name)).unwrap();
+    }
+    assert!(std::fs::metadata(unfolded.join("m.db-wal")).unwrap().len() > 0);
+    drop(held);
+    assert!(!ro.join("m.db-wal").exists());
+    let before = store_bytes(&db);
+
+    let ro_db = db.to_str().unwrap();
+    let runs: &[(&[&str], i32)] = &[
+        (&["db", "info", "--format", "json"], 0),
+        (&["tools", "health", "--format", "json"], 0),
+        (&["permit", "list", "--format", "json"], 0),
+        (&["evaluate", "--dry-run", "--format", "json"], 0),
+        (&["record", "fixtures-none.jsonl"], 2),
+        (&["evaluate", "--format", "json"], 2),
+    ];
+    for (args, status) in runs {
+        let mut all = vec!["--db", ro_db];
+        all.extend_from_slice(args);
+        let Some(out) = run_without_write_access(&sb, &[&ro], &all) else {
+            eprintln!("skipped: running as root without setpriv");
+            return;
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(*status), "{args:?}: {err}");
+        if *status == 0 {
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            match args[0] {
+                "db" => assert_eq!(doc["tables"]["outcomes"], 2, "{doc}"),
+                "tools" => assert_eq!(doc["calculator"]["health"]["calls"], 2, "{doc}"),
+                "evaluate" => assert_eq!(doc["events"], 2, "{doc}"),
+                _ => assert_eq!(doc["grants"], json!([]), "{doc}"),
+            }
+        } else if args[0] == "evaluate" {
+            assert!(err.contains("cannot be written"), "{args:?}: {err}");
+        }
+        let mut names: Vec<_> = std::fs::read_dir(&ro)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["m.db"],
+            "{args:?} left files beside the store: {err}"
+        );
+        assert_eq!(store_bytes(&db), before, "{args:?} changed the store");
+    }
+
+    let unfolded_db = unfolded.join("m.db");
+    let out = run_without_write_access(
+        &sb,
+        &[&unfolded],
+        &[
+            "--db",
+            unfolded_db.to_str().unwrap(),
+            "db",
+            "info",
+            "--format",
+            "json",
+        ],
+    )
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("holds changes not yet in the file"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
 /// Every byte of every file of the store: the database, and its log if one is left.
 fn store_bytes(db: &Path) -> Vec<u8> {
     let mut all = Vec::new();

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, params};
 use serde_json::Value;
 
 use super::{
@@ -13,7 +13,7 @@ use super::{
 };
 use crate::schema::Policy;
 use crate::schema::evaluate::Thresholds;
-use crate::store::{SCHEMA_VERSION, StoreError};
+use crate::store::{self, SCHEMA_VERSION, StoreError};
 
 /// How many rows pass between two progress reports.
 pub const PROGRESS_EVERY: u64 = 1 << 16;
@@ -26,11 +26,7 @@ pub fn open_read_only(path: &Path) -> Result<Option<Connection>, StoreError> {
         return Err(StoreError::Missing(path.to_path_buf()));
     }
     let fail = |e| StoreError::from_sqlite(path, e);
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(fail)?;
+    let conn = store::open_read_only(path)?;
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .map_err(fail)?;

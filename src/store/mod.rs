@@ -56,6 +56,8 @@ pub enum StoreError {
         waited: Duration,
     },
     ReadOnly(PathBuf),
+    /// Read-only, in a folder that cannot be written, with changes still in its `-wal` file.
+    UnfoldedLog(PathBuf),
     Full(PathBuf),
     /// A write failed below SQLite (an I/O error, a file size limit).
     WriteFailed {
@@ -111,6 +113,11 @@ impl fmt::Display for StoreError {
                 f,
                 "{} cannot be written (read-only file or folder)",
                 p.display()
+            ),
+            StoreError::UnfoldedLog(p) => write!(
+                f,
+                "{p} cannot be read here: its folder cannot be written, and its write-ahead log {p}-wal holds changes not yet in the file; open it once where it can be written (`metagate db info` does) to fold them in",
+                p = p.display()
             ),
             StoreError::Full(p) => write!(f, "{} cannot grow: the disk is full", p.display()),
             StoreError::WriteFailed { path, source } => write!(
@@ -231,11 +238,39 @@ impl Store {
 
     /// Opens an existing store; it is an error when the file is missing. Used by readers
     /// (`db info`, `evaluate`, `tools health`) so that asking about a store never creates one.
+    /// A store this process cannot write is opened read-only ([`open_read_only`]): reading
+    /// works, and a write says the store cannot be written.
     pub fn open_existing(path: &Path, options: Options) -> Result<Store, StoreError> {
         if !path.is_file() {
             return Err(StoreError::Missing(path.to_path_buf()));
         }
-        Store::open_with(path, options)
+        match Store::open_with(path, options) {
+            Err(StoreError::ReadOnly(_)) => Store::open_read_only(path, options),
+            opened => opened,
+        }
+    }
+
+    fn open_read_only(path: &Path, options: Options) -> Result<Store, StoreError> {
+        let store = Store {
+            conn: open_read_only(path)?,
+            path: path.to_path_buf(),
+        };
+        let fail = |e| StoreError::from_sqlite(path, e);
+        BUSY_TIMEOUT_IN_USE.with(|t| t.set(options.busy_timeout));
+        store
+            .conn
+            .busy_timeout(options.busy_timeout)
+            .map_err(fail)?;
+        store.refuse_foreign()?;
+        match user_version(&store.conn).map_err(fail)? {
+            SCHEMA_VERSION => Ok(store),
+            found if found > SCHEMA_VERSION => Err(StoreError::Newer {
+                path: path.to_path_buf(),
+                found,
+            }),
+            // An older (or empty) store must be migrated first, which takes writing.
+            _ => Err(StoreError::ReadOnly(path.to_path_buf())),
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -409,6 +444,66 @@ impl Store {
     }
 }
 
+/// Opens an existing database read-only: nothing is created, changed or migrated.
+///
+/// Reading a WAL database takes its `-shm` file, which SQLite cannot create in a folder this
+/// process may not write. Where no `-wal` file holds changes, the database file alone is the
+/// whole store, and it is then read as immutable (without that file); where one does, reading
+/// the file alone would miss them, and that is an error saying so.
+pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    let fail = |e| StoreError::from_sqlite(path, e);
+    // SQLite says "cannot open" for a file it may not read as for a folder it may not write.
+    std::fs::File::open(path).map_err(|source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
+    match user_version(&conn) {
+        Ok(_) => Ok(conn),
+        // SQLITE_READONLY_DIRECTORY: the `-shm` file could not be created.
+        Err(e)
+            if matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen)
+            ) =>
+        {
+            drop(conn);
+            let mut wal = path.as_os_str().to_owned();
+            wal.push("-wal");
+            if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+                return Err(StoreError::UnfoldedLog(path.to_path_buf()));
+            }
+            let conn = Connection::open_with_flags(
+                immutable_uri(path),
+                flags | OpenFlags::SQLITE_OPEN_URI,
+            )
+            .map_err(fail)?;
+            user_version(&conn).map_err(fail)?;
+            Ok(conn)
+        }
+        Err(e) => Err(fail(e)),
+    }
+}
+
+/// `file:PATH?immutable=1`, the path percent-encoded as SQLite's URI reader expects.
+fn immutable_uri(path: &Path) -> String {
+    #[cfg(unix)]
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec();
+    #[cfg(not(unix))]
+    let bytes = path.to_string_lossy().replace('\\', "/").into_bytes();
+    let mut uri = String::from("file:");
+    for b in bytes {
+        if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'.' | b'_' | b'~') {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |r| r.get(0))
 }
@@ -455,6 +550,25 @@ pub struct StoreInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_immutable_uri_names_the_same_file_whatever_its_name_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["plain.db", "a b?c#d%e&f=g.db", "ü.db"] {
+            let path = dir.path().join(name);
+            Store::open(&path).unwrap();
+            let conn = Connection::open_with_flags(
+                immutable_uri(&path),
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+            )
+            .unwrap();
+            assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION, "{name}");
+        }
+        assert_eq!(
+            immutable_uri(Path::new("/s/a b?.db")),
+            "file:/s/a%20b%3F.db?immutable=1"
+        );
+    }
 
     #[test]
     fn locate_follows_the_documented_order() {
