@@ -266,6 +266,10 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
         "{err}"
     );
     assert!(err.contains("skipped 1 bad line\n"), "{err}");
+    assert!(
+        err.contains("stored 0 outcomes, 3 asks, 0 corrections in "),
+        "{err}"
+    );
     assert_eq!(count(&db, "asks"), 3);
     // Stdin alike.
     let out = sb.cmd().arg("record").write_stdin(text).output().unwrap();
@@ -282,6 +286,13 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(count(&db, "asks"), 6);
+    let one = sb.file("one.jsonl", "{\"type\":\"outcome\",\"tool\":\"t\",\"status\":\"ok\"}\n{\"type\":\"ask\",\"text\":\"x\"}\n");
+    let out = sb.cmd().arg("record").arg(&one).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("stored 1 outcome, 1 ask, 0 corrections in "),
+        "{err}"
+    );
 }
 
 #[test]

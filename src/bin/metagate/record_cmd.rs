@@ -5,6 +5,7 @@ use std::io::{self, BufReader};
 use std::path::Path;
 
 use anyhow::Result;
+use metagate::display::plural;
 use metagate::record::{self, Input, RecordError};
 use metagate::schema::Policy;
 
@@ -44,10 +45,10 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
         );
     } else {
         say!(
-            "metagate: record: stored {} outcomes, {} asks, {} corrections in {}{}",
-            summary.outcomes,
-            summary.asks,
-            summary.corrections,
+            "metagate: record: stored {}, {}, {} in {}{}",
+            plural(summary.outcomes, "outcome", "outcomes"),
+            plural(summary.asks, "ask", "asks"),
+            plural(summary.corrections, "correction", "corrections"),
             store.path().display(),
             if summary.bad_lines > 0 {
                 format!("; skipped {}", bad_lines(summary.bad_lines))
@@ -71,5 +72,5 @@ fn stdin_input() -> Input<'static> {
 }
 
 fn bad_lines(n: usize) -> String {
-    metagate::display::plural(n, "bad line", "bad lines")
+    plural(n, "bad line", "bad lines")
 }
