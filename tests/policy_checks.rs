@@ -911,6 +911,22 @@ fn bad_policies_exit_2_naming_key_and_line() {
         err.contains("warning") && err.contains("warn.toml:2:") && err.contains("passthrough_tool"),
         "{err}"
     );
+    // Every separate cycle is reported, each at its own line, so one run shows all to fix.
+    let file = sb.file(
+        "cycles.toml",
+        "[tools.a]\nrequires = [\"b\"]\n[tools.b]\nrequires = [\"a\"]\n\
+         [tools.x]\nrequires = [\"y\"]\n[tools.y]\nrequires = [\"x\"]\n",
+    );
+    let (code, err) = sb.policy_check(&file);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("cycles.toml:2:") && err.contains("a → b → a"),
+        "{err}"
+    );
+    assert!(
+        err.contains("cycles.toml:6:") && err.contains("x → y → x"),
+        "{err}"
+    );
 }
 
 #[test]

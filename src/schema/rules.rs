@@ -425,7 +425,7 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
             tool_rates.insert(name.clone(), Rate::from_file(r));
         }
     }
-    if let Some(cycle) = find_cycle(&requires) {
+    for cycle in find_cycles(&requires) {
         problems.push(problem(
             &["tools", &cycle[0], "requires"],
             format!("prerequisites form a cycle: {}", cycle.join(" → ")),
@@ -512,48 +512,112 @@ fn check_rate(r: &RateFile, at: &[&str], problems: &mut Vec<RuleProblem>) {
     }
 }
 
-/// A cycle in the prerequisite graph, as the tools along it (first repeated at the end).
-pub fn find_cycle(requires: &Named<Vec<String>>) -> Option<Vec<String>> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        New,
-        Open,
-        Done,
+/// The cycles of the prerequisite graph: one for each group of tools that require each
+/// other (a strongly connected component), as the tools along its shortest cycle through the
+/// group's first tool, that tool repeated at the end. Groups come in the policy's order.
+/// Iterative, so that no chain of prerequisites, however long, can exhaust the stack.
+pub fn find_cycles(requires: &Named<Vec<String>>) -> Vec<Vec<String>> {
+    // Every tool named, as a key or as a prerequisite, numbered in order of appearance.
+    let mut ids: IndexMap<&str, ()> = IndexMap::new();
+    for (name, list) in requires {
+        ids.insert(name, ());
+        for r in list {
+            ids.insert(r, ());
+        }
     }
-    fn visit(
-        node: &str,
-        requires: &Named<Vec<String>>,
-        marks: &mut IndexMap<String, Mark>,
-        stack: &mut Vec<String>,
-    ) -> Option<Vec<String>> {
-        match marks.get(node).copied().unwrap_or(Mark::New) {
-            Mark::Done => return None,
-            Mark::Open => {
-                let start = stack.iter().position(|n| n == node).unwrap_or(0);
-                let mut cycle = stack[start..].to_vec();
-                cycle.push(node.to_string());
-                return Some(cycle);
+    let id = |n: &str| ids.get_index_of(n).expect("every name is numbered");
+    let edges: Vec<Vec<usize>> = (0..ids.len())
+        .map(|i| {
+            let name = ids.get_index(i).expect("in range").0;
+            requires
+                .get(*name)
+                .into_iter()
+                .flatten()
+                .map(|r| id(r))
+                .collect()
+        })
+        .collect();
+
+    // Tarjan's algorithm, with an explicit stack of (node, next edge to follow).
+    const UNSEEN: usize = usize::MAX;
+    let n = edges.len();
+    let (mut index, mut low, mut on_stack) = (vec![UNSEEN; n], vec![0; n], vec![false; n]);
+    let (mut next_index, mut stack, mut component) = (0, Vec::new(), vec![UNSEEN; n]);
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for root in 0..n {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        let mut work = vec![(root, 0)];
+        while let Some(&mut (v, ref mut next)) = work.last_mut() {
+            if *next == 0 && index[v] == UNSEEN {
+                index[v] = next_index;
+                low[v] = next_index;
+                next_index += 1;
+                stack.push(v);
+                on_stack[v] = true;
             }
-            Mark::New => {}
-        }
-        marks.insert(node.to_string(), Mark::Open);
-        stack.push(node.to_string());
-        for next in requires.get(node).into_iter().flatten() {
-            if let Some(c) = visit(next, requires, marks, stack) {
-                return Some(c);
+            if let Some(&w) = edges[v].get(*next) {
+                *next += 1;
+                if index[w] == UNSEEN {
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut group = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    component[w] = groups.len();
+                    group.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                groups.push(group);
             }
         }
-        stack.pop();
-        marks.insert(node.to_string(), Mark::Done);
-        None
     }
-    let mut marks = IndexMap::new();
-    for node in requires.keys() {
-        if let Some(c) = visit(node, requires, &mut marks, &mut Vec::new()) {
-            return Some(c);
-        }
-    }
-    None
+
+    // One parent table for all groups: a search only writes the entries of its own group.
+    let mut parent = vec![UNSEEN; n];
+    let mut cycles: Vec<Vec<String>> = groups
+        .iter()
+        .enumerate()
+        .filter(|(_, group)| group.len() > 1 || edges[group[0]].contains(&group[0]))
+        .filter_map(|(g, group)| {
+            let start = *group.iter().min().expect("a group is never empty");
+            // Breadth first inside the group, back to `start`: its shortest cycle.
+            let mut queue = std::collections::VecDeque::from([start]);
+            while let Some(v) = queue.pop_front() {
+                for &w in &edges[v] {
+                    if w == start {
+                        let mut path = vec![v];
+                        while let Some(&last) = path.last().filter(|&&l| l != start) {
+                            path.push(parent[last]);
+                        }
+                        path.reverse();
+                        path.push(start);
+                        let name = |i: usize| ids.get_index(i).expect("in range").0.to_string();
+                        return Some(path.into_iter().map(name).collect());
+                    }
+                    if component[w] == g && parent[w] == UNSEEN && w != start {
+                        parent[w] = v;
+                        queue.push_back(w);
+                    }
+                }
+            }
+            None
+        })
+        .collect();
+    cycles.sort_by_key(|c| id(&c[0]));
+    cycles
 }
 
 #[cfg(test)]
@@ -629,13 +693,69 @@ mod tests {
         assert!(HostPattern("example.com".into()).matches("example.com"));
     }
 
+    /// Tools and what each requires.
+    type Edges<'a> = &'a [(&'a str, &'a [&'a str])];
+
+    fn graph(edges: Edges<'_>) -> Named<Vec<String>> {
+        edges
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    }
+
     #[test]
-    fn cycles_are_found() {
+    fn every_group_of_tools_requiring_each_other_is_one_cycle() {
+        let cases: &[(Edges<'_>, &[&[&str]])] = &[
+            (&[("a", &["b"]), ("b", &["c"])], &[]),
+            (
+                &[("a", &["b"]), ("b", &["c"]), ("c", &["a"])],
+                &[&["a", "b", "c", "a"]],
+            ),
+            (&[("a", &["a"])], &[&["a", "a"]]),
+            // Two separate cycles: both reported, in the policy's order.
+            (
+                &[("x", &["y"]), ("a", &["b"]), ("y", &["x"]), ("b", &["a"])],
+                &[&["x", "y", "x"], &["a", "b", "a"]],
+            ),
+            // One group with two loops through `a`: its shortest cycle, once.
+            (
+                &[
+                    ("a", &["b", "c"]),
+                    ("b", &["d"]),
+                    ("d", &["a"]),
+                    ("c", &["a"]),
+                ],
+                &[&["a", "c", "a"]],
+            ),
+            // A cycle reached through a tool outside it starts at its own first tool.
+            (
+                &[("top", &["p"]), ("p", &["q"]), ("q", &["p"])],
+                &[&["p", "q", "p"]],
+            ),
+            // A diamond is not a cycle.
+            (&[("a", &["b", "c"]), ("b", &["d"]), ("c", &["d"])], &[]),
+        ];
+        for (edges, want) in cases {
+            let got = find_cycles(&graph(edges));
+            let want: Vec<Vec<String>> = want
+                .iter()
+                .map(|c| c.iter().map(|s| s.to_string()).collect())
+                .collect();
+            assert_eq!(got, want, "{edges:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_chain_of_prerequisites_is_no_danger() {
+        let n = 200_000;
         let mut r = Named::default();
-        r.insert("a".to_string(), vec!["b".to_string()]);
-        r.insert("b".to_string(), vec!["c".to_string()]);
-        assert_eq!(find_cycle(&r), None);
-        r.insert("c".to_string(), vec!["a".to_string()]);
-        assert_eq!(find_cycle(&r).unwrap(), ["a", "b", "c", "a"]);
+        for i in 0..n {
+            r.insert(format!("t{i}"), vec![format!("t{}", (i + 1) % n)]);
+        }
+        let cycles = find_cycles(&r);
+        assert_eq!(cycles.len(), 1);
+        assert_eq!(cycles[0].len(), n + 1);
+        r.insert(format!("t{}", n - 1), vec![]);
+        assert!(find_cycles(&r).is_empty());
     }
 }
