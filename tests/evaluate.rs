@@ -311,6 +311,85 @@ fn learn_alias_end_to_end_gate_evaluate_patch_gate() {
     );
 }
 
+/// Names with line breaks, quotes and control characters still make a valid patch, and a
+/// blank name is never proposed.
+#[test]
+fn the_patch_is_valid_toml_whatever_the_names_hold() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("t.db");
+    let calls = "{\"name\":\"memory_load\",\"arguments\":{\"q\\nr\\\"y\\u0007\":\"user preferences\",\" \":5}}\n\
+                 {\"name\":\"memory_load\",\"arguments\":{\"query\":\"user preferences\",\"limit\":5}}\n";
+    for s in ["a1", "a2", "a3"] {
+        gate_session(&sb, &db, s, calls.as_bytes(), &[]);
+    }
+    let patch = sb.path().join("patch.toml");
+    let (report, code, stderr) = evaluate(
+        &sb,
+        &[&db],
+        &["--emit-policy-patch", patch.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let froms: Vec<&str> = report["proposed_aliases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["from"].as_str().unwrap())
+        .collect();
+    assert_eq!(froms, ["q\nr\"y\u{7}"], "{report}");
+    let (code, err) = sb.policy_check(&patch);
+    assert_eq!(
+        code,
+        0,
+        "{err}\n{}",
+        std::fs::read_to_string(&patch).unwrap()
+    );
+    let text = std::fs::read_to_string(&patch).unwrap();
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(
+        doc["tools"]["memory_load"]["aliases"]["q\nr\"y\u{7}"].as_str(),
+        Some("query")
+    );
+}
+
+/// The patch never lands on a file metagate is using: refused before anything is done.
+#[test]
+fn the_patch_may_not_overwrite_the_store_or_the_policy() {
+    let sb = Sandbox::new();
+    let db = store_with(&sb, &["movie-list"]);
+    let policy = sb.file("policy.toml", "[tools.t]\n");
+    let policy_text = std::fs::read(&policy).unwrap();
+    let store_before = std::fs::read(&db).unwrap();
+    let alias = sb.path().join("alias.db");
+    std::os::unix::fs::symlink(&db, &alias).unwrap();
+    for (target, what) in [
+        (&db, "is the telemetry store"),
+        (&alias, "is the telemetry store"),
+        (&policy, "is the policy file in use"),
+    ] {
+        for dry in [true, false] {
+            let mut args = vec!["--emit-policy-patch", target.to_str().unwrap()];
+            if dry {
+                args.push("--dry-run");
+            }
+            let mut cmd = sb.cmd();
+            let out = cmd
+                .arg("--db")
+                .arg(&db)
+                .arg("--policy")
+                .arg(&policy)
+                .args(["--now", NOW, "evaluate", "--since", "1d"])
+                .args(&args)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{target:?}: {err}");
+            assert!(err.contains(what), "{err}");
+            assert_eq!(std::fs::read(&policy).unwrap(), policy_text);
+            assert_eq!(std::fs::read(&db).unwrap(), store_before, "no run stored");
+        }
+    }
+}
+
 #[test]
 fn two_pairs_are_not_enough_to_learn_an_alias() {
     let sb = Sandbox::new();

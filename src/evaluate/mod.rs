@@ -577,6 +577,10 @@ pub fn propose_aliases(
     }
     let mut out = Vec::new();
     for ((tool, from), targets) in by_from {
+        // A blank name is no argument a model means: nothing to alias.
+        if from.trim().is_empty() {
+            continue;
+        }
         let total: u64 = targets.iter().map(|(_, n)| n).sum();
         let (to, n) = targets
             .iter()
@@ -622,8 +626,24 @@ pub fn policy_patch(aliases: &[ProposedAlias]) -> String {
     out
 }
 
+/// A TOML basic string on one line: fit for a key as for a value (a multi-line string, which
+/// the toml crate writes for text with line breaks, is not allowed as a key).
 fn toml_string(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn toml_key(s: &str) -> String {

@@ -1,12 +1,12 @@
 //! `metagate evaluate`.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use indicatif::{ProgressBar, ProgressStyle};
-use metagate::display::one_line;
+use metagate::display::{one_line, plural};
 use metagate::evaluate::{
     self, Aggregate, Window, alias_json, health, policy_patch, propose_aliases, recommend,
     recommendation_json, results, scan, tools_json,
@@ -39,6 +39,9 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
                 paths[i].display()
             );
         }
+    }
+    if let Some(patch) = &args.emit_policy_patch {
+        refuse_own_file(patch, &real, policy)?;
     }
     if let Some(id) = args.accept.as_deref() {
         return set_status(id, "accepted", args.format, env);
@@ -99,6 +102,16 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
 
     let aliases = propose_aliases(&agg.alias_pairs, &t);
     let mut recs = recommend(&agg.tallies, &aliases, &t);
+    // Before the run is stored: a patch that cannot be written fails the command as a whole.
+    if let Some(patch) = &args.emit_policy_patch {
+        std::fs::write(patch, policy_patch(&aliases))
+            .with_context(|| format!("cannot write the policy patch {}", patch.display()))?;
+        say!(
+            "metagate: evaluate: wrote {} to {}",
+            plural(aliases.len(), "proposed alias", "proposed aliases"),
+            patch.display()
+        );
+    }
     let shards: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     let run_id = if args.dry_run {
         if let Some((path, conn)) = conns.iter().find(|(p, _)| *p == paths[0]) {
@@ -122,16 +135,6 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
         Some(id)
     };
     drop(conns);
-
-    if let Some(patch) = &args.emit_policy_patch {
-        std::fs::write(patch, policy_patch(&aliases))
-            .with_context(|| format!("cannot write the policy patch {}", patch.display()))?;
-        say!(
-            "metagate: evaluate: wrote {} proposed aliases to {}",
-            aliases.len(),
-            patch.display()
-        );
-    }
 
     let mut out = crate::output::stdout();
     match args.format {
@@ -241,6 +244,37 @@ fn progress_bar(total: u64) -> ProgressBar {
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar
+}
+
+/// The patch may not land on a file metagate is using: a store (with its SQLite companions)
+/// or the policy file. Checked before the run, so a refused patch leaves nothing half done.
+fn refuse_own_file(patch: &Path, stores: &[PathBuf], policy: &Policy) -> Result<()> {
+    let Ok(target) = std::fs::canonicalize(patch) else {
+        // Not there yet: it cannot be one of the files in use.
+        return Ok(());
+    };
+    for store in stores {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut name = store.as_os_str().to_owned();
+            name.push(suffix);
+            if std::fs::canonicalize(&name).is_ok_and(|own| own == target) {
+                bail!(
+                    "--emit-policy-patch {} is the telemetry store {}: write the patch to a file of its own",
+                    patch.display(),
+                    name.to_string_lossy()
+                );
+            }
+        }
+    }
+    if let Some(origin) = &policy.origin
+        && std::fs::canonicalize(origin).is_ok_and(|own| own == target)
+    {
+        bail!(
+            "--emit-policy-patch {} is the policy file in use: write the patch beside it, review it, then merge it",
+            patch.display()
+        );
+    }
+    Ok(())
 }
 
 fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Status> {
