@@ -192,6 +192,60 @@ fn system_execute_needs_a_live_grant() {
     assert_eq!(code, 0, "{r}");
 }
 
+/// The command a refusal suggests, run exactly as printed by an operator in another folder
+/// with another home (so another default store), makes the grant the gate then finds: it
+/// names the store and the policy, both absolute.
+#[test]
+fn the_suggested_command_works_from_anywhere() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.sb.path().join("stores")).unwrap();
+    let gate = |now: &str| {
+        let out = env
+            .sb
+            .cmd()
+            .args([
+                "--policy",
+                "policy.toml",
+                "--db",
+                "stores/g.db",
+                "--now",
+                now,
+            ])
+            .args(["gate", "--quiet", "--report", "--session", "s1"])
+            .write_stdin(r#"{"name":"system_execute","arguments":{"command":"ls"}}"#)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, out.status.code().unwrap())
+    };
+    let (r, code) = gate(&at(0));
+    assert_needs_grant(&r, code, "no grant");
+    let command = r["error"]["details"]["command"].as_str().unwrap();
+    let store = env.sb.path().join("stores/g.db");
+    assert!(
+        command.contains(&format!(" --db {} ", store.display())),
+        "{command}"
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let command = command.replacen("metagate", &format!("{} --now {}", common::BIN, at(0)), 1);
+    let out = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .env_clear()
+        .env("HOME", elsewhere.path())
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{command}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (r, code) = gate(&at(1));
+    assert_eq!((code, r["verdict"].as_str()), (0, Some("pass")), "{r}");
+}
+
 #[test]
 fn a_session_bound_grant_covers_only_its_session() {
     let env = Env::new();

@@ -141,6 +141,56 @@ fn lookup_order_flag_env_local_xdg() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// Settings that would quietly change what is checked are refused, exit 2: an empty
+/// `$METAGATE_POLICY` (read as unset, the permissive built-in policy would apply), a blank
+/// session or caller (counted as one of their own), an endless policy file.
+#[test]
+fn empty_settings_and_endless_policies_are_refused() {
+    let sb = Sandbox::new();
+    sb.file("metagate.toml", "[gate]\nunknown_tools = \"reject\"\n");
+    /// Environment variables, flags, and the message expected.
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], &'a str);
+    let cases: &[Case<'_>] = &[
+        (
+            &[("METAGATE_POLICY", "")],
+            &[],
+            "METAGATE_POLICY is set but empty",
+        ),
+        (
+            &[("METAGATE_SESSION", "")],
+            &[],
+            "--session (or METAGATE_SESSION) is empty",
+        ),
+        (
+            &[],
+            &["--session", " "],
+            "--session (or METAGATE_SESSION) is empty",
+        ),
+        (
+            &[("METAGATE_CALLER", "")],
+            &[],
+            "--caller (or METAGATE_CALLER) is empty",
+        ),
+        (&[], &["--policy", "/dev/zero"], "larger than 16 MiB"),
+    ];
+    for (vars, flags, message) in cases {
+        let mut cmd = sb.cmd();
+        for (k, v) in *vars {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .args(["gate", "--no-telemetry"])
+            .args(*flags)
+            .write_stdin(fixture("calls/unknown-tool.json"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{vars:?} {flags:?}: {err}");
+        assert!(err.contains(message), "{vars:?} {flags:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
 #[test]
 fn a_policy_adds_aliases_on_top_of_the_builtin() {
     let sb = Sandbox::new();

@@ -124,6 +124,8 @@ pub struct TelemetrySink {
     /// once per capability. A grant made or revoked by another process counts from the next
     /// group on; expiry is judged per call.
     grants_read: HashMap<String, Vec<crate::permit::Grant>>,
+    /// The store's path made absolute, for [`Facts::grant_store`].
+    store_path: Option<std::path::PathBuf>,
 }
 
 impl TelemetrySink {
@@ -142,7 +144,12 @@ impl TelemetrySink {
             }
             Ok(s)
         });
+        let store_path = store
+            .as_ref()
+            .ok()
+            .map(|s| std::path::absolute(s.path()).unwrap_or_else(|_| s.path().to_path_buf()));
         TelemetrySink {
+            store_path,
             recorder: store.map(Recorder::new).map_err(|e| e.to_string()),
             context,
             now_ms,
@@ -229,6 +236,10 @@ impl Facts for TelemetrySink {
             Err(reason) => return Err(reason.clone()),
         };
         telemetry::completed(store, session, tool, evidence).map_err(|e| e.to_string())
+    }
+
+    fn grant_store(&self) -> Option<&std::path::Path> {
+        self.store_path.as_deref()
     }
 
     fn grants(&mut self, capability: &str) -> Result<Vec<crate::permit::Grant>, String> {

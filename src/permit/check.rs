@@ -95,6 +95,7 @@ pub(crate) fn check(
         context.session.as_deref(),
         &scope,
         policy.origin.as_deref(),
+        facts.grant_store(),
     );
     let mut e = ToolError::new(
         Category::ConfirmationRequired,

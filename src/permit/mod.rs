@@ -611,19 +611,20 @@ pub fn shell_word(s: &str) -> String {
 }
 
 /// The command that would allow a call: the capability, the session the call runs in, the
-/// paths and hosts it names, and the policy file when it is not the default one.
+/// paths and hosts it names, the policy file when it is not the default one, and the store
+/// the gate looks grants up in (an operator's own default store may be another).
 pub fn grant_command(
     capability: &str,
     session: Option<&str>,
     scope: &[ScopeEntry],
     policy_file: Option<&Path>,
+    store: Option<&Path>,
 ) -> String {
     let mut cmd = String::from("metagate");
-    if let Some(p) = policy_file {
-        cmd.push_str(&format!(
-            " --policy {}",
-            shell_word(&p.display().to_string())
-        ));
+    for (flag, path) in [("--policy", policy_file), ("--db", store)] {
+        if let Some(p) = path {
+            cmd.push_str(&format!(" {flag} {}", shell_word(&p.display().to_string())));
+        }
     }
     cmd.push_str(&format!(
         " permit grant --capability {}",

@@ -459,10 +459,11 @@ fn commands_are_quoted_for_a_shell() {
             ScopeEntry::Host("example.com".into()),
         ],
         Some(std::path::Path::new("/p/policy.toml")),
+        Some(std::path::Path::new("/s/grants db")),
     );
     assert_eq!(
         cmd,
-        r"metagate --policy /p/policy.toml permit grant --capability file_access --scope '/w/it'\''s' --scope host:example.com --session 's 1' --for 5m"
+        r"metagate --policy /p/policy.toml --db '/s/grants db' permit grant --capability file_access --scope '/w/it'\''s' --scope host:example.com --session 's 1' --for 5m"
     );
 }
 

@@ -49,6 +49,11 @@ pub trait Facts {
     }
     /// What the grant check decided for the call being checked (audited with its decision).
     fn grant_checked(&mut self, _check: crate::permit::check::GrantCheck) {}
+    /// The store grants are looked up in, absolute: the command a refusal suggests names it,
+    /// so that the grant it makes is the one the gate will find.
+    fn grant_store(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 /// The world when there is no telemetry store: limits and prerequisites cannot be counted.

@@ -23,8 +23,34 @@ pub fn policy_location(flag: Option<&Path>) -> PolicyLocation {
     })
 }
 
+/// Policy and tool files are read whole; nothing this size is a policy (`/dev/zero` is not).
+const MAX_POLICY_BYTES: u64 = 16 << 20;
+
+/// Reads a policy or tools file, refusing one larger than [`MAX_POLICY_BYTES`].
+fn read_capped(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_POLICY_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_POLICY_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not a policy file",
+            MAX_POLICY_BYTES >> 20
+        )));
+    }
+    Ok(text)
+}
+
 /// The policy for this run, with the tool definitions given by `--tools`.
 pub fn load_policy(flag: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
+    // Set but empty (`METAGATE_POLICY=$UNSET`) is a mistake: read as unset it would fall back
+    // to the built-in policy, without the restrictions the operator meant to set.
+    if flag.is_none() && env::var_os("METAGATE_POLICY").is_some_and(|v| v.is_empty()) {
+        anyhow::bail!(
+            "METAGATE_POLICY is set but empty: name a policy file, or unset it for the usual lookup"
+        );
+    }
     match policy_location(flag) {
         PolicyLocation::Builtin if tools.is_empty() => Ok(Policy::builtin()),
         PolicyLocation::Builtin => load(None, tools),
@@ -38,13 +64,10 @@ pub fn load_policy_file(path: &Path) -> Result<Policy> {
 }
 
 fn load(path: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
-    let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
-    };
+    let read = |p: &Path| read_capped(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
     let text = match path {
         Some(p) => Some(
-            std::fs::read_to_string(p)
-                .with_context(|| format!("cannot read policy file {}", p.display()))?,
+            read_capped(p).with_context(|| format!("cannot read policy file {}", p.display()))?,
         ),
         None => None,
     };
@@ -53,7 +76,10 @@ fn load(path: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
         |p| p.display().to_string(),
     );
     let source = text.as_deref().map(|text| Source { name: &name, text });
-    Policy::load(source, path.map(Path::to_path_buf), tools, &read).map_err(|errors| {
+    // The origin goes into suggested commands (`permit grant --policy …`), which an operator
+    // may run from another folder: absolute.
+    let origin = path.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
+    Policy::load(source, origin, tools, &read).map_err(|errors| {
         let lines: Vec<String> = errors.0.iter().map(|e| format!("  {e}")).collect();
         // Each line names its file; the heading names everything that went into the policy.
         let mut what = match path {

@@ -21,6 +21,16 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         explain: args.explain,
     };
     crate::runtime::check_intent(policy, args.intent.as_deref(), args.quiet)?;
+    // A blank ID would be recorded and counted as a session (or caller) of its own, one that
+    // `permit grant --session` refuses to name: refused here as there.
+    for (value, flag, var) in [
+        (&args.session, "--session", "METAGATE_SESSION"),
+        (&args.caller, "--caller", "METAGATE_CALLER"),
+    ] {
+        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            anyhow::bail!("{flag} (or {var}) is empty: give an ID, or leave it unset");
+        }
+    }
     let context = Context {
         session: args.session.clone(),
         caller: args.caller.clone(),

@@ -370,20 +370,31 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
 }
 
 /// The non-interactive equivalent, for when there is no terminal to ask at.
-fn equivalent(policy: &Policy) -> String {
+fn equivalent(policy: &Policy, env: &Env) -> String {
     let caps: Vec<&str> = policy
         .rules
         .permit_require
         .iter()
         .map(String::as_str)
         .collect();
-    let policy_flag = policy
-        .origin
-        .as_ref()
-        .map(|p| format!(" --policy {}", permit::shell_word(&p.display().to_string())))
-        .unwrap_or_default();
+    let store = env
+        .db_path()
+        .ok()
+        .map(|p| std::path::absolute(&p).unwrap_or(p));
+    let mut flags = String::new();
+    for (flag, path) in [
+        ("--policy", policy.origin.as_ref()),
+        ("--db", store.as_ref()),
+    ] {
+        if let Some(p) = path {
+            flags.push_str(&format!(
+                " {flag} {}",
+                permit::shell_word(&p.display().to_string())
+            ));
+        }
+    }
     format!(
-        "metagate{policy_flag} permit grant --capability {} [--scope PATH|HOST]... [--for 5m] [--session ID] [--reason TEXT]",
+        "metagate{flags} permit grant --capability {} [--scope PATH|HOST]... [--for 5m] [--session ID] [--reason TEXT]",
         if caps.len() == 1 {
             caps[0].to_string()
         } else {
@@ -403,7 +414,7 @@ fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return usage(format!(
             "`metagate permit` asks its questions at a terminal, and there is none; run instead:\n  {}",
-            equivalent(policy)
+            equivalent(policy, env)
         ));
     }
     let cwd = std::env::current_dir().context("cannot read the working folder")?;
