@@ -7,21 +7,33 @@
 
 use std::borrow::Cow;
 
-/// `text` on one line with no control character left: line breaks become spaces, the rest
-/// `\u{…}`. Borrowed when there was nothing to change.
+/// `text` on one line with no control character left: line breaks (Unicode's too) become
+/// spaces; other control characters, and the marks that reorder text on screen (bidi
+/// overrides, which can make a name read as another), are shown as `\u{…}`. Borrowed when
+/// there was nothing to change.
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(unsafe_on_screen) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
-            '\r' | '\n' => out.push(' '),
-            c if c.is_control() => out.extend(c.escape_unicode()),
+            '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' => out.push(' '),
+            c if unsafe_on_screen(c) => out.extend(c.escape_unicode()),
             c => out.push(c),
         }
     }
     Cow::Owned(out)
+}
+
+/// Control characters, line and paragraph separators, and bidirectional formatting marks.
+pub fn unsafe_on_screen(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{61c}'
+                | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// `1 call`, `2 calls`.
@@ -46,6 +58,9 @@ mod tests {
             ("bell\u{7}", "bell\\u{7}"),
             ("del\u{7f}", "del\\u{7f}"),
             ("c1\u{9b}31m", "c1\\u{9b}31m"),
+            ("a\u{2028}b\u{2029}c\u{85}d", "a b c d"),
+            ("abc\u{202e}fdp.exe", "abc\\u{202e}fdp.exe"),
+            ("x\u{2066}y\u{200f}", "x\\u{2066}y\\u{200f}"),
             ("", ""),
         ];
         for (text, shown) in cases {

@@ -828,6 +828,34 @@ fn stream_failures_name_their_side() {
     assert!(err.contains("cannot write the answers: "), "{err}");
 }
 
+/// A model's tool name with a line break and escape sequences cannot forge a stderr line or
+/// reach the terminal: each note is one line, with no control character.
+#[test]
+fn stderr_notes_are_one_safe_line_each() {
+    let sb = Sandbox::new();
+    let call = r#"{"tool_name":"e\u001b[2Jvil\u0007\nFAKE\u2028x","tool_args":{"a\u001b\nb":1}}"#;
+    for args in [
+        &["gate", "--no-telemetry", "--explain"][..],
+        &["gate", "--jsonl", "--no-telemetry", "--explain"][..],
+    ] {
+        let out = sb
+            .cmd()
+            .args(args)
+            .write_stdin(format!("{call}\n"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.lines().count() >= 3, "{err}");
+        for line in err.lines() {
+            assert!(line.starts_with("metagate: "), "{args:?}: {line:?}");
+            assert!(
+                !line.chars().any(|c| c.is_control() || c == '\u{2028}'),
+                "{args:?}: {line:?}"
+            );
+        }
+    }
+}
+
 /// An answer that cannot be written (a full disk) fails with status 2 and names standard
 /// output, whichever command wrote it; `policy check` used to panic there.
 #[cfg(target_os = "linux")]

@@ -178,7 +178,7 @@ fn inert(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            c if c.is_control() => out.push(' '),
+            c if crate::display::unsafe_on_screen(c) => out.push(' '),
             c => out.push(c),
         }
     }

@@ -391,7 +391,11 @@ pub fn explain_lines(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u
     }
     let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
     for l in &decision.explain {
-        let _ = writeln!(out, "metagate: explain: {place}{l}");
+        let _ = writeln!(
+            out,
+            "metagate: explain: {place}{}",
+            crate::display::one_line(l)
+        );
     }
 }
 
@@ -401,21 +405,26 @@ fn notes_only(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
         .tool()
         .map(|t| format!("{t}: "))
         .unwrap_or_default();
+    // Names and values are the model's: a line break in one would forge a line of its own,
+    // an escape sequence would reach the terminal. Each note goes out as one safe line.
+    let mut say = |text: std::fmt::Arguments<'_>| {
+        let text = text.to_string();
+        let _ = writeln!(out, "{}", crate::display::one_line(&text));
+    };
     // A rejected call's corrections never take effect: only the rejection is news.
     if decision.error.is_none() {
         for c in &decision.corrections {
-            let _ = writeln!(out, "metagate: {place}{tool}{c}");
+            say(format_args!("metagate: {place}{tool}{c}"));
         }
     }
     for w in &decision.warnings {
-        let _ = writeln!(out, "metagate: warning: {place}{tool}{w}");
+        say(format_args!("metagate: warning: {place}{tool}{w}"));
     }
     if let Some(e) = &decision.error {
-        let _ = writeln!(
-            out,
+        say(format_args!(
             "metagate: {place}{tool}rejected ({}): {}",
             e.category, e.message
-        );
+        ));
     }
 }
 

@@ -313,6 +313,9 @@ pub fn escape_data(text: &str) -> String {
             '%' => out.push_str("%25"),
             '\r' => out.push_str("%0D"),
             '\n' => out.push_str("%0A"),
+            // Other control characters would reach the CI log as they are (colours, cursor
+            // moves): shown as text instead, as the human format shows them.
+            c if crate::display::unsafe_on_screen(c) => out.extend(c.escape_unicode()),
             c => out.push(c),
         }
     }
@@ -473,6 +476,7 @@ mod tests {
             ("C:\\dir,x", "C:\\dir,x", "C%3A\\dir%2Cx"),
             ("::error::", "::error::", "%3A%3Aerror%3A%3A"),
             ("é: ü", "é: ü", "é%3A ü"),
+            ("\u{1b}[2J\u{7}", "\\u{1b}[2J\\u{7}", "\\u{1b}[2J\\u{7}"),
         ];
         for (input, data, property) in cases {
             assert_eq!(escape_data(input), data, "data {input:?}");

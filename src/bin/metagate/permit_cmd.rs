@@ -176,14 +176,15 @@ fn print_grant(g: &Grant, format: Format, now: i64) -> Result<()> {
                 .as_deref()
                 .map(|s| format!(" in session {s}"))
                 .unwrap_or_default();
-            writeln!(
-                out,
+            let line = format!(
                 "granted {}: {}{scope}{session} until {} ({} from now)",
                 g.id,
                 g.capability,
                 format_time(g.expires_at_ms),
                 human_duration(g.expires_at_ms - now)
-            )?;
+            );
+            // Scope and session may be copied from a model's call: shown on one safe line.
+            writeln!(out, "{}", metagate::display::one_line(&line))?;
         }
     }
     out.flush()?;
