@@ -295,6 +295,50 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
     );
 }
 
+/// `--db` naming a folder is said to be one, by every command; a missing store is said to be
+/// missing even where that is no error (`permit list`), so a typo is not taken for "no grants".
+#[test]
+fn a_folder_or_a_typo_as_the_store_is_named_as_such() {
+    let sb = Sandbox::new();
+    let folder = sb.path().join("stores");
+    std::fs::create_dir_all(&folder).unwrap();
+    let folder = folder.to_str().unwrap();
+    for args in [
+        &["db", "info"][..],
+        &["permit", "list"][..],
+        &["tools", "health"][..],
+        &["evaluate"][..],
+        &["record", "-"][..],
+        &["gate"][..],
+    ] {
+        let out = sb
+            .cmd()
+            .args(["--db", folder])
+            .args(args)
+            .write_stdin("{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"hi\"}}\n")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is a folder: the store is a file"),
+            "{args:?}: {err}"
+        );
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {err}");
+    }
+    let out = sb
+        .cmd()
+        .args(["--db", "typo.db", "permit", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("there is no telemetry store at typo.db"),
+        "{err}"
+    );
+    assert!(!sb.path().join("typo.db").exists());
+}
+
 #[test]
 fn db_info_reports_tables_and_span() {
     let sb = Sandbox::new();

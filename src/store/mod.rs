@@ -44,6 +44,8 @@ pub enum StoreError {
     NoPath,
     /// `db info` and readers were pointed at a file that does not exist.
     Missing(PathBuf),
+    /// The path names a folder, not the store's file.
+    Folder(PathBuf),
     NotADatabase(PathBuf),
     /// An SQLite database with tables of its own and no metagate schema: never migrated into.
     Foreign(PathBuf),
@@ -86,6 +88,12 @@ impl fmt::Display for StoreError {
                 "no place for the telemetry store: pass --db FILE or set METAGATE_DB (or XDG_STATE_HOME or HOME)"
             ),
             StoreError::Missing(p) => write!(f, "there is no telemetry store at {}", p.display()),
+            StoreError::Folder(p) => write!(
+                f,
+                "{} is a folder: the store is a file (for example {})",
+                p.display(),
+                p.join("metagate.db").display()
+            ),
             StoreError::NotADatabase(p) => {
                 write!(
                     f,
@@ -219,6 +227,9 @@ impl Store {
 
     /// [`Store::open`] with options.
     pub fn open_with(path: &Path, options: Options) -> Result<Store, StoreError> {
+        if path.is_dir() {
+            return Err(StoreError::Folder(path.to_path_buf()));
+        }
         create_private(path)?;
         let conn = Connection::open_with_flags(
             path,
@@ -241,6 +252,9 @@ impl Store {
     /// A store this process cannot write is opened read-only ([`open_read_only`]): reading
     /// works, and a write says the store cannot be written.
     pub fn open_existing(path: &Path, options: Options) -> Result<Store, StoreError> {
+        if path.is_dir() {
+            return Err(StoreError::Folder(path.to_path_buf()));
+        }
         if !path.is_file() {
             return Err(StoreError::Missing(path.to_path_buf()));
         }

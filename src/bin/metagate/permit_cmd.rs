@@ -225,7 +225,14 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
                 Vec::new()
             },
         ),
-        Err(StoreError::Missing(_)) => (Vec::new(), Vec::new()),
+        Err(StoreError::Missing(path)) => {
+            // Said, so that a mistyped --db is not taken for a store without grants.
+            say!(
+                "metagate: permit list: there is no telemetry store at {} yet, so no grants",
+                path.display()
+            );
+            (Vec::new(), Vec::new())
+        }
         Err(e) => return Err(e.into()),
     };
     let mut out = crate::output::stdout();
