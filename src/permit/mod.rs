@@ -177,6 +177,12 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
     if t.contains('.') && host_name(t).is_ok() {
         return host_name(t).map(ScopeInput::Host);
     }
+    // With glob characters, `./{t}` would be read as a pattern: the literal spelling first.
+    if has_glob(t) {
+        return Err(format!(
+            "scope {t:?} could be a folder or a host: write path:./{t} for the folder or file of that name, ./{t} for a pattern, or host:{t} for a host"
+        ));
+    }
     Err(format!(
         "scope {t:?} could be a folder or a host: write ./{t} for a folder or host:{t} for a host"
     ))

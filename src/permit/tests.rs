@@ -381,6 +381,24 @@ fn scopes() {
         let e = parse_scope(t).unwrap_err();
         assert!(e.contains(part), "{t}: {e}");
     }
+    // The spelling the message offers for "the folder of that name" means exactly that, for
+    // names a pattern reader would take otherwise.
+    for t in ["src", "[::1]", "rep*", "a{b}"] {
+        let e = parse_scope(t).unwrap_err();
+        let offered = e
+            .split("write ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap();
+        match parse_scope(offered) {
+            Ok(ScopeInput::Literal(p)) => assert_eq!(p, format!("./{t}"), "{e}"),
+            Ok(ScopeInput::Path(p)) => {
+                assert!(!has_glob(&p), "{t}: {offered} is a pattern");
+                assert_eq!(p, format!("./{t}"));
+            }
+            other => panic!("{t}: {offered} reads as {other:?}"),
+        }
+    }
 }
 
 #[test]
