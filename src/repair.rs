@@ -170,7 +170,8 @@ fn line_col(text: &str, pos: usize) -> (usize, usize) {
 // Messages
 // ---------------------------------------------------------------------------
 
-const MSG_DEPTH: &str = "nesting deeper than 128 levels";
+/// The gate refuses text nested deeper than this whatever it holds (lint reports it as the gate does).
+pub const MSG_DEPTH: &str = "nesting deeper than 128 levels";
 const MSG_CUT_STRING: &str = "output was cut off inside a string; not completed";
 const MSG_CUT_KEY: &str = "output was cut off inside a key; not completed";
 const MSG_CUT_AFTER_KEY: &str = "output was cut off after a key, before its value; not completed";

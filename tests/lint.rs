@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{Sandbox, fixture_path};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 struct Lint {
     stdout: String,
@@ -69,6 +69,29 @@ fn set(items: &[(&str, u64, u64, &str)]) -> BTreeSet<(String, u64, u64, String)>
         .iter()
         .map(|(f, l, c, code)| (f.to_string(), *l, *c, code.to_string()))
         .collect()
+}
+
+/// A call nested deeper than the gate reads is the gate's MG001, as a file or as a line, and
+/// not a trace "of an unknown shape".
+#[test]
+fn a_call_too_deep_to_read_is_the_gates_malformed_call() {
+    let sb = Sandbox::new();
+    let deep = format!(
+        "{{\"tool_name\":\"response\",\"tool_args\":{{\"text\":\"hi\",\"x\":{}{}}}}}\n",
+        "[".repeat(127),
+        "]".repeat(127)
+    );
+    let fine = "{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"hi\"}}\n";
+    let one = sb.file("deep.json", &deep);
+    let lines = sb.file("deep.jsonl", &format!("{fine}{deep}"));
+    let (doc, code, err) = json(&sb, &[one.to_str().unwrap(), lines.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        found(&doc),
+        set(&[("deep.json", 1, 1, "MG001"), ("deep.jsonl", 2, 1, "MG001")]),
+        "{doc}"
+    );
+    assert_eq!(doc["failures"], json!([]), "{doc}");
 }
 
 #[test]
