@@ -725,6 +725,13 @@ fn tools_health_is_the_latest_run_plus_live_counts() {
         out.contains("page_reader") && !out.contains("calculator"),
         "{out}"
     );
+    // Cut to nothing: said so, not taken for an empty store.
+    let (out, code, _) = health(&sb, &db, &["--top", "0"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("recorded; --top 0 shows none of them"),
+        "{out}"
+    );
 }
 
 /// Recorded names are whatever an agent sent: in the prompt block they cannot close it, open

@@ -186,10 +186,9 @@ fn decide_inner<'a>(
     let options = &run.options;
     let mut report = Report::default();
     if input.len() > MAX_DOCUMENT {
+        // The reader stops one byte past the limit: the true size is not known, only that.
         let e = malformed(format!(
-            "input is {} bytes, more than the {} bytes metagate reads as one call",
-            input.len(),
-            MAX_DOCUMENT
+            "input is more than the {MAX_DOCUMENT} bytes metagate reads as one call"
         ));
         return Decision::rejected(input, e, report);
     }

@@ -231,9 +231,16 @@ pub fn parse_duration(text: &str) -> Result<i64, String> {
     }
     // A span, not a duration, so that days read too (as 24 hours: grants are not calendar
     // appointments).
-    let span: jiff::Span = t
-        .parse()
-        .map_err(|_| format!("cannot read duration {t:?}: {hint}"))?;
+    let too_long = || format!("duration {t:?} is longer than the 30 days a grant may last");
+    let span: jiff::Span = t.parse().map_err(|_| {
+        // A number too large to read as a span is longer than any grant, not unreadable.
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 9 {
+            too_long()
+        } else {
+            format!("cannot read duration {t:?}: {hint}")
+        }
+    })?;
     if span.is_negative() {
         return Err(format!("duration {t:?} is negative: {hint}"));
     }
@@ -255,9 +262,7 @@ pub fn parse_duration(text: &str) -> Result<i64, String> {
         return Err(format!("duration {t:?} is shorter than a second: {hint}"));
     }
     if ms > MAX_DURATION_MS {
-        return Err(format!(
-            "duration {t:?} is longer than the 30 days a grant may last"
-        ));
+        return Err(too_long());
     }
     Ok(ms)
 }

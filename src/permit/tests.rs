@@ -338,6 +338,8 @@ fn durations() {
         ("soon", "cannot read"),
         ("5x", "cannot read"),
         ("31d", "30 days"),
+        ("99999999999999999999s", "30 days"),
+        ("9223372036854775807s", "30 days"),
         ("1ms", "second"),
     ];
     for (t, part) in bad {

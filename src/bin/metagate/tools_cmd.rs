@@ -90,9 +90,13 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
         }
         HealthFormat::Table => {
             let mut rows = health::rows(&tallies, sort_of(args.sort), now_ms, &t);
+            let recorded = rows.len();
             rows.truncate(args.top.unwrap_or(usize::MAX));
-            if rows.is_empty() {
+            if recorded == 0 {
                 writeln!(out, "no tool calls or outcomes recorded yet")?;
+            } else if rows.is_empty() {
+                let recorded = metagate::display::plural(recorded, "tool", "tools");
+                writeln!(out, "{recorded} recorded; --top 0 shows none of them")?;
             } else {
                 writeln!(out, "{}", health_table(&rows, &t))?;
             }
