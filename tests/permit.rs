@@ -893,6 +893,43 @@ fn concurrent_grants_and_revokes_lose_nothing() {
     }
 }
 
+/// Ctrl-C at a choice ends `permit` granting nothing (status 1 when the prompt reads it as a
+/// cancelled answer, 130 when the signal comes first) and the cursor shown again (the prompt
+/// hides it while a choice is made). Through script(1), which gives it a pseudo-terminal.
+#[test]
+fn ctrl_c_at_a_prompt_leaves_the_cursor_shown() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: script(1) is not installed, so no pseudo-terminal test");
+        return;
+    }
+    let env = Env::new();
+    let inner = format!(
+        "HOME={dir} {bin} --policy {policy} --now {now} permit",
+        dir = env.sb.path().display(),
+        bin = common::BIN,
+        policy = env.policy,
+        now = at(0),
+    );
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "(sleep 2; printf '\\003'; sleep 1) | script -qec '{inner}' /dev/null"
+        ))
+        .current_dir(env.sb.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(1 | 130)), "{text:?}");
+    let hidden = text
+        .rfind("\x1b[?25l")
+        .unwrap_or_else(|| panic!("no prompt: {text:?}"));
+    assert!(text[hidden..].contains("\x1b[?25h"), "{text:?}");
+}
+
 /// The interactive flow at a real pseudo-terminal, through tmux.
 #[test]
 fn interactive_permit_at_a_real_terminal() {

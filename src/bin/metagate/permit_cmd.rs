@@ -425,6 +425,14 @@ fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
             equivalent(policy, env)
         ));
     }
+    // The prompts hide the cursor while a choice is made; Ctrl-C ended the program with it
+    // still hidden in the operator's terminal. Whichever sees Ctrl-C first, this handler or
+    // the prompt (as a cancelled answer), the cursor is shown again.
+    ctrlc::set_handler(|| {
+        let _ = Term::stderr().show_cursor();
+        std::process::exit(130);
+    })
+    .context("cannot watch for Ctrl-C")?;
     let cwd = std::env::current_dir().context("cannot read the working folder")?;
     let scopable = |c: &str| permit::scopable(policy, c);
     let resolve = |cap: &str, s: &str| {
@@ -444,7 +452,9 @@ fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
         session: session.as_deref(),
     };
     let mut prompter = Dialoguer(Term::stderr());
-    match flow::run(&mut prompter, &offer) {
+    let answered = flow::run(&mut prompter, &offer);
+    let _ = prompter.0.show_cursor();
+    match answered {
         Ok(Some(request)) => {
             let g = store_grant(&request, env, now)?;
             print_grant(&g, Format::Table, now)?;
