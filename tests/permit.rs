@@ -893,17 +893,24 @@ fn concurrent_grants_and_revokes_lose_nothing() {
     }
 }
 
+/// Whether a program the pseudo-terminal tests drive is there (said when it is not).
+fn installed(program: &str, version_flag: &str) -> bool {
+    let there = std::process::Command::new(program)
+        .arg(version_flag)
+        .output()
+        .is_ok();
+    if !there {
+        eprintln!("skipped: {program} is not installed, so no pseudo-terminal test");
+    }
+    there
+}
+
 /// Ctrl-C at a choice ends `permit` granting nothing (status 1 when the prompt reads it as a
 /// cancelled answer, 130 when the signal comes first) and the cursor shown again (the prompt
 /// hides it while a choice is made). Through script(1), which gives it a pseudo-terminal.
 #[test]
 fn ctrl_c_at_a_prompt_leaves_the_cursor_shown() {
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: script(1) is not installed, so no pseudo-terminal test");
+    if !installed("script", "--version") {
         return;
     }
     let env = Env::new();
@@ -933,12 +940,7 @@ fn ctrl_c_at_a_prompt_leaves_the_cursor_shown() {
 /// The interactive flow at a real pseudo-terminal, through tmux.
 #[test]
 fn interactive_permit_at_a_real_terminal() {
-    if std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: tmux is not installed, so no pseudo-terminal test");
+    if !installed("tmux", "-V") {
         return;
     }
     let env = Env::new();
