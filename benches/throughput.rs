@@ -113,6 +113,20 @@ fn serde_loop(input: &Path) -> Duration {
     started.elapsed()
 }
 
+/// Runs a command on the built-in policy whatever the environment holds: no
+/// `$METAGATE_POLICY`, and a working folder and config folder without a policy file.
+trait BuiltinPolicy {
+    fn builtin_policy(&mut self, dir: &Path) -> &mut Self;
+}
+
+impl BuiltinPolicy for Command {
+    fn builtin_policy(&mut self, dir: &Path) -> &mut Self {
+        self.env_remove("METAGATE_POLICY")
+            .env("XDG_CONFIG_HOME", dir.join("no-config"))
+            .current_dir(dir)
+    }
+}
+
 fn rate(lines: usize, d: Duration) -> f64 {
     lines as f64 / d.as_secs_f64()
 }
@@ -138,7 +152,7 @@ fn bench_gate(dir: &Path) {
         time_command(
             Command::new(BIN)
                 .args(["gate", "--jsonl", "--quiet", "--no-telemetry"])
-                .env("METAGATE_POLICY", ""),
+                .builtin_policy(dir),
             &file,
         )
     });
@@ -151,7 +165,7 @@ fn bench_gate(dir: &Path) {
             Command::new(BIN)
                 .args(["gate", "--jsonl", "--quiet", "--db"])
                 .arg(&db)
-                .env("METAGATE_POLICY", ""),
+                .builtin_policy(dir),
             &file,
         )
     });
@@ -488,7 +502,7 @@ fn bench_startup(dir: &Path) {
         time_command(
             Command::new(BIN)
                 .args(["gate", "--quiet", "--no-telemetry"])
-                .env("METAGATE_POLICY", ""),
+                .builtin_policy(dir),
             &call,
         )
     });
@@ -499,7 +513,7 @@ fn bench_startup(dir: &Path) {
             Command::new(BIN)
                 .args(["gate", "--quiet", "--db"])
                 .arg(&db)
-                .env("METAGATE_POLICY", ""),
+                .builtin_policy(dir),
             &call,
         )
     });
@@ -588,7 +602,7 @@ fn bench_lint(dir: &Path) {
                 Command::new(BIN)
                     .args(["lint", "--exit-zero", "--format", format])
                     .arg(&file)
-                    .env("METAGATE_POLICY", ""),
+                    .builtin_policy(dir),
                 &file,
             )
         });
