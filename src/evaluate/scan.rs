@@ -22,12 +22,7 @@ pub const PROGRESS_EVERY: u64 = 1 << 16;
 /// else's shard (or a `--dry-run`) leaves its bytes alone. `None` for a file that holds no
 /// telemetry yet (an empty file, or a database without metagate's tables).
 pub fn open_read_only(path: &Path) -> Result<Option<Connection>, StoreError> {
-    if path.is_dir() {
-        return Err(StoreError::Folder(path.to_path_buf()));
-    }
-    if !path.is_file() {
-        return Err(StoreError::Missing(path.to_path_buf()));
-    }
+    store::existing_file(path)?;
     let fail = |e| StoreError::from_sqlite(path, e);
     let conn = store::open_read_only(path)?;
     let version: i64 = conn

@@ -609,6 +609,18 @@ pub fn strip_grant_fields(policy: &Policy, tool: &str, args: &mut Args<'_>, repo
     }
 }
 
+/// ` --policy FILE --db FILE` for the ones given, quoted for a shell: what a suggested command
+/// needs to reach the policy and the store the gate uses.
+pub fn setup_flags(policy_file: Option<&Path>, store: Option<&Path>) -> String {
+    let mut flags = String::new();
+    for (flag, path) in [("--policy", policy_file), ("--db", store)] {
+        if let Some(p) = path {
+            flags.push_str(&format!(" {flag} {}", shell_word(&p.display().to_string())));
+        }
+    }
+    flags
+}
+
 /// Quotes a word for a POSIX shell when it needs it.
 pub fn shell_word(s: &str) -> String {
     if !s.is_empty()
@@ -632,11 +644,7 @@ pub fn grant_command(
     store: Option<&Path>,
 ) -> String {
     let mut cmd = String::from("metagate");
-    for (flag, path) in [("--policy", policy_file), ("--db", store)] {
-        if let Some(p) = path {
-            cmd.push_str(&format!(" {flag} {}", shell_word(&p.display().to_string())));
-        }
-    }
+    cmd.push_str(&setup_flags(policy_file, store));
     cmd.push_str(&format!(
         " permit grant --capability {}",
         shell_word(capability)

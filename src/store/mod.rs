@@ -252,12 +252,7 @@ impl Store {
     /// A store this process cannot write is opened read-only ([`open_read_only`]): reading
     /// works, and a write says the store cannot be written.
     pub fn open_existing(path: &Path, options: Options) -> Result<Store, StoreError> {
-        if path.is_dir() {
-            return Err(StoreError::Folder(path.to_path_buf()));
-        }
-        if !path.is_file() {
-            return Err(StoreError::Missing(path.to_path_buf()));
-        }
+        existing_file(path)?;
         match Store::open_with(path, options) {
             Err(StoreError::ReadOnly(_)) => Store::open_read_only(path, options),
             opened => opened,
@@ -456,6 +451,17 @@ impl Store {
             last_ms: last,
         })
     }
+}
+
+/// That `path` names a file: a folder or nothing there is an error saying which.
+pub fn existing_file(path: &Path) -> Result<(), StoreError> {
+    if path.is_dir() {
+        return Err(StoreError::Folder(path.to_path_buf()));
+    }
+    if !path.is_file() {
+        return Err(StoreError::Missing(path.to_path_buf()));
+    }
+    Ok(())
 }
 
 /// Opens an existing database read-only: nothing is created, changed or migrated.

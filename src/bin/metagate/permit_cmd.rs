@@ -389,18 +389,7 @@ fn equivalent(policy: &Policy, env: &Env) -> String {
         .db_path()
         .ok()
         .map(|p| std::path::absolute(&p).unwrap_or(p));
-    let mut flags = String::new();
-    for (flag, path) in [
-        ("--policy", policy.origin.as_ref()),
-        ("--db", store.as_ref()),
-    ] {
-        if let Some(p) = path {
-            flags.push_str(&format!(
-                " {flag} {}",
-                permit::shell_word(&p.display().to_string())
-            ));
-        }
-    }
+    let flags = permit::setup_flags(policy.origin.as_deref(), store.as_deref());
     format!(
         "metagate{flags} permit grant --capability {} [--scope PATH|HOST]... [--for 5m] [--session ID] [--reason TEXT]",
         if caps.len() == 1 {
