@@ -654,6 +654,14 @@ fn bad_input_is_refused_with_exit_2() {
 #[test]
 fn revoke_all_counts_only_live_grants() {
     let env = Env::new();
+    // Before any store: nothing to revoke, and no store made by asking.
+    let (_, err, code) = env.run(&at(0), &["permit", "revoke", "--all"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("nothing to revoke: there is no telemetry store"),
+        "{err}"
+    );
+    assert!(!env.sb.db().exists());
     env.grant(&at(0), &["--capability", "system_execute", "--for", "1m"]);
     env.grant(&at(0), &["--capability", "system_execute", "--for", "1h"]);
     env.grant(&at(0), &["--capability", "file_access", "--for", "1h"]);

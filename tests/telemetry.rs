@@ -244,6 +244,17 @@ fn record_stores_every_event_type_and_skips_bad_lines_by_number() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // …and it stops the run before a store is even made.
+    let fresh = sb.path().join("fresh.db");
+    let out = sb
+        .cmd()
+        .arg("--db")
+        .arg(&fresh)
+        .args(["record", "/nonexistent/events.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!fresh.exists());
 }
 
 /// A byte that is not UTF-8 spoils its line, not its input: the other lines, of that file and

@@ -326,7 +326,17 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
 fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
     let who = actor();
     if all {
-        let mut store = env.open_store()?;
+        // No store holds no grants: nothing to make, nothing to revoke.
+        let mut store = match env.open_existing_store() {
+            Err(StoreError::Missing(path)) => {
+                say!(
+                    "metagate: nothing to revoke: there is no telemetry store at {}",
+                    path.display()
+                );
+                return Ok(Status::Rejected);
+            }
+            opened => opened?,
+        };
         let done = grants::revoke_all(&mut store, now, Some(&who))?;
         if done.is_empty() {
             say!("metagate: nothing to revoke: no grant is live");

@@ -14,7 +14,7 @@ use crate::exit::Status;
 use crate::runtime::Env;
 
 pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
-    let mut store = env.open_store()?;
+    // Every file is opened before the store: a missing one stops the run with no store made.
     let mut inputs = Vec::new();
     let stdin_only = args.files.is_empty();
     if stdin_only {
@@ -34,6 +34,7 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
             reader: Box::new(BufReader::new(file)),
         });
     }
+    let mut store = env.open_store()?;
     let mut err = io::stderr().lock();
     let clock = env.clock();
     let axes = policy.axis_table();
