@@ -114,13 +114,49 @@ fn shape(raw: &str) -> String {
     out
 }
 
+/// An event's fields, each at most once: readers disagree on which of two copies counts (as
+/// the gate refuses an envelope field sent twice), so a line holding one twice is bad.
+struct Fields(serde_json::Map<String, Value>);
+
+const TWICE: &str = "twice:";
+
+impl<'de> serde::Deserialize<'de> for Fields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Fields;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Fields, A::Error> {
+                let mut map = serde_json::Map::new();
+                while let Some((k, v)) = a.next_entry::<String, Value>()? {
+                    if map.contains_key(&k) {
+                        return Err(serde::de::Error::custom(format!(
+                            "{TWICE} {k:?} is given twice"
+                        )));
+                    }
+                    map.insert(k, v);
+                }
+                Ok(Fields(map))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
 /// Parses one event line. Returns the event and warnings (unknown fields); an error says
 /// what is wrong with the line.
 pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<String>), String> {
-    let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
-    let Value::Object(mut map) = value else {
-        return Err("an event is a JSON object".to_string());
-    };
+    let value: Fields = serde_json::from_str(line).map_err(|e| {
+        let e = e.to_string();
+        match e.strip_prefix(TWICE) {
+            Some(rest) => format!("the field{rest}"),
+            None if e.starts_with("invalid type") => "an event is a JSON object".to_string(),
+            None => format!("not JSON: {e}"),
+        }
+    })?;
+    let mut map = value.0;
     let kind =
         take_string(&mut map, "type")?.ok_or("missing \"type\" (outcome, ask or correction)")?;
     let ts_ms = match take(&mut map, "ts") {
@@ -376,6 +412,15 @@ mod tests {
                 "array of strings",
             ),
             (r#"{"type":"ask","capabilities":[1]}"#, "non-empty strings"),
+            ("\"ok\"", "object"),
+            (
+                r#"{"type":"outcome","tool":"a","tool":"b","status":"ok"}"#,
+                "the field \"tool\" is given twice",
+            ),
+            (
+                r#"{"type":"ask","type":"outcome","tool":"a","status":"ok"}"#,
+                "\"type\" is given twice",
+            ),
         ];
         for (line, want) in cases {
             let e = parse(line, 0, &table()).unwrap_err();
