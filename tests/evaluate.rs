@@ -262,6 +262,16 @@ fn gate_session(
         .collect()
 }
 
+/// `evaluate --emit-policy-patch SANDBOX/patch.toml` over `db`, which must succeed: the
+/// report and the patch's path.
+fn evaluate_with_patch(sb: &Sandbox, db: &Path) -> (Value, PathBuf) {
+    let patch = sb.path().join("patch.toml");
+    let (report, code, stderr) =
+        evaluate(sb, &[db], &["--emit-policy-patch", patch.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    (report, patch)
+}
+
 #[test]
 fn learn_alias_end_to_end_gate_evaluate_patch_gate() {
     let sb = Sandbox::new();
@@ -274,13 +284,7 @@ fn learn_alias_end_to_end_gate_evaluate_patch_gate() {
     for s in ["a2", "a3"] {
         gate_session(&sb, &db, s, &calls, &[]);
     }
-    let patch = sb.path().join("patch.toml");
-    let (report, code, stderr) = evaluate(
-        &sb,
-        &[&db],
-        &["--emit-policy-patch", patch.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{stderr}");
+    let (report, patch) = evaluate_with_patch(&sb, &db);
     let proposed = report["proposed_aliases"].as_array().unwrap();
     assert_eq!(proposed.len(), 1, "{report}");
     assert_eq!(proposed[0]["tool"], "memory_load");
@@ -322,13 +326,7 @@ fn the_patch_is_valid_toml_whatever_the_names_hold() {
     for s in ["a1", "a2", "a3"] {
         gate_session(&sb, &db, s, calls.as_bytes(), &[]);
     }
-    let patch = sb.path().join("patch.toml");
-    let (report, code, stderr) = evaluate(
-        &sb,
-        &[&db],
-        &["--emit-policy-patch", patch.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{stderr}");
+    let (report, patch) = evaluate_with_patch(&sb, &db);
     let froms: Vec<&str> = report["proposed_aliases"]
         .as_array()
         .unwrap()
