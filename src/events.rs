@@ -323,11 +323,34 @@ fn required_string(map: &mut Map<String, Value>, key: &str) -> Result<String, St
 
 /// Milliseconds since the epoch of an RFC 3339 time (`2026-11-20T10:00:00Z`, `…+02:00`).
 pub fn parse_time(text: &str) -> Result<i64, String> {
-    let ts: jiff::Timestamp = text
-        .trim()
-        .parse()
-        .map_err(|e| format!("{text:?} is not an RFC 3339 time: {e}"))?;
-    Ok(ts.as_millisecond())
+    let trimmed = text.trim();
+    match trimmed.parse::<jiff::Timestamp>() {
+        Ok(ts) => Ok(ts.as_millisecond()),
+        Err(e) => Err(match out_of_range(trimmed) {
+            Some(bound) => format!("{text:?} is {bound}, the limit of the times metagate reads"),
+            None => format!("{text:?} is not an RFC 3339 time: {e}"),
+        }),
+    }
+}
+
+/// For a well-formed time with an offset that still failed to convert, which end of the
+/// supported range it passed ("after 9999-12-30T22:00:00Z"): jiff's own error names an
+/// internal parameter and its range in seconds, which says nothing to a user.
+fn out_of_range(text: &str) -> Option<String> {
+    let pieces = jiff::fmt::temporal::Pieces::parse(text).ok()?;
+    pieces.offset()?;
+    pieces.time()?;
+    Some(if pieces.date().year() > 0 {
+        format!(
+            "after {}",
+            jiff::Timestamp::MAX.strftime("%Y-%m-%dT%H:%M:%SZ")
+        )
+    } else {
+        format!(
+            "before {}",
+            jiff::Timestamp::MIN.strftime("%Y-%m-%dT%H:%M:%SZ")
+        )
+    })
 }
 
 /// An RFC 3339 time in UTC, to the second when there are no milliseconds.
@@ -349,6 +372,19 @@ mod tests {
             ("http", "transport"),
             ("scrape", "extraction"),
         ])
+    }
+
+    #[test]
+    fn times_out_of_range_name_the_limit() {
+        assert!(parse_time("9999-12-30T22:00:00Z").is_ok());
+        let late = parse_time("9999-12-31T23:59:59Z").unwrap_err();
+        assert!(late.contains("after 9999-12-30T22:00:00Z"), "{late}");
+        let early = parse_time("-009999-01-01T00:00:00+00:00").unwrap_err();
+        assert!(early.contains("before -9999-01-02T01:59:59Z"), "{early}");
+        for bad in ["2026-02-30T00:00:00Z", "2026-11-20T10:00:00", "soon"] {
+            let e = parse_time(bad).unwrap_err();
+            assert!(e.contains("is not an RFC 3339 time"), "{bad}: {e}");
+        }
     }
 
     #[test]

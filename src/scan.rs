@@ -296,11 +296,23 @@ fn string_end(bytes: &[u8], pos: usize) -> Option<(usize, bool)> {
                 match *bytes.get(i + 1)? {
                     b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
                     b'u' => {
-                        let hex = bytes.get(i + 2..i + 6)?;
-                        if !hex.iter().all(u8::is_ascii_hexdigit) {
-                            return None;
-                        }
+                        let unit = hex_unit(bytes, i + 2)?;
                         i += 6;
+                        // serde_json reads a surrogate only as half of a pair; a lone one
+                        // goes to the lenient reader, which replaces it with U+FFFD.
+                        match unit {
+                            0xD800..=0xDBFF => {
+                                if bytes.get(i..i + 2) != Some(b"\\u".as_slice()) {
+                                    return None;
+                                }
+                                if !(0xDC00..=0xDFFF).contains(&hex_unit(bytes, i + 2)?) {
+                                    return None;
+                                }
+                                i += 6;
+                            }
+                            0xDC00..=0xDFFF => return None,
+                            _ => {}
+                        }
                     }
                     _ => return None,
                 }
@@ -308,6 +320,15 @@ fn string_end(bytes: &[u8], pos: usize) -> Option<(usize, bool)> {
             _ => return None,
         }
     }
+}
+
+/// The UTF-16 code unit written as four hex digits at `pos`.
+fn hex_unit(bytes: &[u8], pos: usize) -> Option<u16> {
+    let hex = bytes.get(pos..pos + 4)?;
+    if !hex.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
 }
 
 /// The index of the first byte from `i` on that ends a plain run inside a string: a quote, a
@@ -550,6 +571,19 @@ mod tests {
                 serde_json::from_str::<String>(&literal).ok(),
                 "{:?}", literal
             );
+        }
+
+        #[test]
+        fn accepts_string_escapes_as_serde_json_does(
+            pieces in prop::collection::vec(prop::sample::select(vec![
+                "a", "\\u0041", "\\ud83d", "\\ude00", "\\ud800", "\\udfff", "\\uDBFF",
+                "\\uDC00", "\\u", "\\n", "u",
+            ]), 0..6),
+        ) {
+            // A surrogate the scanner let through once panicked where serde_json read it.
+            let text = format!("{{\"k\":\"{}\"}}", pieces.concat());
+            let theirs = serde_json::from_str::<Value>(&text).is_ok();
+            prop_assert_eq!(object_fields(&text).is_some(), theirs, "{:?}", text);
         }
 
         #[test]

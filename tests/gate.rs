@@ -677,6 +677,51 @@ fn bad_input_is_a_malformed_call_never_a_crash() {
     );
 }
 
+/// A lone surrogate escape (`\ud800`) is text serde_json refuses: it once panicked where an
+/// argument was read as a value (telemetry, `--emit`, a shell argument). It is repaired to
+/// U+FFFD, as the lenient reader repairs it anywhere else, and the stream goes on.
+#[test]
+fn a_lone_surrogate_escape_is_repaired_never_a_panic() {
+    let sb = Sandbox::new();
+    let calls = [
+        r#"{"tool_name":"response","tool_args":{"text":"\ud800"}}"#,
+        r#"{"tool_name":"response","tool_args":{"text":"a\udfff\u0041"}}"#,
+        r#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"terminal","code":"echo \udfff"}}"#,
+        r#"{"tool_name":"\ud800","tool_args":{}}"#,
+    ];
+    for call in calls {
+        for args in [
+            &["--quiet"][..],
+            &["--quiet", "--emit", "openai"],
+            &["--no-telemetry"],
+        ] {
+            let out = sb
+                .cmd()
+                .arg("gate")
+                .args(args)
+                .write_stdin(call)
+                .output()
+                .unwrap();
+            let code = out.status.code().unwrap();
+            assert!(code == 0 || code == 1, "{call} {args:?}: exit {code}");
+            let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let text = answer.to_string();
+            assert!(
+                !text.contains("\\ud800") && !text.contains("\\udfff"),
+                "{text}"
+            );
+        }
+    }
+    let (out, _, _) = gate(&sb, &["--report", "--quiet"], calls[0].as_bytes());
+    assert_eq!(out["call"]["tool_args"]["text"], "\u{fffd}");
+    assert_eq!(out["verdict"], "corrected");
+    let mut stream = calls.join("\n");
+    stream.push_str("\n{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"after\"}}\n");
+    let lines = gate_lines(&sb, &[], stream.as_bytes());
+    assert_eq!(lines.len(), calls.len() + 1);
+    assert_eq!(lines[calls.len()]["tool_args"]["text"], "after");
+}
+
 /// A field sent twice is two readings of one call: metagate would check the first, the
 /// tool's JSON reader would most likely run the last. Refused, naming both, in every shape;
 /// a key repeated inside the arguments is read as the tool's reader reads it (the last).
