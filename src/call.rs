@@ -709,9 +709,14 @@ fn parse_args_string<'a>(
 }
 
 /// Splits `skills_tool:load` into the tool and its method.
+/// Agent Zero splits on the first `:` whatever follows, so `code_execution_tool:` runs
+/// `code_execution_tool` and is judged as it; an empty method supplies no method argument.
 pub fn split_method(name: &str) -> (&str, Option<&str>) {
     match memchr::memchr(b':', name.as_bytes()) {
-        Some(at) if at > 0 && at + 1 < name.len() => (&name[..at], Some(&name[at + 1..])),
+        Some(at) if at > 0 => {
+            let method = &name[at + 1..];
+            (&name[..at], (!method.is_empty()).then_some(method))
+        }
         _ => (name, None),
     }
 }
@@ -863,6 +868,8 @@ mod tests {
         assert_eq!(call.method(), Some("load"));
         assert_eq!(split_method("x"), ("x", None));
         assert_eq!(split_method(":x"), (":x", None));
+        assert_eq!(split_method("x:"), ("x", None));
+        assert_eq!(split_method("x:a:b"), ("x", Some("a:b")));
     }
 
     #[test]

@@ -326,6 +326,22 @@ fn method_suffix_supplies_the_method_argument() {
     );
     assert_eq!(code, 1);
     assert_eq!(out["error"]["missing"], json!(["method"]));
+    // Agent Zero runs `code_execution_tool:` as `code_execution_tool`: judged as it, so the
+    // shell checks apply, and an empty method supplies no method argument.
+    let (out, code, _) = gate(
+        &sb,
+        &[],
+        br#"{"tool_name":"code_execution_tool:","tool_args":{"runtime":"terminal","code":"echo $(id)"}}"#,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out["error"]["category"], "policy_blocked");
+    let (out, code, _) = gate(
+        &sb,
+        &[],
+        br#"{"tool_name":"skills_tool:","tool_args":{"skill_name":"git"}}"#,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out["error"]["missing"], json!(["method"]));
 }
 
 // ---- Envelopes -----------------------------------------------------------------------------
