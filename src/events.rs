@@ -186,7 +186,7 @@ pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<St
             Event::Ask(Ask {
                 ts_ms,
                 session,
-                user: take_string(&mut map, "user")?,
+                user: take_string(&mut map, "user")?.map(redacted),
                 text: take_string(&mut map, "text")?.map(redacted),
                 capabilities,
             })
@@ -257,7 +257,9 @@ fn outcome(
             Some(Value::Array(items)) => {
                 for item in items {
                     match item {
-                        Value::String(s) => axes_raw.push(s.clone()),
+                        // Axes reach reports and the prompt block: a secret named in one
+                        // is stored redacted, and counts as no axis.
+                        Value::String(s) => axes_raw.push(redacted(s.clone())),
                         _ => return Err("\"metadata.boundary_axes\" holds strings".to_string()),
                     }
                 }
@@ -268,7 +270,7 @@ fn outcome(
         }
     }
     let mut normalized: Vec<String> = Vec::new();
-    for raw in &axes_raw {
+    for raw in axes_raw.iter().filter(|raw| !raw.contains(redact::REDACTED)) {
         let axis = axes.normalize(raw);
         if !axis.is_empty() && !normalized.contains(&axis) {
             normalized.push(axis);
@@ -482,6 +484,17 @@ mod tests {
                 .contains("sk-abcdefghijklmnopqrstuvwx")
         );
         assert_eq!(o.metadata.unwrap()["api_key"], redact::REDACTED);
+        // Axes go to reports and the prompt block: a token there is stored redacted and is
+        // no axis; an ask's user is free text too.
+        let line = r#"{"type":"outcome","tool":"t","status":"error","error_type":"wrong_tool_boundary","metadata":{"boundary_axes":["ghp_16C7e42F292c6912E7710c838347Ae178B4a","fetch"]}}"#;
+        let (e, _) = parse(line, 0, &table()).unwrap();
+        let Event::Outcome(o) = e else { panic!() };
+        assert_eq!(o.axes_raw, [redact::REDACTED, "fetch"]);
+        assert_eq!(o.axes, ["transport"]);
+        let line = r#"{"type":"ask","user":"AKIAIOSFODNN7EXAMPLE","text":"hi"}"#;
+        let (e, _) = parse(line, 0, &table()).unwrap();
+        let Event::Ask(a) = e else { panic!() };
+        assert_eq!(a.user.as_deref(), Some(redact::REDACTED));
     }
 
     #[test]
