@@ -270,7 +270,10 @@ fn outcome(
         }
     }
     let mut normalized: Vec<String> = Vec::new();
-    for raw in axes_raw.iter().filter(|raw| !raw.contains(redact::REDACTED)) {
+    for raw in axes_raw
+        .iter()
+        .filter(|raw| !raw.contains(redact::REDACTED))
+    {
         let axis = axes.normalize(raw);
         if !axis.is_empty() && !normalized.contains(&axis) {
             normalized.push(axis);

@@ -573,6 +573,8 @@ fn bad_stores_get_a_clear_message() {
     let newer = sb.path().join("newer.db");
     {
         let conn = rusqlite::Connection::open(&newer).unwrap();
+        conn.execute_batch(&metagate::store::MIGRATIONS.concat())
+            .unwrap();
         conn.pragma_update(None, "user_version", metagate::store::SCHEMA_VERSION + 1)
             .unwrap();
     }
@@ -585,21 +587,29 @@ fn bad_stores_get_a_clear_message() {
         let conn = rusqlite::Connection::open(&foreign).unwrap();
         conn.execute_batch("CREATE TABLE notes (x TEXT)").unwrap();
     }
-    let before = std::fs::read(&foreign).unwrap();
-    for args in [
-        &["evaluate"][..],
-        &["tools", "health"][..],
-        &["db", "info"][..],
-        &["permit", "list"][..],
-        &["record"][..],
-    ] {
-        let (_, code, stderr) = run_text(&sb, &foreign, args);
-        assert_eq!(code, 2, "{args:?}");
-        assert!(
-            stderr.contains("holding other tables"),
-            "{args:?}: {stderr}"
-        );
-        assert_eq!(std::fs::read(&foreign).unwrap(), before, "{args:?}");
+    // Many programs set `user_version`: at 1 it was once taken for ours and migrated.
+    for version in [0, 1] {
+        rusqlite::Connection::open(&foreign)
+            .unwrap()
+            .pragma_update(None, "user_version", version)
+            .unwrap();
+        let before = std::fs::read(&foreign).unwrap();
+        for args in [
+            &["evaluate"][..],
+            &["evaluate", "--dry-run"][..],
+            &["tools", "health"][..],
+            &["db", "info"][..],
+            &["permit", "list"][..],
+            &["record"][..],
+        ] {
+            let (_, code, stderr) = run_text(&sb, &foreign, args);
+            assert_eq!(code, 2, "{version} {args:?}");
+            assert!(
+                stderr.contains("holding other tables"),
+                "{version} {args:?}: {stderr}"
+            );
+            assert_eq!(std::fs::read(&foreign).unwrap(), before, "{args:?}");
+        }
     }
     // An empty file: an empty report.
     let empty = sb.file("empty.db", "");

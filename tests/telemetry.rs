@@ -740,6 +740,8 @@ fn a_store_that_cannot_be_used_fails_loudly_and_gate_still_answers() {
     let newer = sb.path().join("newer.db");
     {
         let conn = Connection::open(&newer).unwrap();
+        conn.execute_batch(&metagate::store::MIGRATIONS.concat())
+            .unwrap();
         conn.pragma_update(None, "user_version", 99).unwrap();
     }
     let cases = [

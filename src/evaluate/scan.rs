@@ -13,28 +13,19 @@ use super::{
 };
 use crate::schema::Policy;
 use crate::schema::evaluate::Thresholds;
-use crate::store::{self, SCHEMA_VERSION, StoreError};
+use crate::store::{self, StoreError};
 
 /// How many rows pass between two progress reports.
 pub const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Opens a store to read it: read-only, never created, never migrated, so evaluating someone
 /// else's shard (or a `--dry-run`) leaves its bytes alone. `None` for a file that holds no
-/// telemetry yet (an empty file, or a database without metagate's tables).
+/// telemetry yet (an empty file or database); another program's database is an error.
 pub fn open_read_only(path: &Path) -> Result<Option<Connection>, StoreError> {
     store::existing_file(path)?;
     let fail = |e| StoreError::from_sqlite(path, e);
     let conn = store::open_read_only(path)?;
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(fail)?;
-    if version > SCHEMA_VERSION {
-        return Err(StoreError::Newer {
-            path: path.to_path_buf(),
-            found: version,
-        });
-    }
-    if version == 0 {
+    if store::schema_version(&conn, path)? == 0 {
         return Ok(None);
     }
     conn.execute_batch("PRAGMA cache_size = -16384; PRAGMA temp_store = FILE;")

@@ -14,6 +14,21 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_evaluate.sql"),
 ];
 
+/// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
+/// version must hold those of every migration up to it, or it is another program's (many
+/// set `user_version` for their own ends).
+const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
+    &["decisions", "outcomes", "asks", "user_corrections"],
+    &["grants", "grant_events"],
+    &[
+        "eval_runs",
+        "eval_health",
+        "eval_recommendations",
+        "eval_run_recommendations",
+        "eval_alias_pairs",
+    ],
+];
+
 /// The schema version this metagate writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -336,20 +351,8 @@ impl Store {
         Ok(())
     }
 
-    /// A database at schema version 0 is ours to set up only while it is empty.
     fn refuse_foreign(&self) -> Result<(), StoreError> {
-        let fail = |e| StoreError::from_sqlite(&self.path, e);
-        if user_version(&self.conn).map_err(fail)? != 0 {
-            return Ok(());
-        }
-        let objects: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(fail)?;
-        if objects > 0 {
-            return Err(StoreError::Foreign(self.path.clone()));
-        }
-        Ok(())
+        schema_version(&self.conn, &self.path).map(drop)
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
@@ -524,6 +527,49 @@ fn immutable_uri(path: &Path) -> String {
     uri
 }
 
+/// The schema version of a metagate store (0 for an empty database, ours to set up), read
+/// without changing anything. Another program's database is [`StoreError::Foreign`]: one
+/// holding tables at version 0, or one whose version names tables it does not hold.
+pub fn schema_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    let fail = |e| StoreError::from_sqlite(path, e);
+    // One read transaction, one snapshot: another process may be setting up the same new
+    // file, and its tables and version appear together. (A `pragma_user_version` inside one
+    // SELECT reads apart from it.)
+    let tx = conn.unchecked_transaction().map_err(fail)?;
+    let (objects, tables): (i64, String) = tx
+        .query_row(
+            "SELECT count(*), coalesce(group_concat(CASE type WHEN 'table' THEN name END, \
+             char(0)), '') FROM sqlite_master",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(fail)?;
+    let version = user_version(&tx).map_err(fail)?;
+    tx.finish().map_err(fail)?;
+    let foreign = || StoreError::Foreign(path.to_path_buf());
+    if version == 0 {
+        return if objects > 0 { Err(foreign()) } else { Ok(0) };
+    }
+    let tables: Vec<&str> = tables.split('\0').collect();
+    // A newer store holds at least the first migration's tables.
+    let claimed = usize::try_from(version.clamp(1, SCHEMA_VERSION)).unwrap_or(1);
+    let holds = |name: &&str| tables.contains(name);
+    if version < 0
+        || !MIGRATION_TABLES[..claimed]
+            .iter()
+            .all(|m| m.iter().all(holds))
+    {
+        return Err(foreign());
+    }
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Newer {
+            path: path.to_path_buf(),
+            found: version,
+        });
+    }
+    Ok(version)
+}
+
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |r| r.get(0))
 }
@@ -656,6 +702,7 @@ mod tests {
         let newer = dir.path().join("newer.db");
         {
             let conn = Connection::open(&newer).unwrap();
+            conn.execute_batch(&MIGRATIONS.concat()).unwrap();
             conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
                 .unwrap();
         }
@@ -674,6 +721,30 @@ mod tests {
         assert!(matches!(e, StoreError::Foreign(_)), "{e}");
         assert!(e.to_string().contains("holding other tables"), "{e}");
         assert_eq!(std::fs::read(&foreign).unwrap(), before);
+        // Many programs set `user_version` too: a version is ours only with its tables. One
+        // (even one of ours missing a table) was migrated and switched to WAL.
+        for version in 1..=SCHEMA_VERSION + 1 {
+            let conn = Connection::open(&foreign).unwrap();
+            conn.pragma_update(None, "user_version", version).unwrap();
+            drop(conn);
+            let before = std::fs::read(&foreign).unwrap();
+            for e in [
+                Store::open(&foreign).err().unwrap(),
+                Store::open_existing(&foreign, Options::default())
+                    .err()
+                    .unwrap(),
+            ] {
+                assert!(matches!(e, StoreError::Foreign(_)), "{version}: {e}");
+            }
+            assert_eq!(std::fs::read(&foreign).unwrap(), before, "{version}");
+        }
+        let partial = dir.path().join("partial.db");
+        {
+            let conn = Connection::open(&partial).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 2).unwrap();
+        }
+        assert!(matches!(Store::open(&partial), Err(StoreError::Foreign(_))));
         // An empty SQLite file is a new store.
         let empty = dir.path().join("empty.db");
         drop(Connection::open(&empty).unwrap());
