@@ -359,10 +359,17 @@ fn the_patch_may_not_overwrite_the_store_or_the_policy() {
     let store_before = std::fs::read(&db).unwrap();
     let alias = sb.path().join("alias.db");
     std::os::unix::fs::symlink(&db, &alias).unwrap();
+    // A hard link has a canonical path of its own: it once let the patch overwrite the store.
+    let hard = sb.path().join("hard.toml");
+    std::fs::hard_link(&db, &hard).unwrap();
+    let hard_policy = sb.path().join("hard-policy.toml");
+    std::fs::hard_link(&policy, &hard_policy).unwrap();
     for (target, what) in [
         (&db, "is the telemetry store"),
         (&alias, "is the telemetry store"),
+        (&hard, "is the telemetry store"),
         (&policy, "is the policy file in use"),
+        (&hard_policy, "is the policy file in use"),
     ] {
         for dry in [true, false] {
             let mut args = vec!["--emit-policy-patch", target.to_str().unwrap()];
@@ -386,6 +393,24 @@ fn the_patch_may_not_overwrite_the_store_or_the_policy() {
             assert_eq!(std::fs::read(&db).unwrap(), store_before, "no run stored");
         }
     }
+    // A link to a companion file not there yet is replaced by the patch, not written through.
+    let wal = sb.path().join("wal-link.toml");
+    std::os::unix::fs::symlink(format!("{}-wal", db.display()), &wal).unwrap();
+    let out = sb
+        .cmd()
+        .arg("--db")
+        .arg(&db)
+        .args(["--now", NOW, "evaluate", "--since", "1d", "--dry-run"])
+        .arg("--emit-policy-patch")
+        .arg(&wal)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!std::fs::symlink_metadata(&wal).unwrap().is_symlink());
+    assert!(std::fs::read_to_string(&wal).unwrap().starts_with('#'));
+    // (A read leaves SQLite's own `-wal` there, empty or not, never the patch.)
+    let wal_file = std::fs::read(format!("{}-wal", db.display())).unwrap_or_default();
+    assert!(!wal_file.starts_with(b"#"));
 }
 
 #[test]
@@ -541,9 +566,13 @@ fn shards_are_merged_and_results_go_to_the_first() {
     assert_eq!(bytes(&b), b_before);
     // One store under two names is refused, not counted twice.
     let again = sb.path().join(".").join("a.db");
-    let (_, code, stderr) = evaluate(&sb, &[&a, &b, &again], &["--dry-run"]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("are the same store"), "{stderr}");
+    let hard = sb.path().join("hard-a.db");
+    std::fs::hard_link(&a, &hard).unwrap();
+    for again in [again, hard] {
+        let (_, code, stderr) = evaluate(&sb, &[&a, &b, &again], &["--dry-run"]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("are the same store"), "{stderr}");
+    }
     // Other commands take one store.
     let out = sb
         .cmd()

@@ -26,10 +26,10 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     } else {
         dbs.to_vec()
     };
-    // One file under two names would have its events counted twice.
-    let real: Vec<PathBuf> = paths
+    // One file under two names (a symlink, a hard link) would have its events counted twice.
+    let real: Vec<FileId> = paths
         .iter()
-        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        .map(|p| FileId::of(p).unwrap_or_else(|| FileId::Path(p.clone())))
         .collect();
     for (i, r) in real.iter().enumerate() {
         if let Some(j) = real[..i].iter().position(|earlier| earlier == r) {
@@ -41,7 +41,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
         }
     }
     if let Some(patch) = &args.emit_policy_patch {
-        refuse_own_file(patch, &real, policy)?;
+        refuse_own_file(patch, &paths, policy)?;
     }
     if let Some(id) = args.accept.as_deref() {
         return set_status(id, "accepted", args.format, env);
@@ -104,7 +104,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     let mut recs = recommend(&agg.tallies, &aliases, &t);
     // Before the run is stored: a patch that cannot be written fails the command as a whole.
     if let Some(patch) = &args.emit_policy_patch {
-        std::fs::write(patch, policy_patch(&aliases))
+        write_replacing(patch, policy_patch(&aliases).as_bytes())
             .with_context(|| format!("cannot write the policy patch {}", patch.display()))?;
         say!(
             "metagate: evaluate: wrote {} to {}",
@@ -249,15 +249,16 @@ fn progress_bar(total: u64) -> ProgressBar {
 /// The patch may not land on a file metagate is using: a store (with its SQLite companions)
 /// or the policy file. Checked before the run, so a refused patch leaves nothing half done.
 fn refuse_own_file(patch: &Path, stores: &[PathBuf], policy: &Policy) -> Result<()> {
-    let Ok(target) = std::fs::canonicalize(patch) else {
-        // Not there yet: it cannot be one of the files in use.
+    let Some(target) = FileId::of(patch) else {
+        // Not there yet: it cannot be one of the files in use (and a link to one that is
+        // not there yet is replaced, not written through: [`write_replacing`]).
         return Ok(());
     };
     for store in stores {
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let mut name = store.as_os_str().to_owned();
             name.push(suffix);
-            if std::fs::canonicalize(&name).is_ok_and(|own| own == target) {
+            if FileId::of(Path::new(&name)).is_some_and(|own| own == target) {
                 bail!(
                     "--emit-policy-patch {} is the telemetry store {}: write the patch to a file of its own",
                     patch.display(),
@@ -267,7 +268,7 @@ fn refuse_own_file(patch: &Path, stores: &[PathBuf], policy: &Policy) -> Result<
         }
     }
     if let Some(origin) = &policy.origin
-        && std::fs::canonicalize(origin).is_ok_and(|own| own == target)
+        && FileId::of(origin).is_some_and(|own| own == target)
     {
         bail!(
             "--emit-policy-patch {} is the policy file in use: write the patch beside it, review it, then merge it",
@@ -275,6 +276,61 @@ fn refuse_own_file(patch: &Path, stores: &[PathBuf], policy: &Policy) -> Result<
         );
     }
     Ok(())
+}
+
+/// A file whatever name reaches it: its device and inode where there are such (a hard link
+/// has a canonical path of its own), else its canonical path.
+#[derive(Debug, PartialEq, Eq)]
+enum FileId {
+    #[cfg_attr(not(unix), allow(dead_code))]
+    Inode(u64, u64),
+    Path(PathBuf),
+}
+
+impl FileId {
+    fn of(path: &Path) -> Option<FileId> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(path)
+                .ok()
+                .map(|m| FileId::Inode(m.dev(), m.ino()))
+        }
+        #[cfg(not(unix))]
+        {
+            std::fs::canonicalize(path).ok().map(FileId::Path)
+        }
+    }
+}
+
+/// Writes `bytes` to a new file beside `path`, then renames it over `path`: a link there is
+/// replaced rather than written through, so no name can lead the patch into a file in use,
+/// and a reader never sees half a patch.
+fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".{}.tmp", std::process::id()));
+    let temp = dir.join(temp_name);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
 }
 
 fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Status> {
