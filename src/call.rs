@@ -271,9 +271,57 @@ fn shape_of<'a>(fields: &Fields<'a>) -> Option<(Shape, Option<Fields<'a>>)> {
         return flat(Shape::AgentZero);
     }
     if get(fields, "name").is_some() {
+        // Anthropic's content block without its `type`: the arguments are under `input`.
+        if get(fields, "input").is_some() && get(fields, "arguments").is_none() {
+            return flat(Shape::Anthropic);
+        }
         return flat(Shape::Plain);
     }
     None
+}
+
+/// Another envelope's call in the same document (`tool_name` beside `function`, …): a
+/// consumer of that envelope would run a call this gate never checked, so the document is
+/// refused rather than half checked. Each envelope is named by the fields that identify it.
+fn second_envelope(fields: &Fields<'_>, shape: Shape) -> Option<(&'static str, &'static str)> {
+    let has = |k: &str| get(fields, k).is_some();
+    let object = |k: &str| get(fields, k).is_some_and(|s| s.is_object());
+    let function_named = get(fields, "function")
+        .and_then(object_fields)
+        .is_some_and(|f| get(&f, "name").is_some());
+    let present = [
+        (
+            Shape::Mcp,
+            "`params` (MCP)",
+            object("params")
+                && get(fields, "method")
+                    .and_then(slot_str)
+                    .is_some_and(|m| m == "tools/call"),
+        ),
+        (
+            Shape::Gemini,
+            "`functionCall` (Gemini)",
+            object("functionCall"),
+        ),
+        (Shape::OpenAiChat, "`function` (OpenAI)", function_named),
+        (
+            Shape::AgentZero,
+            "`tool_name` (Agent Zero)",
+            has("tool_name") || get(fields, "tool").is_some_and(|t| t.first_byte() == b'"'),
+        ),
+        (
+            Shape::Plain,
+            "`name` with `input` or `arguments`",
+            has("name") && (has("input") || has("arguments")),
+        ),
+    ];
+    let own = match shape {
+        Shape::Anthropic | Shape::OpenAiResponses => Shape::Plain,
+        other => other,
+    };
+    let label = |shape| present.iter().find(|(s, _, _)| *s == shape).map(|p| p.1);
+    let (_, other, _) = present.iter().find(|(s, _, here)| *here && *s != own)?;
+    Some((label(own)?, other))
 }
 
 /// The envelope a strict JSON object is, judged by the fields that identify it (as the gate
@@ -370,6 +418,12 @@ impl<'a> Call<'a> {
                  `functionCall.name` (Gemini)",
             )
         })?;
+        if let Some((own, other)) = second_envelope(&fields, shape) {
+            return Err(not_a_call(format!(
+                "the call holds two envelopes, {own} and {other}: a tool reading the second \
+                 would run a call the gate never checked; send one call in one envelope"
+            )));
+        }
         let slots = slots(shape);
         if let (Some(inner), Some(key)) = (&inner, slots.holder) {
             twice(inner, Some(key))?;

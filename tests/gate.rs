@@ -738,6 +738,58 @@ fn a_lone_surrogate_escape_is_repaired_never_a_panic() {
     assert_eq!(lines[calls.len()]["tool_args"]["text"], "after");
 }
 
+/// Two envelopes in one document are two calls: a consumer of either would run its own, so
+/// checking one and passing the other through untouched (as once happened) is refused.
+#[test]
+fn a_document_holding_two_envelopes_is_refused() {
+    let sb = Sandbox::new();
+    let shell = r#""runtime":"terminal","code":"sudo reboot""#;
+    let cases = [
+        format!(
+            r#"{{"tool_name":"code_execution_tool","tool_args":{{{shell}}},"function":{{"name":"response","arguments":"{{\"text\":\"x\"}}"}}}}"#
+        ),
+        format!(
+            r#"{{"type":"tool_use","id":"t1","name":"code_execution_tool","input":{{{shell}}},"function":{{"name":"response","arguments":"{{}}"}}}}"#
+        ),
+        format!(
+            r#"{{"functionCall":{{"name":"response","args":{{"text":"x"}}}},"tool_name":"code_execution_tool","tool_args":{{{shell}}}}}"#
+        ),
+        format!(
+            r#"{{"tool_name":"response","tool_args":{{"text":"x"}},"name":"code_execution_tool","input":{{{shell}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"response","arguments":{{"text":"x"}}}},"tool_name":"code_execution_tool","tool_args":{{{shell}}}}}"#
+        ),
+    ];
+    for call in &cases {
+        let (out, code, _) = gate(&sb, &["--quiet"], call.as_bytes());
+        assert_eq!(code, 1, "{call}");
+        assert_eq!(out["error"]["category"], "malformed_call", "{call}");
+        assert!(
+            out["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("two envelopes"),
+            "{out}"
+        );
+    }
+    // A sibling `name` without arguments is only a field, as before.
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet"],
+        br#"{"tool_name":"response","tool_args":{"text":"x"},"name":"note"}"#,
+    );
+    assert_eq!(code, 0, "{out}");
+    // `name` with `input` is Anthropic's block without its `type`: the arguments are there.
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet"],
+        br#"{"name":"response","input":{"message":"hi"}}"#,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, json!({"name":"response","input":{"text":"hi"}}));
+}
+
 /// A field sent twice is two readings of one call: metagate would check the first, the
 /// tool's JSON reader would most likely run the last. Refused, naming both, in every shape;
 /// a key repeated inside the arguments is read as the tool's reader reads it (the last).
