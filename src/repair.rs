@@ -297,6 +297,33 @@ fn preview(s: &str) -> String {
 // Byte helpers
 // ---------------------------------------------------------------------------
 
+/// Where the bracketed value opening at `open` ends (just past its closing bracket), counting
+/// brackets outside strings; `to` when it never closes.
+fn span_end(b: &[u8], open: usize, to: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < to {
+        match b[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b'"' => {
+                i += 1;
+                while i < to && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    to
+}
+
 fn find_byte(b: &[u8], x: u8, from: usize, to: usize) -> Option<usize> {
     if from >= to {
         return None;
@@ -1321,8 +1348,12 @@ impl<'a> Lenient<'a> {
                     // Retry at the next `{` inside what this attempt read only
                     // while it looked like prose (never got to a `:`), and only
                     // within the work budget; otherwise go on past the failure.
-                    next = if self.reader.committed || self.work > self.budget {
-                        find_byte(b, b'{', fp, to)
+                    // An object opening with a quoted key is JSON, not prose in braces.
+                    let keyed = b.get(skip_plain_ws(b, p + 1, to)) == Some(&b'"');
+                    next = if self.reader.committed || keyed || self.work > self.budget {
+                        // Not inside what failed: a `{` there is one of its values (its
+                        // arguments), and taking that for the call would run another tool.
+                        find_byte(b, b'{', span_end(b, p, to).max(fp), to)
                     } else {
                         // A `{` right after another was already tried as the
                         // inner one of a doubled root.

@@ -184,6 +184,31 @@ fn cut_strings_numbers_and_keys_are_never_completed() {
     assert!(message.contains("line 3"), "{message}");
 }
 
+/// A call missing a comma is not read from the object inside it: its arguments (an object
+/// with a `name`) were once taken for the call, and another tool went out with exit 0.
+#[test]
+fn an_object_that_fails_is_never_replaced_by_one_inside_it() {
+    let sb = Sandbox::new();
+    for broken in [
+        r#"{"thoughts":["Load the git skill."] "tool_name":"skills_tool:load","tool_args":{"name":"git"}}"#,
+        r#"{"tool_name":"call_subordinate" "tool_args":{"name":"response","arguments":{"text":"done"}}}"#,
+        r#"Here: {"tool_name":"x" "tool_args":{"a":{"name":"response","input":{"text":"y"}}}}"#,
+        r#"{"tool_name" "code_execution_tool", "tool_args": {"name":"response","arguments":{"text":"y"}}}"#,
+    ] {
+        let (out, code, _) = gate(&sb, &["--quiet"], broken.as_bytes());
+        assert_eq!(code, 1, "{broken}: {out}");
+        assert_eq!(out["error"]["category"], "malformed_call", "{broken}");
+    }
+    // A whole call after a broken object in prose is still found.
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet"],
+        br#"First {"oops" "x":{"name":"no"}} then {"tool_name":"response","tool_args":{"text":"hi"}} {it}"#,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["tool_args"]["text"], "hi");
+}
+
 #[test]
 fn string_arguments_are_repaired_inside() {
     let sb = Sandbox::new();
