@@ -693,6 +693,64 @@ fn bad_input_is_a_malformed_call_never_a_crash() {
     );
 }
 
+/// One line out per line in holds for universal-newline readers too: a raw CR inside a call
+/// that needs no correction once went out as it came, splitting its line in two.
+#[test]
+fn a_raw_carriage_return_never_splits_an_answer() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args(["gate", "--jsonl", "--quiet", "--no-telemetry"])
+        .write_stdin(
+            "{\"tool_name\":\"response\",\r\"tool_args\":{\"text\":\"a\"}}\n\
+             {\"tool_name\":\"response\",\"tool_args\":{\"text\":\"b\"}}\r\n",
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\r'), "{text:?}");
+    assert_eq!(text.lines().count(), 2, "{text:?}");
+}
+
+/// The 64 MiB limit is the call's: its line end does not count.
+#[test]
+fn a_call_of_exactly_the_limit_passes_with_its_line_end() {
+    let sb = Sandbox::new();
+    let (pre, post) = (r#"{"tool_name":"response","tool_args":{"text":""#, r#""}}"#);
+    let mut call = String::with_capacity(64 << 20);
+    call.push_str(pre);
+    call.push_str(&"a".repeat((64 << 20) - pre.len() - post.len()));
+    call.push_str(post);
+    for args in [&["--quiet"][..], &["--quiet", "--jsonl"]] {
+        let mut input = call.clone().into_bytes();
+        input.extend_from_slice(b"\r\n");
+        let out = sb
+            .cmd()
+            .arg("gate")
+            .args(args)
+            .arg("--no-telemetry")
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout.len(), call.len() + 1, "{args:?}");
+        // One byte more inside the call is over the limit.
+        input = call.replacen("aa", "aaa", 1).into_bytes();
+        input.push(b'\n');
+        let out = sb
+            .cmd()
+            .arg("gate")
+            .args(args)
+            .arg("--no-telemetry")
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(answer["error"]["category"], "malformed_call", "{args:?}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("67108864 bytes"), "{message}");
+    }
+}
+
 /// A lone surrogate escape (`\ud800`) is text serde_json refuses: it once panicked where an
 /// argument was read as a value (telemetry, `--emit`, a shell argument). It is repaired to
 /// U+FFFD, as the lenient reader repairs it anywhere else, and the stream goes on.

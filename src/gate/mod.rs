@@ -185,7 +185,7 @@ fn decide_inner<'a>(
     let policy = run.policy;
     let options = &run.options;
     let mut report = Report::default();
-    if input.len() > MAX_DOCUMENT {
+    if input.trim_ascii_end().len() > MAX_DOCUMENT {
         // The reader stops one byte past the limit: the true size is not known, only that.
         let e = malformed(format!(
             "input is more than the {MAX_DOCUMENT} bytes metagate reads as one call"
@@ -287,7 +287,8 @@ fn decide_inner<'a>(
     let unchanged = fast
         && verdict == Verdict::Pass
         && target == shape
-        && memchr::memchr(b'\n', trim_ascii(input)).is_none();
+        // A raw CR inside is a line break to universal-newline readers: rewritten compactly.
+        && memchr::memchr2(b'\n', b'\r', trim_ascii(input)).is_none();
     Decision {
         verdict,
         shape: Some(shape),

@@ -12,11 +12,12 @@ use crate::error::{Category, ToolError};
 use crate::policy::{Facts, NoFacts};
 use crate::schema::{FailMode, Policy};
 
-/// Reads one whole document, refusing to buffer more than [`MAX_DOCUMENT`] bytes.
+/// Reads one whole document, refusing to buffer more than [`MAX_DOCUMENT`] bytes (and a
+/// line end after them, which is not part of the call).
 pub fn read_document(reader: &mut impl Read) -> io::Result<Vec<u8>> {
     let mut input = Vec::new();
     reader
-        .take(MAX_DOCUMENT as u64 + 1)
+        .take(MAX_DOCUMENT as u64 + 3)
         .read_to_end(&mut input)?;
     Ok(input)
 }
@@ -219,7 +220,7 @@ pub fn stream<R: Read, W: Write, E: Write>(
         }
         stats.lines += 1;
         let body = strip_newline(&line);
-        let decision = if line.len() > MAX_DOCUMENT {
+        let decision = if body.len() > MAX_DOCUMENT {
             Decision::rejected(
                 body,
                 malformed(format!(
