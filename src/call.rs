@@ -600,6 +600,12 @@ impl<'a> Call<'a> {
         match self.args_form {
             ArgsForm::String => write_str(&self.args.to_json_string(), out),
             ArgsForm::Null if self.args.is_empty() => out.extend_from_slice(b"null"),
+            // Filled in where none came: OpenAI's shapes carry their arguments as a string.
+            ArgsForm::Absent | ArgsForm::Null
+                if matches!(self.shape, Shape::OpenAiChat | Shape::OpenAiResponses) =>
+            {
+                write_str(&self.args.to_json_string(), out)
+            }
             ArgsForm::Object | ArgsForm::Absent | ArgsForm::Null => self.args.write_json(out),
         }
     }

@@ -693,6 +693,41 @@ fn bad_input_is_a_malformed_call_never_a_crash() {
     );
 }
 
+/// Arguments filled in where none came keep the shape's form: a JSON string for OpenAI's.
+#[test]
+fn filled_in_arguments_keep_the_shapes_form() {
+    let sb = Sandbox::new();
+    let policy = sb.file(
+        "p.toml",
+        "[tools.t]\n[tools.t.args.a]\ntype = \"integer\"\ndefault = 1\n",
+    );
+    let policy = policy.to_str().unwrap();
+    for (call, pointer) in [
+        (
+            r#"{"id":"c","type":"function","function":{"name":"t"}}"#,
+            "/function/arguments",
+        ),
+        (
+            r#"{"id":"c","type":"function","function":{"name":"t","arguments":null}}"#,
+            "/function/arguments",
+        ),
+        (
+            r#"{"type":"function_call","call_id":"c","name":"t"}"#,
+            "/arguments",
+        ),
+    ] {
+        let (out, code, _) = gate(&sb, &["--quiet", "--policy", policy], call.as_bytes());
+        assert_eq!(code, 0, "{call}");
+        assert_eq!(
+            out.pointer(pointer),
+            Some(&json!(r#"{"a":1}"#)),
+            "{call}: {out}"
+        );
+    }
+    let (out, _, _) = gate(&sb, &["--quiet", "--policy", policy], br#"{"name":"t"}"#);
+    assert_eq!(out["arguments"], json!({"a": 1}));
+}
+
 /// One line out per line in holds for universal-newline readers too: a raw CR inside a call
 /// that needs no correction once went out as it came, splitting its line in two.
 #[test]
