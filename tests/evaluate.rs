@@ -999,3 +999,59 @@ fn names_holding_control_characters_stay_on_their_row() {
         );
     }
 }
+
+/// The run weighed its evidence as of when it ran; days later `tools health` weighs it as it
+/// weighs now, so its utility is what `evaluate` computes on the same day (0.2 here, where
+/// old successes once kept their full weight: 0.5).
+#[test]
+fn tools_health_ages_the_runs_evidence_as_evaluate_would() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("u.db");
+    let lines = |day: u32, status: &str| -> String {
+        (0..20)
+            .map(|i| {
+                let error = if status == "error" {
+                    r#","error_type":"permanent_failure""#
+                } else {
+                    ""
+                };
+                format!(
+                    r#"{{"type":"outcome","ts":"2026-11-{day:02}T11:{i:02}:00Z","tool":"svc","status":"{status}"{error}}}"#
+                ) + "\n"
+            })
+            .collect()
+    };
+    let run = |now: &str, args: &[&str], input: Option<String>| {
+        let mut cmd = sb.cmd();
+        cmd.arg("--db").arg(&db).args(["--now", now]).args(args);
+        if let Some(input) = input {
+            cmd.write_stdin(input);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let day10 = "2026-11-10T12:00:00Z";
+    let day16 = "2026-11-16T12:00:00Z";
+    run(day10, &["record", "-"], Some(lines(10, "ok")));
+    run(day10, &["evaluate"], None);
+    run(day16, &["record", "-"], Some(lines(16, "error")));
+    let health: Value =
+        serde_json::from_str(&run(day16, &["tools", "health", "--format", "json"], None)).unwrap();
+    let fresh: Value = serde_json::from_str(&run(
+        day16,
+        &[
+            "evaluate",
+            "--dry-run",
+            "--since",
+            "30d",
+            "--format",
+            "json",
+        ],
+        None,
+    ))
+    .unwrap();
+    let utility = &fresh["tools"]["svc"]["health"]["utility"];
+    assert_eq!(utility, &serde_json::json!(0.2));
+    assert_eq!(&health["svc"]["health"]["utility"], utility);
+}

@@ -6,8 +6,15 @@ use std::cmp::Ordering;
 use super::{Tallies, Tally, recency_weight, tool_total};
 use crate::schema::evaluate::Thresholds;
 
-/// The latest run's tallies with the live counts added.
-pub fn combine(mut run: Tallies, live: Tallies) -> Tallies {
+/// The latest run's tallies with the live counts added. The run weighed its evidence as of its
+/// own "now"; `run_age_ms` later, that evidence weighs what it would weigh now, so utility
+/// is what `evaluate` would compute today.
+pub fn combine(mut run: Tallies, run_age_ms: i64, live: Tallies, t: &Thresholds) -> Tallies {
+    let aged = recency_weight(run_age_ms, t.half_life_ms);
+    for tally in run.values_mut().flat_map(|methods| methods.values_mut()) {
+        tally.good_w *= aged;
+        tally.bad_w *= aged;
+    }
     for (tool, methods) in live {
         let into = run.entry(tool).or_default();
         for (method, tally) in methods {

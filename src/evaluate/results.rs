@@ -19,6 +19,8 @@ pub struct Run<'a> {
     pub recommendations: &'a mut [Recommendation],
     pub aliases: &'a [ProposedAlias],
     pub thresholds: &'a Thresholds,
+    /// Where the scan of the store the run is saved in ended ([`super::scan::scan`]).
+    pub high_water: HighWater,
 }
 
 /// The largest row ids of the telemetry tables.
@@ -51,7 +53,7 @@ pub fn save(store: &mut Store, run: Run<'_>) -> Result<i64, StoreError> {
 }
 
 fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64> {
-    let hw = high_water(tx)?;
+    let hw = run.high_water;
     let shards = serde_json::to_string(run.shards).expect("strings serialize");
     let id: i64 = tx
         .query_row(

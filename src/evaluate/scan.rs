@@ -7,6 +7,7 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 use serde_json::Value;
 
+use super::results::{self, HighWater};
 use super::{
     Aggregate, AskRow, OutcomeRow, ReaskDetector, Window, alias_pairs, missing_required,
     unknown_args,
@@ -47,8 +48,26 @@ pub fn row_estimate(conn: &Connection) -> rusqlite::Result<u64> {
     Ok(total)
 }
 
-/// Reads one store's telemetry in the window.
+/// Reads one store's telemetry in the window, every table from one snapshot, and the row ids
+/// that snapshot ends at: events recorded while the scan runs are after them, so `tools
+/// health` counts them live rather than losing them between the scan and the stored run.
 pub fn scan(
+    conn: &Connection,
+    policy: &Policy,
+    window: &Window,
+    t: &Thresholds,
+    done_before: u64,
+    total: u64,
+    progress: Progress<'_>,
+) -> rusqlite::Result<(Aggregate, HighWater)> {
+    let snapshot = conn.unchecked_transaction()?;
+    let high_water = results::high_water(&snapshot)?;
+    let agg = scan_tables(&snapshot, policy, window, t, done_before, total, progress)?;
+    snapshot.finish()?;
+    Ok((agg, high_water))
+}
+
+fn scan_tables(
     conn: &Connection,
     policy: &Policy,
     window: &Window,

@@ -558,3 +558,35 @@ proptest! {
         prop_assert_eq!(z.last_ms, expected);
     }
 }
+
+/// What is recorded while a scan runs is after the high-water marks the scan returns, and out
+/// of what it read: `tools health` then counts it live instead of losing it (the marks were
+/// once read after the scan, past rows the scan never saw).
+#[test]
+fn a_scan_reads_one_snapshot_and_says_where_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let writer = crate::store::Store::open(&path).unwrap();
+    let insert = |tool: &str| {
+        writer
+            .conn_ref()
+            .execute(
+                "INSERT INTO outcomes (ts_ms, tool, status) VALUES (?1, ?2, 'ok')",
+                rusqlite::params![H, tool],
+            )
+            .unwrap();
+    };
+    insert("before");
+    let reader = scan::open_read_only(&path).unwrap().unwrap();
+    let policy = crate::schema::Policy::builtin();
+    let (agg, hw) = scan::scan(&reader, &policy, &window(), &t(), 0, 0, &mut |_, _| {
+        insert("during")
+    })
+    .unwrap();
+    assert_eq!(hw.outcomes, 1);
+    assert!(agg.tallies.contains_key("before"));
+    assert!(!agg.tallies.contains_key("during"));
+    let (agg, hw) = scan::scan(&reader, &policy, &window(), &t(), 0, 0, &mut |_, _| {}).unwrap();
+    assert!(hw.outcomes > 1);
+    assert!(agg.tallies.contains_key("during"));
+}

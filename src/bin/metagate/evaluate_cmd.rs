@@ -85,14 +85,18 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     }
     let bar = progress_bar(total);
     let mut done = 0;
+    let mut high_water = results::HighWater::default();
     for (path, conn) in &conns {
-        let part = scan::scan(conn, policy, &window, &t, done, total, &mut |n, total| {
+        let (part, hw) = scan::scan(conn, policy, &window, &t, done, total, &mut |n, total| {
             bar.set_length(total.max(n));
             bar.set_position(n);
         })
         .map_err(|e| StoreError::from_sqlite(path, e))
         .with_context(|| format!("cannot read the telemetry in {}", path.display()))?;
         done += scan::row_estimate(conn).map_err(|e| StoreError::from_sqlite(path, e))?;
+        if *path == paths[0] {
+            high_water = hw;
+        }
         agg.merge(part);
     }
     bar.finish_and_clear();
@@ -130,6 +134,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
                 recommendations: &mut recs,
                 aliases: &aliases,
                 thresholds: &t,
+                high_water,
             },
         )?;
         Some(id)

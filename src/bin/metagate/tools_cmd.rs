@@ -51,7 +51,14 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
             store.path().display()
         ),
     }
-    let tallies = health::combine(run.map(|r| r.tallies).unwrap_or_default(), live);
+    let tallies = match run {
+        // The run weighed evidence as of its window's end, or when it ran if sooner.
+        Some(r) => {
+            let age = now_ms.saturating_sub(r.ran_at_ms.min(r.window_to_ms));
+            health::combine(r.tallies, age, live, &t)
+        }
+        None => live,
+    };
     let mut out = crate::output::stdout();
     match args.format {
         HealthFormat::KnownTools => {
