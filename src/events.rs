@@ -169,8 +169,11 @@ pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<St
         }
     };
     let session = take_string(&mut map, "session")?;
+    let mut notes = Vec::new();
     let event = match kind.as_str() {
-        "outcome" => Event::Outcome(Box::new(outcome(&mut map, ts_ms, session, axes)?)),
+        "outcome" => Event::Outcome(Box::new(outcome(
+            &mut map, ts_ms, session, axes, &mut notes,
+        )?)),
         "ask" => {
             let capabilities = match take(&mut map, "capabilities") {
                 None | Some(Value::Null) => Vec::new(),
@@ -204,11 +207,8 @@ pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<St
             ));
         }
     };
-    let warnings = map
-        .keys()
-        .map(|k| format!("unknown field {k:?} ignored"))
-        .collect();
-    Ok((event, warnings))
+    notes.extend(map.keys().map(|k| format!("unknown field {k:?} ignored")));
+    Ok((event, notes))
 }
 
 fn outcome(
@@ -216,10 +216,11 @@ fn outcome(
     ts_ms: i64,
     session: Option<String>,
     axes: &AxisTable,
+    notes: &mut Vec<String>,
 ) -> Result<Outcome, String> {
     let tool = required_string(map, "tool")?;
     let method = take_string(map, "method")?;
-    let ok = match take_string(map, "status")?.as_deref() {
+    let mut ok = match take_string(map, "status")?.as_deref() {
         Some("ok") => true,
         Some("error") => false,
         Some(other) => return Err(format!("\"status\" is \"ok\" or \"error\", not {other:?}")),
@@ -233,6 +234,19 @@ fn outcome(
         return Err(format!(
             "unknown error_type {t:?} (the taxonomy's categories, wrong_tool_boundary or low_utility)"
         ));
+    }
+    if ok && let Some(t) = &error_type {
+        // A referral is the tool saying its own "success" was not one: counting it as a
+        // success is the silent drift referrals exist to stop.
+        if !REFERRAL_TYPES.contains(&t.as_str()) {
+            return Err(format!(
+                "\"status\": \"ok\" with error_type {t:?}: an error type belongs with \"status\": \"error\""
+            ));
+        }
+        notes.push(format!(
+            "\"status\": \"ok\" with error_type {t:?}: recorded as a {t} referral"
+        ));
+        ok = false;
     }
     let error_message = take_string(map, "error_message")?.map(redacted);
     let mut metadata = match take(map, "metadata") {
@@ -377,6 +391,22 @@ mod tests {
             ("http", "transport"),
             ("scrape", "extraction"),
         ])
+    }
+
+    #[test]
+    fn a_referral_is_never_a_success() {
+        let line = r#"{"type":"outcome","tool":"w","status":"ok","error_type":"low_utility"}"#;
+        let (e, notes) = parse(line, 0, &table()).unwrap();
+        let Event::Outcome(o) = e else { panic!() };
+        assert!(!o.ok);
+        assert_eq!(o.error_type.as_deref(), Some("low_utility"));
+        assert!(
+            notes[0].contains("recorded as a low_utility referral"),
+            "{notes:?}"
+        );
+        let line = r#"{"type":"outcome","tool":"w","status":"ok","error_type":"timeout"}"#;
+        let e = parse(line, 0, &table()).unwrap_err();
+        assert!(e.contains("belongs with"), "{e}");
     }
 
     #[test]
