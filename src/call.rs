@@ -915,9 +915,10 @@ mod tests {
         assert_eq!(written(&call), r#"{"tool_name":"t","tool_args":null}"#);
         let (mut call, _) = read(r#"{"function":{"name":"t"}}"#);
         call.args.push("a".into(), json!(1));
+        // OpenAI carries its arguments as a JSON string.
         assert_eq!(
             written(&call),
-            r#"{"function":{"name":"t","arguments":{"a":1}}}"#
+            r#"{"function":{"name":"t","arguments":"{\"a\":1}"}}"#
         );
     }
 
