@@ -221,3 +221,21 @@ fn a_policy_adds_aliases_on_top_of_the_builtin() {
     );
     assert_eq!(out["tool_args"]["runtime"], "terminal");
 }
+
+/// The README's "Every key" block is a policy `policy check` accepts as written (it once
+/// opened `[gate]` twice, gave a number as a string's default and a method argument no tool
+/// declared), with only the warnings its examples ask for.
+#[test]
+fn the_readmes_every_key_block_is_a_valid_policy() {
+    let sb = Sandbox::new();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let after = &readme[readme.find("\nEvery key:\n").expect("the block")..];
+    let start = after.find("```toml\n").unwrap() + "```toml\n".len();
+    let block = &after[start..start + after[start..].find("```").unwrap()];
+    let file = sb.file("every-key.toml", block);
+    sb.file("tools/openai.json", &fixture("tools/openai.json"));
+    let (code, stderr) = sb.policy_check(&file);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr.matches("warning").count(), 2, "{stderr}");
+}

@@ -8,6 +8,7 @@ use anyhow::Result;
 use crate::cli::PolicyCommand;
 use crate::config;
 use crate::exit::Status;
+use metagate::display::plural;
 
 pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
     match command {
@@ -30,11 +31,11 @@ pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
             }
             writeln!(
                 crate::output::stdout(),
-                "{}: ok ({} tools, {} intents, {} warnings)",
+                "{}: ok ({}, {}, {})",
                 file.display(),
-                policy.tools.len(),
-                policy.rules.intents.len(),
-                policy.warnings.len()
+                plural(policy.tools.len(), "tool", "tools"),
+                plural(policy.rules.intents.len(), "intent", "intents"),
+                plural(policy.warnings.len(), "warning", "warnings")
             )?;
             Ok(Status::Success)
         }
