@@ -65,11 +65,13 @@ pub const MAX_SYMLINK_HOPS: usize = 40;
 /// case-insensitive; a match on a directory also denies everything under it. The first glob
 /// that matches is the one reported.
 ///
-/// * `.env` — dotenv files hold API keys and database passwords.
-/// * `.env.*` — `.env.local`, `.env.production`, … Also `.env.example`: templates are
-///   sometimes filled in, and globs cannot express exceptions; drop it from your list if needed.
-/// * `.envrc` — direnv files `export` secrets into the shell.
-/// * `**/.git/config` — remote URLs may embed access tokens (`https://user:token@…`).
+/// * `.env*` — dotenv files hold API keys and database passwords, under every name tools and
+///   people give them: `.env.local`, `.env-local`, `.env_prod`, `.env2`, the editor backup
+///   `.env~`, and direnv's `.envrc` (which `export`s secrets into the shell). Also
+///   `.env.example`: templates are sometimes filled in, and globs cannot express exceptions;
+///   drop it from your list if needed.
+/// * `**/.git/**/config` — remote URLs may embed access tokens (`https://user:token@…`), in
+///   the repository's `.git/config` and in its submodules' `.git/modules/*/config` alike.
 /// * `.git-credentials` — git's plaintext credential store.
 /// * `**/secret/**`, `**/secrets/**` — anything in a folder named `secret`/`secrets`, and the
 ///   folder itself (listing it leaks file names). Only whole components: `secretary.md` and
@@ -77,9 +79,11 @@ pub const MAX_SYMLINK_HOPS: usize = 40;
 /// * `secrets.{json,yaml,yml,toml,env,ini,txt}` — Rails/Streamlit/Kubernetes-style secrets
 ///   files (but not `secrets.rs`/`secrets.py` source modules).
 /// * `client_secret*.json` — Google OAuth client secrets.
-/// * `*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore` — private keys and key stores
-///   (`*.pem` also catches public certificates: conservative).
-/// * `id_rsa*`, `id_dsa*`, `id_ecdsa*`, `id_ed25519*` — SSH private keys. This also denies the
+/// * `*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`, `*.ppk`, `*.p8` — private
+///   keys and key stores, PuTTY's and PKCS#8's (Apple's `AuthKey_….p8`) among them (`*.pem`
+///   also catches public certificates: conservative).
+/// * `id_rsa*`, `id_dsa*`, `id_ecdsa*`, `id_ed25519*`, `**/.ssh/identity` — SSH private keys
+///   (`identity` is SSH 1's default name, still read by `ssh -i`). This also denies the
 ///   `.pub` halves: they are harmless but useless to a code-reading agent, and excluding them
 ///   would need negation, which a deny list does not have. Other `*.pub` files pass.
 /// * `*private*key*` — `private_key.json`, `my-private-key.txt`, `privatekey.asc`.
@@ -94,10 +98,8 @@ pub const MAX_SYMLINK_HOPS: usize = 40;
 /// * `credentials.json` — cloud SDK/service-account credentials.
 /// * `**/.aws/credentials` — AWS access keys.
 pub const DEFAULT_DENY: &[&str] = &[
-    ".env",
-    ".env.*",
-    ".envrc",
-    "**/.git/config",
+    ".env*",
+    "**/.git/**/config",
     ".git-credentials",
     "**/secret/**",
     "**/secrets/**",
@@ -109,10 +111,13 @@ pub const DEFAULT_DENY: &[&str] = &[
     "*.pfx",
     "*.jks",
     "*.keystore",
+    "*.ppk",
+    "*.p8",
     "id_rsa*",
     "id_dsa*",
     "id_ecdsa*",
     "id_ed25519*",
+    "**/.ssh/identity",
     "*private*key*",
     "*passwords*",
     "*password*.{txt,csv,json,yaml,yml,toml,ini,cfg,conf,env}",
@@ -1595,12 +1600,19 @@ mod tests {
         let f = fixture();
         let r = rules(&f, &default_deny(), &[]);
         let denied = [
-            (".env", ".env"),
-            ("config/.env.local", ".env.*"),
-            ("CONFIG/.ENV", ".env"),
-            (".env.example", ".env.*"),
-            (".git/config", "**/.git/config"),
-            ("vendor/x/.git/config", "**/.git/config"),
+            (".env", ".env*"),
+            ("config/.env.local", ".env*"),
+            ("CONFIG/.ENV", ".env*"),
+            (".env.example", ".env*"),
+            (".env~", ".env*"),
+            (".env-local", ".env*"),
+            (".env_prod", ".env*"),
+            (".ENV2", ".env*"),
+            ("a/.envrc", ".env*"),
+            (".git/config", "**/.git/**/config"),
+            ("vendor/x/.git/config", "**/.git/**/config"),
+            (".git/modules/m/config", "**/.git/**/config"),
+            (".GIT/modules/a/modules/b/CONFIG", "**/.git/**/config"),
             ("a/secrets/db.txt", "**/secrets/**"),
             ("a/secrets", "**/secrets/**"),
             ("secret/x", "**/secret/**"),
@@ -1615,6 +1627,10 @@ mod tests {
             ("home/.ssh/id_ed25519", "id_ed25519*"),
             ("home/.ssh/id_rsa", "id_rsa*"),
             ("home/.ssh/id_rsa.pub", "id_rsa*"),
+            ("home/.ssh/identity", "**/.ssh/identity"),
+            (".ssh/identity", "**/.ssh/identity"),
+            ("keys/putty.ppk", "*.ppk"),
+            ("keys/AuthKey_ABC.p8", "*.p8"),
             ("my_private_key.txt", "*private*key*"),
             ("deploy/passwords.txt", "*passwords*"),
             (
@@ -1627,7 +1643,7 @@ mod tests {
             (".git-credentials", ".git-credentials"),
             ("home/.aws/credentials", "**/.aws/credentials"),
             // Through a symlink: judged on what it resolves to.
-            ("innocent", ".env"),
+            ("innocent", ".env*"),
         ];
         for (raw, glob) in denied {
             match check(raw, &r, &RealFs) {
@@ -1648,6 +1664,9 @@ mod tests {
             "src/password.rs",
             "src/reset_password.py",
             "keys/server.pub",
+            "src/identity/mod.rs",
+            ".gitmodules",
+            ".github/config",
             ".",
             ".github/workflows/ci.yml",
             ".gitignore",
@@ -1676,7 +1695,7 @@ mod tests {
         assert_eq!(
             check("src/.env", &r, &RealFs),
             Err(PathError::Denied {
-                glob: ".env".into(),
+                glob: ".env*".into(),
                 relative: "src/.env".into()
             })
         );
