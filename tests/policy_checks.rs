@@ -999,3 +999,58 @@ fn path_arguments_cannot_reach_metagates_own_files() {
         assert_eq!(code, 0, "{path}: {out}");
     }
 }
+
+#[test]
+fn kinds_check_every_string_inside_arrays_and_objects() {
+    let sb = Sandbox::new();
+    let root = workspace(&sb);
+    let text = format!(
+        "extends = \"none\"\n[tools.read_many.args.paths]\ntype = \"array\"\nkind = \"path\"\n\
+         [tools.run_any.args.command]\ntype = \"any\"\nkind = \"shell\"\n\
+         [tools.run_steps.args.steps]\ntype = \"array\"\nkind = \"shell\"\n\
+         [tools.fetch_any.args.url]\ntype = \"any\"\nkind = \"url\"\n\n\
+         [paths]\nroot = {:?}\n",
+        root.display().to_string()
+    );
+    let policy = sb.file("arrays.toml", &text).display().to_string();
+    let flags = ["--no-telemetry", "--policy", policy.as_str()];
+    for (tool, args) in [
+        ("read_many", json!({"paths": ["../outside.txt"]})),
+        ("read_many", json!({"paths": [["../outside.txt"]]})),
+        (
+            "read_many",
+            json!({"paths": ["src/main.rs", {"path": "/etc/passwd"}]}),
+        ),
+        ("read_many", json!({"paths": [[[{"a": [".env"]}]]]})),
+        ("run_steps", json!({"steps": ["ls", ["sudo id"]]})),
+        ("run_any", json!({"command": {"cmd": "sudo id"}})),
+        (
+            "run_any",
+            json!({"command": {"argv": ["ls", {"then": "echo $(id)"}]}}),
+        ),
+        (
+            "fetch_any",
+            json!({"url": {"href": "https://169.254.169.254/"}}),
+        ),
+    ] {
+        let (out, code) = gate(&sb, &flags, &call(tool, args.clone()));
+        assert_eq!(code, 1, "{tool} {args}: {out}");
+        assert_eq!(out["error"]["category"], "policy_blocked", "{tool} {args}");
+    }
+    // Mirror images: the same shapes holding ordinary values pass.
+    for (tool, args) in [
+        (
+            "read_many",
+            json!({"paths": ["src/main.rs", ["src"], {"path": "src/main.rs"}]}),
+        ),
+        (
+            "run_steps",
+            json!({"steps": ["ls", ["git status", 3, true, null]]}),
+        ),
+        ("run_any", json!({"command": {"cmd": "ls -la"}})),
+        ("fetch_any", json!({"url": ["https://example.com/"]})),
+    ] {
+        let (out, code) = gate(&sb, &flags, &call(tool, args.clone()));
+        assert_eq!(code, 0, "{tool} {args}: {out}");
+    }
+}

@@ -4,8 +4,6 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use super::{GrantId, Need, ScopeEntry, find, grant_command, needs_grant};
 use crate::args::Args;
 use crate::error::{Category, ToolError};
@@ -136,12 +134,9 @@ fn need_of<'a>(
             continue;
         };
         let value = value.to_value();
-        let strings: Vec<&str> = match &value {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
-        };
-        for s in strings {
+        // The same texts the kind check read, so a grant's scope covers every one of them.
+        for s in crate::policy::texts(&value) {
+            let s = &*s;
             match kind {
                 ArgKind::Path => need.paths.push(match checker.paths(fs) {
                     Ok(rules) => match pathcheck::check(s, rules, fs) {

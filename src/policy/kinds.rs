@@ -11,7 +11,8 @@ use crate::pathcheck::{self, Fs};
 use crate::schema::{ArgKind, Policy};
 use crate::shellcheck;
 
-/// Checks every string the argument holds (a string, or an array of strings).
+/// Checks every string the argument holds: a string, or every string inside an array or an
+/// object, however deep (see [`texts`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn check(
     checker: &Checker,
@@ -26,7 +27,8 @@ pub(super) fn check(
     // Most arguments are one string, read without building a JSON value (or a list).
     let one;
     let single: [&str; 1];
-    let array;
+    let whole;
+    let held: Vec<Cow<'_, str>>;
     let listed: Vec<&str>;
     let strings: &[&str] = match value.as_str() {
         Some(s) => {
@@ -35,11 +37,9 @@ pub(super) fn check(
             &single
         }
         None => {
-            array = value.to_value();
-            listed = match &array {
-                Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-                _ => Vec::new(),
-            };
+            whole = value.to_value();
+            held = texts(&whole);
+            listed = held.iter().map(|s| &**s).collect();
             &listed
         }
     };
@@ -186,6 +186,27 @@ pub(super) fn check(
         }
     }
     Ok(())
+}
+
+/// Every text in `value` a tool could take for the argument: strings, numbers and booleans
+/// (as JSON writes them), inside arrays and objects' values at any depth. A policy may put a
+/// kind on an `array`, `object` or `any` argument, and a tool may read a path or a command
+/// from anywhere in it, so nothing is skipped: a check that skipped what it cannot read would
+/// let it through unchecked. Only `null` holds no text.
+pub fn texts(value: &Value) -> Vec<Cow<'_, str>> {
+    fn walk<'v>(value: &'v Value, out: &mut Vec<Cow<'v, str>>) {
+        match value {
+            Value::String(s) => out.push(Cow::Borrowed(s)),
+            Value::Number(n) => out.push(Cow::Owned(n.to_string())),
+            Value::Bool(b) => out.push(Cow::Borrowed(if *b { "true" } else { "false" })),
+            Value::Null => {}
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            Value::Object(map) => map.values().for_each(|v| walk(v, out)),
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, &mut out);
+    out
 }
 
 /// `{name}: the {what} "{value}" is refused: {rule}`, the value shortened.
@@ -428,6 +449,15 @@ mod tests {
             };
             prop_assert_eq!(shorten(&s), expected);
         }
+    }
+
+    #[test]
+    fn texts_are_every_string_at_every_depth() {
+        let value =
+            serde_json::json!(["a", ["b", {"k": "c", "n": {"deep": ["d"]}}], 7, false, null]);
+        let got: Vec<String> = texts(&value).into_iter().map(Cow::into_owned).collect();
+        assert_eq!(got, ["a", "b", "c", "d", "7", "false"]);
+        assert!(texts(&Value::Null).is_empty());
     }
 
     #[test]
