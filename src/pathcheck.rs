@@ -86,11 +86,17 @@ pub const MAX_SYMLINK_HOPS: usize = 40;
 ///   (`identity` is SSH 1's default name, still read by `ssh -i`). This also denies the
 ///   `.pub` halves: they are harmless but useless to a code-reading agent, and excluding them
 ///   would need negation, which a deny list does not have. Other `*.pub` files pass.
-/// * `*private*key*` — `private_key.json`, `my-private-key.txt`, `privatekey.asc`.
-/// * `*passwords*` — password lists (`passwords.txt`, `passwords/`).
+/// * `*private*key`, `*private*keys`, `*private*key*.{txt,json,yaml,yml,toml,ini,cfg,conf,env,asc,gpg,der,b64,base64}`
+///   — `private_key`, `private_keys/`, `private_key.json`, `my-private-key.txt`,
+///   `privatekey.asc` (`private_key.pem` is `*.pem`'s).
+/// * `*passwords` — password lists and folders of them (`passwords`, `passwords/`).
 /// * `*password*.{txt,csv,json,yaml,yml,toml,ini,cfg,conf,env}` — password files in data
-///   formats. Deliberately not `*password*`: that would deny source such as
-///   `reset_password.rs`, which an agent reading code needs.
+///   formats, `passwords.txt` among them.
+///
+/// The last three are restricted to bare names and data or key formats on purpose: plain
+/// `*private*key*` or `*password*` would deny source such as `private_key.rs`,
+/// `PrivateKeyParser.java`, `passwords.rs` or `test_passwords.py`, which an agent reading
+/// code needs.
 /// * `*.kdbx` — KeePass databases.
 /// * `.htpasswd` — web server password hashes.
 /// * `.netrc`, `_netrc` — login/password per host (curl, ftp, git over https).
@@ -118,8 +124,10 @@ pub const DEFAULT_DENY: &[&str] = &[
     "id_ecdsa*",
     "id_ed25519*",
     "**/.ssh/identity",
-    "*private*key*",
-    "*passwords*",
+    "*private*key",
+    "*private*keys",
+    "*private*key*.{txt,json,yaml,yml,toml,ini,cfg,conf,env,asc,gpg,der,b64,base64}",
+    "*passwords",
     "*password*.{txt,csv,json,yaml,yml,toml,ini,cfg,conf,env}",
     "*.kdbx",
     ".htpasswd",
@@ -1631,8 +1639,23 @@ mod tests {
             (".ssh/identity", "**/.ssh/identity"),
             ("keys/putty.ppk", "*.ppk"),
             ("keys/AuthKey_ABC.p8", "*.p8"),
-            ("my_private_key.txt", "*private*key*"),
-            ("deploy/passwords.txt", "*passwords*"),
+            (
+                "my_private_key.txt",
+                "*private*key*.{txt,json,yaml,yml,toml,ini,cfg,conf,env,asc,gpg,der,b64,base64}",
+            ),
+            (
+                "PrivateKey.ASC",
+                "*private*key*.{txt,json,yaml,yml,toml,ini,cfg,conf,env,asc,gpg,der,b64,base64}",
+            ),
+            ("keys/private_key", "*private*key"),
+            ("private_keys/a", "*private*keys"),
+            ("keys/private_key.pem", "*.pem"),
+            (
+                "deploy/passwords.txt",
+                "*password*.{txt,csv,json,yaml,yml,toml,ini,cfg,conf,env}",
+            ),
+            ("deploy/passwords", "*passwords"),
+            ("passwords/db", "*passwords"),
             (
                 "db_password.yml",
                 "*password*.{txt,csv,json,yaml,yml,toml,ini,cfg,conf,env}",
@@ -1663,6 +1686,10 @@ mod tests {
             "src/keyboard.rs",
             "src/password.rs",
             "src/reset_password.py",
+            "src/private_key.rs",
+            "crypto/PrivateKeyParser.java",
+            "src/passwords.rs",
+            "tests/test_passwords.py",
             "keys/server.pub",
             "src/identity/mod.rs",
             ".gitmodules",
