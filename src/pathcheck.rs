@@ -6,8 +6,10 @@
 //! # What [`check`] does
 //!
 //! 1. **Refuse before resolving**: empty, NUL, backslash, percent-encoded `.`/`/`/`\`/NUL
-//!    (and overlong UTF-8 leads `%c0`/`%c1`), any number of `%25` layers deep, a leading `~`,
-//!    more than [`MAX_PATH_BYTES`] bytes or a component over [`MAX_COMPONENT_BYTES`] bytes.
+//!    (and overlong UTF-8: the leads `%c0`/`%c1`, and `%e0`/`%f0` before a byte that makes
+//!    the form overlong, as in `%e0%80%ae`), any number of `%25` layers deep, a leading `~`, a
+//!    leading URI scheme (`file:`), more than [`MAX_PATH_BYTES`] bytes or a component over
+//!    [`MAX_COMPONENT_BYTES`] bytes.
 //! 2. **Resolve two ways**, and require *both* results to pass every rule:
 //!    * the *kernel view*: walk the original components one at a time, the way `open(2)` does.
 //!      Each existing prefix is canonicalized through [`Fs::canonicalize`] (following symlinks),
@@ -165,7 +167,8 @@ pub enum PathError {
     Empty,
     Nul,
     /// Percent-encoded `.`/`/`/`\`/NUL (`%2e`, `%2f`, `%5c`, `%00`, any case, also
-    /// double-encoded `%252e`), or an overlong UTF-8 lead (`%c0`, `%c1`).
+    /// double-encoded `%252e`), or overlong UTF-8 (`%c0`, `%c1`, `%e0%80`…`%e0%9f`,
+    /// `%f0%80`…`%f0%8f`).
     Encoded {
         sequence: String,
     },
@@ -175,6 +178,12 @@ pub enum PathError {
     TooLong,
     /// `~` expansion is the shell's business; a path starting with `~` is refused.
     Tilde,
+    /// Starts with a URI scheme of two letters or more (`file:///etc/passwd`, `file:/x`):
+    /// a tool that takes URIs opens what it names, not `root/file:/…`. One letter is left
+    /// alone: `C:/x` is a relative name here (and `C:\x` is refused for its backslash).
+    Scheme {
+        scheme: String,
+    },
     /// Resolves outside the root (after `..` and symlinks); `resolved` is what it resolved to.
     Outside {
         root: PathBuf,
@@ -214,7 +223,7 @@ impl PathError {
             PathError::Empty => "empty path".to_string(),
             PathError::Nul => "path contains a NUL byte".to_string(),
             PathError::Encoded { sequence } => format!(
-                "percent-encoded sequence `{sequence}` (encoded `.`, `/`, `\\` and NUL are refused)"
+                "percent-encoded sequence `{sequence}` (encoded `.`, `/`, `\\`, NUL and overlong UTF-8 are refused)"
             ),
             PathError::Backslash => {
                 "path contains a backslash (`\\` is not a separator here)".to_string()
@@ -223,6 +232,9 @@ impl PathError {
                 "path longer than {MAX_PATH_BYTES} bytes or a component longer than {MAX_COMPONENT_BYTES}"
             ),
             PathError::Tilde => "path starts with `~` (no home-directory expansion)".to_string(),
+            PathError::Scheme { scheme } => format!(
+                "path starts with the URI scheme `{scheme}:` (a tool that takes URIs would open what it names; give a plain path)"
+            ),
             PathError::Outside { root, resolved } => {
                 let room = root.as_os_str().len() + resolved.as_os_str().len();
                 let mut text = String::with_capacity(room + 32);
@@ -971,6 +983,11 @@ fn precheck(raw: &str) -> Result<(), PathError> {
     if raw.starts_with('~') {
         return Err(PathError::Tilde);
     }
+    if let Some(scheme) = uri_scheme(raw) {
+        return Err(PathError::Scheme {
+            scheme: scheme.to_string(),
+        });
+    }
     if raw.len() > MAX_PATH_BYTES
         || (raw.len() > MAX_COMPONENT_BYTES
             && raw.split('/').any(|c| c.len() > MAX_COMPONENT_BYTES))
@@ -978,6 +995,17 @@ fn precheck(raw: &str) -> Result<(), PathError> {
         return Err(PathError::TooLong);
     }
     Ok(())
+}
+
+/// The scheme `raw` starts with (`^[A-Za-z][A-Za-z0-9+.-]*:`), when it has two characters
+/// or more; a drive letter is not taken for one.
+fn uri_scheme(raw: &str) -> Option<&str> {
+    let end = raw
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))?;
+    let scheme = &raw[..end];
+    (raw.as_bytes()[end] == b':' && scheme.len() >= 2 && scheme.as_bytes()[0].is_ascii_alphabetic())
+        .then_some(scheme)
 }
 
 /// Relative, and only names: no empty component, `.` or `..` (so `root/raw` is clean).
@@ -997,7 +1025,8 @@ fn is_plain_relative(raw: &str) -> bool {
 }
 
 /// Finds `%` + any number of `25` + one of `2e 2f 5c 00 c0 c1` (hex, any case): an encoded
-/// `.`, `/`, `\`, NUL or overlong UTF-8 lead, encoded once or more.
+/// `.`, `/`, `\`, NUL or overlong UTF-8 lead, encoded once or more; or an `e0`/`f0` lead
+/// followed by a byte that only an overlong form has ([`overlong_end`]).
 fn find_encoded(raw: &str) -> Option<String> {
     const TARGETS: [u8; 6] = [0x2e, 0x2f, 0x5c, 0x00, 0xc0, 0xc1];
     let bytes = raw.as_bytes();
@@ -1012,12 +1041,41 @@ fn find_encoded(raw: &str) -> Option<String> {
             } else if TARGETS.contains(&value) {
                 let end = at + 2;
                 return Some(String::from_utf8_lossy(bytes.get(start..end)?).into_owned());
+            } else if let Some(end) = overlong_end(bytes, value, at + 2) {
+                return Some(String::from_utf8_lossy(&bytes[start..end]).into_owned());
             } else {
                 break;
             }
         }
     }
     None
+}
+
+/// Where the encoded byte at `at` ends when, after the lead `lead`, it makes an overlong
+/// form: `e0` then `80`…`9f` (three bytes for what fits in two: `%e0%80%ae` is `.`), `f0`
+/// then `80`…`8f` (four for three). Lenient decoders read these as the short character.
+fn overlong_end(bytes: &[u8], lead: u8, at: usize) -> Option<usize> {
+    let last = match lead {
+        0xe0 => 0x9f,
+        0xf0 => 0x8f,
+        _ => return None,
+    };
+    let (value, end) = encoded_byte(bytes, at)?;
+    (0x80..=last).contains(&value).then_some(end)
+}
+
+/// The byte `%` + any number of `25` + two hex digits at `at` encodes, and where it ends.
+fn encoded_byte(bytes: &[u8], at: usize) -> Option<(u8, usize)> {
+    if bytes.get(at) != Some(&b'%') {
+        return None;
+    }
+    let mut at = at + 1;
+    loop {
+        match hex_at(bytes, at)? {
+            0x25 => at += 2,
+            value => return Some((value, at + 2)),
+        }
+    }
 }
 
 fn hex_at(bytes: &[u8], at: usize) -> Option<u8> {
@@ -1457,6 +1515,14 @@ mod tests {
             "%252e%252e/x".into(),
             "%25252e%25252e/x".into(),
             "%c0%ae%c0%ae/x".into(),
+            "%e0%80%ae%e0%80%ae/x".into(),
+            "%E0%80%AE%E0%80%AE/x".into(),
+            "%25e0%2580%25ae%25e0%2580%25ae/x".into(),
+            "%f0%80%80%ae%f0%80%80%ae/x".into(),
+            "file:///etc/passwd".into(),
+            "file:/etc/passwd".into(),
+            "FILE:../x".into(),
+            "git+ssh://host/x".into(),
             "%00".into(),
             "..\\x".into(),
             "C:\\x".into(),
@@ -1503,6 +1569,23 @@ mod tests {
         );
         assert_eq!(reason("..\\x"), PathError::Backslash);
         assert_eq!(reason("~/x"), PathError::Tilde);
+        assert_eq!(
+            reason("%e0%80%ae%e0%80%ae/x"),
+            PathError::Encoded {
+                sequence: "%e0%80".into()
+            }
+        );
+        assert_eq!(
+            reason("file:///etc/passwd"),
+            PathError::Scheme {
+                scheme: "file".into()
+            }
+        );
+        assert!(
+            reason("file:/etc/passwd")
+                .rule()
+                .contains("URI scheme `file:`")
+        );
         assert_eq!(reason(""), PathError::Empty);
         assert_eq!(reason("a\0"), PathError::Nul);
         assert_eq!(reason(&"a".repeat(5000)), PathError::TooLong);
@@ -1544,6 +1627,13 @@ mod tests {
             ("%41.txt".into(), "%41.txt"),
             ("a~b".into(), "a~b"),
             ("C:/x".into(), "C:/x"),
+            // Not a scheme: a digit first, a `/` before the `:`, or a character beyond ASCII.
+            ("2024:notes".into(), "2024:notes"),
+            ("src/a:b".into(), "src/a:b"),
+            ("é:x".into(), "é:x"),
+            // Encoded UTF-8 that is not overlong: `%e0%a4%85` is `अ`.
+            ("%e0%a4%85.txt".into(), "%e0%a4%85.txt"),
+            ("%f0%9f%98%80".into(), "%f0%9f%98%80"),
         ];
         for (raw, expected) in &cases {
             assert_eq!(check(raw, &r, &RealFs).as_deref(), Ok(*expected), "{raw}");
@@ -1871,6 +1961,9 @@ mod tests {
             PathError::Backslash,
             PathError::TooLong,
             PathError::Tilde,
+            PathError::Scheme {
+                scheme: "file".into(),
+            },
             PathError::NotAllowed {
                 relative: "x".into(),
             },
