@@ -1057,3 +1057,55 @@ fn kinds_check_every_string_inside_arrays_and_objects() {
         assert_eq!(code, 0, "{tool} {args}: {out}");
     }
 }
+
+#[test]
+fn denied_hosts_are_denied_in_every_spelling() {
+    let sb = Sandbox::new();
+    let policy = sb.file(
+        "urls.toml",
+        "extends = \"none\"\n[tools.fetch.args.url]\ntype = \"string\"\nkind = \"url\"\n\n\
+         [urls]\nschemes = [\"https\"]\n\
+         deny_hosts = [\"169.254.169.254\", \"metadata.google.internal\", \"[FD00:EC2:0::254]\", \"0x7f.1\"]\n",
+    );
+    let flags = ["--no-telemetry", "--policy", policy.to_str().unwrap()];
+    for url in [
+        "https://169.254.169.254/",
+        "https://2852039166/",
+        "https://0xa9fea9fe/",
+        "https://0251.0376.0251.0376/",
+        "https://169.254.43518/",
+        "https://[::ffff:169.254.169.254]/",
+        "https://[fd00:ec2::254]/",
+        "https://[fd00:ec2:0:0::254]/",
+        "https://127.0.0.1/",
+        "https://169\u{3002}254\u{3002}169\u{3002}254/",
+        "https://\u{ff4d}\u{ff45}\u{ff54}\u{ff41}data.google.internal/",
+        "https://metadata.google\u{ad}.internal/",
+        "https://example.com\u{3000}/",
+        "https://example.com:99999/",
+        "https://example.com:80:80/",
+        "https://[evil.com]/",
+        "https://[]/",
+    ] {
+        let (out, code) = gate(&sb, &flags, &call("fetch", json!({ "url": url })));
+        assert_eq!(code, 1, "{url}: {out}");
+        assert_eq!(out["error"]["category"], "policy_blocked", "{url}");
+    }
+    let (out, _) = gate(
+        &sb,
+        &flags,
+        &call("fetch", json!({"url": "https://b\u{fc}cher.de/"})),
+    );
+    let message = out["error"]["message"].as_str().unwrap();
+    assert!(message.contains("punycode"), "{message}");
+    for url in [
+        "https://example.com/",
+        "https://xn--bcher-kva.de/",
+        "https://169.254.169.253/",
+        "https://example.com:8443/x",
+        "https://[::1]:8080/",
+    ] {
+        let (out, code) = gate(&sb, &flags, &call("fetch", json!({ "url": url })));
+        assert_eq!(code, 0, "{url}: {out}");
+    }
+}

@@ -1,6 +1,7 @@
 //! Checks an argument's `kind` switches on: `path`, `shell`, `url`, `regex`, `git_ref`.
 
 use std::borrow::Cow;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde_json::Value;
 
@@ -268,17 +269,27 @@ pub fn git_ref_problem(r: &str) -> Option<&'static str> {
 }
 
 /// The scheme and host of a URL, read conservatively: a URL whose host is ambiguous
-/// (credentials, backslashes, whitespace, encoded characters in the host) is refused rather
-/// than guessed at.
+/// (credentials, backslashes, whitespace, encoded characters in the host, a port that is not
+/// one) is refused rather than guessed at. The host comes back in the one spelling rules are
+/// compared with: lower case, trailing dots dropped, an IPv4 address as four decimal numbers
+/// whichever way it was written (`2852039166`, `0xa9fea9fe`, `0251.0376.0251.0376` and
+/// `169.254.43518` are all `169.254.169.254`, as browsers and `inet_aton` read them), an IPv6
+/// address bracketed and compressed (`[fd00:ec2::254]`), an IPv4-mapped one as IPv4.
 pub fn url_host(url: &str) -> Result<(Cow<'_, str>, Cow<'_, str>), String> {
-    if let Some((scheme, host)) = plain_url_host(url) {
-        return Ok((Cow::Borrowed(scheme), Cow::Borrowed(host)));
+    match plain_url_host(url) {
+        Some((scheme, host)) => Ok((Cow::Borrowed(scheme), Cow::Borrowed(host))),
+        None => careful_url_host(url),
     }
+}
+
+/// [`url_host`] for any URL, without the shortcut for plain ones.
+fn careful_url_host(url: &str) -> Result<(Cow<'_, str>, Cow<'_, str>), String> {
     // URLs are short: plain byte loops, where memchr's set-up per search would cost more.
     let bytes = url.as_bytes();
     if bytes
         .iter()
         .any(|b| b.is_ascii_control() || *b == b' ' || *b == b'\\')
+        || url.chars().any(|c| c.is_whitespace() || c.is_control())
     {
         return Err("the URL holds whitespace, control characters or backslashes".to_string());
     }
@@ -301,15 +312,60 @@ pub fn url_host(url: &str) -> Result<(Cow<'_, str>, Cow<'_, str>), String> {
     if authority.bytes().any(|b| b == b'@') {
         return Err("the URL carries credentials (user@host)".to_string());
     }
-    let host = if let Some(v6) = authority.strip_prefix('[') {
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
         let end = v6
             .bytes()
             .position(|b| b == b']')
             .ok_or("an IPv6 host is not closed with ']'")?;
-        &authority[..end + 2]
+        (&authority[..end + 2], &v6[end + 1..])
     } else {
-        &authority[..position(authority, |b| b == b':')]
+        authority.split_at(position(authority, |b| b == b':'))
     };
+    check_port(port)?;
+    Ok((lowercase(scheme), canonical_host(host)?))
+}
+
+/// `port` is empty, or `:` and at most 65535 in decimal digits (an empty port is the
+/// scheme's own, as browsers read it).
+fn check_port(port: &str) -> Result<(), String> {
+    let Some(digits) = port.strip_prefix(':') else {
+        return match port {
+            "" => Ok(()),
+            _ => Err(format!("{port:?} after the host is not a port")),
+        };
+    };
+    // Leading zeros are allowed (`:0080` is port 80); the length bound keeps `u32` safe.
+    let trimmed = digits.trim_start_matches('0');
+    if !digits.bytes().all(|b| b.is_ascii_digit())
+        || trimmed.len() > 5
+        || trimmed.parse::<u32>().unwrap_or(0) > 65535
+    {
+        return Err(format!("the port {digits:?} is not a number up to 65535"));
+    }
+    Ok(())
+}
+
+/// The spelling a host is compared in (see [`url_host`]); `host` as written in the URL,
+/// brackets and all. Also used for the hosts a policy names, so both sides agree.
+pub fn canonical_host(host: &str) -> Result<Cow<'_, str>, String> {
+    if let Some(inner) = host.strip_prefix('[') {
+        let inner = inner.strip_suffix(']').unwrap_or(inner);
+        let v6: Ipv6Addr = inner
+            .parse()
+            .map_err(|_| format!("[{inner}] is not an IPv6 address"))?;
+        // `[::ffff:a.b.c.d]` reaches the IPv4 host: compared as that host.
+        return Ok(Cow::Owned(match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => format!("[{v6}]"),
+        }));
+    }
+    if !host.is_ascii() {
+        // Browsers map fullwidth letters, `。` and soft hyphens (IDNA) to another, ASCII
+        // host: refused rather than mapped, as the mapping is large and changes.
+        return Err(format!(
+            "the host {host:?} holds characters other than ASCII; write it in punycode (xn--…)"
+        ));
+    }
     let host = host.trim_end_matches('.');
     if host.is_empty() {
         return Err("the URL has no host".to_string());
@@ -317,13 +373,68 @@ pub fn url_host(url: &str) -> Result<(Cow<'_, str>, Cow<'_, str>), String> {
     if host.bytes().any(|b| b == b'%') {
         return Err("the host is percent-encoded".to_string());
     }
-    Ok((lowercase(scheme), lowercase(host)))
+    if let Some(bad) = host
+        .bytes()
+        .find(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')))
+    {
+        return Err(format!(
+            "the host {host:?} holds {:?}, which no host name has",
+            bad as char
+        ));
+    }
+    let last = &host[host.rfind('.').map_or(0, |k| k + 1)..];
+    if last.bytes().all(|b| b.is_ascii_digit()) || ipv4_number(last).is_some() {
+        // A host ending in a number is an IPv4 address to browsers, or nothing.
+        return ipv4(host)
+            .map(|v4| Cow::Owned(v4.to_string()))
+            .ok_or_else(|| format!("the host {host:?} ends in a number but is no IPv4 address"));
+    }
+    Ok(lowercase(host))
+}
+
+/// An IPv4 address written in one to four parts, the way WHATWG URL parsers and `inet_aton`
+/// read it: each part decimal, octal (leading `0`) or hex (`0x`), the last filling the bytes
+/// that are left (`169.254.43518`, `2852039166`).
+fn ipv4(host: &str) -> Option<Ipv4Addr> {
+    let parts: Vec<u64> = host.split('.').map(ipv4_number).collect::<Option<_>>()?;
+    let (&last, leading) = parts.split_last()?;
+    if leading.len() > 3
+        || leading.iter().any(|&n| n > 255)
+        || last >> (8 * (4 - leading.len())) != 0
+    {
+        return None;
+    }
+    let high = leading
+        .iter()
+        .enumerate()
+        .fold(0u64, |sum, (i, &n)| sum | n << (24 - 8 * i));
+    Some(Ipv4Addr::from(u32::try_from(high | last).ok()?))
+}
+
+/// One part of an IPv4 address: `0x…` hex (`0x` alone is 0), `0…` octal, else decimal.
+fn ipv4_number(part: &str) -> Option<u64> {
+    let (digits, radix) = if let Some(hex) = part.strip_prefix("0x").or(part.strip_prefix("0X")) {
+        (hex, 16)
+    } else if part.len() > 1 && part.starts_with('0') {
+        (&part[1..], 8)
+    } else {
+        (part, 10)
+    };
+    if digits.is_empty() {
+        return (radix == 16).then_some(0);
+    }
+    // `from_str_radix` takes a sign; an address part has none.
+    if digits.starts_with(['+', '-']) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
 }
 
 /// The scheme and host of the URLs agents send most, read in one look at each byte: a
 /// lower-case scheme, then `://`, then a host of lower-case letters, digits, `-_.` (perhaps a
-/// port), nothing in the URL [`url_host`] would refuse or fold. Anything else (`None`) is
-/// for [`url_host`]'s careful reading, which gives the same answer wherever this one gives one.
+/// port of digits up to 65535), nothing in the URL [`url_host`] would refuse or fold, and not
+/// ending in a number. Anything else (`None`) is for [`url_host`]'s careful reading, which
+/// gives the same answer wherever this one gives one.
 fn plain_url_host(url: &str) -> Option<(&str, &str)> {
     let b = url.as_bytes();
     // Whitespace, control characters, backslashes and non-ASCII bytes, anywhere. A fold
@@ -357,6 +468,13 @@ fn plain_url_host(url: &str) -> Option<(&str, &str)> {
         }
     }
     let host = rest[..colon.unwrap_or(end)].trim_end_matches('.');
+    // A port that is no number up to 65535, and a host ending in a number (an IPv4 address
+    // in one of its many spellings), are for the careful reading.
+    if colon.is_some_and(|c| check_port(&rest[c..end]).is_err())
+        || host[host.rfind('.').map_or(0, |k| k + 1)..].starts_with(|c: char| c.is_ascii_digit())
+    {
+        return None;
+    }
     (!host.is_empty()).then(|| (&url[..s], host))
 }
 
@@ -379,63 +497,26 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// `url_host` as first written, on `str` searches: the byte-wise reading must agree.
-    fn url_host_by_chars(url: &str) -> Result<(String, String), String> {
-        if url
-            .bytes()
-            .any(|b| b.is_ascii_control() || b == b' ' || b == b'\\')
-        {
-            return Err("the URL holds whitespace, control characters or backslashes".to_string());
-        }
-        let (scheme, rest) = url
-            .match_indices(':')
-            .find(|(at, _)| url[at + 1..].starts_with("//"))
-            .map(|(at, _)| (&url[..at], &url[at + 3..]))
-            .ok_or_else(|| "not an absolute URL (scheme://host/…)".to_string())?;
-        if scheme.is_empty()
-            || !scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            || !scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-        {
-            return Err(format!("{scheme:?} is not a URL scheme"));
-        }
-        let authority = rest.find(['/', '?', '#']).map_or(rest, |end| &rest[..end]);
-        if authority.contains('@') {
-            return Err("the URL carries credentials (user@host)".to_string());
-        }
-        let host = if let Some(v6) = authority.strip_prefix('[') {
-            let end = v6.find(']').ok_or("an IPv6 host is not closed with ']'")?;
-            &authority[..end + 2]
-        } else {
-            authority.split(':').next().unwrap_or_default()
-        };
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
-        if host.is_empty() {
-            return Err("the URL has no host".to_string());
-        }
-        if host.contains('%') {
-            return Err("the host is percent-encoded".to_string());
-        }
-        Ok((scheme.to_ascii_lowercase(), host))
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2048))]
 
+        /// The shortcut for plain URLs answers as the careful reading does, wherever it answers.
         #[test]
-        fn url_host_reads_as_the_char_version_did(
+        fn the_plain_url_shortcut_agrees_with_the_careful_reading(
             start in prop::sample::select(vec![
                 "https://", "HTTP://", "a+b.c://", "1x://", "x:", "", "https://", "git+ssh://",
             ]),
             pieces in prop::collection::vec(prop::sample::select(vec![
                 "https", "+", ":", "//", "/", "?", "#", "@", "[", "]", "::1", ".",
                 "%41", "Example.COM", "a", "é", " ", "\\", "\t", ":8080", "docs.rs", "x_y-0",
+                "0x1f", "255", "0377", ":99999", ":080", "169.254", "\u{3000}", "\u{ad}",
             ]), 0..8),
         ) {
             let url = [start, &pieces.concat()].concat();
-            let owned = url_host(&url).map(|(s, h)| (s.into_owned(), h.into_owned()));
-            prop_assert_eq!(owned, url_host_by_chars(&url), "{:?}", url);
+            if let Some((scheme, host)) = plain_url_host(&url) {
+                let careful = careful_url_host(&url);
+                prop_assert_eq!(careful, Ok((scheme.into(), host.into())), "{:?}", url);
+            }
         }
 
         /// The shortcut for plain text writes what `{:?}` writes.
@@ -492,5 +573,102 @@ mod tests {
         ] {
             assert!(url_host(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Every spelling browsers and `inet_aton` read as 169.254.169.254 comes out as that.
+    #[test]
+    fn ip_hosts_come_out_in_one_spelling() {
+        let host = |url: &str| url_host(url).map(|(_, h)| h.into_owned());
+        for url in [
+            "https://169.254.169.254/",
+            "https://2852039166/",
+            "https://0xa9fea9fe/",
+            "https://0XA9FEA9FE./",
+            "https://0251.0376.0251.0376/",
+            "https://169.254.43518/",
+            "https://169.16689662/",
+            "https://0xa9.0xfe.0xa9.0xfe:443/",
+            "https://[::ffff:169.254.169.254]/",
+            "https://[::FFFF:A9FE:A9FE]:80/",
+        ] {
+            assert_eq!(host(url).as_deref(), Ok("169.254.169.254"), "{url}");
+        }
+        assert_eq!(host("http://127.1:8080/").as_deref(), Ok("127.0.0.1"));
+        assert_eq!(host("http://0x/").as_deref(), Ok("0.0.0.0"));
+        for url in [
+            "https://[fd00:ec2:0::254]/",
+            "https://[FD00:0EC2:0000:0000:0000:0000:0000:0254]/",
+        ] {
+            assert_eq!(host(url).as_deref(), Ok("[fd00:ec2::254]"), "{url}");
+        }
+        // Names that merely hold digits are names.
+        for (url, want) in [
+            ("https://1password.com/", "1password.com"),
+            ("https://a.1b/", "a.1b"),
+            ("https://x0x1.io/", "x0x1.io"),
+        ] {
+            assert_eq!(host(url).as_deref(), Ok(want), "{url}");
+        }
+        // Ending in a number, but no address: browsers refuse these too.
+        for url in [
+            "https://256.1.1.1/",
+            "https://1.2.3.4.5/",
+            "https://4294967296/",
+            "https://08/",
+            "https://0x1g.0x2/",
+            "https://1..2/",
+            "https://example.0x/",
+            "https://99999999999999999999999/",
+        ] {
+            assert!(host(url).is_err(), "{url}");
+        }
+    }
+
+    #[test]
+    fn hosts_beyond_ascii_and_odd_authorities_are_refused() {
+        for (url, says) in [
+            ("https://169\u{3002}254\u{3002}169\u{3002}254/", "punycode"),
+            (
+                "https://\u{ff4d}\u{ff45}\u{ff54}\u{ff41}data.google.internal/",
+                "punycode",
+            ),
+            ("https://metadata.google\u{ad}.internal/", "punycode"),
+            ("https://b\u{fc}cher.de/", "punycode"),
+            ("https://example.com\u{3000}/", "whitespace"),
+            ("https://example.com\u{a0}/", "whitespace"),
+            ("https://exa\u{2028}mple.com/", "whitespace"),
+            ("https://example.com:99999/", "port"),
+            ("https://example.com:65536/", "port"),
+            ("https://example.com:8o/", "port"),
+            ("https://example.com:-1/", "port"),
+            ("http://example.com:80:80/", "port"),
+            ("https://example.com:\u{ff18}\u{ff10}/", "port"),
+            ("https://[::1]:99999/", "port"),
+            ("https://[::1]x/", "port"),
+            ("https://[evil.com]/", "IPv6"),
+            ("https://[]/", "IPv6"),
+            ("https://[1.2.3.4]/", "IPv6"),
+            ("https://[fe80::1%25eth0]/", "IPv6"),
+            ("https://ex<ample.com/", "no host name"),
+            ("https://ex]ample.com/", "no host name"),
+        ] {
+            match url_host(url) {
+                Err(e) => assert!(e.contains(says), "{url}: {e}"),
+                Ok(h) => panic!("{url}: {h:?}"),
+            }
+        }
+        for (url, host) in [
+            ("https://example.com:/", "example.com"),
+            ("https://example.com:0443/x", "example.com"),
+            ("https://example.com:65535", "example.com"),
+            ("https://xn--bcher-kva.de/", "xn--bcher-kva.de"),
+        ] {
+            assert_eq!(url_host(url).unwrap().1, host, "{url}");
+        }
+        // Beyond ASCII in the path or query is not the host's business.
+        assert_eq!(
+            url_host("https://example.com/caf\u{e9}").unwrap().1,
+            "example.com"
+        );
     }
 }

@@ -19,7 +19,7 @@ use crate::schema::file::Evidence;
 use crate::schema::{FailMode, Policy};
 use crate::shellcheck::{Protected, ShellRules};
 
-pub use kinds::{texts, url_host};
+pub use kinds::{canonical_host, texts, url_host};
 pub use limits::{Count, CountKey, fingerprint};
 
 /// Who is calling and why (`--session`, `--caller`, `--intent`).

@@ -334,14 +334,25 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
     let host_list = |list: &Option<Vec<String>>, key: &str, problems: &mut Vec<RuleProblem>| {
         let mut out = Vec::new();
         for h in list.iter().flatten() {
-            let h = h.trim().trim_end_matches('.').to_ascii_lowercase();
-            let bare = h.strip_prefix("*.").unwrap_or(&h);
+            let mut h = h.trim().trim_end_matches('.').to_ascii_lowercase();
+            let wild = h.starts_with("*.");
+            let bare = if wild { &h[2..] } else { &h[..] };
             if bare.is_empty() || bare.contains(['*', '/', ' ', ':', '@']) && !bare.starts_with('[')
             {
                 problems.push(problem(
                     &["urls", key],
                     format!("{h:?} is not a host (write example.com or *.example.com)"),
                 ));
+            } else {
+                // In the spelling URLs' hosts are compared in (`[FD00:EC2:0::254]` is
+                // `[fd00:ec2::254]`, `0xa9fea9fe` is `169.254.169.254`), or they never match.
+                match crate::policy::canonical_host(bare) {
+                    Ok(canonical) if canonical != bare => {
+                        h = [if wild { "*." } else { "" }, &canonical].concat();
+                    }
+                    Ok(_) => {}
+                    Err(e) => problems.push(problem(&["urls", key], format!("{h:?}: {e}"))),
+                }
             }
             out.push(HostPattern(h));
         }
