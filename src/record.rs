@@ -145,6 +145,12 @@ fn read_all(
                     continue;
                 }
             };
+            // A byte order mark (Windows editors write one) opens the file, not the event.
+            let line = if number == 1 {
+                line.strip_prefix('\u{feff}').unwrap_or(line)
+            } else {
+                line
+            };
             if line.trim().is_empty() {
                 continue;
             }

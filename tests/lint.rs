@@ -653,3 +653,46 @@ fn a_pipe_named_like_a_trace_is_not_waited_on() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["summary"]["files"], 1, "{doc}");
 }
+
+/// A JSON Lines trace whose first call was cut off is still JSON Lines (it was once taken for
+/// one broken document, and nothing in it was linted); a byte order mark is not JSON.
+#[test]
+fn a_cut_off_first_line_and_a_byte_order_mark_do_not_stop_the_lint() {
+    let sb = Sandbox::new();
+    let cut = sb.file(
+        "cut.jsonl",
+        concat!(
+            r#"{"tool_name":"response","tool_args":{"text":"hello""#,
+            "\n",
+            r#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"python"}}"#,
+            "\n",
+        ),
+    );
+    let bom = sb.file(
+        "bom.json",
+        "\u{feff}[\n {\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"code_execution_tool\",\"arguments\":\"{\\\"runtime\\\":\\\"python\\\"}\"}}]}\n]\n",
+    );
+    let bom_lines = sb.file(
+        "bom.jsonl",
+        "\u{feff}{\"tool_name\":\"code_execution_tool\",\"tool_args\":{\"runtime\":\"python\"}}\n",
+    );
+    let (doc, code, stderr) = json(
+        &sb,
+        &[
+            cut.to_str().unwrap(),
+            bom.to_str().unwrap(),
+            bom_lines.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        found(&doc),
+        set(&[
+            ("cut.jsonl", 1, 1, "MG101"),
+            ("cut.jsonl", 2, 1, "MG003"),
+            ("bom.json", 2, 36, "MG003"),
+            ("bom.jsonl", 1, 1, "MG003"),
+        ]),
+        "{doc}"
+    );
+}

@@ -286,8 +286,8 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
     let out = sb.cmd().arg("record").write_stdin(text).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(count(&db, "asks"), 5);
-    // An input that fails while being read (a folder opens, then cannot be read): status 2,
-    // and the lines read before it are kept.
+    // A folder (which opens on Unix, then cannot be read) stops the run before anything is
+    // stored, or a store is made.
     let out = sb
         .cmd()
         .arg("record")
@@ -296,6 +296,23 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("it is a folder"));
+    assert_eq!(count(&db, "asks"), 5);
+    let fresh = sb.path().join("fresh.db");
+    let out = sb
+        .cmd()
+        .arg("--db")
+        .arg(&fresh)
+        .arg("record")
+        .arg(sb.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!fresh.exists());
+    // A byte order mark opens the file, not its first event.
+    let bom = sb.file("bom.jsonl", "\u{feff}{\"type\":\"ask\",\"text\":\"six\"}\n");
+    let out = sb.cmd().arg("record").arg(&bom).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
     assert_eq!(count(&db, "asks"), 6);
     let one = sb.file("one.jsonl", "{\"type\":\"outcome\",\"tool\":\"t\",\"status\":\"ok\"}\n{\"type\":\"ask\",\"text\":\"x\"}\n");
     let out = sb.cmd().arg("record").arg(&one).output().unwrap();

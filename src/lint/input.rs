@@ -52,19 +52,24 @@ pub const UNKNOWN_SHAPE: &str = "unknown shape: expected a tool call in an envel
 
 /// Reads `text` (a whole file) and hands every call and problem to `visit`, in file order.
 pub fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
-    let Some(start) = text.find(|c: char| !c.is_whitespace()) else {
+    // A byte order mark (Windows editors write one) is no part of the JSON; offsets stay the
+    // file's, as they are taken against `text`.
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let skipped = text.len() - body.len();
+    let Some(start) = body.find(|c: char| !c.is_whitespace()) else {
         return;
     };
     let reader = Reader { base: text };
-    if matches!(text.as_bytes()[start], b'[' | b'{') {
-        match serde_json::from_str::<&RawValue>(text) {
+    if matches!(body.as_bytes()[start], b'[' | b'{') {
+        match serde_json::from_str::<&RawValue>(body) {
             Ok(raw) => return reader.document(raw.get(), visit),
             Err(e) if !e.to_string().starts_with("trailing characters") => {
                 // An error past the first line of the first value: one document, spread over
-                // lines, that is broken. An error on the first line: JSON Lines, read below.
-                let first_line = text[..start].matches('\n').count() + 1;
-                if e.line() > first_line {
-                    let offset = offset_of_line_column(text, e.line(), e.column());
+                // lines, that is broken. An error on the first line: JSON Lines, read below;
+                // so too a first line cut off before the next opens a call of its own.
+                let first_line = body[..start].matches('\n').count() + 1;
+                if e.line() > first_line && !next_line_opens_an_object(body, start) {
+                    let offset = skipped + offset_of_line_column(body, e.line(), e.column());
                     return visit(Item::Problem(Problem {
                         offset,
                         message: format!("not valid JSON: {e}"),
@@ -75,14 +80,28 @@ pub fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
         }
     }
     let mut at = 0;
-    while at < text.len() {
-        let end = memchr::memchr(b'\n', &text.as_bytes()[at..]).map_or(text.len(), |i| at + i);
-        let line = &text[at..end];
+    while at < body.len() {
+        let end = memchr::memchr(b'\n', &body.as_bytes()[at..]).map_or(body.len(), |i| at + i);
+        let line = &body[at..end];
         at = end + 1;
         if !line.trim().is_empty() {
             reader.line(line, visit);
         }
     }
+}
+
+/// Whether the first value starts a line that is an object alone (`{` first) and the next
+/// non-blank line starts with `{` too: JSON Lines whose first call was cut off. A document
+/// spread over lines indents its members, or opens with `[`.
+fn next_line_opens_an_object(text: &str, start: usize) -> bool {
+    if text.as_bytes()[start] != b'{' {
+        return false;
+    }
+    let after = memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
+    text[after..]
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.starts_with('{'))
 }
 
 struct Reader<'a> {
@@ -304,17 +323,24 @@ pub struct Locator<'a> {
 
 impl<'a> Locator<'a> {
     pub fn new(text: &'a str) -> Locator<'a> {
-        let mut starts = vec![0];
+        // A byte order mark takes no column: line 1 starts after it.
+        let first = if text.starts_with('\u{feff}') {
+            '\u{feff}'.len_utf8()
+        } else {
+            0
+        };
+        let mut starts = vec![first];
         starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
         Locator {
             text,
             starts,
-            last: (0, 1, 1),
+            last: (first, 1, 1),
         }
     }
 
     /// Line and column of `offset`.
     pub fn locate(&mut self, offset: usize) -> (usize, usize) {
+        let offset = offset.max(self.starts[0]);
         // Offsets come in order, mostly on the line of the last one or the next.
         let (_, last_line, _) = self.last;
         let on = |line: usize| {

@@ -29,6 +29,14 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
             name: path.display().to_string(),
             source,
         })?;
+        // A folder opens on Unix and fails only when read, by then with a store made.
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(RecordError::Read {
+                name: path.display().to_string(),
+                source: io::Error::new(io::ErrorKind::IsADirectory, "it is a folder"),
+            }
+            .into());
+        }
         inputs.push(Input {
             name: path.display().to_string(),
             reader: Box::new(BufReader::new(file)),
