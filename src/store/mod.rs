@@ -160,14 +160,10 @@ impl fmt::Display for StoreError {
 }
 
 impl std::error::Error for StoreError {
+    // Every message already says its cause: giving it again as the source had `{:#}` print
+    // it twice ("no such table: decisions: no such table: decisions: …").
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            StoreError::Io { source, .. } => Some(source),
-            StoreError::Sqlite { source, .. } | StoreError::WriteFailed { source, .. } => {
-                Some(source)
-            }
-            _ => None,
-        }
+        None
     }
 }
 
