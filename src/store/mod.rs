@@ -251,9 +251,16 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         };
-        // Before any pragma: switching to WAL would already change a foreign database.
+        // Before any pragma: switching to WAL would already change a foreign database. The
+        // busy timeout only tells this connection to wait: another process may be setting up
+        // the same new file, holding its lock for a moment.
+        BUSY_TIMEOUT_IN_USE.with(|t| t.set(options.busy_timeout));
+        store
+            .conn
+            .busy_timeout(options.busy_timeout)
+            .map_err(|e| StoreError::from_sqlite(path, e))?;
         store.refuse_foreign()?;
-        store.set_pragmas(options)?;
+        store.set_pragmas()?;
         store.migrate()?;
         Ok(store)
     }
@@ -327,11 +334,9 @@ impl Store {
         StoreError::from_sqlite(&self.path, e)
     }
 
-    fn set_pragmas(&mut self, options: Options) -> Result<(), StoreError> {
+    fn set_pragmas(&mut self) -> Result<(), StoreError> {
         let path = self.path.clone();
         let fail = |e| StoreError::from_sqlite(&path, e);
-        BUSY_TIMEOUT_IN_USE.with(|t| t.set(options.busy_timeout));
-        self.conn.busy_timeout(options.busy_timeout).map_err(fail)?;
         let mode: String = self
             .conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
@@ -478,6 +483,8 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     })?;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
+    // A writer may hold the file's lock for a moment: wait for it, as writers do.
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
     match user_version(&conn) {
         Ok(_) => Ok(conn),
         // SQLITE_READONLY_DIRECTORY: the `-shm` file could not be created.
