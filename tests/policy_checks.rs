@@ -678,6 +678,8 @@ limits = { per_minute = 2 }
         (d["limit"].as_str(), d["max"].as_u64(), d["count"].as_u64()),
         (Some("per_caller_per_minute"), Some(3), Some(3))
     );
+    // The policy key that decided, as every policy rejection names it.
+    assert_eq!(d["rule"], "limits.per_caller.per_minute");
     assert_eq!(d["resets_at"], at(1, 10));
     assert_eq!(d["retry_after_ms"], 50_000);
     // The rejection did not count: a minute after the first call, one slot is free again.
@@ -689,12 +691,17 @@ limits = { per_minute = 2 }
     let (out, code) = run(&at(3, 40), "a", "s1", "t", 13);
     assert_eq!(code, 1);
     assert_eq!(out["error"]["details"]["limit"], "per_caller_per_hour");
+    assert_eq!(
+        out["error"]["details"]["rule"],
+        "limits.per_caller.per_hour"
+    );
     // Per tool per minute (the tool's own rate).
     assert_eq!(run(&at(10, 0), "c", "s3", "u", 1).1, 0);
     assert_eq!(run(&at(10, 1), "d", "s3", "u", 2).1, 0);
     let (out, code) = run(&at(10, 2), "e", "s3", "u", 3);
     assert_eq!(code, 1);
     assert_eq!(out["error"]["details"]["limit"], "per_tool_per_minute");
+    assert_eq!(out["error"]["details"]["rule"], "tools.u.limits.per_minute");
     // Session quota: s3 has 2 calls; 5 more fill it.
     for (i, caller) in ["f", "g", "h", "i", "j"].iter().enumerate() {
         assert_eq!(
@@ -705,6 +712,7 @@ limits = { per_minute = 2 }
     let (out, code) = run(&at(30, 0), "k", "s3", "t", 99);
     assert_eq!(code, 1);
     assert_eq!(out["error"]["details"]["limit"], "session_quota");
+    assert_eq!(out["error"]["details"]["rule"], "limits.session_quota");
     assert_eq!(out["error"]["details"]["resets_at"], Value::Null);
 }
 
@@ -723,6 +731,7 @@ fn the_loop_breaker_refuses_the_third_identical_call_within_a_minute() {
     assert_eq!(code, 1);
     assert_eq!(out["error"]["category"], "rate_limited");
     assert_eq!(out["error"]["details"]["limit"], "loop");
+    assert_eq!(out["error"]["details"]["rule"], "limits.loop");
     assert!(
         out["error"]["message"]
             .as_str()

@@ -114,6 +114,7 @@ pub(super) fn check(
                         format!("session {session} has used its quota of {quota} calls"),
                         "Start a new session, or ask the operator to raise the quota".to_string(),
                         "session_quota",
+                        "limits.session_quota".to_string(),
                         quota,
                         count.n,
                         None,
@@ -150,6 +151,7 @@ pub(super) fn check(
                 "Do not repeat the same call: change the arguments, try another tool, or answer with what you have"
                     .to_string(),
                 "loop",
+                "limits.loop".to_string(),
                 lb.repeat - 1,
                 count.n,
                 count.oldest_ms.map(|o| o + lb.window_ms),
@@ -176,6 +178,22 @@ fn rate_check(
         CountKey::Tool(t) => ("tool ", t.as_str()),
         _ => ("", scope),
     };
+    // The policy key that set this rate: the caller's or tool's own, else `[limits]`'s.
+    let own = match key {
+        CountKey::Caller(c) => policy
+            .rules
+            .callers
+            .get(c)
+            .is_some_and(|c| c.rate.is_some())
+            .then(|| format!("callers.{}.limits", toml_key(c))),
+        CountKey::Tool(t) => policy
+            .rules
+            .tool_rates
+            .contains_key(t)
+            .then(|| format!("tools.{}.limits", toml_key(t))),
+        _ => None,
+    };
+    let table = own.unwrap_or_else(|| format!("limits.{scope}"));
     for (max, window, unit) in [
         (rate.per_minute, MINUTE_MS, "minute"),
         (rate.per_hour, HOUR_MS, "hour"),
@@ -199,6 +217,7 @@ fn rate_check(
                     None => "Wait before calling again".to_string(),
                 },
                 &format!("{scope}_per_{unit}"),
+                format!("{table}.per_{unit}"),
                 max,
                 count.n,
                 resets,
@@ -215,6 +234,7 @@ fn limited(
     message: String,
     suggestion: String,
     limit: &str,
+    rule: String,
     max: u64,
     count: u64,
     resets_ms: Option<i64>,
@@ -223,6 +243,7 @@ fn limited(
     let mut e = ToolError::new(Category::RateLimited, message)
         .tool(tool)
         .suggest(suggestion)
+        .detail("rule", rule)
         .detail("limit", limit)
         .detail("max", max)
         .detail("count", count);
@@ -234,6 +255,19 @@ fn limited(
         e.details.insert("retry_after_ms", json!((r - n).max(0)));
     }
     e
+}
+
+/// A name as a TOML key: bare when it can be, else quoted.
+fn toml_key(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+    {
+        name.to_string()
+    } else {
+        serde_json::to_string(name).expect("a string serializes")
+    }
 }
 
 fn ordinal(n: u64) -> String {
