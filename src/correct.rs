@@ -35,7 +35,7 @@ impl Report {
 
 /// The warning [`run`] gives an unknown tool it passes.
 pub fn unknown_tool_warning(tool_name: &str) -> String {
-    format!("unknown tool {tool_name:?}: passed through unchanged")
+    format!("unknown tool {tool_name:?}: passed through unchecked")
 }
 
 /// Runs the pipeline over one call's arguments, in place.

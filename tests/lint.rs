@@ -231,6 +231,13 @@ fn bad_inputs_are_reported_with_file_and_line_and_the_rest_is_linted() {
         stderr.contains("no-such-trace.jsonl: cannot read the file"),
         "{stderr}"
     );
+    // The summary counts the parts that failed (lines and files), not "inputs".
+    let human = lint(&sb, &[&traces("bad")], "");
+    assert!(
+        human.stdout.contains("6 parts could not be read"),
+        "{}",
+        human.stdout
+    );
 }
 
 #[test]

@@ -262,8 +262,8 @@ fn human_summary(s: &Summary, color: bool, out: &mut Vec<u8>) {
     };
     if s.failures > 0 {
         line.push_str(&format!(
-            "; {} could not be linted",
-            plural(s.failures, "input", "inputs")
+            "; {} could not be read",
+            plural(s.failures, "part", "parts")
         ));
     }
     let style = if s.errors > 0 || s.failures > 0 {
