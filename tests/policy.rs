@@ -27,6 +27,31 @@ fn show_prints_the_effective_policy_with_defaults() {
     let file = sb.file("shown.toml", &text);
     let (code, err) = sb.policy_check(&file);
     assert_eq!(code, 0, "{err}");
+    // Saved in another folder, it still means the same: paths relative to the policy's folder
+    // (imports, the path root) are written absolute.
+    sb.file("conf/tools.json", &fixture("tools/openai.json"));
+    let policy = sb.file(
+        "conf/metagate.toml",
+        "[[import]]\npath = \"tools.json\"\n[paths]\nroot = \"data\"\n",
+    );
+    let out = sb
+        .cmd()
+        .arg("--policy")
+        .arg(&policy)
+        .args(["policy", "show"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    let conf = policy.parent().unwrap();
+    assert_eq!(doc["paths"]["root"].as_str(), conf.join("data").to_str());
+    assert_eq!(
+        doc["import"][0]["path"].as_str(),
+        conf.join("tools.json").to_str()
+    );
+    let elsewhere = sb.file("elsewhere/shown.toml", &text);
+    let (code, err) = sb.policy_check(&elsewhere);
+    assert_eq!(code, 0, "{err}");
 }
 
 #[test]

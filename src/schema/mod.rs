@@ -378,9 +378,29 @@ impl Policy {
         self.file.evaluate.thresholds()
     }
 
-    /// The effective policy as TOML.
+    /// The effective policy as TOML, saved anywhere meaning the same: paths written relative
+    /// to the policy file's folder (imports, the path root) are written absolute.
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(&self.file).expect("a policy always serializes")
+        let mut file = self.file.clone();
+        if let Some(folder) = self.origin.as_deref().and_then(Path::parent) {
+            let absolute = |p: &str| -> String {
+                let path = Path::new(p);
+                if p == "." {
+                    folder.display().to_string()
+                } else if path.is_relative() {
+                    folder.join(path).display().to_string()
+                } else {
+                    p.to_string()
+                }
+            };
+            for import in &mut file.imports {
+                import.path = absolute(&import.path);
+            }
+            if let Some(root) = &mut file.paths.root {
+                *root = absolute(root);
+            }
+        }
+        toml::to_string_pretty(&file).expect("a policy always serializes")
     }
 }
 
