@@ -264,3 +264,20 @@ fn the_readmes_every_key_block_is_a_valid_policy() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stderr.matches("warning").count(), 2, "{stderr}");
 }
+
+/// A root that is not a folder is a sound policy that refuses every path: a warning.
+#[test]
+fn a_path_root_that_is_not_a_folder_is_a_warning() {
+    let sb = Sandbox::new();
+    let file = sb.file("root.toml", "[paths]\nroot = \"no-such-folder\"\n");
+    let (code, stderr) = sb.policy_check(&file);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("no-such-folder is not a folder here"),
+        "{stderr}"
+    );
+    std::fs::create_dir(sb.path().join("no-such-folder")).unwrap();
+    let (code, stderr) = sb.policy_check(&file);
+    assert_eq!(code, 0);
+    assert!(!stderr.contains("warning"), "{stderr}");
+}

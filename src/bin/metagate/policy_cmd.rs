@@ -29,13 +29,30 @@ pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
             for w in &policy.warnings {
                 say!("metagate: warning: {w}");
             }
+            // The policy is sound, but the gate would refuse every path argument.
+            let paths = &policy.rules.paths;
+            let root = match &paths.base {
+                Some(base) => base.join(&paths.root),
+                None => Path::new(&paths.root).to_path_buf(),
+            };
+            let missing_root = !root.is_dir();
+            if missing_root {
+                say!(
+                    "metagate: warning: paths.root {} is not a folder here: every path argument will be refused until it is",
+                    root.display()
+                );
+            }
             writeln!(
                 crate::output::stdout(),
                 "{}: ok ({}, {}, {})",
                 file.display(),
                 plural(policy.tools.len(), "tool", "tools"),
                 plural(policy.rules.intents.len(), "intent", "intents"),
-                plural(policy.warnings.len(), "warning", "warnings")
+                plural(
+                    policy.warnings.len() + usize::from(missing_root),
+                    "warning",
+                    "warnings"
+                )
             )?;
             Ok(Status::Success)
         }
