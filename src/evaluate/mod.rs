@@ -71,8 +71,12 @@ pub fn parse_moment(text: &str, now_ms: i64) -> Result<i64, String> {
             let n: i64 = digits
                 .parse()
                 .map_err(|_| format!("{t:?}: the number is too large"))?;
-            // Nothing was recorded before 1970: a longer look back means all of it.
-            return Ok(now_ms.saturating_sub(n.saturating_mul(unit_ms)).max(0));
+            // Nothing is recorded before the earliest time metagate reads (events may well
+            // predate 1970): a longer look back means all of it, still a time that can be shown.
+            let earliest = jiff::Timestamp::MIN.as_millisecond();
+            return Ok(now_ms
+                .saturating_sub(n.saturating_mul(unit_ms))
+                .max(earliest));
         }
     }
     crate::events::parse_time(t).map_err(|e| {

@@ -496,9 +496,12 @@ fn moments_are_durations_or_times() {
     assert!(parse_moment("7 days", now).is_err());
     assert!(parse_moment("", now).is_err());
     assert!(parse_moment("99999999999999999999d", now).is_err());
-    // Looking back past 1970 looks back over everything, never to a time that cannot be shown.
-    assert_eq!(parse_moment("11d", now), Ok(0));
-    assert_eq!(parse_moment("99999999999d", now), Ok(0));
+    // Looking back past 1970 goes on (events may predate it); past the earliest time there is,
+    // it looks back over everything, never to a time that cannot be shown.
+    assert_eq!(parse_moment("11d", now), Ok(-86_400_000));
+    let earliest = jiff::Timestamp::MIN.as_millisecond();
+    assert_eq!(parse_moment("99999999999d", now), Ok(earliest));
+    assert!(crate::events::format_time(earliest).starts_with("-9999"));
 }
 
 proptest! {
