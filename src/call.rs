@@ -627,7 +627,12 @@ impl<'a> Call<'a> {
     }
 
     fn converted(&self, shape: Shape) -> Value {
-        let id = self.id();
+        // MCP's ids may be numbers; OpenAI's and Anthropic's are strings.
+        let id = self.id().map(|id| match (shape, id) {
+            (Shape::Mcp, id) => id,
+            (_, Value::Number(n)) => Value::String(n.to_string()),
+            (_, id) => id,
+        });
         let derived = || derived_id(&self.name, &self.args);
         let args_string = || Value::String(self.args.to_json_string());
         let name = Value::String(self.name.to_string());

@@ -497,6 +497,18 @@ fn emit_converts_between_shapes() {
         assert_eq!(again["verdict"], "pass", "{shape}: {again}");
         assert_eq!(again["tool"], "code_execution_tool");
     }
+    // An MCP id may be a number; OpenAI's and Anthropic's are strings.
+    let mcp = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"response","arguments":{"text":"x"}}}"#;
+    for (shape, at) in [
+        ("anthropic", "/id"),
+        ("openai", "/id"),
+        ("openai-responses", "/call_id"),
+    ] {
+        let (out, _, _) = gate(&sb, &["--quiet", "--emit", shape], mcp);
+        assert_eq!(out.pointer(at), Some(&json!("7")), "{shape}: {out}");
+    }
+    let (out, _, _) = gate(&sb, &["--quiet", "--emit", "mcp"], mcp);
+    assert_eq!(out["id"], 7);
     let out = sb
         .cmd()
         .args(["gate", "--emit", "xml"])
