@@ -88,6 +88,16 @@ pub fn run(
             seen.mark(index, ArgValue::Value(default.clone()).is_blank());
         }
     }
+    // `skills_tool:load` with `"method": "list"`: two readings of the method.
+    if let (Some(method), Some(arg)) = (method, tool.method_arg.as_deref())
+        && let Some(given) = args.get(arg).and_then(ArgValue::as_str)
+        && given.trim() != method
+    {
+        problems.ambiguous.push((
+            arg.to_string(),
+            vec![method.to_string(), given.into_owned()],
+        ));
+    }
     for (index, (name, spec)) in tool.args.iter().enumerate() {
         if !spec.required || !seen.missing(index) {
             continue;
@@ -604,10 +614,11 @@ impl Problems {
                 "{arg:?} has more than one reading: {}",
                 quoted_list(readings)
             ));
-            suggestions.push(format!(
-                "use the exact argument names ({})",
-                declared_list(tool)
-            ));
+            suggestions.push(if tool.method_arg.as_deref() == Some(arg.as_str()) {
+                format!("give the method once, as the name's `:method` suffix or as {arg:?}")
+            } else {
+                format!("use the exact argument names ({})", declared_list(tool))
+            });
         }
         if !self.ambiguous.is_empty() {
             details.insert(

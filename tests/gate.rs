@@ -343,6 +343,23 @@ fn method_suffix_supplies_the_method_argument() {
     );
     assert_eq!(code, 1);
     assert_eq!(out["error"]["missing"], json!(["method"]));
+    // The name says one method, the argument another: two readings, refused.
+    let (out, code, _) = gate(
+        &sb,
+        &[],
+        br#"{"tool_name":"skills_tool:load","tool_args":{"method":"list","skill_name":"git"}}"#,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        out["error"]["details"]["ambiguous"][0]["candidates"],
+        json!(["load", "list"])
+    );
+    let (_, code, _) = gate(
+        &sb,
+        &[],
+        br#"{"tool_name":"skills_tool:load","tool_args":{"method":"load","skill_name":"git"}}"#,
+    );
+    assert_eq!(code, 0);
 }
 
 // ---- Envelopes -----------------------------------------------------------------------------
