@@ -343,6 +343,8 @@ struct E {
     loose: bool,
     /// Part of the word as bash passes it on (its exact quote removal).
     value: bool,
+    /// Part of an unquoted expansion, which word splitting may cut the word at.
+    split: bool,
 }
 
 /// One shell word, byte by byte, with how each byte was quoted.
@@ -368,6 +370,7 @@ impl Word {
             k,
             loose: true,
             value: true,
+            split: false,
         });
     }
 
@@ -377,6 +380,7 @@ impl Word {
             k: K::Quo,
             loose: false,
             value: true,
+            split: false,
         });
     }
 
@@ -386,7 +390,15 @@ impl Word {
             k: K::Exp,
             loose: b != b'\\',
             value: true,
+            split: false,
         });
+    }
+
+    /// Marks the expansion bytes from `from` on as unquoted: word splitting may cut there.
+    fn mark_split(&mut self, from: usize) {
+        for e in &mut self.e[from..] {
+            e.split |= e.k == K::Exp;
+        }
     }
 
     fn exps(&mut self, bs: &[u8]) {
@@ -498,7 +510,23 @@ fn next_unq(e: &[&E], close: u8) -> Vec<Option<usize>> {
 /// The command name pattern of a word: its basename, with everything that is
 /// only known at run time turned into [`Pe::Any`].
 fn base_pattern(w: &Word) -> Vec<Pe> {
-    let e: Vec<&E> = w.e.iter().filter(|e| e.loose).collect();
+    name_pattern(&w.e, false)
+}
+
+/// Word splitting may cut a command word at an unquoted expansion (`sudo${IFS}id`), so the
+/// command name may end inside it: the name pattern of the text before the first unquoted
+/// expansion, followed by anything. None when no text comes before one.
+fn split_pattern(w: &Word) -> Option<Vec<Pe>> {
+    let k = w.e.iter().position(|e| e.split)?;
+    w.e[..k]
+        .iter()
+        .any(|e| e.loose)
+        .then(|| name_pattern(&w.e[..k], true))
+}
+
+/// [`base_pattern`] of the bytes `e`; `open_end`: anything may follow them.
+fn name_pattern(e: &[E], open_end: bool) -> Vec<Pe> {
+    let e: Vec<&E> = e.iter().filter(|e| e.loose).collect();
     let next_bracket = next_unq(&e, b']');
     let next_brace = next_unq(&e, b'}');
     let mut p: Vec<Pe> = Vec::with_capacity(e.len());
@@ -529,6 +557,9 @@ fn base_pattern(w: &Word) -> Vec<Pe> {
             (_, b) => p.push(Pe::Lit(b)),
         }
         i += 1;
+    }
+    if open_end {
+        any(&mut p);
     }
     let from = p
         .iter()
@@ -1957,6 +1988,15 @@ impl<'s, 't, 'r> Lexer<'s, 't, 'r> {
 
     /// At a `$`. `dq`: inside double quotes or a like context.
     fn dollar(&mut self, w: &mut Word, dq: bool) -> R<()> {
+        let from = w.e.len();
+        self.dollar_inner(w, dq)?;
+        if !dq {
+            w.mark_split(from);
+        }
+        Ok(())
+    }
+
+    fn dollar_inner(&mut self, w: &mut Word, dq: bool) -> R<()> {
         match self.at(1) {
             Some(b'(') => {
                 if self.at(2) == Some(b'(') {
@@ -2206,7 +2246,11 @@ impl<'s, 't, 'r> Lexer<'s, 't, 'r> {
                 }
             }
         }
+        let from = w.e.len();
         w.exps(b"``");
+        if !dq {
+            w.mark_split(from);
+        }
         self.out.nested.push((body, self.depth + 1));
         Ok(())
     }
@@ -2619,6 +2663,7 @@ impl<'r> State<'r> {
                 }
             });
         }
+        self.split_command(&args[i])?;
         if dynamic && i + 1 < *all_from {
             work.extend(i + 1..*all_from);
             *all_from = i + 1;
@@ -2637,6 +2682,37 @@ impl<'r> State<'r> {
             self.dynamic_level -= 1;
         }
         r.map(|()| dynamic)
+    }
+
+    /// A command word that word splitting may cut at an unquoted expansion: the first field
+    /// is its command, and must be neither a denied word nor a command that runs the fields
+    /// after it (`env${IFS}sudo`), which nobody can read before it runs.
+    fn split_command(&self, w: &Word) -> R<()> {
+        let Some(pat) = split_pattern(w) else {
+            return Ok(());
+        };
+        let denied = self
+            .rules
+            .words
+            .iter()
+            .map(String::as_str)
+            .find(|r| !r.is_empty() && pat_match(&pat, r.as_bytes()));
+        let runner = || {
+            WRAPPERS
+                .iter()
+                .map(|wr| wr.name)
+                .chain(SHELLS.iter().copied())
+                .chain(quick::READS_COMMANDS.iter().copied())
+                .find(|n| pat_match(&pat, n.as_bytes()))
+        };
+        match denied.or_else(runner) {
+            Some(name) => Err(unreadable(format!(
+                "word splitting of the unquoted expansion in the command word `{}` could make it \
+                 the command `{name}`; quote the expansion",
+                show(&w.loose())
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// What the command word `args[i]` (name pattern `pat`) runs in turn.
@@ -3589,6 +3665,40 @@ mod tests {
         let _ = check_with(&dynamic, &[], &[], false);
         let quotes = "\"$x\"".repeat(250_000);
         let _ = full(&quotes);
+    }
+
+    #[track_caller]
+    fn expect_unreadable(cmd: &str) {
+        let got = check_with(cmd, &[], WORDS, true);
+        assert!(
+            matches!(got, Some(Finding::Unreadable { .. })),
+            "command {cmd:?}: got {got:?}"
+        );
+        assert!(full(cmd).is_some(), "command {cmd:?}");
+    }
+
+    /// Word splitting of an unquoted expansion may end the command name inside it.
+    #[test]
+    fn word_splitting_can_cut_the_command_word() {
+        for cmd in [
+            "sudo${IFS}id",
+            "su${IFS}-c${IFS}id",
+            "sudo$IFS'id'",
+            "sudo`printf ' '`id",
+            "env${IFS}sudo id",
+            "ls; su${X}x",
+        ] {
+            expect_unreadable(cmd);
+        }
+        for cmd in [
+            "$HOME/.cargo/bin/cargo build",
+            "\"$HOME\"/bin/tool x",
+            "sudo\"$x\"id",
+            "ls ${IFS}sudo",
+            "cargo build --target-dir=$T",
+        ] {
+            expect_pass(cmd);
+        }
     }
 
     // -- property tests ------------------------------------------------------

@@ -375,6 +375,9 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "env X=1 sudo ls",
         "if true; then sudo ls; fi",
         "mkfs.ext4 /dev/sda",
+        // Word splitting ends the command name inside the expansion.
+        "sudo${IFS}id",
+        "su${IFS}-c${IFS}id",
     ];
     let passing = [
         "ls -la",
@@ -386,6 +389,8 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "VAR=1 make test",
         "cargo build 2>&1 | tee log",
         "echo sudoku",
+        "$HOME/.cargo/bin/cargo build",
+        "export PATH=$PATH:/x",
     ];
     for (policy, tool, arg, extra) in [
         (example(), "system_execute", "command", json!({})),

@@ -41,7 +41,7 @@ const MAX_LEN: usize = 1024;
 
 /// Command words besides wrappers and shells whose arguments the full reader reads as
 /// commands (`State::roles`); a name added there belongs here too.
-const READS_COMMANDS: &[&str] = &[
+pub(super) const READS_COMMANDS: &[&str] = &[
     "eval", "find", "fd", "fdfind", "trap", "alias", "source", ".",
 ];
 
