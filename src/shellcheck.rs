@@ -191,8 +191,15 @@ const SPECIAL_VARS: &[&[u8]] = &[
 /// Arguments of `find` / `fd` after which a command word follows.
 const FIND_EXEC: &[&[u8]] = &[b"-exec", b"-execdir", b"-ok", b"-okdir"];
 const FD_EXEC: &[&[u8]] = &[b"-x", b"--exec", b"-X", b"--exec-batch"];
-/// Operands meaning "read the script from standard input".
-const STDIN_PATHS: &[&[u8]] = &[b"-", b"/dev/stdin", b"/dev/fd/0", b"/proc/self/fd/0"];
+/// Script operands meaning "read the script from standard input", as [`script_source`]
+/// sees them (normalised, with the leading `/` removed).
+const STDIN_PATHS: &[&[u8]] = &[
+    b"-",
+    b"dev/stdin",
+    b"dev/fd/0",
+    b"proc/self/fd/0",
+    b"proc/thread-self/fd/0",
+];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Runs {
@@ -827,6 +834,52 @@ fn is_normal(p: &[u8]) -> bool {
             [b'/', ..] | [b'.'] | [b'.', b'/', ..] | [b'.', b'.'] | [b'.', b'.', b'/', ..] => false,
             _ => true,
         })
+}
+
+/// Where a shell or `source` reads the script named by an operand.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Script {
+    File,
+    /// Standard input: a pipe or here-document on the command, checked as code.
+    Stdin,
+    /// Another descriptor (`/dev/fd/3`, `/proc/self/fd/4`, `/dev/stderr`): whatever is
+    /// open there cannot be checked.
+    Descriptor,
+}
+
+/// Where the script operand `w` is read from. The path is normalised first, and a
+/// relative one may climb to `/` from a deep enough folder (`../../dev/stdin`), so leading
+/// `/`, `./` and `../` do not count: `//dev/stdin` and `/dev/./stdin` are standard input.
+fn script_source(w: &Word) -> Script {
+    let loose = w.loose();
+    if loose == b"-" {
+        return Script::Stdin;
+    }
+    let normal = normalize(&loose);
+    let mut p: &[u8] = &normal;
+    while let Some(rest) = p
+        .strip_prefix(b"/")
+        .or_else(|| p.strip_prefix(b"./"))
+        .or_else(|| p.strip_prefix(b"../"))
+    {
+        p = rest;
+    }
+    if STDIN_PATHS.contains(&p) {
+        return Script::Stdin;
+    }
+    let proc_fd = p.starts_with(b"proc/") && p.split(|b| *b == b'/').any(|c| c == b"fd");
+    if p.starts_with(b"dev/std") || p.starts_with(b"dev/fd/") || proc_fd {
+        return Script::Descriptor;
+    }
+    Script::File
+}
+
+/// The finding for a script read from a descriptor other than standard input.
+fn descriptor_script(w: &Word) -> Finding {
+    unreadable(format!(
+        "runs a script read from the file descriptor `{}`, which cannot be checked",
+        show(&w.loose())
+    ))
 }
 
 fn join_values(words: &[Word]) -> Vec<u8> {
@@ -2776,10 +2829,10 @@ impl<'r> State<'r> {
                     "runs commands produced by a process substitution, which cannot be checked",
                 ));
             }
-            if ops
-                .iter()
-                .any(|a| STDIN_PATHS.contains(&a.loose().as_slice()))
-            {
+            if let Some(a) = ops.iter().find(|a| script_source(a) == Script::Descriptor) {
+                return Err(descriptor_script(a));
+            }
+            if ops.iter().any(|a| script_source(a) == Script::Stdin) {
                 self.stdin_commands(out, ci)?;
             }
         }
@@ -2925,12 +2978,14 @@ impl<'r> State<'r> {
                 "runs commands produced by a process substitution, which cannot be checked",
             ));
         }
-        let from_stdin = operands.is_empty()
-            || stdin_flag
-            || operands
-                .first()
-                .is_some_and(|a| STDIN_PATHS.contains(&a.loose().as_slice()));
-        if from_stdin {
+        let script = match operands.first() {
+            Some(a) if !stdin_flag => script_source(a),
+            _ => Script::Stdin,
+        };
+        if script == Script::Descriptor {
+            return Err(descriptor_script(operands[0]));
+        }
+        if script == Script::Stdin {
             self.stdin_commands(out, ci)?;
         }
         Ok(())
@@ -3696,6 +3751,36 @@ mod tests {
             "sudo\"$x\"id",
             "ls ${IFS}sudo",
             "cargo build --target-dir=$T",
+        ] {
+            expect_pass(cmd);
+        }
+    }
+
+    /// Standard input and other descriptors, however the path is spelt.
+    #[test]
+    fn scripts_read_from_descriptors() {
+        for cmd in [
+            "echo sudo id | sh /dev/./stdin",
+            "echo sudo id | sh //dev/stdin",
+            "echo sudo id | bash ../../../../../../dev/stdin",
+            "echo sudo id | sh /proc/thread-self/fd/0",
+            "source /dev/./stdin <<EOF\nsudo id\nEOF",
+        ] {
+            expect_word(cmd, "sudo");
+        }
+        for cmd in [
+            "sh /dev/fd/3 3<<EOF\nsudo id\nEOF",
+            ". /dev/fd/3 3<<EOF\nsudo id\nEOF",
+            "sh /proc/self/fd/3 3<x",
+            "sh /proc/1234/task/1/fd/0",
+            "bash /dev/stderr",
+        ] {
+            expect_unreadable(cmd);
+        }
+        for cmd in [
+            "echo ls | sh //dev/stdin",
+            "sh ./script.sh",
+            "bash dev/setup.sh",
         ] {
             expect_pass(cmd);
         }

@@ -378,6 +378,10 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         // Word splitting ends the command name inside the expansion.
         "sudo${IFS}id",
         "su${IFS}-c${IFS}id",
+        // Standard input and other descriptors named as the script.
+        "echo sudo id | sh /dev/./stdin",
+        "echo sudo id | sh //dev/stdin",
+        "sh /dev/fd/3 3<<EOF\nsudo id\nEOF",
     ];
     let passing = [
         "ls -la",
