@@ -756,13 +756,39 @@ fn decode_escape(rest: &[u8]) -> (Vec<u8>, usize) {
     }
 }
 
-/// Backslash escapes decoded as `echo -e` / `printf` would; stops at NUL.
+/// Backslash escapes decoded as `printf` / `$'…'` would; stops at NUL.
 fn decode_all(s: &[u8]) -> Vec<u8> {
+    decode_with(s, decode_escape)
+}
+
+/// Backslash escapes decoded as `echo -e` (and dash's plain `echo`) would: there `\0` is
+/// followed by up to three more octal digits (`\0163` is `s`, where printf reads `\016` and
+/// `3`); every other escape as [`decode_escape`] reads it.
+fn decode_echo(s: &[u8]) -> Vec<u8> {
+    decode_with(s, |rest| match rest {
+        [b'0', more @ ..] => {
+            let n = more
+                .iter()
+                .take(3)
+                .take_while(|b| (b'0'..=b'7').contains(*b))
+                .count();
+            let v = more[..n]
+                .iter()
+                .fold(0u32, |v, b| v * 8 + u32::from(b - b'0'));
+            (vec![(v & 0xff) as u8], 1 + n)
+        }
+        _ => decode_escape(rest),
+    })
+}
+
+/// `s` with each backslash escape replaced by what `decode` makes of the bytes after it;
+/// stops at NUL.
+fn decode_with(s: &[u8], decode: impl Fn(&[u8]) -> (Vec<u8>, usize)) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
         if s[i] == b'\\' {
-            let (bytes, used) = decode_escape(&s[i + 1..]);
+            let (bytes, used) = decode(&s[i + 1..]);
             for b in bytes {
                 if b == 0 {
                     return out;
@@ -3033,9 +3059,15 @@ impl<'r> State<'r> {
                     }
                     let joined = join_values(rest);
                     self.check_text(&joined, depth, false)?;
-                    let decoded = decode_all(&joined);
-                    if decoded != joined {
-                        self.check_text(&decoded, depth, false)?;
+                    // Which reading applies depends on the shell and on `-e`: check each.
+                    let mut readings = vec![decode_all(&joined)];
+                    if name == b"echo" {
+                        readings.push(decode_echo(&joined));
+                    }
+                    for decoded in readings {
+                        if decoded != joined {
+                            self.check_text(&decoded, depth, false)?;
+                        }
                     }
                     return Ok(());
                 }
@@ -3784,6 +3816,25 @@ mod tests {
         ] {
             expect_pass(cmd);
         }
+    }
+
+    /// `echo` reads `\0` and up to three more octal digits; printf reads three in all.
+    #[test]
+    fn echo_reads_its_own_octal_escapes() {
+        assert_eq!(decode_echo(b"\\0163udo"), b"sudo");
+        assert_eq!(decode_echo(b"\\01633"), b"s3");
+        assert_eq!(decode_echo(b"\\x73\\0"), b"s");
+        assert_eq!(decode_all(b"\\0163udo"), b"\x0e3udo");
+        for cmd in [
+            "echo -e '\\0163udo id' | sh",
+            "echo '\\0163udo id' | sh",
+            "echo -e '\\163udo id' | sh",
+            "echo -e '\\x73udo id' | sh",
+            "printf '\\163udo id' | sh",
+        ] {
+            expect_word(cmd, "sudo");
+        }
+        expect_pass("echo -e 'ls\\0101' | sh");
     }
 
     // -- property tests ------------------------------------------------------

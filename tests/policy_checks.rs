@@ -382,6 +382,8 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "echo sudo id | sh /dev/./stdin",
         "echo sudo id | sh //dev/stdin",
         "sh /dev/fd/3 3<<EOF\nsudo id\nEOF",
+        // echo's own octal escapes: `\0163` is `s`.
+        "echo -e '\\0163udo id' | sh",
     ];
     let passing = [
         "ls -la",
