@@ -27,7 +27,9 @@
 //!   `sh -c`/`bash -c` strings, `eval`, `$(…)`, backticks, `<(…)`,
 //!   here-documents and here-strings fed to a shell, `echo …| sh`, `trap`,
 //!   `alias`, `watch`, `su -c`, `find -exec`, `PROMPT_COMMAND=` and friends.
-//!   A shell reading commands from any other pipe is reported as unreadable.
+//!   A shell reading commands from any other pipe, or without a pipe of its own where
+//!   the text pipes or redirects input (a compound command, `exec` or an enclosing command
+//!   may hand it on), is reported as unreadable.
 //! * Protected files are matched case-insensitively by file name (also
 //!   `-wal`/`-shm`/`-journal` companions), by parent folder and by the parent
 //!   folder relative to the home folder, after quote removal, `$'…'`
@@ -1259,6 +1261,9 @@ struct LexOut {
     all_s: Vec<u8>,
     /// Backtick bodies, checked as commands of their own.
     nested: Vec<(Vec<u8>, usize)>,
+    /// Some standard input is piped or redirected (`|`, `<`, `<<`, `<<<`): a compound
+    /// command, `exec` or `$(…)` may hand it to commands that show no pipe of their own.
+    stdin_moved: bool,
 }
 
 struct Lexer<'s, 't, 'r> {
@@ -1544,6 +1549,7 @@ impl<'s, 't, 'r> Lexer<'s, 't, 'r> {
                 } else {
                     self.emit_n(if n1 == Some(b'&') { 2 } else { 1 });
                     self.flush(fr, Sep::Pipe);
+                    self.out.stdin_moved = true;
                 }
             }
             b'(' => {
@@ -1613,6 +1619,7 @@ impl<'s, 't, 'r> Lexer<'s, 't, 'r> {
                     fr.expect = Expect::Target;
                 }
                 fr.cur.any = true;
+                self.out.stdin_moved = true;
             }
             _ => {
                 // '>'
@@ -2345,6 +2352,9 @@ struct State<'r> {
     frames: usize,
     /// Inside the text an unknown command name (`$x`) might `eval`.
     dynamic_level: usize,
+    /// The standard input of the text being checked may carry commands nobody has read:
+    /// it has a pipe or an input redirection somewhere, or the text enclosing it has.
+    stdin_open: bool,
 }
 
 impl<'r> State<'r> {
@@ -2355,6 +2365,7 @@ impl<'r> State<'r> {
             budget: len.saturating_mul(32).saturating_add(1 << 20),
             frames: 0,
             dynamic_level: 0,
+            stdin_open: false,
         }
     }
 
@@ -2394,11 +2405,20 @@ impl<'r> State<'r> {
             return Err(f);
         }
         self.constructs(text, &out)?;
+        let inherited = self.stdin_open;
+        self.stdin_open = inherited || out.stdin_moved;
+        let r = self.check_commands(text, &out);
+        self.stdin_open = inherited;
+        r
+    }
+
+    /// The commands [`State::check_text`] read out of `text`.
+    fn check_commands(&mut self, text: &[u8], out: &LexOut) -> R<()> {
         for (body, d) in &out.nested {
             self.check_text(body, *d, false)?;
         }
         for ci in 0..out.cmds.len() {
-            self.analyze_cmd(text, &out, ci)?;
+            self.analyze_cmd(text, out, ci)?;
         }
         Ok(())
     }
@@ -3021,10 +3041,17 @@ impl<'r> State<'r> {
     fn stdin_commands(&mut self, out: &LexOut, ci: usize) -> R<()> {
         let cmd = &out.cmds[ci];
         let depth = cmd.depth + 1;
+        let mut own = false;
         for (id, t) in &out.stdin {
             if *id == cmd.id {
+                own = true;
                 self.check_text(t, depth, false)?;
             }
+        }
+        // Without a pipe or here-document of its own, the shell reads whatever a compound
+        // command, `exec` or an enclosing command put on its standard input.
+        if !own && cmd.piped_from.is_none() && self.stdin_open {
+            return Err(inherited_stdin());
         }
         let mut from = cmd.piped_from;
         let mut hops = 0;
@@ -3080,10 +3107,15 @@ impl<'r> State<'r> {
                             "pipes a file into a shell; what the shell runs cannot be checked",
                         ));
                     }
+                    let mut own = false;
                     for (id, t) in &out.stdin {
                         if *id == pc.id {
+                            own = true;
                             self.check_text(t, depth, false)?;
                         }
+                    }
+                    if !own && pc.piped_from.is_none() && self.stdin_open {
+                        return Err(inherited_stdin());
                     }
                     from = pc.piped_from;
                 }
@@ -3096,6 +3128,15 @@ impl<'r> State<'r> {
         }
         Ok(())
     }
+}
+
+/// The finding for a shell reading a standard input it was not given by a pipe or
+/// here-document of its own.
+fn inherited_stdin() -> Finding {
+    unreadable(
+        "a shell reads standard input that a compound command, `exec` or an enclosing command \
+         redirected; what it runs cannot be checked",
+    )
 }
 
 fn pat_g_bytes(p: &[G]) -> Vec<u8> {
@@ -3835,6 +3876,40 @@ mod tests {
             expect_word(cmd, "sudo");
         }
         expect_pass("echo -e 'ls\\0101' | sh");
+    }
+
+    /// A pipe or here-document on a compound command, on `exec` or on an enclosing command
+    /// reaches shells inside it that show no pipe of their own.
+    #[test]
+    fn shells_reading_a_redirected_standard_input() {
+        for cmd in [
+            "echo sudo id | { true; sh; }",
+            "echo sudo id | { sh; }",
+            "echo sudo id | { sh -s; }",
+            "echo sudo id | (cd /; sh)",
+            "echo sudo id | if true; then sh; fi",
+            "echo sudo id | while true; do sh; done",
+            "{ sh; } <<EOF\nsudo id\nEOF",
+            "( sh ) <<EOF\nsudo id\nEOF",
+            "exec 0<<EOF\nsudo id\nEOF\nsh",
+            "exec < x; sh",
+            "echo sudo id | bash -c sh",
+            "echo sudo id | echo $(sh)",
+            "echo sudo id | { source /dev/stdin; }",
+            "echo sudo id | { cat | sh; }",
+        ] {
+            expect_unreadable(cmd);
+        }
+        for cmd in [
+            "echo ls | sh",
+            "cat <<EOF | sh\nls\nEOF",
+            "ls | { head -1; wc -l; }",
+            "while read l; do echo \"$l\"; done < list",
+            "bash -c 'ls -la'",
+            "sh script.sh < input",
+        ] {
+            expect_pass(cmd);
+        }
     }
 
     // -- property tests ------------------------------------------------------

@@ -384,6 +384,12 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "sh /dev/fd/3 3<<EOF\nsudo id\nEOF",
         // echo's own octal escapes: `\0163` is `s`.
         "echo -e '\\0163udo id' | sh",
+        // A shell reading a pipe or here-document given to a compound command or exec.
+        "echo sudo id | { true; sh; }",
+        "echo sudo id | (cd /; sh)",
+        "echo sudo id | if true; then sh; fi",
+        "{ sh; } <<EOF\nsudo id\nEOF",
+        "exec 0<<EOF\nsudo id\nEOF\nsh",
     ];
     let passing = [
         "ls -la",
@@ -397,6 +403,8 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "echo sudoku",
         "$HOME/.cargo/bin/cargo build",
         "export PATH=$PATH:/x",
+        "cat <<'EOF' > notes.md\n# Notes\n$(not run)\nEOF",
+        "ls | { head -1; wc -l; }",
     ];
     for (policy, tool, arg, extra) in [
         (example(), "system_execute", "command", json!({})),
