@@ -583,6 +583,73 @@ fn name_pattern(e: &[E], open_end: bool) -> Vec<Pe> {
     base
 }
 
+/// A command the name pattern `pat` could be that runs commands given as its arguments
+/// (a wrapper, a shell, `eval`, `find`, ...).
+fn runner(pat: &[Pe]) -> Option<&'static str> {
+    WRAPPERS
+        .iter()
+        .map(|wr| wr.name)
+        .chain(SHELLS.iter().copied())
+        .chain(quick::READS_COMMANDS.iter().copied())
+        .find(|n| pat_match(pat, n.as_bytes()))
+}
+
+/// Short options of `xargs` that take a value (attached or the next word).
+const XARGS_VALUE_SHORT: &[u8] = b"adELnPs";
+/// Long options of `xargs` that take the next word as their value when it is not attached.
+const XARGS_VALUE_LONG: &[&[u8]] = &[
+    b"arg-file",
+    b"delimiter",
+    b"max-args",
+    b"max-procs",
+    b"max-chars",
+    b"process-slot-var",
+];
+
+/// The replace string of `xargs` (`-I R`, `-IR`, `-i`, `-iR`, `--replace[=R]`) among its
+/// options `args`, and the index in `args` of its command word.
+fn xargs_replace(args: &[Word]) -> (Option<Vec<u8>>, usize) {
+    let mut replace = None;
+    let mut j = 0;
+    while let Some(a) = args.get(j) {
+        let v = a.loose();
+        if v == b"--" {
+            return (replace, j + 1);
+        }
+        if v.len() < 2 || v[0] != b'-' {
+            break;
+        }
+        j += 1;
+        if let Some(long) = v.strip_prefix(b"--") {
+            match long.iter().position(|b| *b == b'=') {
+                Some(k) if &long[..k] == b"replace" => replace = Some(long[k + 1..].to_vec()),
+                Some(_) => {}
+                None if long == b"replace" => replace = Some(b"{}".to_vec()),
+                None if XARGS_VALUE_LONG.contains(&long) => j += 1,
+                None => {}
+            }
+            continue;
+        }
+        for (k, &c) in v.iter().enumerate().skip(1) {
+            let rest = &v[k + 1..];
+            match c {
+                b'I' if rest.is_empty() => {
+                    replace = args.get(j).map(Word::loose);
+                    j += 1;
+                }
+                b'I' => replace = Some(rest.to_vec()),
+                b'i' if rest.is_empty() => replace = Some(b"{}".to_vec()),
+                b'i' => replace = Some(rest.to_vec()),
+                _ if XARGS_VALUE_SHORT.contains(&c) && rest.is_empty() => j += 1,
+                _ if XARGS_VALUE_SHORT.contains(&c) => {}
+                _ => continue,
+            }
+            break;
+        }
+    }
+    (replace.filter(|r| !r.is_empty()), j)
+}
+
 /// Whether the pattern can produce exactly `s`.
 fn pat_match(p: &[Pe], s: &[u8]) -> bool {
     let (mut pi, mut si) = (0, 0);
@@ -2355,6 +2422,9 @@ struct State<'r> {
     /// The standard input of the text being checked may carry commands nobody has read:
     /// it has a pipe or an input redirection somewhere, or the text enclosing it has.
     stdin_open: bool,
+    /// Index of an `xargs` command word in the simple command being analysed: wrappers
+    /// after it may get their command from its input.
+    xargs_word: Option<usize>,
 }
 
 impl<'r> State<'r> {
@@ -2366,6 +2436,7 @@ impl<'r> State<'r> {
             frames: 0,
             dynamic_level: 0,
             stdin_open: false,
+            xargs_word: None,
         }
     }
 
@@ -2695,6 +2766,14 @@ impl<'r> State<'r> {
     // -- commands ----------------------------------------------------------
 
     fn analyze_cmd(&mut self, text: &[u8], out: &LexOut, ci: usize) -> R<()> {
+        let outer_xargs = self.xargs_word.take();
+        let r = self.analyze_words(text, out, ci);
+        self.xargs_word = outer_xargs;
+        r
+    }
+
+    /// [`State::analyze_cmd`] of command `ci`'s words.
+    fn analyze_words(&mut self, text: &[u8], out: &LexOut, ci: usize) -> R<()> {
         let cmd = &out.cmds[ci];
         for w in cmd.assigns.iter().chain(cmd.args.iter()) {
             if let Some(v) = special_assign(w) {
@@ -2796,15 +2875,7 @@ impl<'r> State<'r> {
             .iter()
             .map(String::as_str)
             .find(|r| !r.is_empty() && pat_match(&pat, r.as_bytes()));
-        let runner = || {
-            WRAPPERS
-                .iter()
-                .map(|wr| wr.name)
-                .chain(SHELLS.iter().copied())
-                .chain(quick::READS_COMMANDS.iter().copied())
-                .find(|n| pat_match(&pat, n.as_bytes()))
-        };
-        match denied.or_else(runner) {
+        match denied.or_else(|| runner(&pat)) {
             Some(name) => Err(unreadable(format!(
                 "word splitting of the unquoted expansion in the command word `{}` could make it \
                  the command `{name}`; quote the expansion",
@@ -2827,8 +2898,14 @@ impl<'r> State<'r> {
         let args = &cmd.args;
         let depth = cmd.depth + 1;
         let is = |name: &str| pat_match(pat, name.as_bytes());
+        // `xargs` by that very name has its options read exactly (which take a value is
+        // known), a name that only may be `xargs` as any wrapper's.
+        let exact_xargs = is_static(pat) && pat_bytes(pat) == b"xargs";
+        if is("xargs") {
+            self.xargs(args, i, exact_xargs, work)?;
+        }
         for wr in WRAPPERS {
-            if is(wr.name) {
+            if is(wr.name) && !(exact_xargs && wr.name == "xargs") {
                 self.wrapper(out, ci, i, wr, work)?;
             }
         }
@@ -2885,6 +2962,40 @@ impl<'r> State<'r> {
         Ok(())
     }
 
+    /// `xargs` at `args[i]` puts words of its input into the command after it. With a
+    /// replace string (`-I X`) the input may land anywhere in it: where it reaches the command
+    /// word, or the arguments of a command that runs its arguments (`sh -c X`, `env X`), what
+    /// runs cannot be known.
+    /// `exact`: the name is `xargs` itself, and its command word is pushed to `work`.
+    fn xargs(&mut self, args: &[Word], i: usize, exact: bool, work: &mut Vec<usize>) -> R<()> {
+        let under_xargs = self.xargs_word.is_some_and(|x| x < i);
+        self.xargs_word = Some(self.xargs_word.map_or(i, |x| x.min(i)));
+        let (replace, at) = xargs_replace(&args[i + 1..]);
+        if exact && i + 1 + at < args.len() {
+            work.push(i + 1 + at);
+        } else if under_xargs {
+            return Err(xargs_command("xargs"));
+        }
+        let (Some(r), Some(cmd)) = (replace, args.get(i + 1 + at)) else {
+            return Ok(());
+        };
+        let holds = |w: &Word| contains(&w.loose(), &r);
+        let pat = base_pattern(cmd);
+        // A denied command word is reported as such when its turn comes.
+        let denied = |w: &String| !w.is_empty() && pat_match(&pat, w.as_bytes());
+        if is_static(&pat) && self.rules.words.iter().any(denied) {
+            return Ok(());
+        }
+        if holds(cmd) || (runner(&pat).is_some() && args[i + 1 + at..].iter().any(holds)) {
+            return Err(unreadable(format!(
+                "xargs puts its input (`{}`) into the command `{}`; what runs cannot be checked",
+                show(&r),
+                show(&cmd.loose())
+            )));
+        }
+        Ok(())
+    }
+
     fn wrapper(
         &mut self,
         out: &LexOut,
@@ -2903,7 +3014,13 @@ impl<'r> State<'r> {
                 continue;
             }
             self.charge(1)?;
-            let Some(a) = args.get(j) else { continue };
+            let Some(a) = args.get(j) else {
+                // The words end before the command: under xargs, its input supplies it.
+                if wr.runs == Runs::Command && self.xargs_word.is_some_and(|x| x < i) {
+                    return Err(xargs_command(wr.name));
+                }
+                continue;
+            };
             let v = a.loose();
             if !done && v == b"--" {
                 states.push((j + 1, pl, true));
@@ -3128,6 +3245,14 @@ impl<'r> State<'r> {
         }
         Ok(())
     }
+}
+
+/// The finding for a wrapper under `xargs` left without its command, which xargs then
+/// supplies from its input.
+fn xargs_command(wrapper: &str) -> Finding {
+    unreadable(format!(
+        "xargs supplies the command `{wrapper}` runs from its input; what runs cannot be checked"
+    ))
 }
 
 /// The finding for a shell reading a standard input it was not given by a pipe or
@@ -3910,6 +4035,52 @@ mod tests {
         ] {
             expect_pass(cmd);
         }
+    }
+
+    /// xargs supplies words from its input: a wrapper left without its command, or a
+    /// replace string in the command word or the arguments of a command runner.
+    #[test]
+    fn xargs_supplying_the_command() {
+        for cmd in [
+            "echo sudo id | xargs env",
+            "echo sudo id | xargs nice",
+            "echo sudo id | xargs timeout 5",
+            "echo sudo id | xargs -0 xargs",
+            "echo sudo id | xargs -I X sh -c X",
+            "echo sudo id | xargs -IX sh -c X",
+            "echo sudo id | xargs --replace=X sh -c X",
+            "echo sudo id | xargs -i sh -c '{}'",
+            "echo sudo | xargs -I X env X id",
+            "echo sudo | xargs -n 1 -I X X id",
+        ] {
+            expect_unreadable(cmd);
+        }
+        for cmd in [
+            "find . -name \"*.rs\" | xargs wc -l",
+            "ls | xargs -I{} cp {} /tmp/backup/",
+            "ls | xargs -n1 -P4 -I % mv % %.bak",
+            "ls | xargs",
+            "ls | xargs -0 nice -n 5 wc -l",
+            "ls | xargs env FOO=1 wc -l",
+        ] {
+            expect_pass(cmd);
+        }
+        assert_eq!(
+            xargs_replace(&words_of("-0 -n 1 -I X sh")),
+            (Some(b"X".to_vec()), 5)
+        );
+    }
+
+    fn words_of(text: &str) -> Vec<Word> {
+        text.split(' ')
+            .map(|t| {
+                let mut w = Word::default();
+                for b in t.bytes() {
+                    w.lit(b, K::Unq);
+                }
+                w
+            })
+            .collect()
     }
 
     // -- property tests ------------------------------------------------------

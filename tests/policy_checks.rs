@@ -390,6 +390,9 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "echo sudo id | if true; then sh; fi",
         "{ sh; } <<EOF\nsudo id\nEOF",
         "exec 0<<EOF\nsudo id\nEOF\nsh",
+        // xargs supplying the command from its input.
+        "echo sudo id | xargs env",
+        "echo sudo id | xargs -I X sh -c X",
     ];
     let passing = [
         "ls -la",
@@ -405,6 +408,7 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "export PATH=$PATH:/x",
         "cat <<'EOF' > notes.md\n# Notes\n$(not run)\nEOF",
         "ls | { head -1; wc -l; }",
+        "ls | xargs -I{} cp {} /tmp/backup/",
     ];
     for (policy, tool, arg, extra) in [
         (example(), "system_execute", "command", json!({})),
