@@ -478,11 +478,50 @@ fn assign_split(w: &Word) -> Option<(usize, usize)> {
     }
 }
 
+/// A variable whose value the shell (or a common tool) runs as a command: one of
+/// [`SPECIAL_VARS`], or an exported function (`BASH_FUNC_name%%`), which bash defines from
+/// its value when it starts.
+fn is_special_name(name: &[u8]) -> bool {
+    SPECIAL_VARS.contains(&name) || name.starts_with(b"BASH_FUNC_")
+}
+
+/// `env`, `export`, `declare`, ... read their `NAME=value` operands after quote removal:
+/// `env 'GIT_EDITOR=sudo id;' git …` assigns as `GIT_EDITOR='sudo id;' git …` does. The value
+/// of such an operand when it assigns a special variable.
+fn operand_special_assign(w: &Word) -> Option<Vec<u8>> {
+    let v = w.value();
+    let eq = v.iter().position(|b| *b == b'=')?;
+    let mut name = &v[..eq];
+    name = name.strip_suffix(b"+").unwrap_or(name);
+    if let Some(k) = name.iter().position(|b| *b == b'[') {
+        name = &name[..k];
+    }
+    is_special_name(name).then(|| v[eq + 1..].to_vec())
+}
+
+/// Commands whose operands may be `NAME=value` assignments, read after quote removal.
+const ASSIGNERS: &[&str] = &["env", "export", "declare", "typeset", "local", "readonly"];
+
+/// Builtins that assign a value nobody can read here to the variables they name
+/// (`printf -v PS4 …`, `read PS4`).
+const NAMES_VARS: &[&str] = &["printf", "read"];
+
+/// Builtins whose options make them run a command named in their operands (`mapfile -C cb`,
+/// `compgen -C cmd`, `complete -F func`) or rename one (`hash -p /usr/bin/sudo ls`): the
+/// option letters, in any option word, that do so.
+const RUNS_BY_OPTION: &[(&str, &[u8])] = &[
+    ("mapfile", b"C"),
+    ("readarray", b"C"),
+    ("compgen", b"CF"),
+    ("complete", b"CF"),
+    ("hash", b"p"),
+];
+
 /// The value of an assignment to a variable the shell will run as a command.
 fn special_assign(w: &Word) -> Option<Vec<u8>> {
     let (name_end, eq) = assign_split(w)?;
     let name: Vec<u8> = w.e[..name_end].iter().map(|e| e.b).collect();
-    if SPECIAL_VARS.contains(&name.as_slice()) {
+    if is_special_name(&name) {
         Some(
             w.e[eq + 1..]
                 .iter()
@@ -2282,6 +2321,17 @@ impl<'s, 't, 'r> Lexer<'s, 't, 'r> {
                 }
                 b'$' => self.dollar(w, dq)?,
                 b'`' => self.backtick(w, dq)?,
+                // `${x@P}` expands the value as a prompt, running the `$(…)` in it.
+                b'@' if depth == 0
+                    && !first
+                    && self.at(1) == Some(b'P')
+                    && self.at(2) == Some(b'}') =>
+                {
+                    return Err(unreadable(
+                        "`${…@P}` expands a value as a prompt, which runs the commands in it; \
+                         it cannot be checked",
+                    ));
+                }
                 _ => {
                     if c == b'!' && !first {
                         self.hist(dq)?;
@@ -2912,6 +2962,32 @@ impl<'r> State<'r> {
         if SHELLS.iter().any(|s| is(s)) {
             self.shell(out, ci, i, is("fish"))?;
         }
+        if ASSIGNERS.iter().any(|n| is(n)) {
+            self.nameref(&args[i + 1..])?;
+            for a in &args[i + 1..] {
+                if assign_split(a).is_none()
+                    && let Some(v) = operand_special_assign(a)
+                {
+                    self.check_text(&v, depth, false)?;
+                }
+            }
+        }
+        for (name, letters) in RUNS_BY_OPTION {
+            if is(name)
+                && let Some(a) = args[i + 1..].iter().find(|a| {
+                    let v = a.loose();
+                    v.first() == Some(&b'-') && v[1..].iter().any(|b| letters.contains(b))
+                })
+            {
+                return Err(unreadable(format!(
+                    "`{name} {}` runs or renames a command given by name; what runs cannot be checked",
+                    show(&a.loose())
+                )));
+            }
+        }
+        if NAMES_VARS.iter().any(|n| is(n)) {
+            self.names_special(&args[i + 1..], is("printf"))?;
+        }
         if is("eval") {
             let joined = join_values(&args[i + 1..]);
             if !joined.is_empty() {
@@ -2957,6 +3033,56 @@ impl<'r> State<'r> {
             }
             if ops.iter().any(|a| script_source(a) == Script::Stdin) {
                 self.stdin_commands(out, ci)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `declare -n r=PS4` makes `r` another name of a special variable: what is assigned to
+    /// `r` later is not seen as assigned to it.
+    fn nameref(&self, ops: &[Word]) -> R<()> {
+        let options = |a: &&Word| a.loose().first() == Some(&b'-');
+        if !ops
+            .iter()
+            .filter(options)
+            .any(|a| a.loose().contains(&b'n'))
+        {
+            return Ok(());
+        }
+        for a in ops {
+            let v = a.value();
+            if let Some(eq) = v.iter().position(|b| *b == b'=')
+                && is_special_name(&v[eq + 1..])
+            {
+                return Err(unreadable(format!(
+                    "`{}` makes a name for a variable whose value runs as a command; \
+                     what is assigned through it cannot be checked",
+                    show(&v)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `printf -v NAME` (`printf_v`) or `read NAME` assigns what it reads to `NAME`: for a
+    /// variable whose value runs as a command, that cannot be checked.
+    fn names_special(&self, ops: &[Word], printf_v: bool) -> R<()> {
+        for (k, a) in ops.iter().enumerate() {
+            let v = a.loose();
+            let name: &[u8] = if printf_v {
+                match v.strip_prefix(b"-v") {
+                    Some(b"") => &ops.get(k + 1).map(Word::loose).unwrap_or_default(),
+                    Some(attached) => attached,
+                    None => continue,
+                }
+            } else {
+                &v
+            };
+            if is_special_name(name) {
+                return Err(unreadable(format!(
+                    "assigns a value read when the command runs to {}, which runs it as a command",
+                    show(name)
+                )));
             }
         }
         Ok(())
@@ -4081,6 +4207,50 @@ mod tests {
                 w
             })
             .collect()
+    }
+
+    /// Bash features that run a value or a named command later.
+    #[test]
+    fn values_and_names_bash_runs_later() {
+        for cmd in [
+            "x='$(sudo id >&2)'; : \"${x@P}\"",
+            "echo ${x@P}",
+            "printf 'a\\n' | mapfile -t -c 1 -C sudo arr",
+            "readarray -tC cb arr",
+            "compgen -C 'sudo id' x",
+            "complete -F f x",
+            "hash -p /usr/bin/sudo ls; ls",
+            "printf -v PS4 %s '$(sudo id >&2)'; set -x; :",
+            "printf -vPS4 %s x",
+            "read -r PROMPT_COMMAND",
+            "declare -n r=PS4; r='$(sudo id >&2)'; set -x; :",
+        ] {
+            expect_unreadable(cmd);
+        }
+        for cmd in [
+            "env 'GIT_EDITOR=sudo id;' git commit -q",
+            "export GIT_EDITOR\\='sudo id;'; git commit",
+            "declare -x 'GIT_EDITOR=sudo id;'",
+            "declare 'PS4=$(sudo id >&2)'; set -x; :",
+            "local \"PROMPT_COMMAND+=sudo id\"",
+            "env 'BASH_FUNC_ls%%=() { sudo id; }' bash -c ls",
+            "env BASH_FUNC_ls%%='() { sudo id; }' bash -c ls",
+        ] {
+            expect_word(cmd, "sudo");
+        }
+        for cmd in [
+            "echo ${x@Q} ${arr[@]} ${#arr[@]}",
+            "mapfile -t lines < file",
+            "hash -r",
+            "export 'PATH=/x:/y'",
+            "env 'LANG=C' sort f",
+            "echo 'PS4=$(date)'",
+            "printf -v out '%s' x",
+            "read -r line",
+            "declare -n ref=arr",
+        ] {
+            expect_pass(cmd);
+        }
     }
 
     // -- property tests ------------------------------------------------------

@@ -393,6 +393,12 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         // xargs supplying the command from its input.
         "echo sudo id | xargs env",
         "echo sudo id | xargs -I X sh -c X",
+        // Values and names bash runs later.
+        "x='$(id)'; : \"${x@P}\"",
+        "compgen -C 'sudo id' x",
+        "hash -p /usr/bin/sudo ls; ls",
+        "env 'GIT_EDITOR=sudo id;' git commit -q --allow-empty",
+        "env 'BASH_FUNC_ls%%=() { sudo id; }' bash -c ls",
     ];
     let passing = [
         "ls -la",
@@ -409,6 +415,7 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "cat <<'EOF' > notes.md\n# Notes\n$(not run)\nEOF",
         "ls | { head -1; wc -l; }",
         "ls | xargs -I{} cp {} /tmp/backup/",
+        "env 'LANG=C' sort notes.md",
     ];
     for (policy, tool, arg, extra) in [
         (example(), "system_execute", "command", json!({})),

@@ -32,8 +32,8 @@ use std::sync::OnceLock;
 use rustc_hash::FxHashSet;
 
 use super::{
-    Finding, K, RESERVED_SKIP, SHELLS, ShellRules, State, WRAPPERS, Word, contains, is_name_char,
-    is_name_start, normalize,
+    ASSIGNERS, Finding, K, NAMES_VARS, RESERVED_SKIP, RUNS_BY_OPTION, SHELLS, ShellRules, State,
+    WRAPPERS, Word, contains, is_name_char, is_name_start, normalize,
 };
 
 /// Longer commands go to the full reader (which also keeps its own work budget).
@@ -376,10 +376,16 @@ fn special_words() -> &'static FxHashSet<&'static [u8]> {
     static WORDS: OnceLock<FxHashSet<&'static [u8]>> = OnceLock::new();
     WORDS.get_or_init(|| {
         let mut words: FxHashSet<&'static [u8]> = RESERVED_SKIP.iter().copied().collect();
+        // Besides these, `State::roles` reads assignments of special variables and options
+        // that run commands by name.
+        let by_option = RUNS_BY_OPTION.iter().map(|(name, _)| name);
         let names = RESERVED_MORE
             .iter()
             .chain(SHELLS)
             .chain(READS_COMMANDS)
+            .chain(ASSIGNERS)
+            .chain(NAMES_VARS)
+            .chain(by_option)
             .copied()
             .chain(WRAPPERS.iter().map(|w| w.name));
         words.extend(names.map(str::as_bytes));
