@@ -1059,6 +1059,10 @@ struct Target {
     dir: Vec<u8>,
     tail: Vec<u8>,
     names: Vec<Vec<u8>>,
+    /// The folder is metagate's own (named `metagate`, as the store's and the user policy's
+    /// are): everything in it is protected. Any other folder (a project's, holding
+    /// `./metagate.toml`) is protected only as a whole.
+    own_dir: bool,
 }
 
 struct Prot {
@@ -1143,6 +1147,7 @@ impl Prot {
                     .map(|s| [name.as_slice(), s.as_bytes()].concat())
                     .collect()
             };
+            let own_dir = dir.rsplit(|b| *b == b'/').next() == Some(b"metagate");
             targets.push(Target {
                 display,
                 full,
@@ -1150,6 +1155,7 @@ impl Prot {
                 dir,
                 tail,
                 names,
+                own_dir,
             });
         }
         let vars: Vec<Vec<u8>> = protected_vars
@@ -1198,13 +1204,17 @@ impl Prot {
         self.targets.is_empty() && self.vars.is_empty()
     }
 
-    /// The first target (in order) whose name, folder or tail `hay` contains, ignoring case.
-    /// Asked only where [`Prot::may_occur`] found some name could be there.
+    /// The first target (in order) `hay` names, ignoring case: its name (or a companion's) as
+    /// a whole path component, its folder or tail as a whole path (or, for metagate's own
+    /// folder, anything in it). `app-policy.toml`, `metagate.toml.example` and a project's
+    /// `src` beside its `metagate.toml` are other files. Asked only where
+    /// [`Prot::may_occur`] found some name could be there.
     fn target_in(&self, hay: &[u8]) -> Option<&Target> {
         self.targets.iter().find(|t| {
-            [&t.name, &t.dir, &t.tail]
-                .into_iter()
-                .any(|n| !n.is_empty() && hay.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n)))
+            t.names.iter().any(|n| occurs_whole(hay, n, true))
+                || [&t.dir, &t.tail]
+                    .into_iter()
+                    .any(|n| occurs_whole(hay, n, t.own_dir))
         })
     }
 
@@ -1220,6 +1230,36 @@ impl Prot {
         };
         self.vars.iter().map(Vec::as_slice).find(|v| names(v))
     }
+}
+
+/// A byte that continues a path component (globs included: `x*` is one component).
+/// Everything else — `/`, blanks, quotes, operators, `$`, `=`, `:` — may end one.
+fn component_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b >= 0x80 || b"._-+~@%,*?[]".contains(&b)
+}
+
+/// Whether `needle` occurs in `hay`, ignoring ASCII case, starting a path component and
+/// ending one; `inside`: or followed by `/` and more (a path inside it); otherwise only by
+/// slashes.
+fn occurs_whole(hay: &[u8], needle: &[u8], inside: bool) -> bool {
+    if needle.is_empty() || hay.len() < needle.len() {
+        return false;
+    }
+    let starts = |at: usize| at == 0 || !component_byte(hay[at - 1]) || needle[0] == b'/';
+    let ends = |end: usize| {
+        let rest = &hay[end..];
+        if inside {
+            return rest.first().is_none_or(|b| !component_byte(*b));
+        }
+        let slashes = rest.iter().take_while(|b| **b == b'/').count();
+        rest.get(slashes)
+            .is_none_or(|b| !component_byte(*b) && *b != b'/')
+    };
+    (0..=hay.len() - needle.len()).any(|at| {
+        hay[at..at + needle.len()].eq_ignore_ascii_case(needle)
+            && starts(at)
+            && ends(at + needle.len())
+    })
 }
 
 /// ε-closure: a `*` may match nothing.
@@ -2648,6 +2688,8 @@ impl<'r> State<'r> {
         let e: Vec<&E> = w.e.iter().filter(|e| e.loose).collect();
         let next_bracket = next_unq(&e, b']');
         let mut pat: Vec<G> = Vec::with_capacity(e.len());
+        // Which elements of `pat` come from an expansion.
+        let mut expanded: Vec<bool> = Vec::with_capacity(e.len());
         let mut i = 0;
         while i < e.len() {
             let x = e[i];
@@ -2664,10 +2706,24 @@ impl<'r> State<'r> {
                 (_, b) => G::Lit(b.to_ascii_lowercase()),
             };
             pat.push(g);
+            expanded.push(x.k == K::Exp);
             i += 1;
         }
         let tilde = e.first().is_some_and(|x| x.k == K::Unq && x.b == b'~');
         let mut variants = vec![pat.clone()];
+        // An expansion may be empty or end in `/`: names are matched as whole components,
+        // so what follows one also starts a component (`"$d"metagate.db`).
+        if expanded.contains(&true) {
+            let mut cut = Vec::with_capacity(pat.len());
+            for (k, g) in pat.iter().enumerate() {
+                if !expanded[k] {
+                    cut.push(*g);
+                } else if k == 0 || !expanded[k - 1] {
+                    cut.push(G::Lit(b'/'));
+                }
+            }
+            variants.push(cut);
+        }
         for h in self.home_candidates(&pat, tilde) {
             variants.push(h);
         }
@@ -2793,11 +2849,22 @@ impl<'r> State<'r> {
             if self.charge(cost).is_err() {
                 return Err(unreadable("the command is too complex to check"));
             }
+            // A folder other than metagate's own is matched only as a whole (what is in it,
+            // by the full path).
+            let dir_hit = |set: &[bool]| {
+                if t.own_dir {
+                    dir_end(set)
+                } else {
+                    set.iter()
+                        .enumerate()
+                        .any(|(s, on)| *on && pat[s..].iter().all(|g| *g == G::Lit(b'/')))
+                }
+            };
             let full = g_run(pat, all.clone(), &t.full);
             let mut found =
-                full[pat.len()] || (!t.dir.is_empty() && dir_end(&g_run(pat, all.clone(), &t.dir)));
+                full[pat.len()] || (!t.dir.is_empty() && dir_hit(&g_run(pat, all.clone(), &t.dir)));
             if !found && alnum >= 3 {
-                found = (!t.tail.is_empty() && dir_end(&g_run(pat, comp.clone(), &t.tail)))
+                found = (!t.tail.is_empty() && dir_hit(&g_run(pat, comp.clone(), &t.tail)))
                     || t.names
                         .iter()
                         .any(|n| g_run(pat, comp.clone(), n)[pat.len()]);
@@ -4207,6 +4274,58 @@ mod tests {
                 w
             })
             .collect()
+    }
+
+    /// Protected names are whole path components, and a folder that is not metagate's own
+    /// is protected only as a whole.
+    #[test]
+    fn protected_names_are_whole_components() {
+        let paths = [
+            PathBuf::from("/work/proj/metagate.toml"),
+            PathBuf::from("/srv/gate/policy.toml"),
+            PathBuf::from("/home/u/.local/state/metagate/metagate.db"),
+        ];
+        let protected = Protected::new(&paths, &[], Some(Path::new("/home/u")));
+        let rules = ShellRules {
+            constructs: &[],
+            words: &[],
+            protected: &protected,
+        };
+        for cmd in [
+            "ls /work/proj/src",
+            "python3 /work/proj/src/app.py",
+            "cat src/metagate.toml.example",
+            "cat app-policy.toml",
+            "cat /srv/gate/other.toml",
+            "ls /work/proj/src/*.rs",
+            "cat <<EOF\n/work/proj/src\nEOF",
+            "grep -r policy.tomlx .",
+        ] {
+            assert_eq!(check(cmd, &rules), None, "{cmd}");
+            assert_screens_agree(cmd, &rules);
+        }
+        for cmd in [
+            "cat /work/proj/metagate.toml",
+            "rm -rf /work/proj",
+            "rm -rf /work/proj/",
+            "mv /work/proj/ /tmp",
+            "rm -rf /work/proj/*",
+            "cat policy.toml",
+            "cat ./POLICY.TOML",
+            "cat x/policy.toml",
+            "cp x \"$d\"policy.toml",
+            "cp x ${d}policy.toml",
+            "echo x>policy.toml",
+            "rm metagate.db-wal",
+            "rm ~/.local/state/metagate/other",
+            "cat <<EOF\nrm -rf /work/proj\nEOF",
+        ] {
+            assert!(
+                matches!(check(cmd, &rules), Some(Finding::Protected { .. })),
+                "{cmd}"
+            );
+            assert_screens_agree(cmd, &rules);
+        }
     }
 
     /// Bash features that run a value or a named command later.

@@ -416,6 +416,8 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "ls | { head -1; wc -l; }",
         "ls | xargs -I{} cp {} /tmp/backup/",
         "env 'LANG=C' sort notes.md",
+        // Names that merely contain a protected name are other files.
+        "cat app-metagate.toml metagate.toml.example",
     ];
     for (policy, tool, arg, extra) in [
         (example(), "system_execute", "command", json!({})),
