@@ -499,6 +499,30 @@ fn operand_special_assign(w: &Word) -> Option<Vec<u8>> {
     is_special_name(name).then(|| v[eq + 1..].to_vec())
 }
 
+/// An assignment (`x='a[$(id)]'`, `declare x=…`) whose value holds the text of a command
+/// substitution or parameter expansion, quoted so it does not run now. Bash runs it later
+/// wherever it evaluates the value: arithmetic (`(( x ))`, `[[ x -eq 0 ]]`, `${a[x]}`,
+/// recursing into the subscript), `${x@P}`, a prompt, a child bash given it in its
+/// environment. None of that can be followed here.
+fn stored_code(w: &Word) -> R<()> {
+    let text = |e: &&E| e.value && e.k != K::Exp;
+    let Some(eq) = w.e.iter().position(|e| text(&e) && e.b == b'=') else {
+        return Ok(());
+    };
+    let value: Vec<u8> = w.e[eq + 1..].iter().filter(text).map(|e| e.b).collect();
+    if [&b"$("[..], b"${", b"`"]
+        .iter()
+        .any(|c| contains(&value, c))
+    {
+        return Err(unreadable(format!(
+            "`{}` stores a command substitution or expansion as text, which bash may run \
+             later (arithmetic, `${{…@P}}`, a prompt); it cannot be checked",
+            show(&w.value())
+        )));
+    }
+    Ok(())
+}
+
 /// Commands whose operands may be `NAME=value` assignments, read after quote removal.
 const ASSIGNERS: &[&str] = &["env", "export", "declare", "typeset", "local", "readonly"];
 
@@ -2897,6 +2921,11 @@ impl<'r> State<'r> {
                 self.check_text(&v, cmd.depth + 1, false)?;
             }
         }
+        for w in &cmd.assigns {
+            if special_assign(w).is_none() {
+                stored_code(w)?;
+            }
+        }
         let n = cmd.args.len();
         let mut seen = vec![false; n];
         let mut work = vec![0usize];
@@ -3032,10 +3061,10 @@ impl<'r> State<'r> {
         if ASSIGNERS.iter().any(|n| is(n)) {
             self.nameref(&args[i + 1..])?;
             for a in &args[i + 1..] {
-                if assign_split(a).is_none()
-                    && let Some(v) = operand_special_assign(a)
-                {
-                    self.check_text(&v, depth, false)?;
+                match operand_special_assign(a) {
+                    Some(v) if assign_split(a).is_none() => self.check_text(&v, depth, false)?,
+                    Some(_) => {}
+                    None => stored_code(a)?,
                 }
             }
         }
@@ -4332,6 +4361,12 @@ mod tests {
     #[test]
     fn values_and_names_bash_runs_later() {
         for cmd in [
+            "x='a[$(sudo id >&2)]'; (( x ))",
+            "x='a[$(sudo id >&2)]'; [[ x -eq 0 ]]",
+            "x=\"a[\\$(sudo id)]\"; let x",
+            "x=$'a[\\x24(sudo id)]'; : \"${a[x]}\"",
+            "declare -i y=x x='a[`sudo id`]'",
+            "env x='a[$(sudo id)]' bash -c '((x))'",
             "x='$(sudo id >&2)'; : \"${x@P}\"",
             "echo ${x@P}",
             "printf 'a\\n' | mapfile -t -c 1 -C sudo arr",
@@ -4365,6 +4400,9 @@ mod tests {
             "env 'LANG=C' sort f",
             "echo 'PS4=$(date)'",
             "printf -v out '%s' x",
+            "x=$HOME; y=\"${HOME}/bin\"; msg='hello world'",
+            "export CFLAGS='-O2 -g' PATH=$PATH:/x",
+            "PS1='\\u@\\h \\$ '",
             "read -r line",
             "declare -n ref=arr",
         ] {

@@ -399,6 +399,7 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "hash -p /usr/bin/sudo ls; ls",
         "env 'GIT_EDITOR=sudo id;' git commit -q --allow-empty",
         "env 'BASH_FUNC_ls%%=() { sudo id; }' bash -c ls",
+        "x='a[$(sudo id >&2)]'; (( x ))",
     ];
     let passing = [
         "ls -la",
