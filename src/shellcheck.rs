@@ -1000,6 +1000,9 @@ enum Script {
     File,
     /// Standard input: a pipe or here-document on the command, checked as code.
     Stdin,
+    /// Only known when it runs (`"$f"`, `/dev/stdi?`): it may be standard input, so a pipe
+    /// or here-document of the command's own is checked as code.
+    Unknown,
     /// Another descriptor (`/dev/fd/3`, `/proc/self/fd/4`, `/dev/stderr`): whatever is
     /// open there cannot be checked.
     Descriptor,
@@ -1012,6 +1015,12 @@ fn script_source(w: &Word) -> Script {
     let loose = w.loose();
     if loose == b"-" {
         return Script::Stdin;
+    }
+    let unknown =
+        w.e.iter()
+            .any(|e| e.k == K::Exp || (e.k == K::Unq && matches!(e.b, b'*' | b'?' | b'[')));
+    if unknown {
+        return Script::Unknown;
     }
     let normal = normalize(&loose);
     let mut p: &[u8] = &normal;
@@ -1030,6 +1039,12 @@ fn script_source(w: &Word) -> Script {
         return Script::Descriptor;
     }
     Script::File
+}
+
+/// Whether command `ci` has a pipe or here-document (or here-string) of its own.
+fn own_stdin(out: &LexOut, ci: usize) -> bool {
+    let cmd = &out.cmds[ci];
+    cmd.piped_from.is_some() || out.stdin.iter().any(|(id, _)| *id == cmd.id)
 }
 
 /// The finding for a script read from a descriptor other than standard input.
@@ -3127,7 +3142,10 @@ impl<'r> State<'r> {
             if let Some(a) = ops.iter().find(|a| script_source(a) == Script::Descriptor) {
                 return Err(descriptor_script(a));
             }
-            if ops.iter().any(|a| script_source(a) == Script::Stdin) {
+            let sources: Vec<Script> = ops.iter().map(script_source).collect();
+            if sources.contains(&Script::Stdin)
+                || (sources.contains(&Script::Unknown) && own_stdin(out, ci))
+            {
                 self.stdin_commands(out, ci)?;
             }
         }
@@ -3370,7 +3388,7 @@ impl<'r> State<'r> {
         if script == Script::Descriptor {
             return Err(descriptor_script(operands[0]));
         }
-        if script == Script::Stdin {
+        if script == Script::Stdin || (script == Script::Unknown && own_stdin(out, ci)) {
             self.stdin_commands(out, ci)?;
         }
         Ok(())
@@ -4198,9 +4216,19 @@ mod tests {
             expect_unreadable(cmd);
         }
         for cmd in [
+            "echo sudo id | sh \"$x\"",
+            "echo sudo id | sh /dev/stdi?",
+            "source \"$f\" <<EOF\nsudo id\nEOF",
+        ] {
+            expect_word(cmd, "sudo");
+        }
+        for cmd in [
             "echo ls | sh //dev/stdin",
             "sh ./script.sh",
             "bash dev/setup.sh",
+            "bash \"$HOME/bin/setup.sh\" --fast",
+            "source \"$HOME/.cargo/env\" && cargo build 2>&1 | tail -5",
+            "bash \"$s\" | tee log",
         ] {
             expect_pass(cmd);
         }
