@@ -243,36 +243,80 @@ fn shown(slot: &Slot<'_>) -> String {
 
 /// Which envelope a document is, by the fields that identify it; for shapes that nest the
 /// call, also the nested object's fields (read once, here).
+/// Where the keys that tell envelopes apart are, found in one pass over a call's fields (a
+/// key given twice is refused before this, so the first is the only one).
+#[derive(Default)]
+struct Marks {
+    params: Option<usize>,
+    function_call: Option<usize>,
+    function: Option<usize>,
+    kind: Option<usize>,
+    tool_name: Option<usize>,
+    tool: Option<usize>,
+    name: Option<usize>,
+    input: Option<usize>,
+    arguments: Option<usize>,
+    method: Option<usize>,
+}
+
+impl Marks {
+    fn of(fields: &Fields<'_>) -> Marks {
+        let mut m = Marks::default();
+        for (i, (key, _)) in fields.iter().enumerate() {
+            // The first byte rules out most keys (`thoughts`, `tool_args`, `id`) before any
+            // comparison of the whole key.
+            let mark = match (key.as_bytes().first(), key.as_ref()) {
+                (Some(b'p'), "params") => &mut m.params,
+                (Some(b'f'), "functionCall") => &mut m.function_call,
+                (Some(b'f'), "function") => &mut m.function,
+                (Some(b't'), "type") => &mut m.kind,
+                (Some(b't'), "tool_name") => &mut m.tool_name,
+                (Some(b't'), "tool") => &mut m.tool,
+                (Some(b'n'), "name") => &mut m.name,
+                (Some(b'i'), "input") => &mut m.input,
+                (Some(b'a'), "arguments") => &mut m.arguments,
+                (Some(b'm'), "method") => &mut m.method,
+                _ => continue,
+            };
+            mark.get_or_insert(i);
+        }
+        m
+    }
+}
+
 fn shape_of<'a>(fields: &Fields<'a>) -> Option<(Shape, Option<Fields<'a>>)> {
-    let str_field = |k: &str| get(fields, k).and_then(slot_str);
-    if let Some(params) = get(fields, "params").filter(|p| p.is_object())
-        && str_field("method").as_deref() == Some("tools/call")
+    shape_marked(fields, &Marks::of(fields))
+}
+
+fn shape_marked<'a>(fields: &Fields<'a>, m: &Marks) -> Option<(Shape, Option<Fields<'a>>)> {
+    let at = |mark: Option<usize>| mark.map(|i| &fields[i].1);
+    let str_at = |mark: Option<usize>| at(mark).and_then(slot_str);
+    if let Some(params) = at(m.params).filter(|p| p.is_object())
+        && str_at(m.method).as_deref() == Some("tools/call")
     {
         return Some((Shape::Mcp, object_fields(params)));
     }
-    if let Some(call) = get(fields, "functionCall").filter(|c| c.is_object()) {
+    if let Some(call) = at(m.function_call).filter(|c| c.is_object()) {
         return Some((Shape::Gemini, object_fields(call)));
     }
-    if let Some(f) = get(fields, "function").filter(|f| f.is_object())
+    if let Some(f) = at(m.function).filter(|f| f.is_object())
         && let Some(inner) = object_fields(f)
         && get(&inner, "name").is_some()
     {
         return Some((Shape::OpenAiChat, Some(inner)));
     }
     let flat = |shape| Some((shape, None));
-    match str_field("type").as_deref() {
+    match str_at(m.kind).as_deref() {
         Some("tool_use") => return flat(Shape::Anthropic),
         Some("function_call") => return flat(Shape::OpenAiResponses),
         _ => {}
     }
-    if get(fields, "tool_name").is_some()
-        || get(fields, "tool").is_some_and(|t| t.first_byte() == b'"')
-    {
+    if m.tool_name.is_some() || at(m.tool).is_some_and(|t| t.first_byte() == b'"') {
         return flat(Shape::AgentZero);
     }
-    if get(fields, "name").is_some() {
+    if m.name.is_some() {
         // Anthropic's content block without its `type`: the arguments are under `input`.
-        if get(fields, "input").is_some() && get(fields, "arguments").is_none() {
+        if m.input.is_some() && m.arguments.is_none() {
             return flat(Shape::Anthropic);
         }
         return flat(Shape::Plain);
@@ -283,45 +327,63 @@ fn shape_of<'a>(fields: &Fields<'a>) -> Option<(Shape, Option<Fields<'a>>)> {
 /// Another envelope's call in the same document (`tool_name` beside `function`, …): a
 /// consumer of that envelope would run a call this gate never checked, so the document is
 /// refused rather than half checked. Each envelope is named by the fields that identify it.
-fn second_envelope(fields: &Fields<'_>, shape: Shape) -> Option<(&'static str, &'static str)> {
-    let has = |k: &str| get(fields, k).is_some();
-    let object = |k: &str| get(fields, k).is_some_and(|s| s.is_object());
-    let function_named = get(fields, "function")
-        .and_then(object_fields)
-        .is_some_and(|f| get(&f, "name").is_some());
-    let present = [
-        (
-            Shape::Mcp,
-            "`params` (MCP)",
-            object("params")
-                && get(fields, "method")
-                    .and_then(slot_str)
-                    .is_some_and(|m| m == "tools/call"),
-        ),
-        (
-            Shape::Gemini,
-            "`functionCall` (Gemini)",
-            object("functionCall"),
-        ),
-        (Shape::OpenAiChat, "`function` (OpenAI)", function_named),
-        (
-            Shape::AgentZero,
-            "`tool_name` (Agent Zero)",
-            has("tool_name") || get(fields, "tool").is_some_and(|t| t.first_byte() == b'"'),
-        ),
-        (
-            Shape::Plain,
-            "`name` with `input` or `arguments`",
-            has("name") && (has("input") || has("arguments")),
-        ),
-    ];
+fn second_envelope(
+    fields: &Fields<'_>,
+    m: &Marks,
+    shape: Shape,
+) -> Option<(&'static str, &'static str)> {
+    const MCP: &str = "`params` (MCP)";
+    const GEMINI: &str = "`functionCall` (Gemini)";
+    const OPENAI: &str = "`function` (OpenAI)";
+    const AGENT_ZERO: &str = "`tool_name` (Agent Zero)";
+    const NAMED: &str = "`name` with `input` or `arguments`";
+    let at = |mark: Option<usize>| mark.map(|i| &fields[i].1);
     let own = match shape {
-        Shape::Anthropic | Shape::OpenAiResponses => Shape::Plain,
-        other => other,
+        Shape::Mcp => MCP,
+        Shape::Gemini => GEMINI,
+        Shape::OpenAiChat => OPENAI,
+        Shape::AgentZero => AGENT_ZERO,
+        Shape::Anthropic | Shape::OpenAiResponses | Shape::Plain => NAMED,
     };
-    let label = |shape| present.iter().find(|(s, _, _)| *s == shape).map(|p| p.1);
-    let (_, other, _) = present.iter().find(|(s, _, here)| *here && *s != own)?;
-    Some((label(own)?, other))
+    let object = |mark| at(mark).is_some_and(|s| s.is_object());
+    // Most calls hold the keys of one envelope only: nothing more to look at.
+    let signs = [
+        m.params.is_some(),
+        m.function_call.is_some(),
+        m.function.is_some(),
+        m.tool_name.is_some() || m.tool.is_some(),
+        m.name.is_some() && (m.input.is_some() || m.arguments.is_some()),
+    ];
+    if signs.iter().filter(|&&here| here).count() < 2 {
+        return None;
+    }
+    // A `function` or `params` is only read when it could hold a call.
+    let other = [
+        (MCP, object(m.params)),
+        (GEMINI, object(m.function_call)),
+        (OPENAI, object(m.function)),
+        (
+            AGENT_ZERO,
+            m.tool_name.is_some() || at(m.tool).is_some_and(|t| t.first_byte() == b'"'),
+        ),
+        (
+            NAMED,
+            m.name.is_some() && (m.input.is_some() || m.arguments.is_some()),
+        ),
+    ]
+    .into_iter()
+    .filter(|(what, here)| *here && *what != own)
+    .map(|(what, _)| what)
+    .find(|&what| match what {
+        MCP => at(m.method)
+            .and_then(slot_str)
+            .is_some_and(|method| method == "tools/call"),
+        OPENAI => at(m.function)
+            .and_then(object_fields)
+            .is_some_and(|f| get(&f, "name").is_some()),
+        _ => true,
+    })?;
+    Some((own, other))
 }
 
 /// The envelope a strict JSON object is, judged by the fields that identify it (as the gate
@@ -411,14 +473,15 @@ impl<'a> Call<'a> {
         fixes: &mut Vec<Correction>,
     ) -> Result<Call<'a>, NotACall> {
         twice(&fields, None)?;
-        let (shape, inner) = shape_of(&fields).ok_or_else(|| {
+        let marks = Marks::of(&fields);
+        let (shape, inner) = shape_marked(&fields, &marks).ok_or_else(|| {
             not_a_call(
                 "no tool name found: expected `tool_name` (Agent Zero), `function.name` (OpenAI), \
                  `name` with `input` (Anthropic) or `arguments`, `params.name` (MCP) or \
                  `functionCall.name` (Gemini)",
             )
         })?;
-        if let Some((own, other)) = second_envelope(&fields, shape) {
+        if let Some((own, other)) = second_envelope(&fields, &marks, shape) {
             return Err(not_a_call(format!(
                 "the call holds two envelopes, {own} and {other}: a tool reading the second \
                  would run a call the gate never checked; send one call in one envelope"

@@ -295,30 +295,33 @@ fn string_end(bytes: &[u8], pos: usize) -> Option<(usize, bool)> {
                 escaped = true;
                 match *bytes.get(i + 1)? {
                     b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
-                    b'u' => {
-                        let unit = hex_unit(bytes, i + 2)?;
-                        i += 6;
-                        // serde_json reads a surrogate only as half of a pair; a lone one
-                        // goes to the lenient reader, which replaces it with U+FFFD.
-                        match unit {
-                            0xD800..=0xDBFF => {
-                                if bytes.get(i..i + 2) != Some(b"\\u".as_slice()) {
-                                    return None;
-                                }
-                                if !(0xDC00..=0xDFFF).contains(&hex_unit(bytes, i + 2)?) {
-                                    return None;
-                                }
-                                i += 6;
-                            }
-                            0xDC00..=0xDFFF => return None,
-                            _ => {}
-                        }
-                    }
+                    b'u' => i = unicode_escape_end(bytes, i)?,
                     _ => return None,
                 }
             }
             _ => return None,
         }
+    }
+}
+
+/// Where the `\\u` escape at `i` ends. serde_json reads a surrogate only as half of a pair;
+/// a lone one goes to the lenient reader, which replaces it with U+FFFD. Out of line: the
+/// loop over a string's plain runs stays small.
+#[inline(never)]
+fn unicode_escape_end(bytes: &[u8], i: usize) -> Option<usize> {
+    let unit = hex_unit(bytes, i + 2)?;
+    let after = i + 6;
+    match unit {
+        0xD800..=0xDBFF => {
+            if bytes.get(after..after + 2) != Some(b"\\u".as_slice()) {
+                return None;
+            }
+            (0xDC00..=0xDFFF)
+                .contains(&hex_unit(bytes, after + 2)?)
+                .then_some(after + 6)
+        }
+        0xDC00..=0xDFFF => None,
+        _ => Some(after),
     }
 }
 
