@@ -787,29 +787,21 @@ fn a_call_of_exactly_the_limit_passes_with_its_line_end() {
     call.push_str(&"a".repeat((64 << 20) - pre.len() - post.len()));
     call.push_str(post);
     for args in [&["--quiet"][..], &["--quiet", "--jsonl"]] {
-        let mut input = call.clone().into_bytes();
-        input.extend_from_slice(b"\r\n");
-        let out = sb
-            .cmd()
-            .arg("gate")
-            .args(args)
-            .arg("--no-telemetry")
-            .write_stdin(input)
-            .output()
-            .unwrap();
-        assert_eq!(out.stdout.len(), call.len() + 1, "{args:?}");
+        let run = |input: String| {
+            let out = sb
+                .cmd()
+                .arg("gate")
+                .args(args)
+                .arg("--no-telemetry")
+                .write_stdin(input)
+                .output()
+                .unwrap();
+            out.stdout
+        };
+        assert_eq!(run(format!("{call}\r\n")).len(), call.len() + 1, "{args:?}");
         // One byte more inside the call is over the limit.
-        input = call.replacen("aa", "aaa", 1).into_bytes();
-        input.push(b'\n');
-        let out = sb
-            .cmd()
-            .arg("gate")
-            .args(args)
-            .arg("--no-telemetry")
-            .write_stdin(input)
-            .output()
-            .unwrap();
-        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let stdout = run(format!("{}\n", call.replacen("aa", "aaa", 1)));
+        let answer: Value = serde_json::from_slice(&stdout).unwrap();
         assert_eq!(answer["error"]["category"], "malformed_call", "{args:?}");
         let message = answer["error"]["message"].as_str().unwrap();
         assert!(message.contains("67108864 bytes"), "{message}");

@@ -61,21 +61,8 @@ pub fn scan(
     progress: Progress<'_>,
 ) -> rusqlite::Result<(Aggregate, HighWater)> {
     let snapshot = conn.unchecked_transaction()?;
-    let high_water = results::high_water(&snapshot)?;
-    let agg = scan_tables(&snapshot, policy, window, t, done_before, total, progress)?;
-    snapshot.finish()?;
-    Ok((agg, high_water))
-}
-
-fn scan_tables(
-    conn: &Connection,
-    policy: &Policy,
-    window: &Window,
-    t: &Thresholds,
-    done_before: u64,
-    total: u64,
-    progress: Progress<'_>,
-) -> rusqlite::Result<Aggregate> {
+    let conn: &Connection = &snapshot;
+    let high_water = results::high_water(conn)?;
     let mut agg = Aggregate::default();
     let mut seen = done_before;
     let mut tick = |seen: &mut u64| {
@@ -96,7 +83,8 @@ fn scan_tables(
     })?;
     asks(conn, window, t, &mut agg, &mut || tick(&mut seen))?;
     progress(seen, total);
-    Ok(agg)
+    snapshot.finish()?;
+    Ok((agg, high_water))
 }
 
 fn decisions(
