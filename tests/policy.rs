@@ -262,7 +262,38 @@ fn the_readmes_every_key_block_is_a_valid_policy() {
     sb.file("tools/openai.json", &fixture("tools/openai.json"));
     let (code, stderr) = sb.policy_check(&file);
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stderr.matches("warning").count(), 2, "{stderr}");
+    // web_search and run_tests pass through unchecked; no tool here reads the screen.
+    assert_eq!(stderr.matches("warning").count(), 3, "{stderr}");
+}
+
+/// Names nothing in the policy knows are warnings wherever they are listed; a URL scheme that
+/// is not one is an error.
+#[test]
+fn unknown_names_warn_and_bad_schemes_fail() {
+    let sb = Sandbox::new();
+    let names = sb.file(
+        "names.toml",
+        "[callers.c]\nallow = [\"no_such_tool\"]\ndeny = [\"system_execute\"]\n\n[intents.x]\nallow_capabilities = [\"no_such_cap\"]\n",
+    );
+    let (code, stderr) = sb.policy_check(&names);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("callers.c.allow: \"no_such_tool\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("intents.x.allow_capabilities: \"no_such_cap\""),
+        "{stderr}"
+    );
+    // A capability a tool declares is known (code_execution_tool: system_execute).
+    assert!(!stderr.contains("callers.c.deny"), "{stderr}");
+    let urls = sb.file("urls.toml", "[urls]\nschemes = [\"ht tp\", \"https\"]\n");
+    let (code, stderr) = sb.policy_check(&urls);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("urls.toml:2:1: urls.schemes: \"ht tp\" is not a URL scheme"),
+        "{stderr}"
+    );
 }
 
 /// A root that is not a folder is a sound policy that refuses every path: a warning.

@@ -243,6 +243,11 @@ fn warning(path: &[&str], message: String) -> RuleProblem {
 pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProblem>) {
     let mut problems = Vec::new();
     let known_tool = |t: &str| file.tools.contains_key(t);
+    let known_capability = |c: &str| {
+        file.tools
+            .values()
+            .any(|t| t.capability.as_deref() == Some(c))
+    };
     let mut intents = Named::default();
     for (name, i) in &file.intents {
         for (list, key) in [(&i.allow, "allow"), (&i.forbid, "forbid")] {
@@ -250,6 +255,17 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
                 problems.push(warning(
                     &["intents", name, key],
                     format!("{t:?} is not a tool this policy knows (fine if it passes through unchecked)"),
+                ));
+            }
+        }
+        for (list, key) in [
+            (&i.allow_capabilities, "allow_capabilities"),
+            (&i.forbid_capabilities, "forbid_capabilities"),
+        ] {
+            for c in list.iter().filter(|c| !known_capability(c)) {
+                problems.push(warning(
+                    &["intents", name, key],
+                    format!("{c:?} is no tool's capability in this policy"),
                 ));
             }
         }
@@ -267,6 +283,18 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
     let mut callers = Named::default();
     let mut caller_intents = Named::default();
     for (name, c) in &file.callers {
+        let allow = c.allow.as_deref().unwrap_or_default();
+        for (list, key) in [(allow, "allow"), (c.deny.as_slice(), "deny")] {
+            for t in list
+                .iter()
+                .filter(|t| !known_tool(t) && !known_capability(t))
+            {
+                problems.push(warning(
+                    &["callers", name, key],
+                    format!("{t:?} is neither a tool nor a capability this policy knows"),
+                ));
+            }
+        }
         let rate = c.limits.as_ref().map(Rate::from_file);
         if let Some(r) = &c.limits {
             check_rate(r, &["callers", name, "limits"], &mut problems);
@@ -358,20 +386,35 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
         }
         out
     };
+    let schemes: Vec<String> = file
+        .urls
+        .schemes
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| {
+            s.trim()
+                .trim_end_matches("://")
+                .trim_end_matches(':')
+                .to_ascii_lowercase()
+        })
+        .collect();
+    for scheme in &schemes {
+        let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+        if !valid {
+            problems.push(problem(
+                &["urls", "schemes"],
+                format!(
+                    "{scheme:?} is not a URL scheme (a letter, then letters, digits, `+`, `-`, `.`)"
+                ),
+            ));
+        }
+    }
     let urls = UrlRules {
-        schemes: file
-            .urls
-            .schemes
-            .clone()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| {
-                s.trim()
-                    .trim_end_matches("://")
-                    .trim_end_matches(':')
-                    .to_ascii_lowercase()
-            })
-            .collect(),
+        schemes,
         hosts: host_list(&file.urls.hosts, "hosts", &mut problems),
         deny_hosts: host_list(&file.urls.deny_hosts, "deny_hosts", &mut problems),
     };
