@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::Category;
 use crate::schema::evaluate::Thresholds;
-use crate::schema::{Policy, Tool, fold_name};
+use crate::schema::{Policy, Tool, fold_name, toml_key, toml_string};
 
 /// At most this many task shapes, suggested splits and evidence texts are kept per method.
 const SAMPLES: usize = 5;
@@ -628,37 +628,6 @@ pub fn policy_patch(aliases: &[ProposedAlias]) -> String {
         }
     }
     out
-}
-
-/// A TOML basic string on one line: fit for a key as for a value (a multi-line string, which
-/// the toml crate writes for text with line breaks, is not allowed as a key).
-fn toml_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn toml_key(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        s.to_string()
-    } else {
-        toml_string(s)
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

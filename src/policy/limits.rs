@@ -10,6 +10,7 @@ use crate::events::format_time;
 use crate::scan;
 use crate::schema::Policy;
 use crate::schema::rules::Rate;
+use crate::schema::toml_key;
 
 /// What a count is about.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -255,19 +256,6 @@ fn limited(
         e.details.insert("retry_after_ms", json!((r - n).max(0)));
     }
     e
-}
-
-/// A name as a TOML key: bare when it can be, else quoted.
-fn toml_key(name: &str) -> String {
-    if !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
-    {
-        name.to_string()
-    } else {
-        serde_json::to_string(name).expect("a string serializes")
-    }
 }
 
 fn ordinal(n: u64) -> String {

@@ -855,6 +855,38 @@ pub fn locate_policy(env: &LookupEnv<'_>) -> PolicyLocation {
     PolicyLocation::Builtin
 }
 
+/// A TOML basic string on one line: fit for a key as for a value (a multi-line string, which
+/// the toml crate writes for text with line breaks, is not allowed as a key).
+pub(crate) fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A TOML key: bare when it can be, else a one-line basic string.
+pub(crate) fn toml_key(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        s.to_string()
+    } else {
+        toml_string(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
