@@ -121,6 +121,41 @@ pub fn run(
     }
 }
 
+/// Gives text-dialect `<parameter>` values that were read as JSON (see
+/// [`crate::repair::Parsed::texts`]) back their text where the tool declares the argument a
+/// string and no other type that reading fits: `<parameter name="id">12345</parameter>`
+/// is the string `"12345"` to a tool whose `id` is a string, and the number 12345 to one
+/// whose `id` is an integer. Names are matched as the correction rules will rename them
+/// (declared, alias, other case style). Not a correction: the model wrote text, and this
+/// is how that text reads for this tool.
+pub fn keep_param_texts(
+    policy: &Policy,
+    tool_name: &str,
+    args: &mut Args<'_>,
+    texts: Vec<(String, String)>,
+) {
+    let Some(tool) = policy.tool(tool_name) else {
+        return;
+    };
+    for (key, text) in texts {
+        let declared = tool
+            .args
+            .get(&key)
+            .or_else(|| tool.aliases.get(&key).and_then(|d| tool.args.get(d)))
+            .or_else(|| {
+                tool.folded
+                    .get(&fold_name(&key))
+                    .and_then(|d| tool.args.get(d))
+            });
+        let (Some(spec), Some(i)) = (declared, args.position(&key)) else {
+            continue;
+        };
+        if spec.types.contains(&ArgType::String) && !type_fits(spec, args.value_at(i)) {
+            args.set_at(i, Value::String(text));
+        }
+    }
+}
+
 /// The last rule: an imported tool's JSON Schema judges the corrected arguments.
 fn check_schema(
     tool: &Tool,

@@ -51,6 +51,10 @@ pub struct Parsed {
     pub warnings: Vec<String>,
     /// Set when the call came in a text dialect.
     pub dialect: Option<Dialect>,
+    /// `<parameter>` values read as JSON other than a string or `null` (`5`, `true`,
+    /// `{"a":1}`), each with its text: the dialect writes text, and only the tool's schema
+    /// says which reading was meant (a string argument takes the text).
+    pub texts: Vec<(String, String)>,
 }
 
 /// The text dialects of tool calls that [`parse`] understands.
@@ -107,6 +111,7 @@ pub fn parse(input: &[u8]) -> Result<Parsed, ParseError> {
                 repairs: Vec::new(),
                 warnings: Vec::new(),
                 dialect: None,
+                texts: Vec::new(),
             });
         }
         let first = skip_plain_ws(input, 0, input.len());
@@ -1186,12 +1191,10 @@ fn decode_entities(s: &str) -> Cow<'_, str> {
 }
 
 /// A `<parameter>` value: strict JSON when it parses, else the raw text with
-/// one leading and one trailing newline removed.
-fn param_value(raw: &str) -> Value {
+/// one leading and one trailing newline removed. That text comes too when the JSON
+/// reading is neither a string nor `null` (see [`Parsed::texts`]).
+fn param_value(raw: &str) -> (Value, Option<String>) {
     let decoded = decode_entities(raw);
-    if let Ok(v) = serde_json::from_str::<Value>(&decoded) {
-        return v;
-    }
     let mut s: &str = &decoded;
     if let Some(r) = s.strip_prefix("\r\n").or_else(|| s.strip_prefix('\n')) {
         s = r;
@@ -1199,7 +1202,11 @@ fn param_value(raw: &str) -> Value {
     if let Some(r) = s.strip_suffix("\r\n").or_else(|| s.strip_suffix('\n')) {
         s = r;
     }
-    Value::String(s.to_owned())
+    match serde_json::from_str::<Value>(&decoded) {
+        Ok(v @ (Value::String(_) | Value::Null)) => (v, None),
+        Ok(v) => (v, Some(s.to_owned())),
+        Err(_) => (Value::String(s.to_owned()), None),
+    }
 }
 
 impl<'a> Lenient<'a> {
@@ -1246,6 +1253,7 @@ impl<'a> Lenient<'a> {
             repairs,
             warnings: out.warnings,
             dialect: None,
+            texts: Vec::new(),
         })
     }
 
@@ -1479,6 +1487,7 @@ impl<'a> Lenient<'a> {
                     repairs,
                     warnings,
                     dialect: Some(Dialect::ToolCallTag),
+                    texts: Vec::new(),
                 })
             }
             Tag::FunctionCalls => {
@@ -1501,6 +1510,7 @@ impl<'a> Lenient<'a> {
             .name
             .ok_or_else(|| Fail::new("<invoke> tag has no name attribute", ip))?;
         let mut warnings = Vec::new();
+        let mut texts = Vec::new();
         let mut p = skip_plain_ws(b, open.after, len);
         let (arguments, dialect, end) = if tag_at(b, p, b"tool_args") {
             let ta = open_tag(text, p, "tool_args")?;
@@ -1553,7 +1563,13 @@ impl<'a> Lenient<'a> {
                             p,
                         ));
                     };
-                    args.insert(key, param_value(&text[pt.after..close]));
+                    let (value, raw) = param_value(&text[pt.after..close]);
+                    // A repeated name keeps its last value, and that value's text.
+                    texts.retain(|(k, _)| *k != key);
+                    if let Some(raw) = raw {
+                        texts.push((key.clone(), raw));
+                    }
+                    args.insert(key, value);
                     p = close + CLOSE_PARAM.len();
                 }
             }
@@ -1571,6 +1587,7 @@ impl<'a> Lenient<'a> {
             repairs,
             warnings,
             dialect: Some(dialect),
+            texts,
         })
     }
 }
@@ -1772,6 +1789,36 @@ mod tests {
             r#"{"tool":"x","args":{}}"#,
         ),
     ];
+
+    #[test]
+    fn parameter_texts_come_with_readings_other_than_strings() {
+        let p = parse(
+            b"<invoke name=\"x\"><parameter name=\"n\">\n12345\n</parameter>\
+              <parameter name=\"b\">true</parameter><parameter name=\"o\">{\"a\": 1}</parameter>\
+              <parameter name=\"l\">[1, 2]</parameter><parameter name=\"s\">\"q\"</parameter>\
+              <parameter name=\"z\">null</parameter><parameter name=\"t\">plain</parameter>\
+              <parameter name=\"r\">1</parameter><parameter name=\"r\">2.50</parameter></invoke>",
+        )
+        .unwrap();
+        let texts: Vec<(&str, &str)> = p
+            .texts
+            .iter()
+            .map(|(k, t)| (k.as_str(), t.as_str()))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("n", "12345"),
+                ("b", "true"),
+                ("o", "{\"a\": 1}"),
+                ("l", "[1, 2]"),
+                ("r", "2.50"),
+            ]
+        );
+        // JSON dialects carry JSON: no texts.
+        let p = parse(b"<tool_call>{\"name\":\"x\",\"arguments\":{\"n\":5}}</tool_call>").unwrap();
+        assert!(p.texts.is_empty());
+    }
 
     fn dialect_of(name: &str) -> Option<Dialect> {
         [

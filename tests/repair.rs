@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Sandbox, gate};
+use common::{Sandbox, correction_kinds, gate};
 use serde_json::{Value, json};
 
 const ARGS: &str = r#"{"runtime":"terminal","code":"ls -la","session":0,"reset":false}"#;
@@ -326,4 +326,45 @@ fn malformed_dialects_are_rejected_with_what_is_missing() {
             "{out}"
         );
     }
+}
+
+/// `<parameter>` values are text: a tool's string argument keeps the text even where it reads
+/// as JSON, while typed arguments (and tools metagate does not know) take the JSON reading.
+#[test]
+fn dialect_parameters_read_as_the_schema_types_them() {
+    let sb = Sandbox::new();
+    let call = "<function_calls><invoke name=\"code_execution_tool\">\
+        <parameter name=\"runtime\">python</parameter>\
+        <parameter name=\"command\">{\"a\": [1, 2]}</parameter>\
+        <parameter name=\"session\">\n0\n</parameter>\
+        <parameter name=\"reset\">true</parameter></invoke></function_calls>";
+    let (out, code, _) = gate(&sb, &["--quiet", "--report"], call.as_bytes());
+    assert_eq!(code, 0, "{out}");
+    // `command` is an alias of the string `code`: the text, not the object it reads as.
+    assert_eq!(
+        out["call"]["tool_args"],
+        json!({"runtime":"python","code":"{\"a\": [1, 2]}","session":0,"reset":true})
+    );
+    assert!(
+        !correction_kinds(&out).contains(&"coerce".to_string()),
+        "{out}"
+    );
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet"],
+        b"<invoke name=\"response\"><parameter name=\"text\">42</parameter></invoke>",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["tool_args"]["text"], "42");
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet"],
+        b"<invoke name=\"my_tool\"><parameter name=\"n\">42</parameter></invoke>",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["tool_args"]["n"], 42);
+    // The output is the call: read again, it is left as it is.
+    let (again, code, _) = gate(&sb, &["--quiet", "--report"], out.to_string().as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(again["verdict"], "pass", "{again}");
 }

@@ -195,8 +195,8 @@ fn decide_inner<'a>(
     // Fast path: strict JSON, read without building values for fields the gate does not own.
     let strict = Call::from_json(input, &mut report.corrections);
     let fast = matches!(strict, Ok(Some(_)));
-    let (mut call, dialect) = match strict {
-        Ok(Some(call)) => (call, None),
+    let (mut call, dialect, texts) = match strict {
+        Ok(Some(call)) => (call, None, Vec::new()),
         Err(e) => return Decision::rejected(input, malformed(e.message), report),
         Ok(None) => {
             let parsed = match repair::parse(input) {
@@ -224,7 +224,7 @@ fn decide_inner<'a>(
                 ));
             }
             match Call::from_value(parsed.value, &mut report.corrections) {
-                Ok(c) => (c, parsed.dialect),
+                Ok(c) => (c, parsed.dialect, parsed.texts),
                 Err(e) => return Decision::rejected(input, malformed(e.message), report),
             }
         }
@@ -236,6 +236,9 @@ fn decide_inner<'a>(
             format!(" from the {} text dialect", dialect_label(d))
         });
         lines.push(format!("envelope: {}{how}, tool {tool}", shape.as_str()));
+    }
+    if !texts.is_empty() {
+        correct::keep_param_texts(policy, tool, &mut call.args, texts);
     }
     let mut outcome = correct::run(policy, tool, method, &mut call.args, &mut report);
     if let Some(lines) = explain.as_mut() {
