@@ -1257,6 +1257,39 @@ impl<'a> Lenient<'a> {
         })
     }
 
+    /// Reads the object between `after` and the tag that closes it (`close`, else
+    /// `fallback`), and where that tag is. A closing tag can stand inside one of the
+    /// object's strings (`"echo '</tool_call>'"`): when the object read up to a tag is cut
+    /// off inside a string, it is read again up to the next such tag, a few times at most.
+    fn json_in_tag(
+        &mut self,
+        after: usize,
+        close: &[u8],
+        fallback: Option<&[u8]>,
+    ) -> Result<(JsonOut, Option<usize>), Fail> {
+        const TRIES: usize = 8;
+        let (b, len) = (self.b, self.b.len());
+        let tag = if find_sub(b, close, after, len).is_some() {
+            Some(close)
+        } else {
+            fallback
+        };
+        let mut from = after;
+        for _ in 0..TRIES {
+            let stop = tag.and_then(|t| find_sub(b, t, from, len));
+            match (self.json(after, stop.unwrap_or(len)), stop, tag) {
+                (Err(e), Some(at), Some(t))
+                    if e.msg == MSG_CUT_STRING && find_sub(b, t, at + t.len(), len).is_some() =>
+                {
+                    from = at + t.len();
+                }
+                (result, stop, _) => return result.map(|out| (out, stop)),
+            }
+        }
+        let stop = tag.and_then(|t| find_sub(b, t, from, len));
+        self.json(after, stop.unwrap_or(len)).map(|out| (out, stop))
+    }
+
     /// Finds and reads the object in `from..to`: first inside code fences,
     /// then anywhere.
     fn json(&mut self, from: usize, to: usize) -> Result<JsonOut, Fail> {
@@ -1468,13 +1501,15 @@ impl<'a> Lenient<'a> {
         match tag {
             Tag::ToolCall => {
                 let open = open_tag(self.text, tp, "tool_call")?;
-                let close = find_sub(b, b"</tool_call>", open.after, len);
-                let JsonOut {
-                    map,
-                    repairs: more,
-                    mut warnings,
-                    ..
-                } = self.json(open.after, close.unwrap_or(len))?;
+                let (
+                    JsonOut {
+                        map,
+                        repairs: more,
+                        mut warnings,
+                        ..
+                    },
+                    close,
+                ) = self.json_in_tag(open.after, b"</tool_call>", None)?;
                 repairs.extend(more);
                 if let Some(c) = close {
                     let n = count_tags(b, b"tool_call", c, len);
@@ -1514,16 +1549,19 @@ impl<'a> Lenient<'a> {
         let mut p = skip_plain_ws(b, open.after, len);
         let (arguments, dialect, end) = if tag_at(b, p, b"tool_args") {
             let ta = open_tag(text, p, "tool_args")?;
-            let stop = find_sub(b, b"</tool_args>", ta.after, len)
-                .or_else(|| find_sub(b, b"</invoke>", ta.after, len))
-                .unwrap_or(len);
-            let args = if ta.self_closing || !has_non_ws(b, ta.after, stop) {
-                Map::new()
+            let closes = |from| {
+                find_sub(b, b"</tool_args>", from, len)
+                    .or_else(|| find_sub(b, b"</invoke>", from, len))
+                    .unwrap_or(len)
+            };
+            let (args, stop) = if ta.self_closing || !has_non_ws(b, ta.after, closes(ta.after)) {
+                (Map::new(), closes(ta.after))
             } else {
-                let out = self.json(ta.after, stop)?;
+                let (out, stop) =
+                    self.json_in_tag(ta.after, b"</tool_args>", Some(b"</invoke>"))?;
                 repairs.extend(out.repairs);
                 warnings.extend(out.warnings);
-                out.map
+                (out.map, stop.unwrap_or(len))
             };
             (args, Dialect::InvokeToolArgs, stop)
         } else {
@@ -1767,6 +1805,16 @@ mod tests {
             "tool_call",
             "<tool_call>\n{\"name\": \"x\", \"arguments\": {\"a\": 1}}\n</tool_call>",
             r#"{"name":"x","arguments":{"a":1}}"#,
+        ),
+        (
+            "tool_call_with_its_closing_tag_in_a_string",
+            "<tool_call>{\"name\": \"x\", \"arguments\": {\"c\": \"echo '</tool_call>' </tool_call>\"}}</tool_call>",
+            r#"{"name":"x","arguments":{"c":"echo '</tool_call>' </tool_call>"}}"#,
+        ),
+        (
+            "invoke_tool_args_with_closing_tags_in_a_string",
+            "<invoke name=\"x\"><tool_args>{\"c\": \"</tool_args></invoke>\"}</tool_args></invoke>",
+            r#"{"name":"x","arguments":{"c":"</tool_args></invoke>"}}"#,
         ),
         (
             "tool_call_unclosed",
