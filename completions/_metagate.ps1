@@ -23,7 +23,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -36,7 +35,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('evaluate', 'evaluate', [CompletionResultType]::ParameterValue, 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases')
             [CompletionResult]::new('tools', 'tools', [CompletionResultType]::ParameterValue, 'Look at tools: health and cohesion, for people and prompts')
             [CompletionResult]::new('permit', 'permit', [CompletionResultType]::ParameterValue, 'Grant, list and revoke time-boxed capability grants that gate enforces')
-            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -48,7 +46,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'What the caller is doing: one of the policy''s intents, which decides the tools it may use (recorded with each decision)')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('--jsonl', '--jsonl', [CompletionResultType]::ParameterName, 'Read one call per line and answer each with one line, until end of input')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not write a line on stderr per correction, warning or rejection')
@@ -62,7 +59,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;record' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'All or nothing: one bad line and no line is stored')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -78,7 +74,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'Check every call under this intent of the policy, as `gate --intent` does')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('--exit-zero', '--exit-zero', [CompletionResultType]::ParameterName, 'Exit 0 even when there are findings (report-only jobs); failures still exit 2')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -87,7 +82,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;policy' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the effective policy as TOML, every default filled in')
@@ -98,7 +92,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;policy;show' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -106,7 +99,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;policy;check' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -129,7 +121,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;db' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Path, schema version, rows per table and the time span the store covers')
@@ -140,7 +131,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -165,7 +155,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--reject', '--reject', [CompletionResultType]::ParameterName, 'Mark a recommendation rejected (by its id) instead of running the pass')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Compute and report, but store nothing (every store''s bytes stay as they are)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -174,7 +163,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;tools' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion')
@@ -188,7 +176,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--sort', '--sort', [CompletionResultType]::ParameterName, 'Row order (known-tools always ranks)')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -207,7 +194,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;permit' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('grant', 'grant', [CompletionResultType]::ParameterValue, 'Allow a capability for a while')
@@ -225,7 +211,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -234,7 +219,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Every grant (expired and revoked too) and every granted, revoked, used and denied event')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -243,7 +227,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;permit;revoke' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Revoke every live grant (prints how many)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -268,15 +251,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;permit;help;help' {
             break
         }
-        'metagate;generate' {
-            [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Directory that receives completions/ and man/')
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Use this time as now (RFC 3339); for tests that need a clock they control')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
-            break
-        }
         'metagate;help' {
             [CompletionResult]::new('gate', 'gate', [CompletionResultType]::ParameterValue, 'Correct or reject a tool call read on stdin')
             [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Append tool outcomes and user turns to the telemetry store')
@@ -286,7 +260,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('evaluate', 'evaluate', [CompletionResultType]::ParameterValue, 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases')
             [CompletionResult]::new('tools', 'tools', [CompletionResultType]::ParameterValue, 'Look at tools: health and cohesion, for people and prompts')
             [CompletionResult]::new('permit', 'permit', [CompletionResultType]::ParameterValue, 'Grant, list and revoke time-boxed capability grants that gate enforces')
-            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -340,9 +313,6 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;help;permit;revoke' {
-            break
-        }
-        'metagate;help;generate' {
             break
         }
         'metagate;help;help' {

@@ -25,9 +25,6 @@ _metagate() {
             metagate,gate)
                 cmd="metagate__subcmd__gate"
                 ;;
-            metagate,generate)
-                cmd="metagate__subcmd__generate"
-                ;;
             metagate,help)
                 cmd="metagate__subcmd__help"
                 ;;
@@ -66,9 +63,6 @@ _metagate() {
                 ;;
             metagate__subcmd__help,gate)
                 cmd="metagate__subcmd__help__subcmd__gate"
-                ;;
-            metagate__subcmd__help,generate)
-                cmd="metagate__subcmd__help__subcmd__generate"
                 ;;
             metagate__subcmd__help,help)
                 cmd="metagate__subcmd__help__subcmd__help"
@@ -170,7 +164,7 @@ _metagate() {
 
     case "${cmd}" in
         metagate)
-            opts="-h -V --policy --db --now --help --version gate record lint policy db evaluate tools permit generate help"
+            opts="-h -V --policy --db --help --version gate record lint policy db evaluate tools permit help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -184,10 +178,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -196,7 +186,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__db)
-            opts="-h --policy --db --now --help info help"
+            opts="-h --policy --db --help info help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -207,10 +197,6 @@ _metagate() {
                     return 0
                     ;;
                 --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -264,7 +250,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__db__subcmd__info)
-            opts="-h --format --policy --db --now --help"
+            opts="-h --format --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -282,10 +268,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -294,7 +276,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__evaluate)
-            opts="-h --since --until --dry-run --format --emit-policy-patch --accept --reject --policy --db --now --help"
+            opts="-h --since --until --dry-run --format --emit-policy-patch --accept --reject --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -332,10 +314,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -344,7 +322,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__gate)
-            opts="-q -h --jsonl --report --emit --quiet --tools --no-telemetry --explain --session --caller --intent --policy --db --now --help"
+            opts="-q -h --jsonl --report --emit --quiet --tools --no-telemetry --explain --session --caller --intent --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -378,40 +356,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        metagate__subcmd__generate)
-            opts="-h --out --policy --db --now --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --out)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --policy)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -420,7 +364,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help)
-            opts="gate record lint policy db evaluate tools permit generate help"
+            opts="gate record lint policy db evaluate tools permit help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -476,20 +420,6 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__gate)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        metagate__subcmd__help__subcmd__generate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -672,7 +602,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__lint)
-            opts="-h --format --deny --exit-zero --ignore --tools --explain --caller --intent --policy --db --now --help"
+            opts="-h --format --deny --exit-zero --ignore --tools --explain --caller --intent --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -714,10 +644,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -726,7 +652,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__permit)
-            opts="-h --policy --db --now --help grant list revoke help"
+            opts="-h --policy --db --help grant list revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -740,10 +666,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -752,7 +674,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__permit__subcmd__grant)
-            opts="-h --capability --scope --for --session --reason --format --policy --db --now --help"
+            opts="-h --capability --scope --for --session --reason --format --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -787,10 +709,6 @@ _metagate() {
                     return 0
                     ;;
                 --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -872,7 +790,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__permit__subcmd__list)
-            opts="-h --all --format --policy --db --now --help"
+            opts="-h --all --format --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -890,10 +808,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -902,7 +816,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__permit__subcmd__revoke)
-            opts="-h --all --policy --db --now --help"
+            opts="-h --all --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -916,10 +830,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -928,7 +838,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__policy)
-            opts="-h --policy --db --now --help show check help"
+            opts="-h --policy --db --help show check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -942,10 +852,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -954,7 +860,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__policy__subcmd__check)
-            opts="-h --policy --db --now --help"
+            opts="-h --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -965,10 +871,6 @@ _metagate() {
                     return 0
                     ;;
                 --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1036,7 +938,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__policy__subcmd__show)
-            opts="-h --policy --db --now --help"
+            opts="-h --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1050,10 +952,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1062,7 +960,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__record)
-            opts="-h --strict --policy --db --now --help"
+            opts="-h --strict --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1073,10 +971,6 @@ _metagate() {
                     return 0
                     ;;
                 --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1088,7 +982,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__tools)
-            opts="-h --policy --db --now --help health help"
+            opts="-h --policy --db --help health help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1102,10 +996,6 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1114,7 +1004,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__tools__subcmd__health)
-            opts="-h --format --top --budget --sort --policy --db --now --help"
+            opts="-h --format --top --budget --sort --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1141,10 +1031,6 @@ _metagate() {
                     return 0
                     ;;
                 --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

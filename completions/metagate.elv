@@ -20,7 +20,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -33,7 +32,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand evaluate 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
             cand tools 'Look at tools: health and cohesion, for people and prompts'
             cand permit 'Grant, list and revoke time-boxed capability grants that gate enforces'
-            cand generate 'Write shell completions and man pages (for packagers and the repository)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;gate'= {
@@ -44,7 +42,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --intent 'What the caller is doing: one of the policy''s intents, which decides the tools it may use (recorded with each decision)'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand --jsonl 'Read one call per line and answer each with one line, until end of input'
             cand --report 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'
             cand -q 'Do not write a line on stderr per correction, warning or rejection'
@@ -57,7 +54,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;record'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand --strict 'All or nothing: one bad line and no line is stored'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -72,7 +68,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --intent 'Check every call under this intent of the policy, as `gate --intent` does'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand --exit-zero 'Exit 0 even when there are findings (report-only jobs); failures still exit 2'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -80,7 +75,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;policy'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
             cand show 'Print the effective policy as TOML, every default filled in'
@@ -90,14 +84,12 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;policy;show'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'metagate;policy;check'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -115,7 +107,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;db'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
             cand info 'Path, schema version, rows per table and the time span the store covers'
@@ -125,7 +116,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --format 'Output format'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -146,7 +136,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --reject 'Mark a recommendation rejected (by its id) instead of running the pass'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand --dry-run 'Compute and report, but store nothing (every store''s bytes stay as they are)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -154,7 +143,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;tools'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
@@ -167,7 +155,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --sort 'Row order (known-tools always ranks)'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -182,7 +169,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;permit'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand grant 'Allow a capability for a while'
@@ -199,7 +185,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --format 'Output format'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -207,7 +192,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --format 'Output format'
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand --all 'Every grant (expired and revoked too) and every granted, revoked, used and denied event'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -215,7 +199,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;permit;revoke'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
             cand --all 'Revoke every live grant (prints how many)'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -234,14 +217,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;permit;help;help'= {
         }
-        &'metagate;generate'= {
-            cand --out 'Directory that receives completions/ and man/'
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
-            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --now 'Use this time as now (RFC 3339); for tests that need a clock they control'
-            cand -h 'Print help'
-            cand --help 'Print help'
-        }
         &'metagate;help'= {
             cand gate 'Correct or reject a tool call read on stdin'
             cand record 'Append tool outcomes and user turns to the telemetry store'
@@ -251,7 +226,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand evaluate 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
             cand tools 'Look at tools: health and cohesion, for people and prompts'
             cand permit 'Grant, list and revoke time-boxed capability grants that gate enforces'
-            cand generate 'Write shell completions and man pages (for packagers and the repository)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;help;gate'= {
@@ -290,8 +264,6 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;help;permit;list'= {
         }
         &'metagate;help;permit;revoke'= {
-        }
-        &'metagate;help;generate'= {
         }
         &'metagate;help;help'= {
         }

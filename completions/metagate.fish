@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_metagate_global_optspecs
-    string join \n policy= db= now= h/help V/version
+    string join \n policy= db= h/help V/version
 end
 
 function __fish_metagate_needs_command
@@ -26,7 +26,6 @@ end
 
 complete -c metagate -n "__fish_metagate_needs_command" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_needs_command" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_needs_command" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_needs_command" -s V -l version -d 'Print version'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
@@ -37,7 +36,6 @@ complete -c metagate -n "__fish_metagate_needs_command" -f -a "db" -d 'Look at t
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
-complete -c metagate -n "__fish_metagate_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l emit -d 'Write calls in this envelope instead of the one they came in' -r -f -a "agent-zero\t'{"tool_name", "tool_args"}'
 openai\t'OpenAI chat tool_calls item'
@@ -52,7 +50,6 @@ complete -c metagate -n "__fish_metagate_using_subcommand gate" -l caller -d 'Wh
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l intent -d 'What the caller is doing: one of the policy\'s intents, which decides the tools it may use (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand gate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l jsonl -d 'Read one call per line and answer each with one line, until end of input'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l report -d 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -s q -l quiet -d 'Do not write a line on stderr per correction, warning or rejection'
@@ -61,7 +58,6 @@ complete -c metagate -n "__fish_metagate_using_subcommand gate" -l explain -d 'W
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand record" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l strict -d 'All or nothing: one bad line and no line is stored'
 complete -c metagate -n "__fish_metagate_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l format -d 'Output format' -r -f -a "human\t'Compiler-style lines and a summary (colour on a terminal)'
@@ -77,30 +73,25 @@ complete -c metagate -n "__fish_metagate_using_subcommand lint" -l caller -d 'Ch
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l intent -d 'Check every call under this intent of the policy, as `gate --intent` does' -r
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand lint" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l exit-zero -d 'Exit 0 even when there are findings (report-only jobs); failures still exit 2'
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -108,7 +99,6 @@ complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_su
 json\t''"
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -121,12 +111,10 @@ complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l accept -d
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l reject -d 'Mark a recommendation rejected (by its id) instead of running the pass' -r
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l dry-run -d 'Compute and report, but store nothing (every store\'s bytes stay as they are)'
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -143,13 +131,11 @@ name\t'By name'
 rank\t'Degraded last, then utility x recency'"
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "grant" -d 'Allow a capability for a while'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
@@ -164,39 +150,30 @@ complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_see
 json\t''"
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l format -d 'Output format' -r -f -a "table\t''
 json\t''"
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l all -d 'Every grant (expired and revoked too) and every granted, revoked, used and denied event'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l all -d 'Revoke every live grant (prints how many)'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "grant" -d 'Allow a capability for a while'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'End a grant now, or (--all) every live grant'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand generate" -l out -d 'Directory that receives completions/ and man/' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand generate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand generate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand generate" -l now -d 'Use this time as now (RFC 3339); for tests that need a clock they control' -r
-complete -c metagate -n "__fish_metagate_using_subcommand generate" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "lint" -d 'Check recorded tool-call traces with the gate\'s rules, for CI'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "policy" -d 'Show or check policy files'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "db" -d 'Look at the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "lint" -d 'Check recorded tool-call traces with the gate\'s rules, for CI'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "policy" -d 'Show or check policy files'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "db" -d 'Look at the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'

@@ -54,3 +54,20 @@ fn completions_and_man_pages_are_current() {
         );
     }
 }
+
+/// What help leaves out, completions leave out too: the test clock and `generate`; every
+/// command help shows is still offered.
+#[test]
+fn completions_offer_only_what_help_shows() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (name, text) in files(&repo.join("completions")) {
+        let text = String::from_utf8(text).unwrap();
+        assert!(!text.contains("--now"), "{name} offers --now");
+        assert!(!text.contains("generate"), "{name} offers generate");
+        for command in [
+            "gate", "record", "lint", "evaluate", "health", "grant", "--intent",
+        ] {
+            assert!(text.contains(command), "{name} lacks {command}");
+        }
+    }
+}

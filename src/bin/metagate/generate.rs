@@ -23,7 +23,7 @@ pub fn run(args: &GenerateArgs) -> Result<Status> {
         Shell::PowerShell,
         Shell::Elvish,
     ] {
-        let mut cmd = Cli::command();
+        let mut cmd = visible(Cli::command());
         clap_complete::generate_to(shell, &mut cmd, "metagate", &completions)
             .with_context(|| format!("cannot write {shell} completions"))?;
     }
@@ -34,6 +34,31 @@ pub fn run(args: &GenerateArgs) -> Result<Status> {
         man.display()
     );
     Ok(Status::Success)
+}
+
+/// `cmd` without its hidden arguments and subcommands. clap_complete offers everything it
+/// is given, hidden or not (clap-rs/clap#1335); a completion should not offer the test clock
+/// (`--now`) or `generate`, which help leaves out. clap has no way to remove an argument, so
+/// the command is put together again from what it shows.
+fn visible(cmd: clap::Command) -> clap::Command {
+    let mut shown = clap::Command::new(cmd.get_name().to_string());
+    if let Some(about) = cmd.get_about() {
+        shown = shown.about(about.clone());
+    }
+    if let Some(about) = cmd.get_long_about() {
+        shown = shown.long_about(about.clone());
+    }
+    if let Some(version) = cmd.get_version() {
+        shown = shown.version(version.to_string());
+    }
+    shown
+        .args(cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned())
+        .subcommands(
+            cmd.get_subcommands()
+                .filter(|s| !s.is_hide_set())
+                .cloned()
+                .map(visible),
+        )
 }
 
 fn write_man(dir: &Path) -> Result<()> {
