@@ -818,8 +818,10 @@ fn the_example_policy_requires_seed_004s_capabilities() {
         ),
         "{text}"
     );
+    // The built-in policy requires none, and says so.
     let out = sb.cmd().args(["policy", "show"]).output().unwrap();
-    assert!(!String::from_utf8(out.stdout).unwrap().contains("[permit]"));
+    let shown: toml::Table = toml::from_str(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    assert_eq!(shown["permit"]["require"], toml::Value::Array(Vec::new()));
 }
 
 #[test]

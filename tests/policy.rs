@@ -21,6 +21,8 @@ fn show_prints_the_effective_policy_with_defaults() {
     ] {
         assert!(gate.contains_key(key), "missing default {key}");
     }
+    assert_eq!(doc["extends"].as_str(), Some("builtin"));
+    assert_eq!(doc["permit"]["require"].as_array().map(Vec::len), Some(0));
     let tools = doc["tools"].as_table().unwrap();
     assert_eq!(tools.len(), 8);
     // What show prints is itself a valid policy.

@@ -499,6 +499,8 @@ fn builtin_file() -> PolicyFile {
 
 fn fill_gate_defaults(file: &mut PolicyFile) {
     let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    file.extends.get_or_insert(Extends::Builtin);
+    file.permit.require.get_or_insert_with(Vec::new);
     file.gate.prerequisite_evidence.get_or_insert_default();
     file.paths.root.get_or_insert_with(|| ".".to_string());
     file.paths
