@@ -298,3 +298,36 @@ fn bad_tools_files_exit_2_naming_file_and_tool() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("also defined in"));
 }
+
+/// An `[[import]]` whose file cannot be read is the policy's mistake: `policy check` and every
+/// command name the policy, the line of that import's `path` and the key.
+#[test]
+fn an_unreadable_import_names_the_policy_line_and_key() {
+    let sb = Sandbox::new();
+    sb.file(
+        "tools.json",
+        &std::fs::read_to_string(tools("openai.json")).unwrap(),
+    );
+    let policy = sb.file(
+        "p.toml",
+        "[[import]]\npath = \"tools.json\"\n\n[[import]]\nformat = \"mcp\"\npath = \"gone.json\"\n",
+    );
+    let (code, err) = sb.policy_check(&policy);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("p.toml:6:1: import.path: cannot read "),
+        "{err}"
+    );
+    assert!(err.contains("gone.json"), "{err}");
+    let out = sb
+        .cmd()
+        .arg("--policy")
+        .arg(&policy)
+        .arg("gate")
+        .write_stdin("{}")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("p.toml:6:1: import.path"));
+}

@@ -552,14 +552,29 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// The byte offset where the value of `path` (or its nearest existing parent) is written.
+/// A segment after an array is an index into it (`["import", "1", "path"]`).
 pub fn locate(text: &str, path: &[String]) -> Option<usize> {
     use toml::de::{DeTable, DeValue};
     let root = DeTable::parse(text).ok()?;
     let mut table = root.get_ref();
     let mut found = None;
-    for segment in path {
-        let (key, value) = table.get_key_value(segment.as_str())?;
+    let mut segments = path.iter();
+    while let Some(segment) = segments.next() {
+        let (key, mut value) = table.get_key_value(segment.as_str())?;
         found = Some(key.span().start);
+        while let DeValue::Array(items) = value.get_ref() {
+            let Some(item) = segments
+                .clone()
+                .next()
+                .and_then(|s| s.parse::<usize>().ok())
+                .and_then(|i| items.get(i))
+            else {
+                break;
+            };
+            segments.next();
+            found = Some(item.span().start);
+            value = item;
+        }
         match value.get_ref() {
             DeValue::Table(t) => table = t,
             _ => break,
@@ -645,6 +660,15 @@ mod tests {
         assert_eq!(
             key_at(text, text.find("\"string\"").unwrap()),
             ["tools", "x", "args", "a", "type"]
+        );
+        let text =
+            "[[import]]\npath = \"a.json\"\n\n[[import]]\nformat = \"mcp\"\npath = \"b.json\"\n";
+        let path = |i: &str| ["import".to_string(), i.to_string(), "path".to_string()];
+        assert_eq!(line_col(text, locate(text, &path("0")).unwrap()), (2, 1));
+        assert_eq!(line_col(text, locate(text, &path("1")).unwrap()), (6, 1));
+        assert_eq!(
+            locate(text, &path("2")).map(|o| line_col(text, o).0),
+            Some(1)
         );
     }
 

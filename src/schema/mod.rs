@@ -239,16 +239,17 @@ impl Policy {
             .as_deref()
             .and_then(Path::parent)
             .map(Path::to_path_buf);
-        let mut wanted: Vec<(PathBuf, ImportFile)> = user
+        let mut wanted: Vec<Wanted> = user
             .imports
             .iter()
-            .map(|i| {
+            .enumerate()
+            .map(|(index, i)| {
                 let p = Path::new(&i.path);
                 let full = match &folder {
                     Some(dir) if p.is_relative() => dir.join(p),
                     _ => p.to_path_buf(),
                 };
-                (full, i.clone())
+                (full, i.clone(), Some(index))
             })
             .collect();
         for p in extra_tools {
@@ -257,9 +258,9 @@ impl Policy {
                 format: None,
                 fill_defaults: None,
             };
-            wanted.push((p.clone(), entry));
+            wanted.push((p.clone(), entry, None));
         }
-        let (layer, schemas) = import_all(&wanted, read)?;
+        let (layer, schemas) = import_all(&wanted, source.as_ref(), read)?;
         let effective = base.layer(layer).layer(user);
         let mut policy = Policy::compile(origin, effective, source.as_ref())?;
         for (name, schema) in schemas {
@@ -431,8 +432,13 @@ fn parse_file(source: &Source<'_>) -> Result<PolicyFile, PolicyErrors> {
 
 /// Reads and compiles every tools file: a policy layer of their tools, and each tool's
 /// compiled schema. A tool defined by two files is an error naming both.
+/// A tools file to import: where it is, its `[[import]]` entry, and that entry's place among
+/// the policy's `[[import]]`s (None for `--tools`).
+type Wanted = (PathBuf, ImportFile, Option<usize>);
+
 fn import_all(
-    wanted: &[(PathBuf, ImportFile)],
+    wanted: &[Wanted],
+    source: Option<&Source<'_>>,
     read: &dyn Fn(&Path) -> Result<String, String>,
 ) -> Result<(PolicyFile, Vec<(String, CompiledSchema)>), PolicyErrors> {
     let mut layer = PolicyFile::default();
@@ -446,14 +452,29 @@ fn import_all(
         column: None,
         message,
     };
-    for (path, entry) in wanted {
+    for (path, entry, index) in wanted {
         let name = path.display().to_string();
         let text = match read(path) {
             Ok(t) => t,
-            Err(e) => {
-                errors.push(fail(&name, None, e));
-                continue;
-            }
+            // A file that cannot be read is the policy's mistake: point at its `path`.
+            Err(e) => match (index, source) {
+                (Some(i), Some(s)) => {
+                    let key = ["import".to_string(), i.to_string(), "path".to_string()];
+                    let at = locate(s.text, &key).map(|o| line_col(s.text, o));
+                    errors.push(PolicyError {
+                        file: s.name.to_string(),
+                        key: "import.path".to_string(),
+                        line: at.map(|(l, _)| l),
+                        column: at.map(|(_, c)| c),
+                        message: e,
+                    });
+                    continue;
+                }
+                _ => {
+                    errors.push(fail(&name, None, e));
+                    continue;
+                }
+            },
         };
         let tools = match import::parse_tools(&name, &text, entry.format) {
             Ok(t) => t,
