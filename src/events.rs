@@ -145,7 +145,24 @@ impl<'de> serde::Deserialize<'de> for Fields {
     }
 }
 
-/// Parses one event line. Returns the event and warnings (unknown fields); an error says
+/// How far after now an event's time may lie before `record` warns: the clocks of two machines
+/// differ by seconds, while a wrong time zone or a mistyped date puts it hours or years ahead,
+/// where every window that ends now leaves it out.
+const AHEAD_WARN_MS: i64 = 5 * 60 * 1000;
+
+/// A length of time in the unit that reads best: minutes, hours, then days.
+fn span(ms: i64) -> String {
+    const MINUTE: i64 = 60 * 1000;
+    const HOUR: i64 = 60 * MINUTE;
+    match ms {
+        _ if ms < 2 * HOUR => format!("{} minutes", ms / MINUTE),
+        _ if ms < 48 * HOUR => format!("{} hours", ms / HOUR),
+        _ => format!("{} days", ms / (24 * HOUR)),
+    }
+}
+
+/// Parses one event line. Returns the event and warnings (unknown fields, a time far ahead
+/// of now); an error says
 /// what is wrong with the line.
 pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<String>), String> {
     let value: Fields = serde_json::from_str(line).map_err(|e| {
@@ -170,6 +187,13 @@ pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<St
     };
     let session = take_string(&mut map, "session")?;
     let mut notes = Vec::new();
+    if ts_ms.saturating_sub(now_ms) > AHEAD_WARN_MS {
+        notes.push(format!(
+            "\"ts\" {} is {} after now: limits, evaluate and tools health count it only from then",
+            format_time(ts_ms),
+            span(ts_ms.saturating_sub(now_ms))
+        ));
+    }
     let event = match kind.as_str() {
         "outcome" => Event::Outcome(Box::new(outcome(
             &mut map, ts_ms, session, axes, &mut notes,
@@ -423,10 +447,39 @@ mod tests {
     }
 
     #[test]
+    fn a_time_far_ahead_of_now_is_recorded_with_a_warning() {
+        let now = parse_time("2026-11-20T10:00:00Z").unwrap();
+        let at = |ts: &str| {
+            let line = format!(r#"{{"type":"ask","ts":"{ts}","text":"hi"}}"#);
+            let (event, warnings) = parse(&line, now, &table()).unwrap();
+            let Event::Ask(a) = event else { panic!() };
+            assert_eq!(a.ts_ms, parse_time(ts).unwrap());
+            warnings
+        };
+        // Clocks a few minutes apart, and the past, are not worth a word.
+        assert!(at("2026-11-20T10:04:59Z").is_empty());
+        assert!(at("2020-01-01T00:00:00Z").is_empty());
+        for (ts, ahead) in [
+            ("2026-11-20T10:10:00Z", "10 minutes"),
+            ("2026-11-20T19:00:00+02:00", "7 hours"),
+            ("2026-11-21T16:00:00Z", "30 hours"),
+            ("2062-11-20T10:00:00Z", "13149 days"),
+        ] {
+            let warnings = at(ts);
+            assert_eq!(warnings.len(), 1, "{ts}");
+            assert!(
+                warnings[0].contains(&format!("is {ahead} after now")),
+                "{ts}: {warnings:?}"
+            );
+        }
+    }
+
+    #[test]
     fn axes_are_normalized_and_kept_raw() {
         let line = r#"{"type":"outcome","ts":"2026-11-20T10:00:00Z","session":"s1","tool":"web_fetcher","method":"fetch_url","status":"error","error_type":"wrong_tool_boundary","error_message":"crosses","metadata":{"boundary_axes":[" Fetch ","HTTP","scrape","Task  Shape",""],"observed_task_shape":"fetch + extract","evidence":"titles were menu items"}}"#;
-        let (event, warnings) = parse(line, 0, &table()).unwrap();
-        assert!(warnings.is_empty());
+        let now = parse_time("2026-11-20T10:00:00Z").unwrap();
+        let (event, warnings) = parse(line, now, &table()).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
         let Event::Outcome(o) = event else { panic!() };
         assert_eq!(o.axes, ["transport", "extraction", "task_shape"]);
         assert_eq!(o.axes_raw.len(), 5);
