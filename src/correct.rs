@@ -127,15 +127,16 @@ pub fn run(
 /// is the string `"12345"` to a tool whose `id` is a string, and the number 12345 to one
 /// whose `id` is an integer. Names are matched as the correction rules will rename them
 /// (declared, alias, other case style). Not a correction: the model wrote text, and this
-/// is how that text reads for this tool.
+/// is how that text reads for this tool. Returns the names given back their text.
 pub fn keep_param_texts(
     policy: &Policy,
     tool_name: &str,
     args: &mut Args<'_>,
     texts: Vec<(String, String)>,
-) {
+) -> Vec<String> {
+    let mut kept = Vec::new();
     let Some(tool) = policy.tool(tool_name) else {
-        return;
+        return kept;
     };
     for (key, text) in texts {
         let declared = tool
@@ -152,8 +153,10 @@ pub fn keep_param_texts(
         };
         if spec.types.contains(&ArgType::String) && !type_fits(spec, args.value_at(i)) {
             args.set_at(i, Value::String(text));
+            kept.push(key);
         }
     }
+    kept
 }
 
 /// The last rule: an imported tool's JSON Schema judges the corrected arguments.

@@ -349,13 +349,17 @@ fn dialect_parameters_read_as_the_schema_types_them() {
         !correction_kinds(&out).contains(&"coerce".to_string()),
         "{out}"
     );
-    let (out, code, _) = gate(
+    let (out, code, err) = gate(
         &sb,
-        &["--quiet"],
+        &["--quiet", "--explain"],
         b"<invoke name=\"response\"><parameter name=\"text\">42</parameter></invoke>",
     );
     assert_eq!(code, 0, "{out}");
     assert_eq!(out["tool_args"]["text"], "42");
+    assert!(
+        err.contains("envelope: <parameter> \"text\" kept as text"),
+        "{err}"
+    );
     let (out, code, _) = gate(
         &sb,
         &["--quiet"],

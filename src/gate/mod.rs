@@ -238,7 +238,12 @@ fn decide_inner<'a>(
         lines.push(format!("envelope: {}{how}, tool {tool}", shape.as_str()));
     }
     if !texts.is_empty() {
-        correct::keep_param_texts(policy, tool, &mut call.args, texts);
+        let kept = correct::keep_param_texts(policy, tool, &mut call.args, texts);
+        if let Some(lines) = explain.as_mut() {
+            lines.extend(kept.iter().map(|name| {
+                format!("envelope: <parameter> {name:?} kept as text (a string argument)")
+            }));
+        }
     }
     let mut outcome = correct::run(policy, tool, method, &mut call.args, &mut report);
     if let Some(lines) = explain.as_mut() {
