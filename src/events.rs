@@ -162,8 +162,7 @@ fn span(ms: i64) -> String {
 }
 
 /// Parses one event line. Returns the event and warnings (unknown fields, a time far ahead
-/// of now); an error says
-/// what is wrong with the line.
+/// of now); an error says what is wrong with the line.
 pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<String>), String> {
     let value: Fields = serde_json::from_str(line).map_err(|e| {
         let e = e.to_string();
