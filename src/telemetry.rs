@@ -1,6 +1,6 @@
 //! Writing telemetry: gate decisions, committed in groups, and recorded events.
 
-use rusqlite::{TransactionBehavior, params};
+use rusqlite::params;
 
 use crate::events::Event;
 use crate::policy::{Count, CountKey};
@@ -41,6 +41,8 @@ pub struct Recorder {
     pending: Vec<DecisionRow>,
     /// Grant audit events, each with the index of the pending row (decision) it belongs to.
     grant_events: Vec<(usize, crate::permit::store::GrantEvent)>,
+    /// Whether [`Recorder::lock`] opened the write transaction the next commit ends.
+    locked: bool,
 }
 
 impl Recorder {
@@ -49,7 +51,24 @@ impl Recorder {
             store,
             pending: Vec::new(),
             grant_events: Vec::new(),
+            locked: false,
         }
+    }
+
+    /// Takes the store's write lock (waiting up to the busy timeout) and holds it until the
+    /// next [`Recorder::commit`], which writes in that same transaction. Limits read their
+    /// counts under it: two processes counting at once would both see the count before
+    /// either call, and both let their call through.
+    pub fn lock(&mut self) -> Result<(), StoreError> {
+        if !self.locked {
+            let path = self.store.path().to_path_buf();
+            self.store
+                .conn()
+                .execute_batch("BEGIN IMMEDIATE")
+                .map_err(|e| StoreError::from_sqlite(&path, e))?;
+            self.locked = true;
+        }
+        Ok(())
     }
 
     pub fn push(&mut self, row: DecisionRow) {
@@ -68,49 +87,66 @@ impl Recorder {
         self.pending.len()
     }
 
-    /// Makes every pushed row durable, or none of them.
+    /// Makes every pushed row durable, or none of them, and lets go of the write lock.
     pub fn commit(&mut self) -> Result<usize, StoreError> {
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && !self.locked {
             return Ok(0);
         }
+        let path = self.store.path().to_path_buf();
+        let fail = |e| StoreError::from_sqlite(&path, e);
+        if !std::mem::take(&mut self.locked) {
+            self.store
+                .conn()
+                .execute_batch("BEGIN IMMEDIATE")
+                .map_err(fail)?;
+        }
+        let written = self.write_pending().and_then(|n| {
+            self.store.conn().execute_batch("COMMIT")?;
+            Ok(n)
+        });
+        match written {
+            Ok(n) => Ok(n),
+            Err(e) => {
+                // Nothing of the group stays, and the lock is let go: a failed ROLLBACK (the
+                // transaction already ended) leaves nothing to undo.
+                let _ = self.store.conn().execute_batch("ROLLBACK");
+                Err(fail(e))
+            }
+        }
+    }
+
+    /// Inserts the pending rows (and their grant events) in the open transaction.
+    fn write_pending(&mut self) -> rusqlite::Result<usize> {
         let rows = std::mem::take(&mut self.pending);
         let mut grant_events = std::mem::take(&mut self.grant_events)
             .into_iter()
             .peekable();
-        let path = self.store.path().to_path_buf();
-        let fail = |e| StoreError::from_sqlite(&path, e);
-        let conn = self.store.conn();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(fail)?;
+        let tx = self.store.conn_ref();
         {
-            let mut insert = tx.prepare_cached(INSERT_DECISION).map_err(fail)?;
+            let mut insert = tx.prepare_cached(INSERT_DECISION)?;
             for (i, r) in rows.iter().enumerate() {
-                insert
-                    .execute(params![
-                        r.ts_ms,
-                        r.session,
-                        r.caller,
-                        r.intent,
-                        r.tool,
-                        r.method,
-                        r.shape,
-                        r.verdict,
-                        r.category,
-                        r.corrections,
-                        r.warnings,
-                        r.args,
-                        r.fingerprint,
-                        r.latency_us,
-                    ])
-                    .map_err(fail)?;
+                insert.execute(params![
+                    r.ts_ms,
+                    r.session,
+                    r.caller,
+                    r.intent,
+                    r.tool,
+                    r.method,
+                    r.shape,
+                    r.verdict,
+                    r.category,
+                    r.corrections,
+                    r.warnings,
+                    r.args,
+                    r.fingerprint,
+                    r.latency_us,
+                ])?;
                 while let Some((_, mut event)) = grant_events.next_if(|(row, _)| *row == i) {
                     event.decision_id = Some(tx.last_insert_rowid());
-                    crate::permit::store::insert_event(&tx, &event).map_err(fail)?;
+                    crate::permit::store::insert_event(tx, &event)?;
                 }
             }
         }
-        tx.commit().map_err(fail)?;
         Ok(rows.len())
     }
 

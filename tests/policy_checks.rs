@@ -749,6 +749,104 @@ limits = { per_minute = 2 }
     assert_eq!(out["error"]["details"]["resets_at"], Value::Null);
 }
 
+/// Counting and recording are one step across processes: calls that start together let
+/// exactly the limit through, not each its own share of it.
+#[test]
+fn limits_hold_when_processes_call_at_once() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let sb = Sandbox::new();
+    let policy = sb.file(
+        "rate.toml",
+        "[limits]\nper_caller = { per_minute = 4 }\nloop = {}\n",
+    );
+    let p = policy.to_str().unwrap();
+    // The store exists before the race (its creation is another matter).
+    assert_eq!(
+        gate(
+            &sb,
+            &["--now", &at(0, 0), "--policy", p],
+            &call("t", json!({}))
+        )
+        .1,
+        0
+    );
+    let spawn = |flags: &[&str]| {
+        sb.std_cmd()
+            .args(["--now", &at(0, 1), "--policy", p, "gate", "--quiet"])
+            .args(flags)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Twelve one-call processes of one caller, each with its own arguments.
+    let mut children: Vec<_> = (0..12).map(|_| spawn(&["--caller", "a"])).collect();
+    for (i, child) in children.iter_mut().enumerate() {
+        let input = call("t", json!({ "n": i })).to_string();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
+    let mut passed = 0;
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        match out.status.code() {
+            Some(0) => passed += 1,
+            Some(1) => assert_eq!(answer["error"]["category"], "rate_limited", "{answer}"),
+            other => panic!("{other:?}: {}", String::from_utf8_lossy(&out.stderr)),
+        }
+    }
+    assert_eq!(passed, 4);
+    // Four streams of one caller, six lines each: four lines pass in all, and the loop
+    // breaker lets the same call through twice in all, not twice per stream.
+    let mut streams: Vec<_> = (0..4)
+        .map(|_| spawn(&["--caller", "b", "--jsonl"]))
+        .chain((0..4).map(|_| spawn(&["--caller", "c", "--session", "s", "--jsonl"])))
+        .collect();
+    for (i, child) in streams.iter_mut().enumerate() {
+        let lines: String = (0..6)
+            .map(|j| {
+                let args = if i < 4 {
+                    json!({ "n": j, "s": i })
+                } else {
+                    json!({})
+                };
+                format!("{}\n", call("t", args))
+            })
+            .collect();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(lines.as_bytes())
+            .unwrap();
+    }
+    let (mut rate, mut looped) = (0, 0);
+    for (i, child) in streams.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text.lines().count(), 6);
+        for line in text.lines() {
+            let answer: Value = serde_json::from_str(line).unwrap();
+            if answer.get("error").is_none() {
+                if i < 4 {
+                    rate += 1;
+                } else {
+                    looped += 1;
+                }
+            }
+        }
+    }
+    assert_eq!((rate, looped), (4, 2));
+}
+
 #[test]
 fn the_loop_breaker_refuses_the_third_identical_call_within_a_minute() {
     let sb = Sandbox::new();

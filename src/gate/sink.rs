@@ -206,11 +206,15 @@ impl Facts for TelemetrySink {
         let stored = match self.read.get(&(key.clone(), window)) {
             Some(c) => *c,
             None => {
-                let store = match &self.recorder {
-                    Ok(r) => r.store(),
+                let recorder = match &mut self.recorder {
+                    Ok(r) => r,
                     Err(reason) => return Err(reason.clone()),
                 };
-                let c = telemetry::count(store, key, since_ms, cap).map_err(|e| e.to_string())?;
+                // Counted under the write lock, held until this group's rows are committed:
+                // a process counting at the same moment waits, then sees these calls.
+                recorder.lock().map_err(|e| e.to_string())?;
+                let c = telemetry::count(recorder.store(), key, since_ms, cap)
+                    .map_err(|e| e.to_string())?;
                 self.read.insert((key.clone(), window), c);
                 c
             }
