@@ -260,7 +260,7 @@ impl Store {
             .busy_timeout(options.busy_timeout)
             .map_err(|e| StoreError::from_sqlite(path, e))?;
         store.refuse_foreign()?;
-        store.set_pragmas()?;
+        store.set_pragmas(options.busy_timeout)?;
         store.migrate()?;
         Ok(store)
     }
@@ -334,13 +334,10 @@ impl Store {
         StoreError::from_sqlite(&self.path, e)
     }
 
-    fn set_pragmas(&mut self) -> Result<(), StoreError> {
+    fn set_pragmas(&mut self, busy_timeout: Duration) -> Result<(), StoreError> {
         let path = self.path.clone();
         let fail = |e| StoreError::from_sqlite(&path, e);
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(fail)?;
+        let mode = self.journal_mode_wal(busy_timeout).map_err(fail)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::NoWal { path, mode });
         }
@@ -350,6 +347,30 @@ impl Store {
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384; PRAGMA wal_autocheckpoint = 16384;")
             .map_err(fail)?;
         Ok(())
+    }
+
+    /// Switches the store to WAL and returns the journal mode it is in. Switching needs the
+    /// file to itself, and SQLite answers "busy" at once rather than call the busy handler
+    /// when another process has it open (two processes setting up one new store), so this
+    /// tries again until the busy timeout has passed.
+    fn journal_mode_wal(&self, busy_timeout: Duration) -> rusqlite::Result<String> {
+        let deadline = std::time::Instant::now() + busy_timeout;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            {
+                Err(e)
+                    if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                        && std::time::Instant::now() + pause < deadline =>
+                {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                answer => return answer,
+            }
+        }
     }
 
     fn refuse_foreign(&self) -> Result<(), StoreError> {
