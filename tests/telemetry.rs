@@ -404,9 +404,51 @@ fn db_info_reports_tables_and_span() {
     );
 }
 
-/// Runs metagate as someone who may not write in `folders` (made read-only here): this user
-/// when it is not root, else `nobody` through `setpriv`, since root writes anywhere. None when
-/// neither can be arranged.
+/// A command running metagate as someone permissions apply to: this user when it is not
+/// root, else `nobody` through `setpriv` (the sandbox then given to `nobody`), since root
+/// writes anywhere. None when neither can be arranged.
+#[cfg(target_os = "linux")]
+fn unprivileged(sb: &Sandbox) -> Option<std::process::Command> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let euid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        .unwrap();
+    if euid != "0" {
+        return Some(sb.std_cmd());
+    }
+    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())?;
+    fn give(p: &Path) {
+        std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+        if p.is_dir() {
+            for e in std::fs::read_dir(p).unwrap() {
+                give(&e.unwrap().path());
+            }
+        }
+    }
+    give(sb.path());
+    let mut c = std::process::Command::new(setpriv);
+    c.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        common::BIN,
+    ]);
+    c.env_clear().current_dir(sb.path());
+    for (k, v) in [
+        ("HOME", sb.path().to_path_buf()),
+        ("PATH", "/usr/bin:/bin".into()),
+    ] {
+        c.env(k, v);
+    }
+    Some(c)
+}
+
+/// Runs metagate as someone who may not write in `folders` (made read-only here; see
+/// [`unprivileged`]). None when that cannot be arranged.
 #[cfg(target_os = "linux")]
 fn run_without_write_access(
     sb: &Sandbox,
@@ -414,44 +456,7 @@ fn run_without_write_access(
     args: &[&str],
 ) -> Option<std::process::Output> {
     use std::os::unix::fs::PermissionsExt;
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let euid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|ids| ids.split_whitespace().nth(1))
-        .unwrap();
-    let root = euid == "0";
-    let mut cmd = if root {
-        let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
-            .into_iter()
-            .find(|p| Path::new(p).exists())?;
-        fn give(p: &Path) {
-            std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
-            if p.is_dir() {
-                for e in std::fs::read_dir(p).unwrap() {
-                    give(&e.unwrap().path());
-                }
-            }
-        }
-        give(sb.path());
-        let mut c = std::process::Command::new(setpriv);
-        c.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            common::BIN,
-        ]);
-        c.env_clear().current_dir(sb.path());
-        for (k, v) in [
-            ("HOME", sb.path().to_path_buf()),
-            ("PATH", "/usr/bin:/bin".into()),
-        ] {
-            c.env(k, v);
-        }
-        c
-    } else {
-        sb.std_cmd()
-    };
+    let mut cmd = unprivileged(sb)?;
     for folder in folders {
         for e in std::fs::read_dir(folder).unwrap() {
             std::fs::set_permissions(e.unwrap().path(), PermissionsExt::from_mode(0o444)).unwrap();
@@ -464,6 +469,78 @@ fn run_without_write_access(
         std::fs::set_permissions(folder, PermissionsExt::from_mode(0o755)).unwrap();
     }
     Some(out)
+}
+
+/// Reading a store this process may not write, in a folder it may write, creates nothing
+/// beside it: SQLite's `-wal`/`-shm` made by such a reader belonged to it and carried the
+/// store's mode of the moment, and locked the store's owner out (every gate call failed
+/// closed) until someone deleted them.
+#[cfg(target_os = "linux")]
+#[test]
+fn reading_a_store_one_may_not_write_leaves_its_owner_able_to() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let db = sb.path().join("shared").join("m.db");
+    let db_arg = db.to_str().unwrap().to_string();
+    let line = "{\"type\":\"outcome\",\"tool\":\"calculator\",\"status\":\"ok\"}\n";
+    let record = |cmd: &mut std::process::Command| {
+        let mut child = cmd
+            .args(["--db", &db_arg, "record"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(line.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    assert_eq!(record(&mut sb.std_cmd()).status.code(), Some(0));
+    let Some(_) = unprivileged(&sb) else {
+        eprintln!("skipped: running as root without setpriv");
+        return;
+    };
+    // The owner makes the store read-only for a moment; a look at it meanwhile...
+    std::fs::set_permissions(&db, PermissionsExt::from_mode(0o444)).unwrap();
+    for args in [
+        &["db", "info", "--format", "json"][..],
+        &["tools", "health", "--format", "json"],
+        &["permit", "list", "--format", "json"],
+        &["evaluate", "--dry-run", "--format", "json"],
+    ] {
+        let out = unprivileged(&sb)
+            .unwrap()
+            .args(["--db", &db_arg])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let names: Vec<_> = std::fs::read_dir(db.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["m.db"], "{args:?} left files beside the store");
+    }
+    // ...leaves the store writable by its owner once it is writable again.
+    std::fs::set_permissions(&db, PermissionsExt::from_mode(0o644)).unwrap();
+    let out = record(&mut unprivileged(&sb).unwrap());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(count(&db, "outcomes"), 2);
 }
 
 /// A store in a folder the reader may not write (another user's, a read-only mount) is read
@@ -938,4 +1015,73 @@ fn processes_setting_up_one_new_store_all_get_it() {
         }
         assert_eq!(count(&db, "outcomes"), PROCESSES as i64, "trial {trial}");
     }
+}
+
+/// A device or a pipe given as the store is refused by name, before anything opens it (a
+/// pipe would wait for a writer), by readers and writers alike.
+#[cfg(unix)]
+#[test]
+fn a_device_or_a_pipe_is_not_a_store() {
+    let sb = Sandbox::new();
+    let fifo = sb.path().join("events.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut paths = vec!["/dev/null".to_string()];
+    if made {
+        paths.push(fifo.display().to_string());
+    }
+    for path in &paths {
+        for args in [&["db", "info"][..], &["record", "-"], &["tools", "health"]] {
+            let out = sb
+                .cmd()
+                .args(["--db", path])
+                .args(args)
+                .write_stdin("")
+                .timeout(Duration::from_secs(20))
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{path} {args:?}: {err}");
+            assert!(
+                err.contains(&format!("{path} is not a regular file")),
+                "{path} {args:?}: {err}"
+            );
+        }
+    }
+}
+
+/// `evaluate` waits for a store another process holds as long as the policy says
+/// (`telemetry.busy_timeout_ms`), as every other command does, and says so.
+#[test]
+fn evaluate_waits_as_long_as_the_policy_says() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("held.db");
+    let policy = sb.file("p.toml", "[telemetry]\nbusy_timeout_ms = 300\n");
+    let out = sb
+        .cmd()
+        .args(["--db", db.to_str().unwrap(), "record"])
+        .write_stdin("{\"type\":\"outcome\",\"tool\":\"t\",\"status\":\"ok\"}\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let holder = Connection::open(&db).unwrap();
+    holder
+        .execute_batch(
+            "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; INSERT INTO asks (ts_ms) VALUES (1);",
+        )
+        .unwrap();
+    for dry_run in [true, false] {
+        let mut args = vec!["--policy", policy.to_str().unwrap(), "--db"];
+        args.extend([db.to_str().unwrap(), "evaluate"]);
+        if dry_run {
+            args.push("--dry-run");
+        }
+        let out = sb.cmd().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("stayed locked for 300 ms"), "{err}");
+    }
+    holder.execute_batch("ROLLBACK").unwrap();
 }

@@ -21,11 +21,15 @@ pub const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Opens a store to read it: read-only, never created, never migrated, so evaluating someone
 /// else's shard (or a `--dry-run`) leaves its bytes alone. `None` for a file that holds no
-/// telemetry yet (an empty file or database); another program's database is an error.
-pub fn open_read_only(path: &Path) -> Result<Option<Connection>, StoreError> {
+/// telemetry yet (an empty file or database); another program's database is an error. A
+/// writer holding the store is waited for up to `busy_timeout`.
+pub fn open_read_only(
+    path: &Path,
+    busy_timeout: std::time::Duration,
+) -> Result<Option<Connection>, StoreError> {
     store::existing_file(path)?;
     let fail = |e| StoreError::from_sqlite(path, e);
-    let conn = store::open_read_only(path)?;
+    let conn = store::open_read_only(path, busy_timeout)?;
     if store::schema_version(&conn, path)? == 0 {
         return Ok(None);
     }

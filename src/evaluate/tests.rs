@@ -580,7 +580,9 @@ fn a_scan_reads_one_snapshot_and_says_where_it_ends() {
             .unwrap();
     };
     insert("before");
-    let reader = scan::open_read_only(&path).unwrap().unwrap();
+    let reader = scan::open_read_only(&path, crate::store::BUSY_TIMEOUT)
+        .unwrap()
+        .unwrap();
     let policy = crate::schema::Policy::builtin();
     let (agg, hw) = scan::scan(&reader, &policy, &window(), &t(), 0, 0, &mut |_, _| {
         insert("during")

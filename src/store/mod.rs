@@ -61,6 +61,8 @@ pub enum StoreError {
     Missing(PathBuf),
     /// The path names a folder, not the store's file.
     Folder(PathBuf),
+    /// The path names a device, a pipe or a socket.
+    NotAFile(PathBuf),
     NotADatabase(PathBuf),
     /// An SQLite database with tables of its own and no metagate schema: never migrated into.
     Foreign(PathBuf),
@@ -108,6 +110,11 @@ impl fmt::Display for StoreError {
                 "{} is a folder: the store is a file (for example {})",
                 p.display(),
                 p.join("metagate.db").display()
+            ),
+            StoreError::NotAFile(p) => write!(
+                f,
+                "{} is not a regular file (a device, a pipe or a socket): the store is a file; use another --db",
+                p.display()
             ),
             StoreError::NotADatabase(p) => {
                 write!(
@@ -238,9 +245,7 @@ impl Store {
 
     /// [`Store::open`] with options.
     pub fn open_with(path: &Path, options: Options) -> Result<Store, StoreError> {
-        if path.is_dir() {
-            return Err(StoreError::Folder(path.to_path_buf()));
-        }
+        file_kind(path)?;
         create_private(path)?;
         let conn = Connection::open_with_flags(
             path,
@@ -271,6 +276,12 @@ impl Store {
     /// works, and a write says the store cannot be written.
     pub fn open_existing(path: &Path, options: Options) -> Result<Store, StoreError> {
         existing_file(path)?;
+        // Not even tried for writing: SQLite would fall back to reading, but only after it
+        // made `-wal`/`-shm` files beside the store, this process's and with the store's mode
+        // of the moment, which then lock the store's owner out of it.
+        if !writable(path) {
+            return Store::open_read_only(path, options);
+        }
         match Store::open_with(path, options) {
             Err(StoreError::ReadOnly(_)) => Store::open_read_only(path, options),
             opened => opened,
@@ -279,15 +290,10 @@ impl Store {
 
     fn open_read_only(path: &Path, options: Options) -> Result<Store, StoreError> {
         let store = Store {
-            conn: open_read_only(path)?,
+            conn: open_read_only(path, options.busy_timeout)?,
             path: path.to_path_buf(),
         };
         let fail = |e| StoreError::from_sqlite(path, e);
-        BUSY_TIMEOUT_IN_USE.with(|t| t.set(options.busy_timeout));
-        store
-            .conn
-            .busy_timeout(options.busy_timeout)
-            .map_err(fail)?;
         store.refuse_foreign()?;
         match user_version(&store.conn).map_err(fail)? {
             SCHEMA_VERSION => Ok(store),
@@ -480,22 +486,45 @@ impl Store {
 
 /// That `path` names a file: a folder or nothing there is an error saying which.
 pub fn existing_file(path: &Path) -> Result<(), StoreError> {
-    if path.is_dir() {
-        return Err(StoreError::Folder(path.to_path_buf()));
-    }
-    if !path.is_file() {
+    if !path.exists() {
         return Err(StoreError::Missing(path.to_path_buf()));
     }
-    Ok(())
+    file_kind(path)
 }
 
-/// Opens an existing database read-only: nothing is created, changed or migrated.
+/// A folder, a device, a pipe or a socket cannot be the store: refused before anything opens
+/// it (opening a pipe would wait for a writer).
+fn file_kind(path: &Path) -> Result<(), StoreError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(StoreError::Folder(path.to_path_buf())),
+        Ok(m) if !m.is_file() => Err(StoreError::NotAFile(path.to_path_buf())),
+        _ => Ok(()),
+    }
+}
+
+/// Whether this process may write the file (opening it to write changes nothing).
+fn writable(path: &Path) -> bool {
+    std::fs::OpenOptions::new().write(true).open(path).is_ok()
+}
+
+/// `path` with `suffix` added to its name (`-wal`, `-shm`).
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Opens an existing database read-only: nothing is changed or migrated, and nothing is
+/// created beside a store this process may not write.
 ///
-/// Reading a WAL database takes its `-shm` file, which SQLite cannot create in a folder this
-/// process may not write. Where no `-wal` file holds changes, the database file alone is the
-/// whole store, and it is then read as immutable (without that file); where one does, reading
-/// the file alone would miss them, and that is an error saying so.
-pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+/// Reading a WAL database takes its `-shm` file, which SQLite makes when it is missing (or
+/// fails to, in a folder this process may not write), as this process and with the store's
+/// mode of the moment: made for a store its owner cannot be locked out of. Where no `-wal`
+/// file holds changes, the database file alone is the whole store, and it is then read as
+/// immutable (without those files); where one does, reading the file alone would miss them:
+/// that takes its `-shm` too, else it is an error saying so.
+pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
+    BUSY_TIMEOUT_IN_USE.with(|t| t.set(busy_timeout));
     let fail = |e| StoreError::from_sqlite(path, e);
     // SQLite says "cannot open" for a file it may not read as for a folder it may not write.
     std::fs::File::open(path).map_err(|source| StoreError::Io {
@@ -503,9 +532,31 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
         source,
     })?;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let changes_in_log = std::fs::metadata(sibling(path, "-wal")).is_ok_and(|m| m.len() > 0);
+    let immutable = || -> Result<Connection, StoreError> {
+        let conn =
+            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
+                .map_err(fail)?;
+        user_version(&conn).map_err(fail)?;
+        Ok(conn)
+    };
+    if !writable(path) {
+        let log = sibling(path, "-wal").exists();
+        return match (log && sibling(path, "-shm").exists(), changes_in_log) {
+            (false, false) => immutable(),
+            (false, true) => Err(StoreError::UnfoldedLog(path.to_path_buf())),
+            // Both files there (a writer may be at work): read through them, making nothing.
+            (true, _) => {
+                let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
+                conn.busy_timeout(busy_timeout).map_err(fail)?;
+                user_version(&conn).map_err(fail)?;
+                Ok(conn)
+            }
+        };
+    }
     let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
     // A writer may hold the file's lock for a moment: wait for it, as writers do.
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+    conn.busy_timeout(busy_timeout).map_err(fail)?;
     match user_version(&conn) {
         Ok(_) => Ok(conn),
         // SQLITE_READONLY_DIRECTORY: the `-shm` file could not be created.
@@ -516,18 +567,10 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
             ) =>
         {
             drop(conn);
-            let mut wal = path.as_os_str().to_owned();
-            wal.push("-wal");
-            if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+            if changes_in_log {
                 return Err(StoreError::UnfoldedLog(path.to_path_buf()));
             }
-            let conn = Connection::open_with_flags(
-                immutable_uri(path),
-                flags | OpenFlags::SQLITE_OPEN_URI,
-            )
-            .map_err(fail)?;
-            user_version(&conn).map_err(fail)?;
-            Ok(conn)
+            immutable()
         }
         Err(e) => Err(fail(e)),
     }

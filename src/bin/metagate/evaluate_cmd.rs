@@ -74,7 +74,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     let mut conns = Vec::new();
     let mut agg = Aggregate::default();
     for path in &paths {
-        match scan::open_read_only(path)? {
+        match scan::open_read_only(path, env.busy_timeout())? {
             Some(conn) => conns.push((path.clone(), conn)),
             None => agg.empty_stores.push(path.display().to_string()),
         }

@@ -84,6 +84,11 @@ impl Env {
     pub fn open_existing_store(&self) -> Result<Store, StoreError> {
         Store::open_existing(&self.db_path()?, self.store_options)
     }
+
+    /// How long a store another process holds is waited for (`telemetry.busy_timeout_ms`).
+    pub fn busy_timeout(&self) -> std::time::Duration {
+        self.store_options.busy_timeout
+    }
 }
 
 fn wall_clock_ms() -> i64 {
