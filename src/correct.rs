@@ -329,11 +329,20 @@ fn rename_args(
         let Some((target, kind)) = found else {
             continue;
         };
-        if args.contains_key(&target) {
-            report.warnings.push(format!(
-                "both {key:?} and {target:?} were given; kept {target:?} and left {key:?} as it was"
-            ));
-            shadowed.push(key.to_string());
+        if let Some(given) = args.get(&target) {
+            // Two values for one argument are two readings of the call, and the one left
+            // under the other name would reach a tool that reads it unchecked (a second
+            // path, past the path and grant checks). The same value twice is one reading.
+            if args.value_at(index).equals(&given.to_value()) {
+                report.warnings.push(format!(
+                    "both {key:?} and {target:?} were given, with the same value; kept {target:?} and left {key:?} as it was"
+                ));
+                shadowed.push(key.to_string());
+            } else {
+                problems
+                    .ambiguous
+                    .push((target.clone(), vec![target.clone(), key.to_string()]));
+            }
             continue;
         }
         if let Some(first) = claimed.get(&target) {
@@ -870,11 +879,20 @@ mod tests {
 
     #[test]
     fn alias_only_when_canonical_absent() {
-        let (r, out, report) = run_builtin("response", json!({"message":"a","text":"b"}));
+        // The same value under both names: one reading, the canonical name kept.
+        let (r, out, report) = run_builtin("response", json!({"message":"a","text":"a"}));
         r.unwrap();
-        assert_eq!(out, json!({"message":"a","text":"b"}));
+        assert_eq!(out, json!({"message":"a","text":"a"}));
         assert!(report.corrections.is_empty());
         assert_eq!(report.warnings.len(), 1);
+        // Two values: two readings, refused naming both names.
+        let (r, _, _) = run_builtin("response", json!({"message":"a","text":"b"}));
+        let e = r.unwrap_err();
+        assert_eq!(e.category, Category::InvalidParameters);
+        assert!(
+            e.message.contains("\"text\"") && e.message.contains("\"message\""),
+            "{e}"
+        );
     }
 
     #[test]

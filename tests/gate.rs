@@ -251,12 +251,39 @@ fn canonical_and_alias_both_present_keeps_canonical_and_warns() {
     let (out, code, _) = gate(
         &sb,
         &["--report"],
-        br#"{"tool_name":"response","tool_args":{"text":"kept","message":"ignored"}}"#,
+        br#"{"tool_name":"response","tool_args":{"text":"same","message":"same"}}"#,
     );
     assert_eq!(code, 0);
     assert_eq!(out["verdict"], "pass");
-    assert_eq!(out["call"]["tool_args"]["text"], "kept");
+    assert_eq!(out["call"]["tool_args"]["text"], "same");
     assert_eq!(out["warnings"].as_array().unwrap().len(), 1);
+}
+
+/// Two values under an argument's name and its alias are two readings: refused, never one of
+/// them passed on unchecked (a tool reading `file` would have read `/etc/passwd` past the path
+/// check of `path`).
+#[test]
+fn canonical_and_alias_with_two_values_are_refused() {
+    let sb = Sandbox::new();
+    for (input, names) in [
+        (
+            r#"{"tool_name":"response","tool_args":{"text":"kept","message":"other"}}"#,
+            ["text", "message"],
+        ),
+        (
+            r#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"terminal","code":"ls","command":"sudo id"}}"#,
+            ["code", "command"],
+        ),
+    ] {
+        let (out, code, _) = gate(&sb, &["--report"], input.as_bytes());
+        assert_eq!(code, 1, "{out}");
+        assert_eq!(out["error"]["category"], "invalid_parameters", "{out}");
+        assert_eq!(
+            out["error"]["details"]["ambiguous"][0]["candidates"],
+            json!(names),
+            "{out}"
+        );
+    }
 }
 
 #[test]
