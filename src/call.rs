@@ -624,6 +624,24 @@ impl<'a> Call<'a> {
         slot_value(slot).filter(|v| v.is_string() || v.is_number())
     }
 
+    /// Gives the call another tool name, written in the name's own place in the envelope.
+    pub fn rename(&mut self, name: String) {
+        let slots = slots(self.shape);
+        let holder = match slots.holder {
+            None => Some(&mut self.fields),
+            Some(key) => self.fields.iter_mut().find_map(|(k, slot)| match slot {
+                Slot::Holder(inner) if k == key => Some(inner),
+                _ => None,
+            }),
+        };
+        if let Some((_, slot)) =
+            holder.and_then(|fields| fields.iter_mut().find(|(k, _)| k == slots.name))
+        {
+            *slot = Slot::Owned(Value::String(name.clone()));
+        }
+        self.name = Cow::Owned(name);
+    }
+
     /// Writes the call in the shape it came in, the (corrected) arguments in their place.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         self.write_fields(&self.fields, slots(self.shape).holder.is_none(), out);

@@ -1436,3 +1436,56 @@ fn a_closed_stderr_keeps_the_exit_status() {
         assert_eq!(out.code(), Some(want), "{args:?}");
     }
 }
+
+/// A tool name the policy does not know but that folds (spaces, case, separators) to exactly
+/// one it does is read as that tool, and checked as it: passed unchecked, it would run for an
+/// agent that trims names or finds tools on a case-insensitive file system.
+#[test]
+fn a_tool_name_in_another_spelling_is_read_as_the_tool() {
+    let sb = Sandbox::new();
+    let policy = sb.file("p.toml", "[permit]\nrequire = [\"system_execute\"]\n");
+    let p = policy.to_str().unwrap();
+    for (sent, method) in [
+        ("Code_Execution_Tool", None),
+        ("code_execution_tool ", None),
+        ("code-execution-tool:x", Some("x")),
+    ] {
+        let call = json!({"id":"call_1","type":"function","function":{"name":sent,"arguments":"{\"runtime\":\"terminal\",\"code\":\"ls\"}"}});
+        let (out, code, _) = gate(&sb, &["--report"], call.to_string().as_bytes());
+        assert_eq!(code, 0, "{sent}: {out}");
+        assert_eq!(out["tool"], "code_execution_tool", "{sent}");
+        assert_eq!(out["method"], json!(method), "{sent}");
+        let name = method.map_or("code_execution_tool".to_string(), |m| {
+            format!("code_execution_tool:{m}")
+        });
+        assert_eq!(out["call"]["function"]["name"], json!(name), "{sent}");
+        assert_eq!(out["call"]["id"], "call_1", "{sent}");
+        let fix = &out["corrections"][0];
+        assert_eq!(
+            (fix["kind"].as_str(), fix["to"].as_str()),
+            (Some("envelope"), Some("code_execution_tool")),
+            "{sent}: {out}"
+        );
+        // Under a policy that requires a grant for the tool, the other spelling needs it too.
+        let (out, code, _) = gate(
+            &sb,
+            &["--policy", p, "--no-telemetry"],
+            call.to_string().as_bytes(),
+        );
+        assert_eq!(code, 1, "{sent}: {out}");
+        assert_eq!(out["error"]["category"], "confirmation_required", "{sent}");
+    }
+    // A name that folds to no tool, or to two, is left as sent.
+    let two = sb.file(
+        "two.toml",
+        "extends = \"none\"\n[gate]\nunknown_tools = \"pass\"\n[tools.read_file]\n[tools.readfile]\n",
+    );
+    let (out, code, _) = gate(
+        &sb,
+        &["--report", "--policy", two.to_str().unwrap()],
+        br#"{"name":"Read-File","arguments":{}}"#,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["tool"], "Read-File");
+    assert_eq!(out["corrections"], json!([]));
+}

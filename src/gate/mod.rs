@@ -230,6 +230,26 @@ fn decide_inner<'a>(
         }
     };
     let shape = call.shape;
+    // A name the policy does not know but that means one tool it does, spaces, case and
+    // separators aside: that tool, or it would pass unchecked (and run, for an agent that
+    // trims names or finds its tools on a case-insensitive file system).
+    let (sent, method) = split_method(&call.name);
+    if policy.tool(sent).is_none()
+        && let Some(known) = policy.tool_named_like(sent)
+    {
+        let renamed = match method {
+            Some(m) => format!("{known}:{m}"),
+            None => known.to_string(),
+        };
+        let mut fix = Correction::noted(
+            Kind::Envelope,
+            format!("read the tool name {sent:?} as {known:?}"),
+        );
+        fix.from = Value::String(sent.to_string());
+        fix.to = Value::String(known.to_string());
+        report.corrections.push(fix);
+        call.rename(renamed);
+    }
     let (tool, method) = split_method(&call.name);
     if let Some(lines) = explain.as_mut() {
         let how = dialect.map_or_else(String::new, |d| {

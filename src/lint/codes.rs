@@ -119,8 +119,9 @@ pub static CODES: &[Code] = &[
         severity: Severity::Warning,
         summary: "the envelope had to be normalized",
         explanation: "The gate would normalize the envelope: Agent Zero `tool`/`args` spellings, \
-            `tool_args` sent as a JSON string, or a text dialect (<function_calls>, <invoke>, \
-            <tool_call>) read and rewritten as an Agent Zero call.",
+            `tool_args` sent as a JSON string, a text dialect (<function_calls>, <invoke>, \
+            <tool_call>) read and rewritten as an Agent Zero call, or a tool name in another \
+            spelling (case, spaces, separators) read as the one tool it means.",
     },
     Code {
         code: "MG103",

@@ -353,6 +353,21 @@ impl Policy {
         self.tools.get(name)
     }
 
+    /// The one declared tool an unknown name means when spaces, case and separators are set
+    /// aside (`Code_Execution_Tool `, `code-execution-tool`), as argument names are matched;
+    /// None when no tool, or more than one, folds to it.
+    pub fn tool_named_like(&self, name: &str) -> Option<&str> {
+        let folded = fold_name(name);
+        if folded.is_empty() {
+            return None;
+        }
+        let mut found = self.tools.keys().filter(|t| fold_name(t) == folded);
+        match (found.next(), found.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
+        }
+    }
+
     /// How `record` normalizes boundary axes (built when asked: only `record` needs it).
     pub fn axis_table(&self) -> AxisTable {
         AxisTable::new(
