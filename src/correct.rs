@@ -46,9 +46,28 @@ pub fn run(
     args: &mut Args<'_>,
     report: &mut Report,
 ) -> Result<(), Box<ToolError>> {
+    run_for(
+        policy,
+        tool_name,
+        policy.tool(tool_name),
+        method,
+        args,
+        report,
+    )
+}
+
+/// [`run`] for a tool already looked up (`found`: `policy.tool(tool_name)`).
+pub fn run_for(
+    policy: &Policy,
+    tool_name: &str,
+    found: Option<&Tool>,
+    method: Option<&str>,
+    args: &mut Args<'_>,
+    report: &mut Report,
+) -> Result<(), Box<ToolError>> {
     strip(&policy.gate.strip, args, report);
     crate::permit::strip_grant_fields(policy, tool_name, args, report);
-    let Some(tool) = policy.tool(tool_name) else {
+    let Some(tool) = found else {
         return match policy.gate.unknown_tools {
             UnknownTools::Pass => {
                 report.warnings.push(unknown_tool_warning(tool_name));

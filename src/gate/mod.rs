@@ -234,9 +234,11 @@ fn decide_inner<'a>(
     // separators aside: that tool, or it would pass unchecked (and run, for an agent that
     // trims names or finds its tools on a case-insensitive file system).
     let (sent, method) = split_method(&call.name);
-    if policy.tool(sent).is_none()
+    let mut found = policy.tool(sent);
+    if found.is_none()
         && let Some(known) = policy.tool_named_like(sent)
     {
+        found = policy.tool(known);
         let renamed = match method {
             Some(m) => format!("{known}:{m}"),
             None => known.to_string(),
@@ -265,7 +267,7 @@ fn decide_inner<'a>(
             }));
         }
     }
-    let mut outcome = correct::run(policy, tool, method, &mut call.args, &mut report);
+    let mut outcome = correct::run_for(policy, tool, found, method, &mut call.args, &mut report);
     if let Some(lines) = explain.as_mut() {
         lines.extend(
             report

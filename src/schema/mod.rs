@@ -42,6 +42,11 @@ pub struct Policy {
     pub rules: Rules,
     /// What `policy check` warns about (the policy works, but may not mean what it says).
     pub warnings: Vec<PolicyError>,
+    /// Folded tool name (see [`fold_name`]) → the one tool it folds from; None where two do.
+    folded_tools: FxHashMap<String, Option<String>>,
+    /// Bit n set when a folded tool name is n bytes long (n < 64; bit 63 for longer ones): most
+    /// unknown names are told apart by length without folding them.
+    folded_lengths: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -127,7 +132,19 @@ impl Arg {
 
 /// How names are compared for case style: lowercase, without `_`, `-`, `.` or spaces, so
 /// `userId`, `user_id`, `UserId` and `user-id` fold to the same name.
+/// The bit of [`Policy::folded_lengths`] for a length.
+fn length_bit(len: usize) -> u64 {
+    1 << len.min(63)
+}
+
 pub fn fold_name(name: &str) -> String {
+    if name.is_ascii() {
+        return name
+            .bytes()
+            .filter(|b| !matches!(b, b'_' | b'-' | b'.' | b' '))
+            .map(|b| char::from(b.to_ascii_lowercase()))
+            .collect();
+    }
     name.chars()
         .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
         .flat_map(char::to_lowercase)
@@ -336,6 +353,16 @@ impl Policy {
             target.0.push((p.path, p.message));
         }
         if problems.0.is_empty() {
+            let mut folded_tools: FxHashMap<String, Option<String>> = FxHashMap::default();
+            for name in tools.keys() {
+                folded_tools
+                    .entry(fold_name(name))
+                    .and_modify(|one| *one = None)
+                    .or_insert_with(|| Some(name.clone()));
+            }
+            let folded_lengths = folded_tools
+                .keys()
+                .fold(0, |bits, name| bits | length_bit(name.len()));
             Ok(Policy {
                 origin,
                 file,
@@ -343,6 +370,8 @@ impl Policy {
                 tools,
                 rules,
                 warnings: warnings.located(source).0,
+                folded_tools,
+                folded_lengths,
             })
         } else {
             Err(problems.located(source))
@@ -357,15 +386,16 @@ impl Policy {
     /// aside (`Code_Execution_Tool `, `code-execution-tool`), as argument names are matched;
     /// None when no tool, or more than one, folds to it.
     pub fn tool_named_like(&self, name: &str) -> Option<&str> {
-        let folded = fold_name(name);
-        if folded.is_empty() {
-            return None;
+        if name.is_ascii() {
+            let len = name
+                .bytes()
+                .filter(|b| !matches!(b, b'_' | b'-' | b'.' | b' '))
+                .count();
+            if self.folded_lengths & length_bit(len) == 0 {
+                return None;
+            }
         }
-        let mut found = self.tools.keys().filter(|t| fold_name(t) == folded);
-        match (found.next(), found.next()) {
-            (Some(one), None) => Some(one),
-            _ => None,
-        }
+        self.folded_tools.get(&fold_name(name))?.as_deref()
     }
 
     /// How `record` normalizes boundary axes (built when asked: only `record` needs it).
