@@ -233,10 +233,10 @@ fn decide_inner<'a>(
     // A name the policy does not know but that means one tool it does, spaces, case and
     // separators aside: that tool, or it would pass unchecked (and run, for an agent that
     // trims names or finds its tools on a case-insensitive file system).
-    let (sent, method) = split_method(&call.name);
-    let mut found = policy.tool(sent);
+    let (mut tool, mut method) = split_method(&call.name);
+    let mut found = policy.tool(tool);
     if found.is_none()
-        && let Some(known) = policy.tool_named_like(sent)
+        && let Some(known) = policy.tool_named_like(tool)
     {
         found = policy.tool(known);
         let renamed = match method {
@@ -245,14 +245,14 @@ fn decide_inner<'a>(
         };
         let mut fix = Correction::noted(
             Kind::Envelope,
-            format!("read the tool name {sent:?} as {known:?}"),
+            format!("read the tool name {tool:?} as {known:?}"),
         );
-        fix.from = Value::String(sent.to_string());
+        fix.from = Value::String(tool.to_string());
         fix.to = Value::String(known.to_string());
         report.corrections.push(fix);
         call.rename(renamed);
+        (tool, method) = split_method(&call.name);
     }
-    let (tool, method) = split_method(&call.name);
     if let Some(lines) = explain.as_mut() {
         let how = dialect.map_or_else(String::new, |d| {
             format!(" from the {} text dialect", dialect_label(d))
