@@ -59,8 +59,13 @@ struct Env {
 
 impl Env {
     fn new() -> Env {
+        Env::with(POLICY)
+    }
+
+    /// A sandbox with `text` as its policy.
+    fn with(text: &str) -> Env {
         let sb = Sandbox::new();
-        let policy = sb.file("policy.toml", POLICY).display().to_string();
+        let policy = sb.file("policy.toml", text).display().to_string();
         Env { sb, policy }
     }
 
@@ -1083,5 +1088,136 @@ fn a_glob_scope_matches_resolved_paths() {
             ],
         );
         assert_eq!(code, 2, "{bad}: {err}");
+    }
+}
+
+/// A path the path check cannot resolve is covered by no scoped grant, whatever kept it from
+/// being resolved: `kind_when` skipped the path check, or the root is missing and the policy
+/// fails open on internal errors. Compared as written, `docs/../../../etc/passwd` lay "under"
+/// `docs`; the refusal suggests no command, as no scope could name such a path.
+#[test]
+fn an_unresolved_path_is_covered_by_no_scoped_grant() {
+    let env = Env::with(
+        r#"
+extends = "none"
+[tools.fetch]
+capability = "file_access"
+[tools.fetch.args.source]
+type = "string"
+enum = ["local", "archive"]
+default = "local"
+[tools.fetch.args.path]
+type = "string"
+required = true
+kind = "path"
+kind_when = { source = ["local"] }
+[tools.open]
+capability = "browser_control"
+[tools.open.args.source]
+type = "string"
+enum = ["web", "cache"]
+[tools.open.args.url]
+type = "string"
+kind = "url"
+kind_when = { source = ["web"] }
+[permit]
+require = ["file_access", "browser_control"]
+[paths]
+root = "."
+"#,
+    );
+    env.sb.file("docs/a.txt", "a");
+    env.grant(
+        &at(0),
+        &["--capability", "file_access", "--scope", "./docs"],
+    );
+    env.grant(
+        &at(0),
+        &[
+            "--capability",
+            "browser_control",
+            "--scope",
+            "*.example.org",
+        ],
+    );
+    let root = env.sb.path().canonicalize().unwrap();
+    let climb = format!("{}/docs/../../../../../../etc/passwd", root.display());
+    let fetch = |path: &str| {
+        env.gate(
+            &at(1),
+            &[],
+            "fetch",
+            json!({"source": "archive", "path": path}),
+        )
+    };
+    // Inside the grant's folder, resolved: covered even when the path check is skipped.
+    assert_eq!(fetch("docs/a.txt").1, 0);
+    for path in [climb.as_str(), "/etc/passwd"] {
+        let (r, code) = fetch(path);
+        assert_eq!(code, 1, "{path}: {r}");
+        let e = &r["error"];
+        assert_eq!(e["category"], "confirmation_required", "{r}");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .contains("cannot be resolved"),
+            "{r}"
+        );
+        assert!(e["details"].get("command").is_none(), "{r}");
+        assert!(
+            !e["suggestion"].as_str().unwrap().contains("permit grant"),
+            "{r}"
+        );
+    }
+    // A text with no host to read is no host, however it ends.
+    let (r, code) = env.gate(
+        &at(1),
+        &[],
+        "open",
+        json!({"source": "cache", "url": "cached copy of a.example.org"}),
+    );
+    assert_eq!(code, 1, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be resolved"),
+        "{r}"
+    );
+
+    // The root is missing and internal errors pass: the path check lets the call through,
+    // the grant check does not.
+    let env = Env::with(
+        r#"
+extends = "none"
+[gate]
+on_internal_error = "pass"
+[tools.file_read]
+capability = "file_access"
+[tools.file_read.args.path]
+type = "string"
+required = true
+kind = "path"
+[permit]
+require = ["file_access"]
+[paths]
+root = "./root"
+"#,
+    );
+    env.sb.file("root/docs/a.txt", "a");
+    env.grant(
+        &at(0),
+        &["--capability", "file_access", "--scope", "./docs"],
+    );
+    let root = env.sb.path().canonicalize().unwrap().join("root");
+    std::fs::rename(&root, env.sb.path().join("root.moved")).unwrap();
+    for path in [
+        format!("{}/docs/../../../../../../etc/passwd", root.display()),
+        format!("{}/docs/a.txt", root.display()),
+    ] {
+        let (r, code) = env.gate(&at(1), &[], "file_read", json!({ "path": path }));
+        assert_eq!(code, 1, "{path}: {r}");
+        assert_eq!(r["error"]["category"], "confirmation_required", "{r}");
     }
 }

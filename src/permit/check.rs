@@ -2,9 +2,7 @@
 //! passes only while a live grant covers the call. Runs after the argument-kind checks (so
 //! paths are already known to resolve inside the root) and before prerequisites and limits.
 
-use std::path::PathBuf;
-
-use super::{GrantId, Need, ScopeEntry, find, grant_command, needs_grant};
+use super::{GrantId, Need, ScopeEntry, Unresolved, find, grant_command, needs_grant};
 use crate::args::Args;
 use crate::error::{Category, ToolError};
 use crate::pathcheck::{self, Fs};
@@ -81,31 +79,40 @@ pub(crate) fn check(
         reason: reason.clone(),
         grant: nearest.clone(),
     });
-    let scope: Vec<ScopeEntry> = need
-        .paths
-        .iter()
-        .cloned()
-        .map(ScopeEntry::Path)
-        .chain(need.hosts.iter().cloned().map(ScopeEntry::Host))
-        .collect();
-    let command = grant_command(
-        capability,
-        context.session.as_deref(),
-        &scope,
-        policy.origin.as_deref(),
-        facts.grant_store(),
-    );
     let mut e = ToolError::new(
         Category::ConfirmationRequired,
         format!("{tool} needs an operator's grant for capability {capability}: {reason}"),
     )
     .tool(tool)
-    .suggest(format!(
-        "Do not retry: a person must allow this first. Ask the operator to run: {command}"
-    ))
     .detail("capability", capability)
-    .detail("rule", "permit.require")
-    .detail("command", command);
+    .detail("rule", "permit.require");
+    e = match need.unresolved.first() {
+        // No scope could name it, and a command that cannot allow the call is not suggested.
+        Some(u) => e.suggest(format!(
+            "Do not retry: the {} {:?} cannot be resolved ({}), and no grant scoped to paths or hosts covers what cannot be resolved",
+            u.what, u.text, u.why
+        )),
+        None => {
+            let scope: Vec<ScopeEntry> = need
+                .paths
+                .iter()
+                .cloned()
+                .map(ScopeEntry::Path)
+                .chain(need.hosts.iter().cloned().map(ScopeEntry::Host))
+                .collect();
+            let command = grant_command(
+                capability,
+                context.session.as_deref(),
+                &scope,
+                policy.origin.as_deref(),
+                facts.grant_store(),
+            );
+            e.suggest(format!(
+                "Do not retry: a person must allow this first. Ask the operator to run: {command}"
+            ))
+            .detail("command", command)
+        }
+    };
     if let Some(id) = nearest {
         e = e.detail("grant", id.to_string());
     }
@@ -113,8 +120,10 @@ pub(crate) fn check(
 }
 
 /// The resolved paths and hosts a call's `path` and `url` arguments name. A path that does
-/// not resolve inside the root was already refused by the argument-kind check; should one get
-/// here anyway it is kept as written, which no scope covers unless it names it exactly.
+/// not resolve inside the root (which the argument-kind check refuses, unless `kind_when`
+/// skipped it or the root is missing and `on_internal_error = "pass"`), or a URL with no host
+/// to read, is kept as unresolved: compared as written it could name anything
+/// (`docs/../../etc/passwd` starts with `docs`), so no scoped grant covers it.
 fn need_of<'a>(
     checker: &Checker,
     policy: &Policy,
@@ -137,19 +146,24 @@ fn need_of<'a>(
         // The same texts the kind check read, so a grant's scope covers every one of them.
         for s in crate::policy::texts(&value) {
             let s = &*s;
+            let unresolved = |what, why: String| Unresolved {
+                what,
+                text: s.to_string(),
+                why,
+            };
             match kind {
-                ArgKind::Path => need.paths.push(match checker.paths(fs) {
+                ArgKind::Path => match checker.paths(fs) {
                     Ok(rules) => match pathcheck::check(s, rules, fs) {
-                        Ok(rel) if rel == "." => rules.root().to_path_buf(),
-                        Ok(rel) => rules.root().join(&*rel),
-                        Err(_) => PathBuf::from(s),
+                        Ok(rel) if rel == "." => need.paths.push(rules.root().to_path_buf()),
+                        Ok(rel) => need.paths.push(rules.root().join(&*rel)),
+                        Err(e) => need.unresolved.push(unresolved("path", e.rule())),
                     },
-                    Err(_) => PathBuf::from(s),
-                }),
-                _ => need.hosts.push(match url_host(s) {
-                    Ok((_, host)) => host.into_owned(),
-                    Err(_) => s.to_string(),
-                }),
+                    Err(e) => need.unresolved.push(unresolved("path", e.clone())),
+                },
+                _ => match url_host(s) {
+                    Ok((_, host)) => need.hosts.push(host.into_owned()),
+                    Err(e) => need.unresolved.push(unresolved("URL", e)),
+                },
             }
         }
     }

@@ -342,6 +342,18 @@ pub struct Need<'a> {
     pub session: Option<&'a str>,
     pub paths: Vec<PathBuf>,
     pub hosts: Vec<String>,
+    /// Paths and URLs that could not be resolved (outside the root, refused by the path check,
+    /// no root to resolve them in, no host to read): no scoped grant covers them.
+    pub unresolved: Vec<Unresolved>,
+}
+
+/// A `path` or `url` argument's text that could not be resolved, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved {
+    /// `path` or `URL`.
+    pub what: &'static str,
+    pub text: String,
+    pub why: String,
 }
 
 /// Why one grant does not cover a call.
@@ -359,6 +371,9 @@ pub enum Miss {
     NothingToScope,
     PathOutside(PathBuf),
     HostOutside(String),
+    /// The grant is scoped, and a path or URL of the call could not be resolved: compared as
+    /// written it could lie anywhere (`docs/../../etc`), so no scope covers it.
+    Unresolved(Unresolved),
 }
 
 impl Miss {
@@ -384,6 +399,10 @@ impl Miss {
                 format!("grant {id} does not cover the path {}", p.display())
             }
             Miss::HostOutside(h) => format!("grant {id} does not cover the host {h}"),
+            Miss::Unresolved(u) => format!(
+                "grant {id} is scoped, and the {} {:?} cannot be resolved ({}), so no scope covers it",
+                u.what, u.text, u.why
+            ),
         }
     }
 }
@@ -409,6 +428,9 @@ pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
     }
     if grant.scope.is_empty() {
         return Ok(());
+    }
+    if let Some(u) = need.unresolved.first() {
+        return Err(Miss::Unresolved(u.clone()));
     }
     if need.paths.is_empty() && need.hosts.is_empty() {
         return Err(Miss::NothingToScope);

@@ -29,6 +29,19 @@ fn need<'a>(session: Option<&'a str>, paths: &[&str], hosts: &[&str]) -> Need<'a
         session,
         paths: paths.iter().map(PathBuf::from).collect(),
         hosts: hosts.iter().map(|h| h.to_string()).collect(),
+        unresolved: Vec::new(),
+    }
+}
+
+/// A need whose one path could not be resolved, with the path `resolved` beside it.
+fn unresolved<'a>(resolved: &[&str], text: &str) -> Need<'a> {
+    Need {
+        unresolved: vec![Unresolved {
+            what: "path",
+            text: text.to_string(),
+            why: "outside the root /w".to_string(),
+        }],
+        ..need(None, resolved, &[])
     }
 }
 
@@ -174,6 +187,27 @@ fn coverage_table() {
             need(None, &[], &[]),
             t,
             Err("names no path"),
+        ),
+        (
+            "scope: an unresolved path, lexically inside",
+            grant(&["/w/a"], None),
+            unresolved(&[], "/w/a/../../etc/passwd"),
+            t,
+            Err("cannot be resolved"),
+        ),
+        (
+            "scope: an unresolved path beside a covered one",
+            grant(&["/w/a", "/w/a/**"], None),
+            unresolved(&["/w/a/x"], "/w/a/../../etc/passwd"),
+            t,
+            Err("\"/w/a/../../etc/passwd\" cannot be resolved"),
+        ),
+        (
+            "unscoped: the whole capability, paths unread",
+            grant(&[], None),
+            unresolved(&[], "/etc/passwd"),
+            t,
+            Ok(()),
         ),
         (
             "host: exact",
