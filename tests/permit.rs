@@ -1221,3 +1221,58 @@ root = "./root"
         assert_eq!(r["error"]["category"], "confirmation_required", "{r}");
     }
 }
+
+/// A grant whose stored scope cannot be read covers nothing (read as empty, it covered the
+/// whole capability), and `list` shows it as unreadable, not as "(all)".
+#[test]
+fn a_grant_with_an_unreadable_scope_covers_nothing() {
+    let env = Env::new();
+    env.sb.file("docs/a.txt", "a");
+    env.sb.file("secret.txt", "s");
+    let id = env.grant(
+        &at(0),
+        &["--capability", "file_access", "--scope", "./docs"],
+    );
+    let read = |p: &str| env.gate(&at(1), &[], "file_read", json!({"path": p}));
+    assert_eq!(read("docs/a.txt").1, 0);
+    let db = env.sb.db();
+    for scope in [
+        "'not json'",
+        "'[{\"path\":\"/\"}]'",
+        "'null'",
+        "''",
+        "'[null]'",
+        "'[\"path:\"]'",
+        "'[\"host:\"]'",
+        "x'00ff'",
+        "42",
+    ] {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute(
+                &format!("UPDATE grants SET scope = {scope} WHERE id = ?1"),
+                [&id],
+            )
+            .unwrap();
+        for p in ["secret.txt", "docs/a.txt"] {
+            let (r, code) = read(p);
+            assert_needs_grant(&r, code, &format!("{scope}: {p}"));
+            assert!(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("unreadable"),
+                "{scope}: {r}"
+            );
+        }
+        let g = &env.list_all(&at(1))["grants"][0];
+        assert_eq!(g["scope"], Value::Null, "{scope}: {g}");
+        assert!(g["scope_error"].is_string(), "{scope}: {g}");
+        let (out, err, code) = env.run(&at(1), &["permit", "list"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("unreadable") && !out.contains("(all)"),
+            "{scope}: {out}"
+        );
+    }
+}

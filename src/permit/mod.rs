@@ -105,14 +105,36 @@ impl ScopeEntry {
         }
     }
 
-    /// Reads [`ScopeEntry::to_stored`] back.
-    pub fn from_stored(text: &str) -> ScopeEntry {
-        if let Some(p) = text.strip_prefix("path:") {
+    /// Reads [`ScopeEntry::to_stored`] back, or says why it cannot: a stored path or glob is
+    /// absolute, a host is a host name. An entry that cannot be read is never guessed at (an
+    /// empty path would lie "above" every path).
+    pub fn from_stored(text: &str) -> Result<ScopeEntry, String> {
+        let entry = if let Some(p) = text.strip_prefix("path:") {
             ScopeEntry::Path(PathBuf::from(p))
         } else if let Some(g) = text.strip_prefix("glob:") {
             ScopeEntry::Glob(g.to_string())
         } else {
             ScopeEntry::from_text(text)
+        };
+        match &entry {
+            ScopeEntry::Path(p) if !p.is_absolute() => {
+                Err(format!("scope entry {text:?} is not an absolute path"))
+            }
+            ScopeEntry::Glob(g)
+                if !g.starts_with('/')
+                    || globset::GlobBuilder::new(g)
+                        .literal_separator(true)
+                        .build()
+                        .is_err() =>
+            {
+                Err(format!(
+                    "scope entry {text:?} is not a glob over absolute paths"
+                ))
+            }
+            ScopeEntry::Host(h) if host_name(h).as_deref() != Ok(h.as_str()) => {
+                Err(format!("scope entry {text:?} is not a host name"))
+            }
+            _ => Ok(entry),
         }
     }
 
@@ -287,8 +309,11 @@ pub fn human_duration(ms: i64) -> String {
 pub struct Grant {
     pub id: GrantId,
     pub capability: String,
-    /// Empty: the whole capability.
+    /// Empty: the whole capability (unless `unreadable`).
     pub scope: Vec<ScopeEntry>,
+    /// Why the stored scope could not be read, when it could not: such a grant covers nothing
+    /// (an unreadable scope must never read as "everything").
+    pub unreadable: Option<String>,
     pub session: Option<String>,
     pub granted_at_ms: i64,
     pub expires_at_ms: i64,
@@ -367,6 +392,8 @@ pub enum Miss {
         bound: String,
         call: Option<String>,
     },
+    /// The grant's stored scope cannot be read: it covers nothing.
+    Unreadable(String),
     /// The grant is scoped and the call names no path or host to check it against.
     NothingToScope,
     PathOutside(PathBuf),
@@ -392,6 +419,9 @@ impl Miss {
                     "grant {id} is bound to session {bound:?}, and this call has no session"
                 ),
             },
+            Miss::Unreadable(why) => {
+                format!("grant {id} is unreadable ({why}), so it covers nothing")
+            }
             Miss::NothingToScope => format!(
                 "grant {id} is scoped, and this call names no path or host to check it against"
             ),
@@ -425,6 +455,9 @@ pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
             bound: bound.clone(),
             call: need.session.map(str::to_string),
         });
+    }
+    if let Some(why) = &grant.unreadable {
+        return Err(Miss::Unreadable(why.clone()));
     }
     if grant.scope.is_empty() {
         return Ok(());

@@ -29,13 +29,16 @@ const COLUMNS: &str = "id, capability, scope, session, granted_at_ms, expires_at
 
 fn grant_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
     let id: String = r.get(0)?;
-    let scope: String = r.get(2)?;
-    let scope: Vec<String> = serde_json::from_str(&scope).unwrap_or_default();
+    let (scope, unreadable) = match scope_of(r.get_ref(2)?) {
+        Ok(scope) => (scope, None),
+        Err(why) => (Vec::new(), Some(why)),
+    };
     Ok(Grant {
         // Rows are only written by `insert`, whose ids parse; a forged one still reads.
         id: GrantId::parse(&id).unwrap_or(GrantId(id)),
         capability: r.get(1)?,
-        scope: scope.iter().map(|s| ScopeEntry::from_stored(s)).collect(),
+        scope,
+        unreadable,
         session: r.get(3)?,
         granted_at_ms: r.get(4)?,
         expires_at_ms: r.get(5)?,
@@ -43,6 +46,20 @@ fn grant_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
         granted_by: r.get(7)?,
         reason: r.get(8)?,
     })
+}
+
+/// A stored scope: a JSON array of [`ScopeEntry::to_stored`] strings. Anything else (another
+/// format, a hand edit, a damaged row) is an error, and the grant then covers nothing: read
+/// as empty it would cover the whole capability.
+fn scope_of(value: rusqlite::types::ValueRef<'_>) -> Result<Vec<ScopeEntry>, String> {
+    let rusqlite::types::ValueRef::Text(bytes) = value else {
+        return Err("the stored scope is not text".to_string());
+    };
+    let entries: Vec<String> = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|text| serde_json::from_str(text).ok())
+        .ok_or("the stored scope is not a JSON list of strings")?;
+    entries.iter().map(|s| ScopeEntry::from_stored(s)).collect()
 }
 
 /// Stores a new grant and its `granted` event.

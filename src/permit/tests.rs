@@ -14,6 +14,7 @@ fn grant(scope: &[&str], session: Option<&str>) -> Grant {
         id: GrantId::from_bytes([7; 16]),
         capability: "system_execute".into(),
         scope: scope.iter().map(|s| ScopeEntry::from_text(s)).collect(),
+        unreadable: None,
         session: session.map(str::to_string),
         granted_at_ms: 1000 * MIN,
         expires_at_ms: 1005 * MIN,
@@ -208,6 +209,16 @@ fn coverage_table() {
             unresolved(&[], "/etc/passwd"),
             t,
             Ok(()),
+        ),
+        (
+            "unreadable scope: nothing",
+            Grant {
+                unreadable: Some("the stored scope is not a JSON list of strings".into()),
+                ..grant(&[], None)
+            },
+            need(None, &["/w/a"], &[]),
+            t,
+            Err("unreadable"),
         ),
         (
             "host: exact",
@@ -500,6 +511,39 @@ fn suggested_scopes_read_back_as_what_they_name() {
             (ScopeEntry::Host(h), ScopeInput::Host(t)) => assert_eq!(h, &t),
             (entry, read) => panic!("{entry:?} came back as {read:?}"),
         }
+    }
+}
+
+#[test]
+fn stored_scope_entries_read_back_or_say_why_not() {
+    for entry in [
+        ScopeEntry::Path("/w/docs".into()),
+        ScopeEntry::Path("/w/rep[1]".into()),
+        ScopeEntry::Glob("/w/docs/*.md".into()),
+        ScopeEntry::Host("example.com".into()),
+        ScopeEntry::Host("*.example.com".into()),
+    ] {
+        assert_eq!(ScopeEntry::from_stored(&entry.to_stored()), Ok(entry));
+    }
+    // Read back as shown, without the kind spelled out.
+    assert_eq!(
+        ScopeEntry::from_stored("/w/docs"),
+        Ok(ScopeEntry::Path("/w/docs".into()))
+    );
+    for bad in [
+        "path:",
+        "path:docs",
+        "",
+        "docs",
+        "glob:",
+        "glob:docs/*.md",
+        "glob:/w/[",
+        "host:",
+        "host:*.",
+        "host:a b",
+        "host:Example.com",
+    ] {
+        assert!(ScopeEntry::from_stored(bad).is_err(), "{bad:?}");
     }
 }
 

@@ -132,6 +132,7 @@ fn store_grant(r: &Request, env: &Env, now: i64) -> Result<Grant> {
         id: new_id()?,
         capability: r.capability.clone(),
         scope: r.scope.clone(),
+        unreadable: None,
         session: r.session.clone(),
         granted_at_ms: now,
         expires_at_ms: now.saturating_add(r.duration_ms),
@@ -148,7 +149,12 @@ fn grant_json(g: &Grant, now: i64) -> Value {
     json!({
         "id": g.id.as_str(),
         "capability": g.capability,
-        "scope": g.scope.iter().map(ScopeEntry::to_text).collect::<Vec<_>>(),
+        // An unreadable scope is no list: an empty one would read as the whole capability.
+        "scope": match g.unreadable {
+            None => json!(g.scope.iter().map(ScopeEntry::to_text).collect::<Vec<_>>()),
+            Some(_) => Value::Null,
+        },
+        "scope_error": g.unreadable,
         "session": g.session,
         "granted_at": format_time(g.granted_at_ms),
         "expires_at": format_time(g.expires_at_ms),
@@ -269,7 +275,9 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
                     table.add_row(vec![
                         g.id.to_string(),
                         one_line(&g.capability).into_owned(),
-                        if scope.is_empty() {
+                        if g.unreadable.is_some() {
+                            "(unreadable: covers nothing)".to_string()
+                        } else if scope.is_empty() {
                             "(all)".to_string()
                         } else {
                             scope.join("\n")
