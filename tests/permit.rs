@@ -266,10 +266,13 @@ fn a_session_bound_grant_covers_only_its_session() {
     );
     let (r, code) = env.gate(&at(1), &["--session", "s2"], "system_execute", ls.clone());
     assert_needs_grant(&r, code, "other session");
+    // Another session's ID and grant are not the caller's business.
+    let message = r["error"]["message"].as_str().unwrap();
     assert!(
-        r["error"]["message"].as_str().unwrap().contains("\"s1\""),
+        message.contains("session \"s2\"") && !message.contains("s1"),
         "{r}"
     );
+    assert!(r["error"]["details"].get("grant").is_none(), "{r}");
     // The suggestion binds the new grant to the caller's own session.
     assert!(
         r["error"]["suggestion"]
@@ -1275,4 +1278,80 @@ fn a_grant_with_an_unreadable_scope_covers_nothing() {
             "{scope}: {out}"
         );
     }
+}
+
+/// With grants in several sessions, a refusal explains with the caller's own grant (or a
+/// session-less one), and never names another session or its grant: not in the message, the
+/// details or the feedback, whether that grant is live, expired or revoked.
+#[test]
+fn a_refusal_never_names_another_sessions_grant() {
+    let env = Env::new();
+    env.sb.file("docs/a.txt", "a");
+    env.sb.file("secret.txt", "s");
+    let alices = env.grant(
+        &at(0),
+        &[
+            "--capability",
+            "file_access",
+            "--scope",
+            "./docs",
+            "--session",
+            "alice",
+        ],
+    );
+    let mut bobs = vec![env.grant(&at(1), &["--capability", "file_access", "--session", "bob"])];
+    bobs.push(env.grant(
+        &at(1),
+        &[
+            "--capability",
+            "file_access",
+            "--session",
+            "bob",
+            "--for",
+            "90s",
+        ],
+    ));
+    let revoked = env.grant(&at(1), &["--capability", "file_access", "--session", "bob"]);
+    assert_eq!(env.run(&at(2), &["permit", "revoke", &revoked]).2, 0);
+    bobs.push(revoked);
+    let leaks = |r: &Value| {
+        let text = r.to_string();
+        text.contains("bob") || bobs.iter().any(|id| text.contains(id.as_str()))
+    };
+    let read = |session: &str, p: &str| {
+        env.gate(
+            &at(3),
+            &["--session", session],
+            "file_read",
+            json!({ "path": p }),
+        )
+    };
+    assert_eq!(read("alice", "docs/a.txt").1, 0);
+    let (r, code) = read("alice", "secret.txt");
+    assert_needs_grant(&r, code, "alice, outside her scope");
+    assert!(!leaks(&r), "{r}");
+    assert_eq!(r["error"]["details"]["grant"], alices.as_str(), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not cover the path"),
+        "{r}"
+    );
+    // A caller with no grant of its own learns only that others' grants do not count.
+    for session in ["carol", "alice2"] {
+        let (r, code) = read(session, "docs/a.txt");
+        assert_needs_grant(&r, code, session);
+        assert!(!leaks(&r) && !r.to_string().contains("alice\""), "{r}");
+        assert!(r["error"]["details"].get("grant").is_none(), "{r}");
+    }
+    // A session-less grant explains before any other session's.
+    let unbound = env.grant(
+        &at(3),
+        &["--capability", "file_access", "--scope", "./docs/a.txt"],
+    );
+    let (r, code) = read("carol", "secret.txt");
+    assert_needs_grant(&r, code, "carol, with a session-less grant");
+    assert!(!leaks(&r), "{r}");
+    assert_eq!(r["error"]["details"]["grant"], unbound.as_str(), "{r}");
 }

@@ -2,7 +2,7 @@
 //! passes only while a live grant covers the call. Runs after the argument-kind checks (so
 //! paths are already known to resolve inside the root) and before prerequisites and limits.
 
-use super::{GrantId, Need, ScopeEntry, Unresolved, find, grant_command, needs_grant};
+use super::{GrantId, Need, Refusal, ScopeEntry, Unresolved, find, grant_command, needs_grant};
 use crate::args::Args;
 use crate::error::{Category, ToolError};
 use crate::pathcheck::{self, Fs};
@@ -66,8 +66,20 @@ pub(crate) fn check(
                 });
                 return Ok(());
             }
-            Err(None) => (format!("there is no grant for {capability}"), None),
-            Err(Some((id, miss))) => (miss.describe(&id), Some(id)),
+            Err(Refusal::NoGrant) => (format!("there is no grant for {capability}"), None),
+            Err(Refusal::Near(id, miss)) => (miss.describe(&id), Some(id)),
+            // Which sessions, and which grants, are not this caller's business.
+            Err(Refusal::OtherSessions) => (
+                match need.session {
+                    Some(s) => format!(
+                        "no grant for {capability} is bound to this call's session {s:?} or to no session"
+                    ),
+                    None => format!(
+                        "every grant for {capability} is bound to a session, and this call has no session"
+                    ),
+                },
+                None,
+            ),
         },
     };
     note(format_args!(

@@ -502,18 +502,32 @@ fn host_matches(pattern: &str, host: &str) -> bool {
     }
 }
 
-/// The first grant that covers the call, or why none does: the miss of the most recently
-/// granted one (a call with no grant at all gets `None`).
-pub fn find<'g>(
-    grants: &'g [Grant],
-    need: &Need<'_>,
-    now_ms: i64,
-) -> Result<&'g Grant, Option<(GrantId, Miss)>> {
+/// Why no grant covers a call, as far as the call may be told: a model in one session never
+/// learns another session's ID or grant ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// There is no grant for the capability at all.
+    NoGrant,
+    /// The nearest grant the call's session could use (bound to it, or to no session): the
+    /// most recently granted one, and why it misses.
+    Near(GrantId, Miss),
+    /// Every grant for the capability is bound to another session.
+    OtherSessions,
+}
+
+/// The first grant that covers the call, or why none does. The reason comes from a grant the
+/// call's own session could use (bound to it or to none; the most recently granted of them),
+/// never from one bound to another session, which is only said to exist.
+pub fn find<'g>(grants: &'g [Grant], need: &Need<'_>, now_ms: i64) -> Result<&'g Grant, Refusal> {
     let mut nearest: Option<(&Grant, Miss)> = None;
+    let mut others = false;
     for g in grants {
         match covers(g, need, now_ms) {
             Ok(()) => return Ok(g),
             Err(Miss::OtherCapability) => {}
+            Err(_) if g.session.is_some() && g.session.as_deref() != need.session => {
+                others = true;
+            }
             Err(m) => {
                 if nearest
                     .as_ref()
@@ -524,7 +538,11 @@ pub fn find<'g>(
             }
         }
     }
-    Err(nearest.map(|(g, m)| (g.id.clone(), m)))
+    Err(match nearest {
+        Some((g, m)) => Refusal::Near(g.id.clone(), m),
+        None if others => Refusal::OtherSessions,
+        None => Refusal::NoGrant,
+    })
 }
 
 /// The capabilities this policy requires a grant for, with the tools each unlocks.

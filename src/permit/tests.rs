@@ -323,9 +323,9 @@ fn find_takes_a_covering_grant_else_names_the_nearest_miss() {
     newer.id = GrantId::from_bytes([9; 16]);
     newer.granted_at_ms += 1;
     let grants = vec![old.clone(), newer.clone()];
-    let (id, miss) = find(&grants, &need(Some("s2"), &["/w/b"], &[]), t)
-        .unwrap_err()
-        .unwrap();
+    let Err(Refusal::Near(id, miss)) = find(&grants, &need(Some("s2"), &["/w/b"], &[]), t) else {
+        panic!("no nearest miss");
+    };
     assert_eq!(id, newer.id);
     assert!(matches!(miss, Miss::PathOutside(_)));
     assert_eq!(
@@ -334,7 +334,49 @@ fn find_takes_a_covering_grant_else_names_the_nearest_miss() {
             .id,
         old.id
     );
-    assert_eq!(find(&[], &need(None, &[], &[]), t).unwrap_err(), None);
+    assert_eq!(
+        find(&[], &need(None, &[], &[]), t).unwrap_err(),
+        Refusal::NoGrant
+    );
+}
+
+/// The reason comes from a grant the caller's session could use, however recent another
+/// session's grant is, whatever that one's miss; other sessions' grants are never named.
+#[test]
+fn find_never_explains_with_another_sessions_grant() {
+    let t = 1001 * MIN;
+    let mut own = grant(&["/w/docs"], Some("alice"));
+    own.id = GrantId::from_bytes([1; 16]);
+    let mut unbound = grant(&["/w/notes"], None);
+    unbound.id = GrantId::from_bytes([2; 16]);
+    unbound.granted_at_ms -= 1;
+    let mut bobs = grant(&[], Some("bob"));
+    bobs.granted_at_ms += 2;
+    let mut bobs_expired = bobs.clone();
+    bobs_expired.expires_at_ms = t - 1;
+    let mut bobs_revoked = bobs.clone();
+    bobs_revoked.revoked_at_ms = Some(t - 1);
+    for other in [bobs, bobs_expired, bobs_revoked] {
+        let grants = vec![other.clone(), own.clone(), unbound.clone()];
+        let alice = need(Some("alice"), &["/w/secret"], &[]);
+        match find(&grants, &alice, t) {
+            Err(Refusal::Near(id, Miss::PathOutside(_))) => assert_eq!(id, own.id),
+            got => panic!("{got:?}"),
+        }
+        // Without its own grant, the session-less one explains.
+        let grants = vec![other.clone(), unbound.clone()];
+        match find(&grants, &alice, t) {
+            Err(Refusal::Near(id, _)) => assert_eq!(id, unbound.id),
+            got => panic!("{got:?}"),
+        }
+        // With only another session's grant, it is not named.
+        for session in [Some("alice"), None] {
+            assert_eq!(
+                find(std::slice::from_ref(&other), &need(session, &[], &[]), t).unwrap_err(),
+                Refusal::OtherSessions
+            );
+        }
+    }
 }
 
 proptest! {
