@@ -1355,3 +1355,110 @@ fn a_refusal_never_names_another_sessions_grant() {
     assert!(!leaks(&r), "{r}");
     assert_eq!(r["error"]["details"]["grant"], unbound.as_str(), "{r}");
 }
+
+/// Runs a command as a rejection printed it, with `shell`, from another folder and home, at
+/// `now`: what an operator pasting it does.
+fn run_printed(shell: &str, command: &str, now: &str) -> std::process::Output {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let command = command.replacen("metagate", &format!("{} --now {now}", common::BIN), 1);
+    std::process::Command::new(shell)
+        .args(["-c", &command])
+        .env_clear()
+        .env("HOME", elsewhere.path())
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap()
+}
+
+/// The command a refusal suggests is taken by `permit grant` as printed, and the call then
+/// passes: for IPv6 hosts, hosts with `_`, URLs with a port, addresses spelled oddly, and a
+/// session that starts with `-`.
+#[test]
+fn every_suggested_command_is_taken_as_printed() {
+    let mut calls = vec![];
+    for url in [
+        "https://[::1]:8443/",
+        "https://[0:0::1]/x",
+        "https://[2001:DB8::0:1]/latest",
+        "https://my_host.example.com/",
+        "https://docs.example.com:8443/a",
+        "https://0x7f000001/",
+        "http://localhost:3000/",
+    ] {
+        calls.push((vec![], "browser_navigate", json!({ "url": url })));
+    }
+    for session in ["-k3x", "--x", "-"] {
+        calls.push((
+            vec![format!("--session={session}")],
+            "system_execute",
+            json!({"command": "ls"}),
+        ));
+    }
+    for (flags, tool, args) in calls {
+        // Each in its own store: a grant for one call must not cover the next.
+        let env = Env::new();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let (r, code) = env.gate(&at(0), &flags, tool, args.clone());
+        assert_needs_grant(&r, code, &args.to_string());
+        let command = r["error"]["details"]["command"].as_str().unwrap();
+        assert!(
+            r["error"]["suggestion"]
+                .as_str()
+                .unwrap()
+                .ends_with(command),
+            "{r}"
+        );
+        let out = run_printed("sh", command, &at(0));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (r, code) = env.gate(&at(1), &flags, tool, args);
+        assert_eq!((code, r["verdict"].as_str()), (0, Some("pass")), "{r}");
+    }
+}
+
+/// A scope with a port is refused with a spelling that works: a host scope covers every port.
+#[test]
+fn a_host_scope_with_a_port_is_refused_with_a_spelling_that_works() {
+    let env = Env::new();
+    for scope in ["docs.example.com:8443", "host:docs.example.com:8443"] {
+        let (_, err, code) = env.run(
+            &at(0),
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "browser_control",
+                "--scope",
+                scope,
+            ],
+        );
+        assert_eq!(code, 2, "{scope}: {err}");
+        let hinted = err
+            .split("write ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no spelling offered: {err}"));
+        assert_eq!(hinted, "host:docs.example.com", "{err}");
+    }
+    env.grant(
+        &at(0),
+        &[
+            "--capability",
+            "browser_control",
+            "--scope",
+            "host:docs.example.com",
+        ],
+    );
+    let (r, code) = env.gate(
+        &at(1),
+        &[],
+        "browser_navigate",
+        json!({"url": "https://docs.example.com:8443/"}),
+    );
+    assert_eq!(code, 0, "{r}");
+}

@@ -199,6 +199,14 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
     if t.contains('.') && host_name(t).is_ok() {
         return host_name(t).map(ScopeInput::Host);
     }
+    // `example.com:8443`: a host scope has no port, and the hint must be one that works.
+    if let Some((name, _)) = split_port(t)
+        && host_name(name).is_ok()
+    {
+        return Err(format!(
+            "scope {t:?}: a host scope covers every port of its host; write host:{name} for the host, or ./{t} for a folder of that name"
+        ));
+    }
     // With glob characters, `./{t}` would be read as a pattern: the literal spelling first.
     if has_glob(t) {
         return Err(format!(
@@ -224,20 +232,70 @@ fn glob_matches(glob: &str, path: &Path) -> bool {
         .is_ok_and(|g| g.compile_matcher().is_match(path))
 }
 
-fn host_name(h: &str) -> Result<String, String> {
-    let h = h.trim().trim_end_matches('.').to_ascii_lowercase();
-    let bare = h.strip_prefix("*.").unwrap_or(&h);
-    let ok = !bare.is_empty()
-        && bare
-            .split('.')
-            .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
-    if ok {
-        Ok(h)
-    } else {
-        Err(format!(
-            "{h:?} is not a host name (write example.com or *.example.com)"
-        ))
+/// Reads a host scope: a host name (`example.com`, `my_host.example.com`, `localhost`), a
+/// wildcard over a parent name (`*.example.com`), or an IP address (`127.0.0.1` in any
+/// spelling [`crate::policy::url_host`] reads, `[::1]` or `::1`), in the spelling `url_host`
+/// gives the hosts of calls: lower case, no trailing dot, an address canonical. A port is
+/// refused: a host scope covers every port of its host.
+fn host_name(text: &str) -> Result<String, String> {
+    let h = text.trim().to_ascii_lowercase();
+    let not_a_host = || {
+        format!("{h:?} is not a host name (write example.com, *.example.com, 127.0.0.1 or [::1])")
+    };
+    if let Some((name, _)) = split_port(&h) {
+        return Err(format!(
+            "{h:?}: a host scope covers every port of its host; write host:{name}"
+        ));
     }
+    // IPv6, bracketed (as URLs write it) or not.
+    if h.starts_with('[') || h.parse::<std::net::Ipv6Addr>().is_ok() {
+        let inner = match h.strip_prefix('[') {
+            Some(rest) => rest.strip_suffix(']').ok_or_else(not_a_host)?,
+            None => &h,
+        };
+        return crate::policy::canonical_host(&format!("[{inner}]"))
+            .map(std::borrow::Cow::into_owned)
+            .map_err(|_| not_a_host());
+    }
+    let h = h.trim_end_matches('.');
+    let (wild, bare) = match h.strip_prefix("*.") {
+        Some(parent) => (true, parent),
+        None => (false, h),
+    };
+    let labels_ok = !bare.is_empty()
+        && bare.split('.').all(|l| {
+            !l.is_empty()
+                && l.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        });
+    if !labels_ok {
+        return Err(not_a_host());
+    }
+    if wild {
+        // A wildcard is over names: `*.1.2.3` would be part of an address.
+        let last = &bare[bare.rfind('.').map_or(0, |k| k + 1)..];
+        if last.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "{h:?}: a wildcard covers the subdomains of a name, not of an address"
+            ));
+        }
+        return Ok(h.to_string());
+    }
+    // An address in another spelling (`0x7f000001`) is the address, as in calls.
+    crate::policy::canonical_host(bare)
+        .map(std::borrow::Cow::into_owned)
+        .map_err(|e| format!("{h:?} is not a host name: {e}"))
+}
+
+/// `name:port` split in two, when `text` is a host (or wildcard) name followed by a port.
+fn split_port(text: &str) -> Option<(&str, &str)> {
+    let (name, port) = text.rsplit_once(':')?;
+    let bracketed = name.starts_with('[') && name.ends_with(']');
+    (!port.is_empty()
+        && port.bytes().all(|b| b.is_ascii_digit())
+        && (bracketed || !name.contains([':', '[', ']']))
+        && !name.is_empty())
+    .then_some((name, port))
 }
 
 /// Reads a duration: `90s`, `5m`, `15m`, `1h`, `1h30m`, `2 hours`. Zero, negative, over
@@ -706,6 +764,15 @@ pub fn shell_word(s: &str) -> String {
     }
 }
 
+/// ` --flag VALUE`, quoted for a shell; `--flag=VALUE` when the value starts with `-`, which
+/// would otherwise be read as a flag of its own (`--session -k3x`).
+fn push_flag(cmd: &mut String, flag: &str, value: &str) {
+    cmd.push(' ');
+    cmd.push_str(flag);
+    cmd.push(if value.starts_with('-') { '=' } else { ' ' });
+    cmd.push_str(&shell_word(value));
+}
+
 /// The command that would allow a call: the capability, the session the call runs in, the
 /// paths and hosts it names, the policy file when it is not the default one, and the store
 /// the gate looks grants up in (an operator's own default store may be another).
@@ -718,15 +785,13 @@ pub fn grant_command(
 ) -> String {
     let mut cmd = String::from("metagate");
     cmd.push_str(&setup_flags(policy_file, store));
-    cmd.push_str(&format!(
-        " permit grant --capability {}",
-        shell_word(capability)
-    ));
+    cmd.push_str(" permit grant");
+    push_flag(&mut cmd, "--capability", capability);
     for s in scope {
-        cmd.push_str(&format!(" --scope {}", shell_word(&s.to_flag())));
+        push_flag(&mut cmd, "--scope", &s.to_flag());
     }
     if let Some(s) = session {
-        cmd.push_str(&format!(" --session {}", shell_word(s)));
+        push_flag(&mut cmd, "--session", s);
     }
     cmd.push_str(" --for 5m");
     cmd

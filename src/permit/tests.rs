@@ -456,6 +456,24 @@ fn scopes() {
         ("host:*.example.com", Ok(Host("*.example.com".into()))),
         ("path:./rep[1]/*.md", Ok(Literal("./rep[1]/*.md".into()))),
         ("path:src", Ok(Literal("src".into()))),
+        // Every host a call's URL can name, as `url_host` spells it.
+        ("host:[::1]", Ok(Host("[::1]".into()))),
+        ("host:::1", Ok(Host("[::1]".into()))),
+        ("host:[0:0::1]", Ok(Host("[::1]".into()))),
+        (
+            "host:my_host.example.com",
+            Ok(Host("my_host.example.com".into())),
+        ),
+        (
+            "my_host.example.com",
+            Ok(Host("my_host.example.com".into())),
+        ),
+        ("host:0x7f000001", Ok(Host("127.0.0.1".into()))),
+        ("127.0.0.1", Ok(Host("127.0.0.1".into()))),
+        (
+            "host:*.my_zone.example.com",
+            Ok(Host("*.my_zone.example.com".into())),
+        ),
     ];
     for (t, want) in cases {
         assert_eq!(parse_scope(t), want, "{t}");
@@ -466,9 +484,25 @@ fn scopes() {
         ("host:", "not a host"),
         ("host:a b", "not a host"),
         ("path: ", "names no file"),
+        ("host:[::1", "not a host"),
+        ("host:[nope]", "not a host"),
+        ("host:*.1.2.3", "not of an address"),
+        ("host:1.2.3.999", "not a host"),
     ] {
         let e = parse_scope(t).unwrap_err();
         assert!(e.contains(part), "{t}: {e}");
+    }
+    // A port is refused, with a spelling for the host that is taken as written.
+    for (t, host) in [
+        ("docs.example.com:8443", "host:docs.example.com"),
+        ("host:docs.example.com:8443", "host:docs.example.com"),
+        ("localhost:80", "host:localhost"),
+        ("host:[::1]:8443", "host:[::1]"),
+        ("*.example.com:443", "host:*.example.com"),
+    ] {
+        let e = parse_scope(t).unwrap_err();
+        assert!(e.contains(&format!("write {host}")), "{t}: {e}");
+        assert!(matches!(parse_scope(host), Ok(Host(_))), "{t}: {host}");
     }
     // The spelling the message offers for "the folder of that name" means exactly that, for
     // names a pattern reader would take otherwise.
@@ -541,6 +575,16 @@ fn suggested_scopes_read_back_as_what_they_name() {
         (ScopeEntry::Path("/w/{a,b}".into()), "path:/w/{a,b}"),
         (ScopeEntry::Glob("/w/docs/*.md".into()), "/w/docs/*.md"),
         (ScopeEntry::Host("example.com".into()), "host:example.com"),
+        (ScopeEntry::Host("[::1]".into()), "host:[::1]"),
+        (
+            ScopeEntry::Host("[fd00:ec2::254]".into()),
+            "host:[fd00:ec2::254]",
+        ),
+        (
+            ScopeEntry::Host("my_host.example.com".into()),
+            "host:my_host.example.com",
+        ),
+        (ScopeEntry::Host("127.0.0.1".into()), "host:127.0.0.1"),
     ] {
         assert_eq!(entry.to_flag(), flag);
         let read = parse_scope(flag).unwrap();
@@ -604,6 +648,12 @@ fn commands_are_quoted_for_a_shell() {
     assert_eq!(
         cmd,
         r"metagate --policy /p/policy.toml --db '/s/grants db' permit grant --capability file_access --scope '/w/it'\''s' --scope host:example.com --session 's 1' --for 5m"
+    );
+    // A session that starts with `-` is the flag's value, not a flag.
+    let cmd = grant_command("system_execute", Some("-k3x"), &[], None, None);
+    assert_eq!(
+        cmd,
+        "metagate permit grant --capability system_execute --session=-k3x --for 5m"
     );
 }
 
