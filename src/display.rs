@@ -26,6 +26,27 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` with every character [`unsafe_on_screen`] escaped as Rust writes it (`\n`, `\t`,
+/// `\u{1b}`), everything else as it is: for a model's text (a path, a host) inside a message
+/// whose lines mean something, such as a rejection's `feedback`. Borrowed when there was
+/// nothing to change.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(unsafe_on_screen) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if unsafe_on_screen(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Control characters, line and paragraph separators, and bidirectional formatting marks.
 pub fn unsafe_on_screen(c: char) -> bool {
     c.is_control()
@@ -67,6 +88,23 @@ mod tests {
             assert_eq!(one_line(text), *shown, "{text:?}");
             assert!(!one_line(text).chars().any(char::is_control), "{text:?}");
         }
+    }
+
+    #[test]
+    fn escaped_text_keeps_to_one_line() {
+        use super::escape_controls;
+        for (text, shown) in [
+            ("/w/docs", "/w/docs"),
+            ("a\nretryable: true", "a\\nretryable: true"),
+            ("t\tr\r", "t\\tr\\r"),
+            ("\u{1b}[2J", "\\u{1b}[2J"),
+            ("x\u{2028}y\u{202e}", "x\\u{2028}y\\u{202e}"),
+            ("naïve", "naïve"),
+        ] {
+            assert_eq!(escape_controls(text), shown, "{text:?}");
+            assert!(!escape_controls(text).chars().any(super::unsafe_on_screen));
+        }
+        assert!(matches!(escape_controls("/w/a"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -42,6 +42,7 @@
 //! access inside the root can swap a directory for a symlink (TOCTOU). Where that matters, open
 //! with `openat2(RESOLVE_BENEATH)` or run the tool in a mount namespace as well.
 
+use crate::display::escape_controls;
 use crate::needles::Needles;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -235,29 +236,36 @@ impl PathError {
             PathError::Scheme { scheme } => format!(
                 "path starts with the URI scheme `{scheme}:` (a tool that takes URIs would open what it names; give a plain path)"
             ),
+            // What the path resolved to is the model's text: its control characters are
+            // escaped, so that it cannot add lines to a rejection's feedback.
             PathError::Outside { root, resolved } => {
                 let room = root.as_os_str().len() + resolved.as_os_str().len();
                 let mut text = String::with_capacity(room + 32);
                 text.push_str("outside the root ");
                 push_path(&mut text, root);
                 text.push_str(" (resolves to ");
-                push_path(&mut text, resolved);
+                let mut shown = String::with_capacity(resolved.as_os_str().len());
+                push_path(&mut shown, resolved);
+                text.push_str(&escape_controls(&shown));
                 text.push(')');
                 text
             }
             PathError::Denied { glob, relative } => {
-                format!("matches deny rule `{glob}` ({relative})")
+                format!("matches deny rule `{glob}` ({})", escape_controls(relative))
             }
             PathError::NotAllowed { relative } => {
-                format!("matches no allow rule ({relative})")
+                format!("matches no allow rule ({})", escape_controls(relative))
             }
             PathError::SymlinkLoop { path } => {
-                format!("too many levels of symlinks at {}", path.display())
+                format!(
+                    "too many levels of symlinks at {}",
+                    escape_controls(&path.display().to_string())
+                )
             }
             PathError::NotUtf8 { resolved } => {
                 format!(
                     "resolves to a name that is not UTF-8 ({})",
-                    resolved.display()
+                    escape_controls(&resolved.display().to_string())
                 )
             }
         }

@@ -483,13 +483,19 @@ impl Miss {
             Miss::NothingToScope => format!(
                 "grant {id} is scoped, and this call names no path or host to check it against"
             ),
+            // Quoted and escaped: a path is the model's text, and must not add lines.
             Miss::PathOutside(p) => {
-                format!("grant {id} does not cover the path {}", p.display())
+                format!(
+                    "grant {id} does not cover the path {:?}",
+                    p.display().to_string()
+                )
             }
             Miss::HostOutside(h) => format!("grant {id} does not cover the host {h}"),
             Miss::Unresolved(u) => format!(
                 "grant {id} is scoped, and the {} {:?} cannot be resolved ({}), so no scope covers it",
-                u.what, u.text, u.why
+                u.what,
+                u.text,
+                crate::display::escape_controls(&u.why)
             ),
         }
     }
@@ -752,13 +758,38 @@ pub fn setup_flags(policy_file: Option<&Path>, store: Option<&Path>) -> String {
     flags
 }
 
-/// Quotes a word for a POSIX shell when it needs it.
+/// Quotes a word for a shell when it needs it, always on one line: a word holding a control
+/// character (a newline in a path a model sent) is written `$'…'` with escapes, which bash,
+/// zsh, ksh and POSIX.1-2024 shells read, rather than spread over lines a reader would take for
+/// lines of the message around it.
 pub fn shell_word(s: &str) -> String {
+    use std::fmt::Write as _;
     if !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@%+,".contains(&b))
     {
         s.to_string()
+    } else if s.chars().any(crate::display::unsafe_on_screen) {
+        let mut out = String::with_capacity(s.len() + 16);
+        out.push_str("$'");
+        for c in s.chars() {
+            match c {
+                '\\' => out.push_str(r"\\"),
+                '\'' => out.push_str(r"\'"),
+                '\n' => out.push_str(r"\n"),
+                '\t' => out.push_str(r"\t"),
+                '\r' => out.push_str(r"\r"),
+                // Each byte as three octal digits: never read together with what follows.
+                c if crate::display::unsafe_on_screen(c) => {
+                    for b in c.encode_utf8(&mut [0; 4]).bytes() {
+                        let _ = write!(out, "\\{b:03o}");
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        out
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
     }

@@ -152,7 +152,7 @@ fn coverage_table() {
             grant(&["/w/a"], None),
             need(None, &["/w/ab"], &[]),
             t,
-            Err("does not cover the path /w/ab"),
+            Err("does not cover the path \"/w/ab\""),
         ),
         (
             "scope: sibling file",
@@ -648,6 +648,11 @@ fn commands_are_quoted_for_a_shell() {
     assert_eq!(
         cmd,
         r"metagate --policy /p/policy.toml --db '/s/grants db' permit grant --capability file_access --scope '/w/it'\''s' --scope host:example.com --session 's 1' --for 5m"
+    );
+    // A word holding control characters stays on one line, in `$'…'`.
+    assert_eq!(
+        shell_word("/w/x\nretryable: it's\\\u{1b}[2J\u{202e}"),
+        r"$'/w/x\nretryable: it\'s\\\033[2J\342\200\256'"
     );
     // A session that starts with `-` is the flag's value, not a flag.
     let cmd = grant_command("system_execute", Some("-k3x"), &[], None, None);
