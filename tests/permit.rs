@@ -753,24 +753,41 @@ fn the_suggested_scope_for_a_glob_named_folder_is_literal() {
     assert_needs_grant(&r, code, "rep1/new.txt");
 }
 
+/// Without telemetry, or with a store that cannot be read, the gate cannot see grants: the
+/// call is refused, and the refusal says what keeps the gate from seeing them instead of
+/// suggesting a `permit grant` that could never help.
 #[test]
 fn without_telemetry_grants_fail_closed() {
-    let env = Env::new();
+    // Failing open on internal errors, so that the store's failure to record is not what
+    // refuses the call: grants fail closed whatever on_internal_error says.
+    let env = Env::with(&format!("{POLICY}\n[gate]\non_internal_error = \"pass\"\n"));
     env.grant(&at(0), &["--capability", "system_execute"]);
-    let (r, code) = env.gate(
-        &at(1),
-        &["--no-telemetry"],
-        "system_execute",
-        json!({"command": "ls"}),
-    );
-    assert_needs_grant(&r, code, "--no-telemetry");
-    assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("telemetry is off"),
-        "{r}"
-    );
+    std::fs::create_dir_all(env.sb.path().join("a-folder.db")).unwrap();
+    env.sb
+        .file("garbage.db", "this is not an SQLite file, not at all");
+    for (flags, says) in [
+        (vec!["--no-telemetry"], "telemetry is off"),
+        (
+            vec!["--db", "a-folder.db"],
+            "grants cannot be read from the telemetry store",
+        ),
+        (
+            vec!["--db", "garbage.db"],
+            "grants cannot be read from the telemetry store",
+        ),
+    ] {
+        let (r, code) = env.gate(&at(1), &flags, "system_execute", json!({"command": "ls"}));
+        assert_eq!(code, 1, "{flags:?}: {r}");
+        let e = &r["error"];
+        assert_eq!(e["category"], "confirmation_required", "{r}");
+        assert!(e["message"].as_str().unwrap().contains(says), "{r}");
+        let suggestion = e["suggestion"].as_str().unwrap();
+        assert!(
+            !suggestion.contains("permit grant") && suggestion.contains("no grant can allow"),
+            "{flags:?}: {r}"
+        );
+        assert!(e["details"].get("command").is_none(), "{r}");
+    }
 }
 
 #[test]

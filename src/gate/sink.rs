@@ -246,15 +246,19 @@ impl Facts for TelemetrySink {
         self.store_path.as_deref()
     }
 
-    fn grants(&mut self, capability: &str) -> Result<Vec<crate::permit::Grant>, String> {
+    fn grants(
+        &mut self,
+        capability: &str,
+    ) -> Result<Vec<crate::permit::Grant>, crate::permit::check::Unavailable> {
+        use crate::permit::check::Unavailable;
         if let Some(g) = self.grants_read.get(capability) {
             return Ok(g.clone());
         }
         let now = (self.now_ms)();
         let grants = match &self.recorder {
             Ok(r) => crate::permit::store::candidates(r.store().conn_ref(), capability, now)
-                .map_err(|e| r.store().err(e).to_string())?,
-            Err(reason) => return Err(reason.clone()),
+                .map_err(|e| Unavailable::Store(r.store().err(e).to_string()))?,
+            Err(reason) => return Err(Unavailable::Store(reason.clone())),
         };
         self.grants_read
             .insert(capability.to_string(), grants.clone());

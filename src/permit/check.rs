@@ -26,9 +26,40 @@ pub enum GrantCheck {
     },
 }
 
-/// Why grants could not be looked up when telemetry is off.
-pub const NO_STORE: &str =
-    "grants are kept in the telemetry store, and telemetry is off (--no-telemetry)";
+/// Why grants could not be looked up. Either way no grant can allow the call, so the refusal
+/// says what keeps the gate from seeing grants instead of suggesting one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unavailable {
+    /// `gate --no-telemetry`: there is no store to look in.
+    TelemetryOff,
+    /// The store could not be opened, or the grants in it could not be read.
+    Store(String),
+}
+
+impl Unavailable {
+    /// Why the call is refused, after "needs an operator's grant for capability …: ".
+    fn reason(&self) -> String {
+        match self {
+            Unavailable::TelemetryOff => {
+                "grants are kept in the telemetry store, and telemetry is off (--no-telemetry)"
+                    .to_string()
+            }
+            Unavailable::Store(e) => format!("grants cannot be read from the telemetry store: {e}"),
+        }
+    }
+
+    /// What the operator must do first.
+    fn suggestion(&self, capability: &str) -> String {
+        match self {
+            Unavailable::TelemetryOff => format!(
+                "Do not retry: this gate runs with --no-telemetry and cannot see grants, so no grant can allow this call; the operator must run the gate with telemetry on for {capability} to be allowed"
+            ),
+            Unavailable::Store(_) => format!(
+                "Do not retry: this gate cannot read grants from its telemetry store, so no grant can allow this call until the operator repairs the store (see `metagate db info`) for {capability} to be allowed"
+            ),
+        }
+    }
+}
 
 /// Checks the grant a call needs, if it needs one.
 #[allow(clippy::too_many_arguments)]
@@ -51,8 +82,13 @@ pub(crate) fn check(
         ..need_of(checker, policy, tool, args, fs)
     };
     let now = facts.now_ms();
+    let mut unavailable = None;
     let (reason, nearest) = match facts.grants(capability) {
-        Err(e) => (e, None),
+        Err(e) => {
+            let reason = e.reason();
+            unavailable = Some(e);
+            (reason, None)
+        }
         Ok(grants) => match find(&grants, &need, now) {
             Ok(g) => {
                 note(format_args!(
@@ -98,13 +134,15 @@ pub(crate) fn check(
     .tool(tool)
     .detail("capability", capability)
     .detail("rule", "permit.require");
-    e = match need.unresolved.first() {
+    e = match (unavailable, need.unresolved.first()) {
+        // A grant the gate cannot see would change nothing: no command is suggested.
+        (Some(why), _) => e.suggest(why.suggestion(capability)),
         // No scope could name it, and a command that cannot allow the call is not suggested.
-        Some(u) => e.suggest(format!(
+        (None, Some(u)) => e.suggest(format!(
             "Do not retry: the {} {:?} cannot be resolved ({}), and no grant scoped to paths or hosts covers what cannot be resolved",
             u.what, u.text, u.why
         )),
-        None => {
+        (None, None) => {
             let scope: Vec<ScopeEntry> = need
                 .paths
                 .iter()

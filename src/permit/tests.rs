@@ -857,7 +857,7 @@ fn checker_consults_grants_only_at_runtime() {
         ) -> Result<bool, String> {
             Ok(true)
         }
-        fn grants(&mut self, capability: &str) -> Result<Vec<Grant>, String> {
+        fn grants(&mut self, capability: &str) -> Result<Vec<Grant>, check::Unavailable> {
             Ok(self
                 .0
                 .iter()

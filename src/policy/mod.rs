@@ -43,9 +43,14 @@ pub trait Facts {
     fn completed(&mut self, session: &str, tool: &str, evidence: Evidence) -> Result<bool, String>;
     /// The grants for `capability` that may cover a call now (unrevoked and unexpired, and a
     /// few recent others so a refusal can say why); the checker decides which one covers it.
-    /// Without a store there are none to look up, and every call needing one is refused.
-    fn grants(&mut self, _capability: &str) -> Result<Vec<crate::permit::Grant>, String> {
-        Err(crate::permit::check::NO_STORE.to_string())
+    /// Without a store there are none to look up, and every call needing one is refused; the
+    /// error says which (telemetry off, or a store that cannot be opened or read), so the
+    /// refusal never suggests a grant the gate could not see.
+    fn grants(
+        &mut self,
+        _capability: &str,
+    ) -> Result<Vec<crate::permit::Grant>, crate::permit::check::Unavailable> {
+        Err(crate::permit::check::Unavailable::TelemetryOff)
     }
     /// What the grant check decided for the call being checked (audited with its decision).
     fn grant_checked(&mut self, _check: crate::permit::check::GrantCheck) {}
