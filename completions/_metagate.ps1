@@ -198,7 +198,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('grant', 'grant', [CompletionResultType]::ParameterValue, 'Allow a capability for a while')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show grants: the live ones, or (--all) every one with the audit trail')
-            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'End a grant now, or (--all) every live grant')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'End a grant now, or (--all) every grant not yet revoked')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -227,7 +227,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;permit;revoke' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
-            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Revoke every live grant (prints how many)')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Revoke every grant not yet revoked: live, dated later, and expired (so that none comes back if the clock moves back); prints how many were live')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -235,7 +235,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;permit;help' {
             [CompletionResult]::new('grant', 'grant', [CompletionResultType]::ParameterValue, 'Allow a capability for a while')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show grants: the live ones, or (--all) every one with the audit trail')
-            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'End a grant now, or (--all) every live grant')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'End a grant now, or (--all) every grant not yet revoked')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -303,7 +303,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;help;permit' {
             [CompletionResult]::new('grant', 'grant', [CompletionResultType]::ParameterValue, 'Allow a capability for a while')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show grants: the live ones, or (--all) every one with the audit trail')
-            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'End a grant now, or (--all) every live grant')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'End a grant now, or (--all) every grant not yet revoked')
             break
         }
         'metagate;help;permit;grant' {

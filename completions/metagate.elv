@@ -173,7 +173,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand grant 'Allow a capability for a while'
             cand list 'Show grants: the live ones, or (--all) every one with the audit trail'
-            cand revoke 'End a grant now, or (--all) every live grant'
+            cand revoke 'End a grant now, or (--all) every grant not yet revoked'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;permit;grant'= {
@@ -199,14 +199,14 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;permit;revoke'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
-            cand --all 'Revoke every live grant (prints how many)'
+            cand --all 'Revoke every grant not yet revoked: live, dated later, and expired (so that none comes back if the clock moves back); prints how many were live'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'metagate;permit;help'= {
             cand grant 'Allow a capability for a while'
             cand list 'Show grants: the live ones, or (--all) every one with the audit trail'
-            cand revoke 'End a grant now, or (--all) every live grant'
+            cand revoke 'End a grant now, or (--all) every grant not yet revoked'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;permit;help;grant'= {
@@ -257,7 +257,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;help;permit'= {
             cand grant 'Allow a capability for a while'
             cand list 'Show grants: the live ones, or (--all) every one with the audit trail'
-            cand revoke 'End a grant now, or (--all) every live grant'
+            cand revoke 'End a grant now, or (--all) every grant not yet revoked'
         }
         &'metagate;help;permit;grant'= {
         }

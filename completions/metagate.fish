@@ -139,7 +139,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "grant" -d 'Allow a capability for a while'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "revoke" -d 'End a grant now, or (--all) every live grant'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "revoke" -d 'End a grant now, or (--all) every grant not yet revoked'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l capability -d 'The capability to allow (one the policy\'s [permit] require names)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l scope -d 'Limit the grant to a file or folder (inside the policy\'s path root; path:NAME is never read as a glob), a path glob (./docs/*.md) or a host (example.com, *.example.com, host:NAME); repeatable' -r
@@ -159,11 +159,11 @@ complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_see
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l all -d 'Revoke every live grant (prints how many)'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l all -d 'Revoke every grant not yet revoked: live, dated later, and expired (so that none comes back if the clock moves back); prints how many were live'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "grant" -d 'Allow a capability for a while'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'End a grant now, or (--all) every live grant'
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'End a grant now, or (--all) every grant not yet revoked'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
@@ -180,4 +180,4 @@ complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "grant" -d 'Allow a capability for a while'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "revoke" -d 'End a grant now, or (--all) every live grant'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "revoke" -d 'End a grant now, or (--all) every grant not yet revoked'

@@ -675,15 +675,58 @@ fn revoke_all_counts_only_live_grants() {
     env.grant(&at(0), &["--capability", "file_access", "--for", "1h"]);
     let (out, err, code) = env.run(&at(10), &["permit", "revoke", "--all"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("revoked 2 grants"), "{out}");
+    assert!(
+        out.contains("revoked 2 grants (1 expired grant marked revoked too"),
+        "{out}"
+    );
+    // The expired one is revoked too (so that it stays over if the clock moves back).
     let statuses: Vec<String> = env.list_all(&at(10))["grants"]
         .as_array()
         .unwrap()
         .iter()
         .map(|g| g["status"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(statuses.iter().filter(|s| *s == "revoked").count(), 2);
-    assert_eq!(statuses.iter().filter(|s| *s == "expired").count(), 1);
+    assert_eq!(statuses, ["revoked", "revoked", "revoked"]);
+}
+
+/// `revoke --all` ends grants already expired at its clock, as a single `revoke` does: were
+/// the clock to move back, they would come alive again.
+#[test]
+fn revoke_all_ends_expired_grants_for_good() {
+    let env = Env::new();
+    env.grant(&at(0), &["--capability", "system_execute", "--for", "5m"]);
+    let ls = json!({"command": "ls"});
+    assert_eq!(env.gate(&at(1), &[], "system_execute", ls.clone()).1, 0);
+    let (out, err, code) = env.run(&at(60), &["permit", "revoke", "--all"]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(
+        err.contains("nothing to revoke: no grant is live (1 expired grant marked revoked too"),
+        "{err}"
+    );
+    // The clock moves back into the grant's five minutes: it stays over.
+    let (r, code) = env.gate(&at(1), &[], "system_execute", ls);
+    assert_needs_grant(
+        &r,
+        code,
+        "an expired grant revoked by --all, the clock moved back",
+    );
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("revoked"),
+        "{r}"
+    );
+    let events = env.list_all(&at(60))["events"].clone();
+    assert!(
+        events
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["event"] == "revoked"),
+        "{events}"
+    );
+    // Nothing left to revoke at all.
+    let (_, err, code) = env.run(&at(61), &["permit", "revoke", "--all"]);
+    assert_eq!(code, 1);
+    assert!(err.ends_with("no grant is live\n"), "{err}");
 }
 
 /// A grant dated later than now (the clock moved back) is not live, but it would come alive:

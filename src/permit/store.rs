@@ -245,25 +245,41 @@ fn revoke_in(tx: &Connection, g: &Grant, now_ms: i64, actor: Option<&str>) -> ru
     )
 }
 
-/// Revokes every grant not over at `now_ms`: the live ones and those dated later (which the
-/// clock moving back would otherwise bring to life after this); returns them.
+/// What `revoke --all` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RevokedAll {
+    /// Grants not over at `now_ms`: the live ones, and those dated later.
+    pub live: Vec<Grant>,
+    /// Grants already expired at `now_ms`, revoked too: were the clock to move back, they
+    /// would otherwise come alive again.
+    pub expired: Vec<Grant>,
+}
+
+/// Revokes every grant not yet revoked: the live ones, those dated later (which the clock
+/// moving back would otherwise bring to life after this), and the expired ones (which it would
+/// bring back), as a single `revoke` does.
 pub fn revoke_all(
     store: &mut Store,
     now_ms: i64,
     actor: Option<&str>,
-) -> Result<Vec<Grant>, StoreError> {
+) -> Result<RevokedAll, StoreError> {
     store.immediate(|tx| {
-        let live: Vec<Grant> = {
+        let unrevoked: Vec<Grant> = {
             let mut stmt = tx.prepare(&format!(
-                "SELECT {COLUMNS} FROM grants WHERE revoked_at_ms IS NULL AND expires_at_ms > ?1 \
-                   ORDER BY granted_at_ms"
+                "SELECT {COLUMNS} FROM grants WHERE revoked_at_ms IS NULL ORDER BY granted_at_ms, id"
             ))?;
-            stmt.query_map([now_ms], grant_of)?
+            stmt.query_map([], grant_of)?
                 .collect::<rusqlite::Result<_>>()?
         };
-        for g in &live {
-            revoke_in(tx, g, now_ms, actor)?;
+        let mut done = RevokedAll::default();
+        for g in unrevoked {
+            revoke_in(tx, &g, now_ms, actor)?;
+            if g.expires_at_ms > now_ms {
+                done.live.push(g);
+            } else {
+                done.expired.push(g);
+            }
         }
-        Ok(live)
+        Ok(done)
     })
 }

@@ -138,7 +138,7 @@ pub enum PermitCommand {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// End a grant now, or (--all) every live grant
+    /// End a grant now, or (--all) every grant not yet revoked
     Revoke {
         /// The grant id (mg_…, as `permit list` shows it)
         #[arg(
@@ -147,7 +147,8 @@ pub enum PermitCommand {
             conflicts_with = "all"
         )]
         id: Option<String>,
-        /// Revoke every live grant (prints how many)
+        /// Revoke every grant not yet revoked: live, dated later, and expired (so that none
+        /// comes back if the clock moves back); prints how many were live
         #[arg(long)]
         all: bool,
     },

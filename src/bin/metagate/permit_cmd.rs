@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use anyhow::{Context as _, Result, bail};
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use dialoguer::{Confirm, Input, Select, console::Term};
-use metagate::display::one_line;
+use metagate::display::{one_line, plural};
 use metagate::events::format_time;
 use metagate::pathcheck::RealFs;
 use metagate::permit::flow::{self, Offer, PromptError, Prompter, Request};
@@ -346,19 +346,28 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
             opened => opened?,
         };
         let done = grants::revoke_all(&mut store, now, Some(&who))?;
-        if done.is_empty() {
-            say!("metagate: nothing to revoke: no grant is live");
+        // Expired grants are revoked too, so that they stay over if the clock moves back;
+        // they are counted apart, as revoking them ends nothing that was live.
+        let expired = match done.expired.len() {
+            0 => String::new(),
+            n => format!(
+                " ({} marked revoked too, so that {} over if the clock moves back)",
+                plural(n, "expired grant", "expired grants"),
+                if n == 1 { "it stays" } else { "they stay" }
+            ),
+        };
+        if done.live.is_empty() {
+            say!("metagate: nothing to revoke: no grant is live{expired}");
             return Ok(Status::Rejected);
         }
         let mut out = crate::output::stdout();
-        for g in &done {
+        for g in &done.live {
             writeln!(out, "revoked {} ({})", g.id, g.capability)?;
         }
         writeln!(
             out,
-            "revoked {} grant{}",
-            done.len(),
-            if done.len() == 1 { "" } else { "s" }
+            "revoked {}{expired}",
+            plural(done.live.len(), "grant", "grants")
         )?;
         out.flush()?;
         return Ok(Status::Success);
