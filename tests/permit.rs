@@ -1600,3 +1600,42 @@ fn a_models_text_cannot_add_lines_to_a_refusal() {
     assert_eq!(r["error"]["category"], "policy_blocked", "{r}");
     one_refusal(&r);
 }
+
+/// Once a grant is stored, a failure to print it does not make `permit grant` look as if it
+/// could not run: exit 0, and a warning on stderr names the grant so it can be found and
+/// revoked.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_grant_that_cannot_be_printed_is_still_named() {
+    let env = Env::new();
+    for format in ["json", "table"] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = env
+            .sb
+            .std_cmd()
+            .args(["--policy", &env.policy, "--now", &at(0)])
+            .args(["permit", "grant", "--capability", "system_execute"])
+            .args(["--for", "30d", "--format", format])
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        let live = env.list_all(&at(0))["grants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["id"].as_str().unwrap().to_string())
+            .find(|id| err.contains(id.as_str()))
+            .unwrap_or_else(|| panic!("no stored grant named in {err}"));
+        assert!(
+            err.contains("warning: grant ")
+                && err.contains("could not be shown")
+                && err.contains(&format!("permit revoke {live}")),
+            "{err}"
+        );
+    }
+}

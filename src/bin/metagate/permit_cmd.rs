@@ -123,7 +123,26 @@ fn grant(g: &PermitGrantArgs, policy: &Policy, env: &Env, now: i64) -> Result<St
         );
     }
     let made = store_grant(&request, env, now)?;
-    print_grant(&made, g.format, now)?;
+    shown(&made, print_grant(&made, g.format, now))
+}
+
+/// Once stored, a grant is live whatever happens to its printing, and the command did what it
+/// was asked: a failure to print it (a full disk) is a warning on stderr that names the grant,
+/// so that it can be found and revoked, and the exit status stays 0 (an exit 2, "cannot run",
+/// would read as "nothing granted", and a retry would grant twice). A closed pipe ends quietly,
+/// as everywhere.
+fn shown(g: &Grant, printed: Result<()>) -> Result<Status> {
+    if let Err(e) = printed
+        && !crate::exit::is_broken_pipe(&e)
+    {
+        say!(
+            "metagate: warning: grant {} ({}) is stored and live until {}, but it could not be shown: {e:#}; `metagate permit list` shows it, `metagate permit revoke {}` ends it",
+            g.id,
+            one_line(&g.capability),
+            format_time(g.expires_at_ms),
+            g.id
+        );
+    }
     Ok(Status::Success)
 }
 
@@ -473,8 +492,7 @@ fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
     match answered {
         Ok(Some(request)) => {
             let g = store_grant(&request, env, now)?;
-            print_grant(&g, Format::Table, now)?;
-            Ok(Status::Success)
+            shown(&g, print_grant(&g, Format::Table, now))
         }
         Ok(None) | Err(PromptError::Cancelled) => {
             say!("metagate: nothing granted");
