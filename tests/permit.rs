@@ -1639,3 +1639,59 @@ fn a_grant_that_cannot_be_printed_is_still_named() {
         );
     }
 }
+
+/// `*.example.org` covers names under it, never ones with an empty label (`..example.org`,
+/// `a..example.org`), just as `.example.org` is refused as a scope; such a host is no host
+/// name, and the refusal suggests no command (`--scope` would refuse it).
+#[test]
+fn a_wildcard_host_never_covers_empty_labels() {
+    let env = Env::new();
+    env.grant(
+        &at(0),
+        &[
+            "--capability",
+            "browser_control",
+            "--scope",
+            "*.example.org",
+        ],
+    );
+    let nav = |u: &str| env.gate(&at(1), &[], "browser_navigate", json!({ "url": u }));
+    for url in ["https://a.example.org/", "https://a.b.example.org/x"] {
+        assert_eq!(nav(url).1, 0, "{url}");
+    }
+    for url in [
+        "https://.example.org/",
+        "https://..example.org/",
+        "https://a..example.org/",
+        "https://a.b..example.org/",
+        "https://..a.example.org/",
+    ] {
+        let (r, code) = nav(url);
+        assert_refused_without_command(&r, code, url);
+    }
+    let (_, err, code) = env.run(
+        &at(0),
+        &[
+            "permit",
+            "grant",
+            "--capability",
+            "browser_control",
+            "--scope",
+            "host:.example.org",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+}
+
+/// Refused as needing a grant, with no command suggested (no scope could name the host).
+fn assert_refused_without_command(r: &Value, code: i32, what: &str) {
+    assert_eq!(code, 1, "{what}: {r}");
+    assert_eq!(
+        r["error"]["category"], "confirmation_required",
+        "{what}: {r}"
+    );
+    assert!(
+        r["error"]["details"].get("command").is_none(),
+        "{what}: {r}"
+    );
+}

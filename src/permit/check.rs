@@ -211,7 +211,10 @@ fn need_of<'a>(
                     Err(e) => need.unresolved.push(unresolved("path", e.clone())),
                 },
                 _ => match url_host(s) {
-                    Ok((_, host)) => need.hosts.push(host.into_owned()),
+                    Ok((_, host)) => match super::host_problem(&host) {
+                        None => need.hosts.push(host.into_owned()),
+                        Some(why) => need.unresolved.push(unresolved("URL", why)),
+                    },
                     Err(e) => need.unresolved.push(unresolved("URL", e)),
                 },
             }

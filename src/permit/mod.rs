@@ -558,12 +558,21 @@ pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
 
 fn host_matches(pattern: &str, host: &str) -> bool {
     match pattern.strip_prefix("*.") {
-        // By labels: *.example.com covers a.example.com, not badexample.com.
+        // By labels: *.example.com covers a.example.com, not badexample.com, and not
+        // `..example.com` or `a..example.com` (no label is empty, as in a scope).
         Some(parent) => host
             .strip_suffix(parent)
-            .is_some_and(|rest| rest.len() > 1 && rest.ends_with('.')),
+            .and_then(|rest| rest.strip_suffix('.'))
+            .is_some_and(|labels| labels.split('.').all(|l| !l.is_empty())),
         None => pattern == host,
     }
+}
+
+/// Why a call's host (as `url_host` gives it) is no host name a scope could name, if it is
+/// not: one with an empty label (`.example.org`, `a..example.org`), which `--scope` refuses.
+pub fn host_problem(host: &str) -> Option<String> {
+    (!host.starts_with('[') && host.split('.').any(str::is_empty))
+        .then(|| format!("the host {host:?} has an empty label"))
 }
 
 /// Why no grant covers a call, as far as the call may be told: a model in one session never

@@ -263,6 +263,27 @@ fn coverage_table() {
             Err("host"),
         ),
         (
+            "host: wildcard, empty label",
+            grant(&["host:*.example.com"], None),
+            need(None, &[], &["a..example.com"]),
+            t,
+            Err("host"),
+        ),
+        (
+            "host: wildcard, empty labels only",
+            grant(&["host:*.example.com"], None),
+            need(None, &[], &["..example.com"]),
+            t,
+            Err("host"),
+        ),
+        (
+            "host: wildcard, two labels",
+            grant(&["host:*.example.com"], None),
+            need(None, &[], &["a.b.example.com"]),
+            t,
+            Ok(()),
+        ),
+        (
             "host scope, path call",
             grant(&["host:example.com"], None),
             need(None, &["/w/a"], &[]),
