@@ -1695,3 +1695,40 @@ fn assert_refused_without_command(r: &Value, code: i32, what: &str) {
         "{what}: {r}"
     );
 }
+
+/// A wildcard over a whole public suffix (`*.com`, `*.co.uk`, `*.github.io`) is refused: anyone
+/// can register or publish a name under one. Wildcards under a registered domain are fine.
+#[test]
+fn a_wildcard_over_a_public_suffix_is_refused() {
+    let env = Env::new();
+    let grant = |scope: &str| {
+        env.run(
+            &at(0),
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "browser_control",
+                "--scope",
+                scope,
+            ],
+        )
+    };
+    for scope in [
+        "host:*.com",
+        "*.co.uk",
+        "host:*.org.uk",
+        "*.com.au",
+        "host:*.github.io",
+        "*.uk",
+    ] {
+        let (out, err, code) = grant(scope);
+        assert_eq!((code, out.as_str()), (2, ""), "{scope}: {err}");
+        assert!(err.contains("public suffix"), "{scope}: {err}");
+    }
+    assert_eq!(env.list_all(&at(0))["grants"], json!([]));
+    for scope in ["*.example.co.uk", "host:*.docs.github.io"] {
+        let (_, err, code) = grant(scope);
+        assert_eq!(code, 0, "{scope}: {err}");
+    }
+}

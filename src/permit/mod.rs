@@ -131,7 +131,9 @@ impl ScopeEntry {
                     "scope entry {text:?} is not a glob over absolute paths"
                 ))
             }
-            ScopeEntry::Host(h) if host_name(h).as_deref() != Ok(h.as_str()) => {
+            // As written by `insert`: the syntax, not today's refusals (`*.com` granted before
+            // they existed still reads, and is shown for what it is).
+            ScopeEntry::Host(h) if host_syntax(h).as_deref() != Ok(h.as_str()) => {
                 Err(format!("scope entry {text:?} is not a host name"))
             }
             _ => Ok(entry),
@@ -196,12 +198,13 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
     if t.contains('/') || t == "." || t == ".." || t.starts_with('~') {
         return Ok(ScopeInput::Path(t.to_string()));
     }
-    if t.contains('.') && host_name(t).is_ok() {
+    // A host name (refused with its own reason when it is a wildcard over a public suffix).
+    if t.contains('.') && host_syntax(t).is_ok() {
         return host_name(t).map(ScopeInput::Host);
     }
     // `example.com:8443`: a host scope has no port, and the hint must be one that works.
     if let Some((name, _)) = split_port(t)
-        && host_name(name).is_ok()
+        && host_syntax(name).is_ok()
     {
         return Err(format!(
             "scope {t:?}: a host scope covers every port of its host; write host:{name} for the host, or ./{t} for a folder of that name"
@@ -232,12 +235,55 @@ fn glob_matches(glob: &str, path: &Path) -> bool {
         .is_ok_and(|g| g.compile_matcher().is_match(path))
 }
 
+/// Reads a host scope as [`host_syntax`] does, refusing a wildcard over a whole public suffix
+/// (`*.com`, `*.co.uk`, `*.github.io`): anyone can register or publish a name under one, so
+/// such a grant reaches hosts nobody meant to allow.
+fn host_name(text: &str) -> Result<String, String> {
+    let h = host_syntax(text)?;
+    if let Some(parent) = h.strip_prefix("*.")
+        && (!parent.contains('.') || PUBLIC_SUFFIXES.contains(&parent))
+    {
+        return Err(format!(
+            "{h:?} covers every host under the public suffix {parent}, where anyone can register a name; name the hosts (host:docs.example.com), or a wildcard under a registered domain (*.example.com)"
+        ));
+    }
+    Ok(h)
+}
+
+/// Public suffixes of more than one label: the common second-level registries of country
+/// domains, and shared hosting domains where anyone can publish under their own subdomain. A
+/// short list of the ones grants are likely to meet, not the whole Public Suffix List; every
+/// single label (`com`, `uk`, `localhost`) is refused besides.
+#[rustfmt::skip]
+const PUBLIC_SUFFIXES: &[&str] = &[
+    // Country domains' registries.
+    "ac.uk", "co.uk", "gov.uk", "ltd.uk", "me.uk", "net.uk", "nhs.uk", "org.uk", "plc.uk",
+    "police.uk", "sch.uk", "asn.au", "com.au", "edu.au", "gov.au", "id.au", "net.au", "org.au",
+    "ac.nz", "co.nz", "geek.nz", "govt.nz", "net.nz", "org.nz", "school.nz", "ac.jp", "co.jp",
+    "ed.jp", "go.jp", "gr.jp", "lg.jp", "ne.jp", "or.jp", "ac.kr", "co.kr", "go.kr", "ne.kr",
+    "or.kr", "re.kr", "ac.in", "co.in", "edu.in", "firm.in", "gen.in", "gov.in", "ind.in", "net.in",
+    "org.in", "res.in", "ac.za", "co.za", "edu.za", "gov.za", "net.za", "org.za", "com.br",
+    "edu.br", "gov.br", "net.br", "org.br", "ac.cn", "com.cn", "edu.cn", "gov.cn", "net.cn",
+    "org.cn", "com.hk", "edu.hk", "gov.hk", "net.hk", "org.hk", "com.tw", "edu.tw", "gov.tw",
+    "net.tw", "org.tw", "com.sg", "edu.sg", "gov.sg", "net.sg", "org.sg", "com.my", "edu.my",
+    "gov.my", "net.my", "org.my", "com.mx", "edu.mx", "gob.mx", "net.mx", "org.mx", "com.ar",
+    "edu.ar", "gob.ar", "net.ar", "org.ar", "com.co", "edu.co", "gov.co", "net.co", "org.co",
+    "com.tr", "edu.tr", "gen.tr", "gov.tr", "net.tr", "org.tr", "ac.il", "co.il", "gov.il",
+    "net.il", "org.il", "ac.id", "co.id", "go.id", "or.id", "web.id", "ac.th", "co.th", "go.th",
+    "in.th", "com.eg", "com.ng", "com.ph", "com.pk", "com.pl", "com.sa", "com.ua", "com.vn",
+    // Shared hosting: every customer's name sits under these.
+    "appspot.com", "azurewebsites.net", "blogspot.com", "cloudfront.net", "firebaseapp.com",
+    "fly.dev", "github.io", "gitlab.io", "glitch.me", "herokuapp.com", "netlify.app",
+    "ngrok-free.app", "ngrok.io", "onrender.com", "pages.dev", "readthedocs.io", "s3.amazonaws.com",
+    "vercel.app", "web.app", "workers.dev",
+];
+
 /// Reads a host scope: a host name (`example.com`, `my_host.example.com`, `localhost`), a
 /// wildcard over a parent name (`*.example.com`), or an IP address (`127.0.0.1` in any
 /// spelling [`crate::policy::url_host`] reads, `[::1]` or `::1`), in the spelling `url_host`
 /// gives the hosts of calls: lower case, no trailing dot, an address canonical. A port is
 /// refused: a host scope covers every port of its host.
-fn host_name(text: &str) -> Result<String, String> {
+fn host_syntax(text: &str) -> Result<String, String> {
     let h = text.trim().to_ascii_lowercase();
     let not_a_host = || {
         format!("{h:?} is not a host name (write example.com, *.example.com, 127.0.0.1 or [::1])")

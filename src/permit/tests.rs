@@ -513,6 +513,27 @@ fn scopes() {
         let e = parse_scope(t).unwrap_err();
         assert!(e.contains(part), "{t}: {e}");
     }
+    // A wildcard over a whole public suffix is refused, however it is spelled.
+    for t in [
+        "host:*.com",
+        "*.com",
+        "host:*.COM.",
+        "*.co.uk",
+        "host:*.github.io",
+        "*.s3.amazonaws.com",
+        "host:*.localhost",
+    ] {
+        let e = parse_scope(t).unwrap_err();
+        assert!(e.contains("public suffix"), "{t}: {e}");
+    }
+    for t in [
+        "*.example.co.uk",
+        "*.me.github.io",
+        "host:co.uk",
+        "host:com",
+    ] {
+        assert!(matches!(parse_scope(t), Ok(Host(_))), "{t}");
+    }
     // A port is refused, with a spelling for the host that is taken as written.
     for (t, host) in [
         ("docs.example.com:8443", "host:docs.example.com"),
