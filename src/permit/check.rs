@@ -1,6 +1,7 @@
 //! The gate's grant check: a tool whose capability the policy names in `[permit] require`
 //! passes only while a live grant covers the call. Runs after the argument-kind checks (so
-//! paths are already known to resolve inside the root) and before prerequisites and limits.
+//! paths usually are known to resolve inside the root; those that do not are covered by no
+//! scoped grant) and before prerequisites and limits.
 
 use super::{GrantId, Need, Refusal, ScopeEntry, Unresolved, find, grant_command, needs_grant};
 use crate::args::Args;
@@ -196,10 +197,11 @@ fn need_of<'a>(
         // The same texts the kind check read, so a grant's scope covers every one of them.
         for s in crate::policy::texts(&value) {
             let s = &*s;
+            // Why may hold the model's text (what a path resolved to): on one line.
             let unresolved = |what, why: String| Unresolved {
                 what,
                 text: s.to_string(),
-                why,
+                why: crate::display::escape_controls(&why).into_owned(),
             };
             match kind {
                 ArgKind::Path => match checker.paths(fs) {

@@ -482,6 +482,7 @@ pub struct Unresolved {
     /// `path` or `URL`.
     pub what: &'static str,
     pub text: String,
+    /// On one line: control characters escaped.
     pub why: String,
 }
 
@@ -539,9 +540,7 @@ impl Miss {
             Miss::HostOutside(h) => format!("grant {id} does not cover the host {h}"),
             Miss::Unresolved(u) => format!(
                 "grant {id} is scoped, and the {} {:?} cannot be resolved ({}), so no scope covers it",
-                u.what,
-                u.text,
-                crate::display::escape_controls(&u.why)
+                u.what, u.text, u.why
             ),
         }
     }
