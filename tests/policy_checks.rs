@@ -400,6 +400,11 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "env 'GIT_EDITOR=sudo id;' git commit -q --allow-empty",
         "env 'BASH_FUNC_ls%%=() { sudo id; }' bash -c ls",
         "x='a[$(sudo id >&2)]'; (( x ))",
+        // metagate itself, whatever the policy says: a model granting itself what it needs.
+        "metagate permit grant --capability system_execute --for 1h",
+        "/usr/local/bin/metagate --db x.db permit grant --capability file_access",
+        "sh -c 'metagate record events.jsonl'",
+        "echo x | xargs metagate policy check",
     ];
     let passing = [
         "ls -la",
@@ -419,6 +424,7 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "env 'LANG=C' sort notes.md",
         // Names that merely contain a protected name are other files.
         "cat app-metagate.toml metagate.toml.example",
+        "ls metagate-notes",
     ];
     for (policy, tool, arg, extra) in [
         (example(), "system_execute", "command", json!({})),

@@ -166,6 +166,17 @@ pub struct Setup<'a> {
     pub home: Option<PathBuf>,
 }
 
+/// The policy's denied command words and `metagate` itself, whatever the policy says: its
+/// commands make grants and write its store and policy, so a model that may run commands
+/// would otherwise grant itself what the operator has not (`metagate permit grant …`).
+fn with_own_command(words: &[String]) -> Vec<String> {
+    let mut words = words.to_vec();
+    if !words.iter().any(|w| w == "metagate") {
+        words.push("metagate".to_string());
+    }
+    words
+}
+
 impl Checker {
     pub fn new(policy: &Policy, setup: &Setup<'_>) -> Checker {
         let p = &policy.rules.paths;
@@ -187,7 +198,7 @@ impl Checker {
             },
             paths: OnceCell::new(),
             shell_constructs: policy.rules.shell.constructs.clone(),
-            shell_commands: policy.rules.shell.commands.clone(),
+            shell_commands: with_own_command(&policy.rules.shell.commands),
             plans: RefCell::default(),
         }
     }
