@@ -382,6 +382,10 @@ pub fn canonical_host(host: &str) -> Result<Cow<'_, str>, String> {
             bad as char
         ));
     }
+    if host.starts_with('.') || host.contains("..") {
+        // No host name has an empty label; `*.example.org` must not be met by `a..example.org`.
+        return Err(format!("the host {host:?} has an empty label"));
+    }
     let last = &host[host.rfind('.').map_or(0, |k| k + 1)..];
     if last.bytes().all(|b| b.is_ascii_digit()) || ipv4_number(last).is_some() {
         // A host ending in a number is an IPv4 address to browsers, or nothing.
@@ -472,6 +476,8 @@ fn plain_url_host(url: &str) -> Option<(&str, &str)> {
     // in one of its many spellings), are for the careful reading.
     if colon.is_some_and(|c| check_port(&rest[c..end]).is_err())
         || host[host.rfind('.').map_or(0, |k| k + 1)..].starts_with(|c: char| c.is_ascii_digit())
+        || host.starts_with('.')
+        || host.contains("..")
     {
         return None;
     }
@@ -633,6 +639,8 @@ mod tests {
                 "punycode",
             ),
             ("https://metadata.google\u{ad}.internal/", "punycode"),
+            ("https://a..example.org/", "empty label"),
+            ("https://.example.org/", "empty label"),
             ("https://b\u{fc}cher.de/", "punycode"),
             ("https://example.com\u{3000}/", "whitespace"),
             ("https://example.com\u{a0}/", "whitespace"),
