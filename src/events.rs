@@ -363,36 +363,115 @@ fn required_string(map: &mut Map<String, Value>, key: &str) -> Result<String, St
     }
 }
 
-/// Milliseconds since the epoch of an RFC 3339 time (`2026-11-20T10:00:00Z`, `…+02:00`).
+/// Milliseconds since the epoch of an RFC 3339 time (`2026-11-20T10:00:00Z`, `…+02:00`,
+/// `…T10:00:00.250Z`). RFC 3339 itself allows a lowercase `t` and `z` (its §5.6 note), and a
+/// space for the `T` (as `date --rfc-3339` writes it); the wider ISO 8601 and Temporal forms
+/// (no dashes, no seconds, an offset past ±23:59 or with seconds, a time zone in brackets, a
+/// six-digit year, a comma for the decimal point) are refused, as no other reader of the same
+/// text would agree on them.
 pub fn parse_time(text: &str) -> Result<i64, String> {
     let trimmed = text.trim();
-    match trimmed.parse::<jiff::Timestamp>() {
+    let canonical = rfc3339(trimmed).map_err(|why| {
+        format!(
+            "{text:?} is not an RFC 3339 time: {why} (write e.g. 2026-11-20T10:00:00Z or 2026-11-20T12:00:00+02:00)"
+        )
+    })?;
+    match canonical.parse::<jiff::Timestamp>() {
         Ok(ts) => Ok(ts.as_millisecond()),
-        Err(e) => Err(match out_of_range(trimmed) {
-            Some(bound) => format!("{text:?} is {bound}, the limit of the times metagate reads"),
-            None => format!("{text:?} is not an RFC 3339 time: {e}"),
+        // The shape is right, so the date does not exist (February 30th) or the time is past
+        // what metagate reads: jiff's own error for the latter names an internal parameter
+        // and its range in seconds, which says nothing to a user.
+        Err(e) => Err(match canonical[..19].parse::<jiff::civil::DateTime>() {
+            Ok(_) => format!(
+                "{text:?} is after {}, the limit of the times metagate reads",
+                jiff::Timestamp::MAX.strftime("%Y-%m-%dT%H:%M:%SZ")
+            ),
+            Err(_) => format!("{text:?} is not an RFC 3339 time: {e}"),
         }),
     }
 }
 
-/// For a well-formed time with an offset that still failed to convert, which end of the
-/// supported range it passed ("after 9999-12-30T22:00:00Z"): jiff's own error names an
-/// internal parameter and its range in seconds, which says nothing to a user.
-fn out_of_range(text: &str) -> Option<String> {
-    let pieces = jiff::fmt::temporal::Pieces::parse(text).ok()?;
-    pieces.offset()?;
-    pieces.time()?;
-    Some(if pieces.date().year() > 0 {
-        format!(
-            "after {}",
-            jiff::Timestamp::MAX.strftime("%Y-%m-%dT%H:%M:%SZ")
-        )
-    } else {
-        format!(
-            "before {}",
-            jiff::Timestamp::MIN.strftime("%Y-%m-%dT%H:%M:%SZ")
-        )
-    })
+/// Checks `text` against RFC 3339's `date-time` and returns it in the one spelling jiff is
+/// given: `T` and `Z` in capitals, at most nine digits of a second's fraction (a time is kept to
+/// the millisecond). Says what is wrong otherwise.
+fn rfc3339(text: &str) -> Result<String, &'static str> {
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        b.get(range.clone())
+            .is_some_and(|d| d.len() == range.len() && d.iter().all(u8::is_ascii_digit))
+    };
+    let two = |at: usize| u32::from(b[at] - b'0') * 10 + u32::from(b[at + 1] - b'0');
+    if !(digits(0..4) && b.get(4) == Some(&b'-')) {
+        return Err(if b.first().is_some_and(|c| *c == b'+' || *c == b'-') {
+            "the year is four digits, 0000 to 9999"
+        } else {
+            "it starts with the date as YYYY-MM-DD"
+        });
+    }
+    if !(digits(5..7) && b.get(7) == Some(&b'-') && digits(8..10)) {
+        return Err("it starts with the date as YYYY-MM-DD");
+    }
+    match b.get(10) {
+        Some(b'T' | b't' | b' ') => {}
+        None => return Err("a date alone is no time: add the time and its offset"),
+        Some(_) => return Err("the date and the time are separated by T"),
+    }
+    if !(digits(11..13) && b.get(13) == Some(&b':') && digits(14..16)) {
+        return Err("the time is HH:MM:SS");
+    }
+    if b.get(16) != Some(&b':') || !digits(17..19) {
+        return Err("the time is HH:MM:SS: the seconds are required");
+    }
+    if two(11) > 23 || two(14) > 59 || two(17) > 60 {
+        return Err("the time is HH:MM:SS, hours to 23, minutes to 59, seconds to 60");
+    }
+    let mut at = 19;
+    let mut fraction = "";
+    match b.get(at) {
+        Some(b'.') => {
+            let n = b[at + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            if n == 0 {
+                return Err("a decimal point is followed by digits");
+            }
+            fraction = &text[at..at + 1 + n.min(9)];
+            at += 1 + n;
+        }
+        Some(b',') => return Err("the seconds' fraction follows a point, not a comma"),
+        _ => {}
+    }
+    let offset = match b.get(at) {
+        Some(b'Z' | b'z') => {
+            at += 1;
+            "Z"
+        }
+        Some(b'+' | b'-') => {
+            let start = at;
+            if !(digits(at + 1..at + 3) && b.get(at + 3) == Some(&b':') && digits(at + 4..at + 6)) {
+                return Err("the offset is ±HH:MM");
+            }
+            if two(at + 1) > 23 || two(at + 4) > 59 {
+                return Err("an offset is at most ±23:59");
+            }
+            at += 6;
+            &text[start..at]
+        }
+        None => return Err("the offset is missing: add Z for UTC, or ±HH:MM"),
+        Some(_) => return Err("the time ends with its offset: Z, or ±HH:MM"),
+    };
+    match b.get(at) {
+        None => {}
+        Some(b'[') => return Err("a time zone in brackets is not part of RFC 3339"),
+        Some(b':') => return Err("an offset has no seconds: it is ±HH:MM"),
+        Some(_) => return Err("there is more after the offset"),
+    }
+    Ok(format!(
+        "{}T{}{fraction}{offset}",
+        &text[..10],
+        &text[11..19]
+    ))
 }
 
 /// An RFC 3339 time in UTC, to the second when there are no milliseconds.
@@ -437,11 +516,67 @@ mod tests {
         assert!(parse_time("9999-12-30T22:00:00Z").is_ok());
         let late = parse_time("9999-12-31T23:59:59Z").unwrap_err();
         assert!(late.contains("after 9999-12-30T22:00:00Z"), "{late}");
-        let early = parse_time("-009999-01-01T00:00:00+00:00").unwrap_err();
-        assert!(early.contains("before -9999-01-02T01:59:59Z"), "{early}");
+        // The earliest RFC 3339 time, pushed back a day less a minute, is still in range.
+        assert!(parse_time("0000-01-01T00:00:00+23:59").is_ok());
         for bad in ["2026-02-30T00:00:00Z", "2026-11-20T10:00:00", "soon"] {
             let e = parse_time(bad).unwrap_err();
             assert!(e.contains("is not an RFC 3339 time"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn times_are_rfc_3339_and_nothing_wider() {
+        let at = |t: &str| parse_time(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+        let ten = at("2026-11-20T10:00:00Z");
+        // RFC 3339 §5.6: lowercase t and z; and the space its note allows for readability.
+        for same in [
+            "2026-11-20t10:00:00z",
+            "2026-11-20 10:00:00Z",
+            "2026-11-20T12:00:00+02:00",
+            "2026-11-20T08:00:00-02:00",
+            "2026-11-20T10:00:00-00:00",
+            " 2026-11-20T10:00:00Z\n",
+            "2026-11-20T10:00:00.0000000000001Z",
+        ] {
+            assert_eq!(at(same), ten, "{same}");
+        }
+        assert_eq!(at("2026-11-20T10:00:00.25Z"), ten + 250);
+        assert_eq!(at("2026-11-20T11:59:00+01:59"), ten);
+        // A leap second reads as the second before it.
+        assert_eq!(at("2016-12-31T23:59:60Z"), at("2016-12-31T23:59:59Z"));
+        for (bad, why) in [
+            ("2026-11-20T10:00:00+25:00", "at most ±23:59"),
+            ("2026-11-20T10:00:00+24:00", "at most ±23:59"),
+            ("2026-11-20T10:00:00+02:60", "at most ±23:59"),
+            ("2026-11-20T10:00:00+25:59:59", "at most ±23:59"),
+            ("2026-11-20T10:00:00+02:00:30", "no seconds"),
+            ("2026-11-20T10:00:00+0200", "±HH:MM"),
+            ("2026-11-20T10:00:00+02", "±HH:MM"),
+            ("20261120T100000Z", "YYYY-MM-DD"),
+            ("2026-11-20T100000Z", "HH:MM:SS"),
+            ("2026-11-20T10Z", "HH:MM:SS"),
+            ("2026-11-20T10:00Z", "seconds are required"),
+            ("2026-11-20T24:00:00Z", "hours to 23"),
+            ("2026-11-20T10:00:00Z[Europe/Paris]", "brackets"),
+            ("2026-11-20T10:00:00+01:00[Europe/Paris]", "brackets"),
+            ("+002026-11-20T10:00:00Z", "four digits"),
+            ("-002026-11-20T10:00:00Z", "four digits"),
+            ("2026-11-20T10:00:00,5Z", "comma"),
+            ("2026-11-20T10:00:00.Z", "followed by digits"),
+            ("2026-11-20", "date alone"),
+            ("2026-11-20_10:00:00Z", "separated by T"),
+            ("2026-11-20T10:00:00ZZ", "more after the offset"),
+            ("2026-11-20T10:00:00 Z", "ends with its offset"),
+            ("2026-11-20T10:00:00", "offset is missing"),
+            ("2026-11-2T10:00:00Z", "YYYY-MM-DD"),
+            ("", "YYYY-MM-DD"),
+            ("２０２６-11-20T10:00:00Z", "YYYY-MM-DD"),
+        ] {
+            let e = parse_time(bad).unwrap_err();
+            assert!(
+                e.contains("is not an RFC 3339 time") && e.contains(why),
+                "{bad}: {e}"
+            );
         }
     }
 

@@ -323,6 +323,94 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
     );
 }
 
+/// `ts`, `--now`, `--since` and `--until` read RFC 3339 (with its lowercase `t`/`z` and a space
+/// for the `T`), not the wider ISO 8601 and Temporal forms, which other readers take otherwise.
+#[test]
+fn times_are_rfc_3339_and_nothing_wider() {
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let line = |ts: &str| format!("{{\"type\":\"ask\",\"ts\":\"{ts}\",\"text\":\"x\"}}\n");
+    let good = [
+        "2026-11-20T10:00:00Z",
+        "2026-11-20t10:00:00z",
+        "2026-11-20 12:00:00+02:00",
+    ];
+    let bad = [
+        ("2026-11-20T10:00:00+25:00", "an offset is at most ±23:59"),
+        ("20261120T100000Z", "YYYY-MM-DD"),
+        ("2026-11-20T10:00Z", "the seconds are required"),
+        (
+            "2026-11-20T10:00:00Z[Europe/Paris]",
+            "a time zone in brackets",
+        ),
+        ("+002026-11-20T10:00:00Z", "four digits"),
+        ("2026-11-20T10:00:00,5Z", "not a comma"),
+    ];
+    let input: String = good
+        .iter()
+        .map(|ts| line(ts))
+        .chain(bad.iter().map(|(ts, _)| line(ts)))
+        .collect();
+    let out = sb
+        .cmd()
+        .args(["--now", "2026-11-21T00:00:00Z", "record", "-"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    for (i, (ts, why)) in bad.iter().enumerate() {
+        let want = format!(
+            "<stdin>:{}: {ts:?} is not an RFC 3339 time: ",
+            good.len() + i + 1
+        );
+        let said = err.lines().find(|l| l.contains(&want));
+        assert!(said.is_some_and(|l| l.contains(why)), "{want}{why}\n{err}");
+    }
+    assert!(err.contains("skipped 6 bad lines"), "{err}");
+    let stored = rows(&db, "SELECT DISTINCT ts_ms FROM asks");
+    assert_eq!(stored, [[json!(1_795_168_800_000_i64)]]);
+    // The flags share the reader; --since and --until also take durations.
+    for args in [
+        &["--now", "2026-11-21T00:00:00+24:00", "db", "info"][..],
+        &["evaluate", "--dry-run", "--since", "2026-11-20T10Z"],
+        &["evaluate", "--dry-run", "--until", "20261120T100000Z"],
+    ] {
+        let out = sb.cmd().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is not an RFC 3339 time"), "{args:?}: {err}");
+    }
+    for args in [
+        &[
+            "--now",
+            "2026-11-21 00:00:00z",
+            "evaluate",
+            "--dry-run",
+            "--since",
+            "2d",
+        ][..],
+        &[
+            "--now",
+            "2026-11-21T00:00:00Z",
+            "evaluate",
+            "--dry-run",
+            "--since",
+            "2026-11-20t00:00:00z",
+            "--until",
+            "30m",
+        ],
+    ] {
+        let out = sb.cmd().args(args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// `--db` naming a folder is said to be one, by every command; a missing store is said to be
 /// missing even where that is no error (`permit list`), so a typo is not taken for "no grants".
 #[test]
