@@ -2,6 +2,7 @@
 //! corrections, read from one JSON object each, checked, redacted, and with boundary axes
 //! normalized. Pure: the time `now` and the axis table are passed in.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
@@ -130,18 +131,137 @@ impl<'de> serde::Deserialize<'de> for Fields {
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Fields, A::Error> {
                 let mut map = serde_json::Map::new();
-                while let Some((k, v)) = a.next_entry::<String, Value>()? {
+                while let Some(k) = a.next_key::<String>()? {
                     if map.contains_key(&k) {
                         return Err(serde::de::Error::custom(format!(
                             "{TWICE} {k:?} is given twice"
                         )));
                     }
+                    // `record` reads fields out of `metadata` too, and stores the rest: a
+                    // field given twice in there is as bad as one at the top.
+                    let v = if k == "metadata" {
+                        let raw: Box<serde_json::value::RawValue> = a.next_value()?;
+                        if let Some(path) = field_twice(raw.get()) {
+                            let path = format!("{k}.{path}");
+                            return Err(serde::de::Error::custom(format!(
+                                "{TWICE} {path:?} is given twice"
+                            )));
+                        }
+                        serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?
+                    } else {
+                        a.next_value::<Value>()?
+                    };
                     map.insert(k, v);
                 }
                 Ok(Fields(map))
             }
         }
         d.deserialize_map(Visit)
+    }
+}
+
+/// The first field given twice in an object anywhere in `json` (a JSON text already known to
+/// be valid), as a path: `evidence`, `pages[2].title`.
+fn field_twice(json: &str) -> Option<String> {
+    let walk = RefCell::new(Walk::default());
+    let mut de = serde_json::Deserializer::from_str(json);
+    // A field given twice stops the walk with an error; the walk has noted which.
+    let _ = serde::de::DeserializeSeed::deserialize(Walker(&walk), &mut de);
+    walk.into_inner().twice
+}
+
+/// Where [`Walker`] is, and what it found.
+#[derive(Default)]
+struct Walk {
+    path: Vec<Step>,
+    twice: Option<String>,
+}
+
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+impl Walk {
+    fn path(&self) -> String {
+        let mut out = String::new();
+        for step in &self.path {
+            match step {
+                Step::Key(k) if out.is_empty() => out.push_str(k),
+                Step::Key(k) => {
+                    out.push('.');
+                    out.push_str(k);
+                }
+                Step::Index(i) => out.push_str(&format!("[{i}]")),
+            }
+        }
+        out
+    }
+}
+
+/// Reads a JSON value keeping nothing but the keys of the object it is in, to find one given
+/// twice (which a `Value` would silently keep the last of).
+#[derive(Clone, Copy)]
+struct Walker<'w>(&'w RefCell<Walk>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Walker<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Walker<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        loop {
+            self.0.borrow_mut().path.push(Step::Index(i));
+            let more = a.next_element_seed(self)?;
+            self.0.borrow_mut().path.pop();
+            if more.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(k) = a.next_key::<String>()? {
+            if seen.contains(&k) {
+                let mut walk = self.0.borrow_mut();
+                walk.path.push(Step::Key(k));
+                let path = walk.path();
+                walk.twice = Some(path);
+                return Err(serde::de::Error::custom("a field is given twice"));
+            }
+            self.0.borrow_mut().path.push(Step::Key(k.clone()));
+            a.next_value_seed(self)?;
+            self.0.borrow_mut().path.pop();
+            seen.push(k);
+        }
+        Ok(())
     }
 }
 
@@ -679,6 +799,22 @@ mod tests {
                 r#"{"type":"ask","type":"outcome","tool":"a","status":"ok"}"#,
                 "\"type\" is given twice",
             ),
+            (
+                r#"{"type":"outcome","tool":"a","status":"error","error_type":"wrong_tool_boundary","metadata":{"boundary_axes":["transport","extraction"],"evidence":"real","boundary_axes":["x"],"evidence":"forged"}}"#,
+                "the field \"metadata.boundary_axes\" is given twice",
+            ),
+            (
+                r#"{"type":"outcome","tool":"a","status":"ok","metadata":{"evidence":"a","evi\u0064ence":"b"}}"#,
+                "the field \"metadata.evidence\" is given twice",
+            ),
+            (
+                r#"{"type":"outcome","tool":"a","status":"ok","metadata":{"pages":[1,{"n":2.5e400},{"title":"a","title":"b"}]}}"#,
+                "the field \"metadata.pages[2].title\" is given twice",
+            ),
+            (
+                r#"{"type":"outcome","tool":"a","status":"ok","metadata":{"x":{"y":{"z":1,"z":2}}}}"#,
+                "the field \"metadata.x.y.z\" is given twice",
+            ),
         ];
         for (line, want) in cases {
             let e = parse(line, 0, &table()).unwrap_err();
@@ -691,6 +827,26 @@ mod tests {
         )
         .unwrap();
         assert_eq!(warnings, ["unknown field \"sesion\" ignored"]);
+    }
+
+    #[test]
+    fn metadata_keeps_its_values_and_may_repeat_a_name_elsewhere() {
+        let line = r#"{"type":"outcome","tool":"a","status":"ok","metadata":{"n":1.50,"big":123456789012345678901234567890,"a":{"id":1},"b":{"id":2},"list":[{"id":3},{"id":4}],"evidence":"e"}}"#;
+        let (e, warnings) = parse(line, 0, &table()).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let Event::Outcome(o) = e else { panic!() };
+        assert_eq!(o.evidence.as_deref(), Some("e"));
+        assert_eq!(
+            o.metadata.unwrap().to_string(),
+            r#"{"n":1.50,"big":123456789012345678901234567890,"a":{"id":1},"b":{"id":2},"list":[{"id":3},{"id":4}],"evidence":"e"}"#
+        );
+        // Too deep a nesting is refused, not a crash.
+        let deep = format!(
+            r#"{{"type":"outcome","tool":"a","status":"ok","metadata":{}1{}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert!(parse(&deep, 0, &table()).unwrap_err().contains("not JSON"));
     }
 
     #[test]

@@ -323,6 +323,33 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
     );
 }
 
+/// `metadata` feeds cohesion warnings and `split_boundary` (`boundary_axes`, `evidence`): a
+/// field given twice in it is refused as one at the top is, since readers disagree on which
+/// copy counts.
+#[test]
+fn a_field_twice_inside_metadata_is_a_bad_line() {
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let out = sb
+        .cmd()
+        .args(["record", "-"])
+        .write_stdin(concat!(
+            r#"{"type":"outcome","tool":"a","status":"ok"}"#,
+            "\n",
+            r#"{"type":"outcome","tool":"a","status":"error","error_type":"wrong_tool_boundary","metadata":{"boundary_axes":["transport","extraction"],"evidence":"real","boundary_axes":["x"],"evidence":"forged"}}"#,
+            "\n",
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("<stdin>:2: the field \"metadata.boundary_axes\" is given twice"),
+        "{err}"
+    );
+    assert_eq!(rows(&db, "SELECT status FROM outcomes"), [[json!("ok")]]);
+}
+
 /// `ts`, `--now`, `--since` and `--until` read RFC 3339 (with its lowercase `t`/`z` and a space
 /// for the `T`), not the wider ISO 8601 and Temporal forms, which other readers take otherwise.
 #[test]
