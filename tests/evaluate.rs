@@ -894,6 +894,50 @@ fn policy_check_validates_the_evaluate_section() {
     );
 }
 
+/// A weight near f64's limit made weighted sums infinite: JSON wrote them as null, the stored
+/// tally could not be read back, and `tools health` showed the tool with nothing counted.
+#[test]
+fn weights_are_bounded_and_an_unreadable_stored_tally_is_said() {
+    let sb = Sandbox::new();
+    let p = sb.file(
+        "w.toml",
+        "[evaluate]\nuser_correction_weight = 1e308\nboundary_weight = 2000\n",
+    );
+    let (code, err) = sb.policy_check(&p);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("w.toml:2:1: evaluate.user_correction_weight")
+            && err.contains("between 0 and 1000"),
+        "{err}"
+    );
+    assert!(
+        err.contains("w.toml:3:1: evaluate.boundary_weight"),
+        "{err}"
+    );
+    let p = sb.file("ok.toml", "[evaluate]\nuser_correction_weight = 1000\n");
+    assert_eq!(sb.policy_check(&p).0, 0);
+
+    // A stored tally that cannot be read back is named, not taken for zero.
+    let (sb, db, _) = evaluated(&["movie-list", "arithmetic"]);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE eval_health SET tally = '{\"calls\":3,\"bad_w\":null}' WHERE tool = 'calculator' AND method = 'divide'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let (out, code, stderr) = health(&sb, &db, &["--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: evaluate run 1 stored a tally for calculator.divide that cannot be read"
+        ),
+        "{stderr}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["web_fetcher"]["health"]["calls"].as_u64().unwrap() > 0);
+}
+
 #[test]
 fn a_synthetic_store_shows_each_kind_of_tool_it_was_made_of() {
     use metagate::evaluate::synth::{self, Config, Mix};

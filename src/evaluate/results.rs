@@ -208,6 +208,9 @@ pub struct LatestRun {
     pub tallies: Tallies,
     /// Tool → recommendation kinds of the run still open (proposed or accepted).
     pub open_recommendations: BTreeMap<String, Vec<String>>,
+    /// Tallies stored by the run that cannot be read back (tool, method, why): left out of
+    /// [`LatestRun::tallies`], for the caller to say so.
+    pub unreadable: Vec<(String, String, String)>,
 }
 
 /// The run made last, if any.
@@ -244,8 +247,12 @@ pub fn latest(conn: &Connection) -> rusqlite::Result<Option<LatestRun>> {
     while let Some(r) = rows.next()? {
         let tool: String = r.get(0)?;
         let method: String = r.get(1)?;
-        let tally: Tally = serde_json::from_str(r.get_ref(2)?.as_str()?).unwrap_or_default();
-        run.tallies.entry(tool).or_default().insert(method, tally);
+        match serde_json::from_str::<Tally>(r.get_ref(2)?.as_str()?) {
+            Ok(tally) => {
+                run.tallies.entry(tool).or_default().insert(method, tally);
+            }
+            Err(e) => run.unreadable.push((tool, method, e.to_string())),
+        }
     }
     let mut st = conn.prepare(
         "SELECT r.tool, r.kind FROM eval_run_recommendations l JOIN eval_recommendations r ON r.id = l.rec_id \

@@ -110,6 +110,11 @@ impl Default for Thresholds {
 
 const HOUR_MS: i64 = 3_600_000;
 
+/// The heaviest a piece of evidence may weigh (a success weighs 1). Bounded so that weighted
+/// sums over any store stay finite: a weight near f64's limit made them infinite, which JSON
+/// cannot hold, and a stored run's tallies unreadable.
+pub const MAX_WEIGHT: f64 = 1000.0;
+
 fn ms(n: u64, unit: i64) -> i64 {
     i64::try_from(n)
         .unwrap_or(i64::MAX / unit)
@@ -233,9 +238,12 @@ impl EvaluateFile {
         ];
         for (key, v) in weights {
             if let Some(v) = v
-                && !(v.is_finite() && v >= 0.0)
+                && !(0.0..=MAX_WEIGHT).contains(&v)
             {
-                problems.push((key, format!("must be a weight of 0 or more, not {v}")));
+                problems.push((
+                    key,
+                    format!("must be a weight between 0 and {MAX_WEIGHT}, not {v}"),
+                ));
             }
         }
         let counts = [
@@ -294,6 +302,10 @@ mod tests {
             ("cohesion_min_axes = 0", "cohesion_min_axes"),
             ("phrases = [\"ok\", \" \"]", "phrases"),
             ("learn_alias_min_share = -0.1", "learn_alias_min_share"),
+            ("user_correction_weight = 1e308", "user_correction_weight"),
+            ("low_utility_weight = 1000.5", "low_utility_weight"),
+            ("boundary_weight = nan", "boundary_weight"),
+            ("boundary_weight = inf", "boundary_weight"),
         ];
         for (text, key) in cases {
             let f: EvaluateFile = toml::from_str(text).unwrap();
@@ -301,5 +313,7 @@ mod tests {
             assert_eq!(problems.len(), 1, "{text}");
             assert_eq!(problems[0].0, *key, "{text}");
         }
+        let f: EvaluateFile = toml::from_str("user_correction_weight = 1000.0").unwrap();
+        assert!(f.check().is_empty());
     }
 }

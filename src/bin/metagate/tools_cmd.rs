@@ -51,6 +51,20 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
             store.path().display()
         ),
     }
+    if let Some(r) = &run {
+        for (tool, method, why) in &r.unreadable {
+            let name = if method.is_empty() {
+                tool.clone()
+            } else {
+                format!("{tool}.{method}")
+            };
+            say!(
+                "metagate: tools health: warning: evaluate run {} stored a tally for {} that cannot be read ({why}): only its live counts are shown; run `metagate evaluate` again to replace it",
+                r.id,
+                one_line(&name)
+            );
+        }
+    }
     let tallies = match run {
         // The run weighed evidence as of its window's end, or when it ran if sooner.
         Some(r) => {
