@@ -1099,3 +1099,164 @@ fn tools_health_ages_the_runs_evidence_as_evaluate_would() {
     assert_eq!(utility, &serde_json::json!(0.2));
     assert_eq!(&health["svc"]["health"]["utility"], utility);
 }
+
+/// `tools health` counts what `evaluate` over now would count: the latest run's window and
+/// everything after it, each event once, and an event only once its time has come, whatever
+/// the run's `--until` and whenever the event was recorded.
+#[test]
+fn tools_health_counts_what_evaluate_over_now_would() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("w.db");
+    let run = |now: &str, args: &[&str], input: Option<String>| -> (String, String) {
+        let mut cmd = sb.cmd();
+        cmd.arg("--db").arg(&db).args(["--now", now]).args(args);
+        if let Some(input) = input {
+            cmd.write_stdin(input);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        (String::from_utf8(out.stdout).unwrap(), stderr)
+    };
+    let at20 = "2026-11-20T20:00:00Z";
+    let events = |hours: &[u32], kind: &str| -> String {
+        hours
+            .iter()
+            .map(|h| {
+                let ts = format!("2026-11-{:02}T{:02}:00:00Z", 20 + h / 24, h % 24);
+                match kind {
+                    "ok" => {
+                        format!(r#"{{"type":"outcome","ts":"{ts}","tool":"calc","status":"ok"}}"#)
+                    }
+                    _ => format!(r#"{{"type":"correction","ts":"{ts}","tool":"calc"}}"#),
+                }
+            })
+            .map(|l| l + "\n")
+            .collect()
+    };
+    run(
+        at20,
+        &["record", "-"],
+        Some(events(&[10, 11, 12, 13, 14, 15, 16, 17, 18, 19], "ok")),
+    );
+    run(
+        at20,
+        &["record", "-"],
+        Some(events(&[11, 15], "correction")),
+    );
+    // Dated ahead of now: 22:00 today and 01:00 tomorrow.
+    run(
+        at20,
+        &["record", "-"],
+        Some(events(&[22, 25], "ok") + &events(&[22], "correction")),
+    );
+    // Two calls the gate let through, one inside the morning, one after it.
+    for now in ["2026-11-20T11:00:00Z", "2026-11-20T16:00:00Z"] {
+        let call = r#"{"name":"response","arguments":{"text":"hi"}}"#;
+        let out = sb
+            .cmd()
+            .arg("--db")
+            .arg(&db)
+            .args(["--now", now, "gate", "--quiet"])
+            .write_stdin(call)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{now}");
+    }
+    let health = |now: &str| -> Value {
+        let (out, stderr) = run(now, &["tools", "health", "--format", "json"], None);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {stderr}"))
+    };
+    let fresh = |now: &str, since: &str| -> Value {
+        let (out, _) = run(
+            now,
+            &[
+                "evaluate",
+                "--dry-run",
+                "--since",
+                since,
+                "--format",
+                "json",
+            ],
+            None,
+        );
+        serde_json::from_str::<Value>(&out).unwrap()["tools"].clone()
+    };
+    let same = |health: &Value, fresh: &Value, what: &str| {
+        for tool in ["calc", "response"] {
+            for key in [
+                "calls",
+                "gate_calls",
+                "user_corrections",
+                "utility",
+                "outcomes",
+            ] {
+                assert_eq!(
+                    health[tool]["health"][key], fresh[tool]["health"][key],
+                    "{what}: {tool}.{key}\nhealth {health}\nevaluate {fresh}"
+                );
+            }
+        }
+    };
+    // Before any run: the dated-ahead events do not count yet.
+    let h = health(at20);
+    assert_eq!(h["calc"]["health"]["calls"], 10);
+    assert_eq!(h["calc"]["health"]["user_corrections"], 2);
+    // A run over the morning only: the rest of the day is still counted, once.
+    run(
+        at20,
+        &[
+            "evaluate",
+            "--since",
+            "2026-11-20T00:00:00Z",
+            "--until",
+            "2026-11-20T12:00:00Z",
+        ],
+        None,
+    );
+    let h = health(at20);
+    assert_eq!(h["calc"]["health"]["calls"], 10);
+    assert_eq!(h["response"]["health"]["gate_calls"], 2);
+    same(
+        &h,
+        &fresh(at20, "2026-11-20T00:00:00Z"),
+        "after a morning run",
+    );
+    // A run whose window reaches past now counted 22:00 early: it is passed over.
+    run(
+        at20,
+        &[
+            "evaluate",
+            "--since",
+            "2026-11-20T00:00:00Z",
+            "--until",
+            "2026-11-21T00:00:00Z",
+        ],
+        None,
+    );
+    let (_, stderr) = run(at20, &["tools", "health"], None);
+    assert!(stderr.contains("evaluate run 1 "), "{stderr}");
+    same(
+        &health(at20),
+        &fresh(at20, "2026-11-20T00:00:00Z"),
+        "a run reaching ahead",
+    );
+    // Later that night the 22:00 events count (the run reaching ahead is still passed over).
+    let at23 = "2026-11-20T23:00:00Z";
+    let h = health(at23);
+    assert_eq!(h["calc"]["health"]["calls"], 11);
+    assert_eq!(h["calc"]["health"]["user_corrections"], 3);
+    same(&h, &fresh(at23, "2026-11-20T00:00:00Z"), "at 23:00");
+    // A run over now at 20:00 (its window ends then); the next day both events dated ahead
+    // of it count, which its row ids alone would have left out.
+    run(at20, &["evaluate", "--since", "2026-11-20T00:00:00Z"], None);
+    let next = "2026-11-21T02:00:00Z";
+    let h = health(next);
+    assert_eq!(h["calc"]["health"]["calls"], 12);
+    same(&h, &fresh(next, "2026-11-20T00:00:00Z"), "the next day");
+    // Recorded after the runs, dated inside their windows: counted once.
+    run(next, &["record", "-"], Some(events(&[9, 21], "ok")));
+    let h = health(next);
+    assert_eq!(h["calc"]["health"]["calls"], 14);
+    same(&h, &fresh(next, "2026-11-20T00:00:00Z"), "recorded late");
+}

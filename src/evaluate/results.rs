@@ -213,16 +213,18 @@ pub struct LatestRun {
     pub unreadable: Vec<(String, String, String)>,
 }
 
-/// The run made last, if any.
-pub fn latest(conn: &Connection) -> rusqlite::Result<Option<LatestRun>> {
+/// The run `tools health` builds on when `until_ms` (exclusive) is the end of now: the one
+/// made last among those whose window ends by then. A window reaching past it (an `--until`
+/// ahead, or a clock set back) counted events whose time has not come yet.
+pub fn latest(conn: &Connection, until_ms: i64) -> rusqlite::Result<Option<LatestRun>> {
     if !has_tables(conn)? {
         return Ok(None);
     }
     let run = conn
         .query_row(
             "SELECT id, window_from_ms, window_to_ms, ran_at_ms, decisions_hw, outcomes_hw, corrections_hw \
-             FROM eval_runs ORDER BY ran_at_ms DESC, id DESC LIMIT 1",
-            [],
+             FROM eval_runs WHERE window_to_ms <= ?1 ORDER BY ran_at_ms DESC, id DESC LIMIT 1",
+            [until_ms],
             |r| {
                 Ok(LatestRun {
                     id: r.get(0)?,
@@ -268,47 +270,195 @@ pub fn latest(conn: &Connection) -> rusqlite::Result<Option<LatestRun>> {
     Ok(Some(run))
 }
 
-/// Counts of what was recorded after the high-water marks (by row id, so they are read from
-/// the end of each table, never by scanning it).
+/// Whether the store holds any evaluate run at all.
+pub fn any_run(conn: &Connection) -> rusqlite::Result<bool> {
+    if !has_tables(conn)? {
+        return Ok(false);
+    }
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM eval_runs)", [], |r| r.get(0))
+}
+
+/// What a run counted: the rows its scan read (row ids up to its high-water marks) dated in
+/// its window, which ends at `until_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    pub high_water: HighWater,
+    pub until_ms: i64,
+}
+
+impl Counted {
+    /// A store never evaluated: nothing counted yet.
+    pub const NOTHING: Counted = Counted {
+        high_water: HighWater {
+            decisions: 0,
+            outcomes: 0,
+            corrections: 0,
+        },
+        until_ms: i64::MIN,
+    };
+
+    pub fn of(run: &LatestRun) -> Counted {
+        Counted {
+            high_water: run.high_water,
+            until_ms: run.window_to_ms,
+        }
+    }
+}
+
+// The rows of `window` a run did not count come in two parts. Those recorded after its scan
+// (row id past the high-water mark) are read by row id from the end of each table; `+ts_ms`
+// keeps the planner off the time indexes, which would walk the whole window. Those its scan
+// read but dated at or after its window's end (dated ahead when recorded, or a run with an
+// `--until` before it was made) are found through an index that starts with the time, or with
+// the tool: one seek per tool name, walking from name to name (`min(tool) … WHERE tool > name`)
+// since SQLite has no skip-scan without statistics. Either way the cost follows the rows
+// counted, never the size of the store.
+
+/// Decisions recorded after the run: ?1 high-water mark, ?2 and ?3 the window.
+const DECISIONS_AFTER: &str = "SELECT tool, method, verdict, category, count(*), max(ts_ms) FROM decisions \
+     WHERE rowid > ?1 AND +ts_ms >= ?2 AND +ts_ms < ?3 AND tool IS NOT NULL \
+     GROUP BY tool, method, verdict, category";
+
+/// Decisions the run's scan read dated at or after its window: ?1 and ?2 the times, ?3 the
+/// high-water mark.
+const DECISIONS_AHEAD: &str = "WITH RECURSIVE names(name) AS ( \
+       SELECT (SELECT min(tool) FROM decisions INDEXED BY decisions_by_tool) \
+       UNION ALL \
+       SELECT (SELECT min(tool) FROM decisions INDEXED BY decisions_by_tool WHERE tool > name) \
+       FROM names WHERE name IS NOT NULL) \
+     SELECT tool, method, verdict, category, count(*), max(ts_ms) \
+     FROM names CROSS JOIN decisions INDEXED BY decisions_by_tool \
+     WHERE tool = name AND ts_ms >= ?1 AND ts_ms < ?2 AND decisions.rowid <= ?3 \
+     GROUP BY tool, method, verdict, category";
+
+const OUTCOMES_AFTER: &str = "outcomes WHERE rowid > ?1 AND +ts_ms >= ?2 AND +ts_ms < ?3";
+
+const OUTCOMES_AHEAD: &str =
+    "outcomes INDEXED BY outcomes_by_ts WHERE ts_ms >= ?1 AND ts_ms < ?2 AND rowid <= ?3";
+
+const CORRECTIONS_AFTER: &str =
+    "user_corrections WHERE rowid > ?1 AND +ts_ms >= ?2 AND +ts_ms < ?3";
+
+const CORRECTION_NAMES: &str = "WITH RECURSIVE names(name) AS ( \
+       SELECT (SELECT min(tool) FROM user_corrections INDEXED BY user_corrections_by_tool) \
+       UNION ALL \
+       SELECT (SELECT min(tool) FROM user_corrections INDEXED BY user_corrections_by_tool WHERE tool > name) \
+       FROM names WHERE name IS NOT NULL) ";
+
+const CORRECTIONS_AHEAD: &str = "names CROSS JOIN user_corrections INDEXED BY user_corrections_by_tool \
+     WHERE tool = name AND ts_ms >= ?1 AND ts_ms < ?2 AND user_corrections.rowid <= ?3";
+
+/// Counts of what `evaluate` over `window` would count and the run did not: every event dated
+/// in the window (so none before its time comes), less those `counted`. With the run's own
+/// counts that is each event of the window once.
 pub fn live(
     conn: &Connection,
-    hw: HighWater,
+    counted: &Counted,
     window: &Window,
     t: &Thresholds,
 ) -> rusqlite::Result<Tallies> {
     let mut agg = Aggregate::default();
-    let mut st = conn.prepare(
-        "SELECT tool, method, verdict, category, count(*), max(ts_ms) FROM decisions \
-         WHERE rowid > ?1 AND tool IS NOT NULL GROUP BY tool, method, verdict, category",
-    )?;
-    let mut rows = st.query([hw.decisions])?;
-    while let Some(r) = rows.next()? {
-        let tool: String = r.get(0)?;
-        let method: Option<String> = r.get(1)?;
-        let verdict: String = r.get(2)?;
-        let category: Option<String> = r.get(3)?;
-        let n: i64 = r.get(4)?;
-        let last: i64 = r.get(5)?;
-        let tally = agg.tally(&tool, method.as_deref());
-        tally.add_decisions(n.max(0) as u64, last, &verdict, category.as_deref());
+    let hw = counted.high_water;
+    let (from, until) = (window.from_ms, window.until_ms);
+    // The part of the window after the run's, when there is one.
+    let ahead_from = counted.until_ms.max(from);
+    let ahead = ahead_from < until;
+    let mut add_decisions = |sql: &str, args: &[&dyn rusqlite::ToSql]| -> rusqlite::Result<()> {
+        let mut st = conn.prepare(sql)?;
+        let mut rows = st.query(args)?;
+        while let Some(r) = rows.next()? {
+            let tool: String = r.get(0)?;
+            let method: Option<String> = r.get(1)?;
+            let verdict: String = r.get(2)?;
+            let category: Option<String> = r.get(3)?;
+            let n: i64 = r.get(4)?;
+            let last: i64 = r.get(5)?;
+            let tally = agg.tally(&tool, method.as_deref());
+            tally.add_decisions(n.max(0) as u64, last, &verdict, category.as_deref());
+        }
+        Ok(())
+    };
+    add_decisions(DECISIONS_AFTER, &[&hw.decisions, &from, &until])?;
+    if ahead && hw.decisions > 0 {
+        add_decisions(DECISIONS_AHEAD, &[&ahead_from, &until, &hw.decisions])?;
     }
-    super::scan::add_outcomes(
+    let outcomes_hw = [&ahead_from as &dyn rusqlite::ToSql, &until, &hw.outcomes];
+    let corrections_hw = [&ahead_from as &dyn rusqlite::ToSql, &until, &hw.corrections];
+    use super::scan::{Rows, add_corrections, add_outcomes};
+    add_outcomes(
         conn,
-        "rowid > ?1",
-        &[&hw.outcomes],
+        Rows::table(OUTCOMES_AFTER),
+        &[&hw.outcomes, &from, &until],
         window,
         t,
         &mut agg,
         &mut || {},
     )?;
-    super::scan::add_corrections(
+    add_corrections(
         conn,
-        "rowid > ?1",
-        &[&hw.corrections],
+        Rows::table(CORRECTIONS_AFTER),
+        &[&hw.corrections, &from, &until],
         window,
         t,
         &mut agg,
         &mut || {},
     )?;
+    if ahead && hw.outcomes > 0 {
+        add_outcomes(
+            conn,
+            Rows::table(OUTCOMES_AHEAD),
+            &outcomes_hw,
+            window,
+            t,
+            &mut agg,
+            &mut || {},
+        )?;
+    }
+    if ahead && hw.corrections > 0 {
+        let rows = Rows {
+            with: CORRECTION_NAMES,
+            from: CORRECTIONS_AHEAD,
+        };
+        add_corrections(conn, rows, &corrections_hw, window, t, &mut agg, &mut || {})?;
+    }
     Ok(agg.tallies)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `tools health` has 200 ms on a store of 10,000,000 events: every live query must find
+    /// its rows through the row id or an index, never by reading a table or an index whole.
+    #[test]
+    fn live_counts_never_scan_a_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let conn = store.conn_ref();
+        let queries = [
+            DECISIONS_AFTER.to_string(),
+            DECISIONS_AHEAD.to_string(),
+            format!("SELECT ts_ms FROM {OUTCOMES_AFTER}"),
+            format!("SELECT ts_ms FROM {OUTCOMES_AHEAD}"),
+            format!("SELECT ts_ms FROM {CORRECTIONS_AFTER}"),
+            format!("{CORRECTION_NAMES}SELECT ts_ms, tool, method FROM {CORRECTIONS_AHEAD}"),
+        ];
+        for sql in queries {
+            let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let plan: Vec<String> = st
+                .query_map([1_i64, 2, 3], |r| r.get::<_, String>(3))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            for step in &plan {
+                let table = ["decisions", "outcomes", "user_corrections"]
+                    .iter()
+                    .any(|t| step.contains(&format!(" {t}")));
+                assert!(
+                    !table || step.starts_with("SEARCH "),
+                    "{step} in {plan:?}\n{sql}"
+                );
+            }
+        }
+    }
 }

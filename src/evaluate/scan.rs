@@ -78,11 +78,12 @@ pub fn scan(
     decisions(conn, policy, window, &mut agg, &mut || tick(&mut seen))?;
     // `+ts_ms`: a window is most of the table, which a scan in row order reads fastest.
     let range: [&dyn rusqlite::ToSql; 2] = [&window.from_ms, &window.until_ms];
-    let in_window = "+ts_ms >= ?1 AND +ts_ms < ?2";
-    add_outcomes(conn, in_window, &range, window, t, &mut agg, &mut || {
+    let outcomes = Rows::table("outcomes WHERE +ts_ms >= ?1 AND +ts_ms < ?2");
+    add_outcomes(conn, outcomes, &range, window, t, &mut agg, &mut || {
         tick(&mut seen)
     })?;
-    add_corrections(conn, in_window, &range, window, t, &mut agg, &mut || {
+    let corrections = Rows::table("user_corrections WHERE +ts_ms >= ?1 AND +ts_ms < ?2");
+    add_corrections(conn, corrections, &range, window, t, &mut agg, &mut || {
         tick(&mut seen)
     })?;
     asks(conn, window, t, &mut agg, &mut || tick(&mut seen))?;
@@ -191,10 +192,25 @@ const OUTCOME_COLUMNS: &str = "ts_ms, tool, method, status, error_type, \
     CASE WHEN error_type = 'wrong_tool_boundary' THEN boundary_axes END, \
     observed_task_shape, suggested_split, evidence";
 
-/// Adds the outcomes `SELECT OUTCOME_COLUMNS FROM outcomes WHERE filter` finds.
+/// Which rows of a table to read: `[WITH …] SELECT columns FROM {from}`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Rows<'a> {
+    /// A `WITH` clause the query opens with, or `""`.
+    pub with: &'a str,
+    /// The table (and whatever it is joined to) and the `WHERE` clause.
+    pub from: &'a str,
+}
+
+impl<'a> Rows<'a> {
+    pub(super) fn table(from: &'a str) -> Rows<'a> {
+        Rows { with: "", from }
+    }
+}
+
+/// Adds the outcomes `SELECT OUTCOME_COLUMNS FROM rows` finds.
 pub(super) fn add_outcomes(
     conn: &Connection,
-    filter: &str,
+    rows: Rows<'_>,
     args: &[&dyn rusqlite::ToSql],
     window: &Window,
     t: &Thresholds,
@@ -202,7 +218,8 @@ pub(super) fn add_outcomes(
     tick: &mut dyn FnMut(),
 ) -> rusqlite::Result<()> {
     let mut rows = conn.prepare(&format!(
-        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE {filter}"
+        "{}SELECT {OUTCOME_COLUMNS} FROM {}",
+        rows.with, rows.from
     ))?;
     let mut rows = rows.query(args)?;
     while let Some(r) = rows.next()? {
@@ -228,10 +245,10 @@ pub(super) fn add_outcomes(
     Ok(())
 }
 
-/// Adds the explicit user corrections `SELECT … FROM user_corrections WHERE filter` finds.
+/// Adds the explicit user corrections `SELECT ts_ms, tool, method FROM rows` finds.
 pub(super) fn add_corrections(
     conn: &Connection,
-    filter: &str,
+    rows: Rows<'_>,
     args: &[&dyn rusqlite::ToSql],
     window: &Window,
     t: &Thresholds,
@@ -239,7 +256,8 @@ pub(super) fn add_corrections(
     tick: &mut dyn FnMut(),
 ) -> rusqlite::Result<()> {
     let mut rows = conn.prepare(&format!(
-        "SELECT ts_ms, tool, method FROM user_corrections WHERE {filter}"
+        "{}SELECT ts_ms, tool, method FROM {}",
+        rows.with, rows.from
     ))?;
     let mut rows = rows.query(args)?;
     while let Some(r) = rows.next()? {

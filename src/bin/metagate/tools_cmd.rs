@@ -31,13 +31,16 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let now_ms = (env.clock())();
     let store = env.open_existing_store()?;
     let fail = |e| store.err(e);
-    let run = results::latest(store.conn_ref()).map_err(fail)?;
-    let (hw, from_ms) = match &run {
-        Some(r) => (r.high_water, r.window_from_ms),
-        None => (results::HighWater::default(), i64::MIN),
+    // What `evaluate` over now would count: the run's window, and everything after it up to
+    // now (an event dated ahead counts once its time comes).
+    let until_ms = now_ms.saturating_add(1);
+    let run = results::latest(store.conn_ref(), until_ms).map_err(fail)?;
+    let (counted, from_ms) = match &run {
+        Some(r) => (results::Counted::of(r), r.window_from_ms),
+        None => (results::Counted::NOTHING, i64::MIN),
     };
-    let window = Window::new(from_ms, now_ms.saturating_add(1), now_ms, &t);
-    let live = results::live(store.conn_ref(), hw, &window, &t).map_err(fail)?;
+    let window = Window::new(from_ms, until_ms, now_ms, &t);
+    let live = results::live(store.conn_ref(), &counted, &window, &t).map_err(fail)?;
     match &run {
         Some(r) => say!(
             "metagate: tools health: evaluate run {} ({} → {}, made {}) plus live counts since",
@@ -45,6 +48,11 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
             format_time(r.window_from_ms),
             format_time(r.window_to_ms),
             format_time(r.ran_at_ms)
+        ),
+        None if results::any_run(store.conn_ref()).map_err(fail)? => say!(
+            "metagate: tools health: every evaluate run in {} has a window ending after now ({}): live counts only (no re-asks, which only evaluate detects)",
+            store.path().display(),
+            format_time(now_ms)
         ),
         None => say!(
             "metagate: tools health: no evaluate run in {} yet: live counts only (no re-asks, which only evaluate detects; run `metagate evaluate`)",
