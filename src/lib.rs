@@ -4,7 +4,7 @@
 //! Layers, each depending only on the ones below it (DESIGN.md §1):
 //!
 //! - leaves: [`args`] (arguments read lazily), [`call`] (envelopes), [`repair`] (lenient JSON), [`scan`] (strict JSON split
-//!   into raw fields), [`error`] (taxonomy), [`correction`] (what was changed), [`display`]
+//!   into raw fields), [`lines`] (input lines of bounded length), [`error`] (taxonomy), [`correction`] (what was changed), [`display`]
 //!   (stored text made safe for a terminal line),
 //!   [`redact`] (secrets out), [`pathcheck`] and [`shellcheck`] (what paths and commands may do,
 //!   both screening with `needles`);
@@ -19,6 +19,7 @@ pub mod call;
 pub mod correction;
 pub mod display;
 pub mod error;
+pub mod lines;
 mod needles;
 pub mod pathcheck;
 pub mod redact;

@@ -7,6 +7,7 @@ use std::io::{self, BufRead, Write};
 use rusqlite::TransactionBehavior;
 
 use crate::events::{self, AxisTable, Event};
+use crate::lines::{MAX_LINE, read_line_capped, strip_newline};
 use crate::store::{Store, StoreError};
 use crate::telemetry;
 
@@ -69,7 +70,8 @@ impl From<StoreError> for RecordError {
 }
 
 /// Reads every input and stores its events. Each bad line and warning is one line on `diag`
-/// (`name:line: message`).
+/// (`name:line: message`); a line longer than [`MAX_LINE`] is a bad line, read past without
+/// being kept.
 pub fn record(
     store: &mut Store,
     inputs: Vec<Input<'_>>,
@@ -121,7 +123,7 @@ fn read_all(
         let mut number = 0usize;
         loop {
             bytes.clear();
-            let n = match reader.read_until(b'\n', &mut bytes) {
+            let n = match read_line_capped(&mut reader, &mut bytes, MAX_LINE) {
                 Ok(n) => n,
                 Err(source) => {
                     // The lines read so far are good: stored before giving up on the input.
@@ -133,6 +135,15 @@ fn read_all(
                 break;
             }
             number += 1;
+            if strip_newline(&bytes).len() > MAX_LINE {
+                summary.bad_lines += 1;
+                let _ = writeln!(
+                    diag,
+                    "metagate: record: {name}:{number}: longer than the {} MiB metagate reads as one event; line skipped",
+                    MAX_LINE >> 20
+                );
+                continue;
+            }
             let line = match std::str::from_utf8(&bytes) {
                 Ok(line) => line,
                 Err(e) => {

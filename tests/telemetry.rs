@@ -323,6 +323,58 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
     );
 }
 
+/// A line may hold 64 MiB, as a call may in `gate`; a longer one (or a last line with no
+/// newline) is one bad line, read past without being kept, so memory stays bounded.
+#[test]
+fn a_line_over_64_mib_is_one_bad_line() {
+    const LIMIT: usize = 64 << 20;
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let (pre, post) = (
+        r#"{"type":"outcome","tool":"big","status":"ok","session":""#,
+        r#""}"#,
+    );
+    let mut event = String::with_capacity(LIMIT);
+    event.push_str(pre);
+    event.push_str(&"s".repeat(LIMIT - pre.len() - post.len()));
+    event.push_str(post);
+    let mut input = Vec::with_capacity(4 * LIMIT);
+    input.extend_from_slice(event.as_bytes());
+    input.extend_from_slice(b"\r\n");
+    input.extend_from_slice(event.replacen("ss", "sss", 1).as_bytes());
+    input.extend_from_slice(b"\n{\"type\":\"outcome\",\"tool\":\"small\",\"status\":\"ok\"}\n");
+    input.extend_from_slice(&vec![b'x'; LIMIT + LIMIT / 2]);
+    let path = sb.path().join("big.jsonl");
+    std::fs::write(&path, &input).unwrap();
+    drop(input);
+    let out = sb.cmd().arg("record").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    for n in [2, 4] {
+        assert!(
+            err.contains(&format!(
+                "big.jsonl:{n}: longer than the 64 MiB metagate reads as one event; line skipped"
+            )),
+            "{err}"
+        );
+    }
+    assert!(
+        err.contains("stored 2 outcomes") && err.contains("skipped 2 bad lines"),
+        "{err}"
+    );
+    let stored = rows(
+        &db,
+        "SELECT tool, length(session) FROM outcomes ORDER BY id",
+    );
+    assert_eq!(
+        stored,
+        [
+            [json!("big"), json!(LIMIT - pre.len() - post.len())],
+            [json!("small"), Value::Null]
+        ]
+    );
+}
+
 /// `metadata` feeds cohesion warnings and `split_boundary` (`boundary_axes`, `evidence`): a
 /// field given twice in it is refused as one at the top is, since readers disagree on which
 /// copy counts.

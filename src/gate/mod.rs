@@ -23,7 +23,7 @@ pub use sink::{TelemetrySink, decision_row};
 pub use stream::{NoSink, Sink, SinkError, StreamStats, answer_one, read_document, stream};
 
 /// The largest document `gate` reads; anything longer is rejected, not buffered without end.
-pub const MAX_DOCUMENT: usize = 64 * 1024 * 1024;
+pub const MAX_DOCUMENT: usize = crate::lines::MAX_LINE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {

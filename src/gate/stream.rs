@@ -1,6 +1,6 @@
 //! Running the gate over input: one document, or a JSON Lines stream committed in groups.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::time::Instant;
 
 use super::{
@@ -9,6 +9,7 @@ use super::{
 };
 use crate::correct::Report;
 use crate::error::{Category, ToolError};
+use crate::lines::{read_line_capped, strip_newline};
 use crate::policy::{Facts, NoFacts};
 use crate::schema::{FailMode, Policy};
 
@@ -209,7 +210,7 @@ pub fn stream<R: Read, W: Write, E: Write>(
             group.flush(policy, options, sink, out, err)?;
         }
         line.clear();
-        let n = read_line_capped(reader, &mut line)
+        let n = read_line_capped(reader, &mut line, MAX_DOCUMENT)
             .map_err(|e| in_words(e, "cannot read the calls"))?;
         if timed && reader.buffer().is_empty() {
             // The wait for input is not the gate's latency.
@@ -271,38 +272,6 @@ pub fn stream<R: Read, W: Write, E: Write>(
 /// told apart (and ends the program quietly).
 fn in_words(e: io::Error, what: &str) -> io::Error {
     io::Error::new(e.kind(), format!("{what}: {e}"))
-}
-
-/// Reads one line; a line over [`MAX_DOCUMENT`] is consumed to its end but only its first
-/// bytes are kept, so one huge line cannot exhaust memory.
-fn read_line_capped<R: Read>(reader: &mut BufReader<R>, line: &mut Vec<u8>) -> io::Result<usize> {
-    let mut total = 0;
-    loop {
-        let available = match reader.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok(total);
-        }
-        let (used, done) = match memchr::memchr(b'\n', available) {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        let room = (MAX_DOCUMENT + 1).saturating_sub(line.len());
-        line.extend_from_slice(&available[..used.min(room)]);
-        reader.consume(used);
-        total += used;
-        if done {
-            return Ok(total);
-        }
-    }
-}
-
-fn strip_newline(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 #[cfg(test)]
