@@ -2,7 +2,7 @@
 //! named (source and line number) and skipped; good lines are never lost. With `strict`, one
 //! bad line keeps every line out.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufReader, Read, Write};
 
 use rusqlite::TransactionBehavior;
 
@@ -15,30 +15,55 @@ use crate::telemetry;
 /// store's write lock (and keep `gate` waiting) for its whole length.
 const BATCH: usize = 10_000;
 
-/// One input: a name for messages (a path, or `-` for stdin) and its lines.
+/// How much of an input is read at once.
+const BUFFER: usize = 256 * 1024;
+
+/// One input: a name for messages (a path, or `<stdin>`) and its bytes.
 pub struct Input<'a> {
     pub name: String,
-    pub reader: Box<dyn BufRead + 'a>,
+    pub reader: Box<dyn Read + 'a>,
+    /// Whether a read may wait for more to be written (a pipe, a FIFO, a terminal, a
+    /// socket): outside strict mode, what was read is stored before such a read, so an agent
+    /// that keeps `record -` open as a coprocess has each event in the store (where `gate`'s
+    /// prerequisites look) as soon as it is written, and loses none when it is stopped. A
+    /// regular file never waits: its events are stored in batches.
+    pub waits: bool,
 }
 
-/// What a run stored and skipped.
+/// What a run read, stored and skipped.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Summary {
+    /// Good events read, by type.
     pub outcomes: usize,
     pub asks: usize,
     pub corrections: usize,
     pub bad_lines: usize,
     /// `strict` and a bad line: nothing was stored.
     pub discarded: bool,
+    /// Events committed to the store so far.
+    pub stored: usize,
+    /// The input and line number of the last event committed: every good line up to it is in
+    /// the store, none after it.
+    pub stored_through: Option<(String, usize)>,
 }
 
-impl Summary {
-    pub fn stored(&self) -> usize {
-        if self.discarded {
-            0
-        } else {
-            self.outcomes + self.asks + self.corrections
-        }
+/// A run that failed, and what it had stored before it did (without `strict`, the batches
+/// committed before the failure stay: a retry of the whole input stores them again).
+#[derive(Debug)]
+pub struct Failed {
+    pub error: RecordError,
+    pub summary: Summary,
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for Failed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
     }
 }
 
@@ -71,7 +96,7 @@ impl From<StoreError> for RecordError {
 
 /// Reads every input and stores its events. Each bad line and warning is one line on `diag`
 /// (`name:line: message`); a line longer than [`MAX_LINE`] is a bad line, read past without
-/// being kept.
+/// being kept. A failure returns what was stored before it.
 pub fn record(
     store: &mut Store,
     inputs: Vec<Input<'_>>,
@@ -79,8 +104,23 @@ pub fn record(
     axes: &AxisTable,
     now_ms: &dyn Fn() -> i64,
     diag: &mut dyn Write,
-) -> Result<Summary, RecordError> {
+) -> Result<Summary, Box<Failed>> {
     let mut summary = Summary::default();
+    match run(store, inputs, strict, axes, now_ms, diag, &mut summary) {
+        Ok(()) => Ok(summary),
+        Err(error) => Err(Box::new(Failed { error, summary })),
+    }
+}
+
+fn run(
+    store: &mut Store,
+    inputs: Vec<Input<'_>>,
+    strict: bool,
+    axes: &AxisTable,
+    now_ms: &dyn Fn() -> i64,
+    diag: &mut dyn Write,
+    summary: &mut Summary,
+) -> Result<(), RecordError> {
     let path = store.path().to_path_buf();
     let fail = |e| RecordError::Store(StoreError::from_sqlite(&path, e));
     if strict {
@@ -89,45 +129,105 @@ pub fn record(
             .conn()
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(fail)?;
-        read_all(inputs, axes, now_ms, diag, &mut summary, &mut |batch| {
-            telemetry::insert_events_in(&tx, batch).map_err(fail)
-        })?;
-        if summary.bad_lines > 0 {
+        let mut staged = Summary::default();
+        read_all(
+            inputs,
+            axes,
+            now_ms,
+            diag,
+            &mut staged,
+            false,
+            &mut |batch| telemetry::insert_events_in(&tx, batch).map_err(fail),
+        )?;
+        if staged.bad_lines > 0 {
             tx.rollback().map_err(fail)?;
-            summary.discarded = true;
+            staged.discarded = true;
+            staged.stored = 0;
+            staged.stored_through = None;
         } else {
             tx.commit().map_err(fail)?;
         }
+        *summary = staged;
     } else {
-        read_all(inputs, axes, now_ms, diag, &mut summary, &mut |batch| {
+        read_all(inputs, axes, now_ms, diag, summary, true, &mut |batch| {
             Ok(telemetry::insert_events(store, batch)?)
         })?;
     }
-    Ok(summary)
+    Ok(())
 }
 
-/// Reads every line of every input, handing good events to `store_batch` in batches.
+/// Events read and not stored yet, and where the last of them came from.
+struct Batch {
+    events: Vec<Event>,
+    /// Index of the input and line number of the last event.
+    last: (usize, usize),
+}
+
+impl Batch {
+    /// Hands the events to `store_batch` and notes them in `summary` as stored.
+    fn store(
+        &mut self,
+        names: &[String],
+        summary: &mut Summary,
+        store_batch: &mut dyn FnMut(&[Event]) -> Result<(), RecordError>,
+    ) -> Result<(), RecordError> {
+        if self.events.is_empty() {
+            return Ok(());
+        }
+        store_batch(&self.events)?;
+        summary.stored += self.events.len();
+        let (input, line) = self.last;
+        summary.stored_through = Some((names[input].clone(), line));
+        self.events.clear();
+        Ok(())
+    }
+}
+
+/// Reads every line of every input, handing good events to `store_batch` in batches: of
+/// [`BATCH`] events, and with `before_waiting`, whatever was read before a read that may wait
+/// (as `gate --jsonl` commits a group before it waits for more calls).
 fn read_all(
     inputs: Vec<Input<'_>>,
     axes: &AxisTable,
     now_ms: &dyn Fn() -> i64,
     diag: &mut dyn Write,
     summary: &mut Summary,
+    before_waiting: bool,
     store_batch: &mut dyn FnMut(&[Event]) -> Result<(), RecordError>,
 ) -> Result<(), RecordError> {
-    let mut batch: Vec<Event> = Vec::new();
-    for Input { name, mut reader } in inputs {
-        // Bytes, not a `String`: a line that is not UTF-8 is one bad line, not a failed read
-        // of the whole input.
-        let mut bytes = Vec::new();
+    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    let mut batch = Batch {
+        events: Vec::new(),
+        last: (0, 0),
+    };
+    // Bytes, not a `String`: a line that is not UTF-8 is one bad line, not a failed read of
+    // the whole input.
+    let mut bytes = Vec::new();
+    for (
+        index,
+        Input {
+            name,
+            reader,
+            waits,
+        },
+    ) in inputs.into_iter().enumerate()
+    {
+        let mut reader = BufReader::with_capacity(BUFFER, reader);
         let mut number = 0usize;
         loop {
+            if before_waiting
+                && waits
+                && !batch.events.is_empty()
+                && memchr::memchr(b'\n', reader.buffer()).is_none()
+            {
+                batch.store(&names, summary, store_batch)?;
+            }
             bytes.clear();
             let n = match read_line_capped(&mut reader, &mut bytes, MAX_LINE) {
                 Ok(n) => n,
                 Err(source) => {
                     // The lines read so far are good: stored before giving up on the input.
-                    store_batch(&batch)?;
+                    batch.store(&names, summary, store_batch)?;
                     return Err(RecordError::Read { name, source });
                 }
             };
@@ -175,7 +275,8 @@ fn read_all(
                         Event::Ask(_) => summary.asks += 1,
                         Event::Correction(_) => summary.corrections += 1,
                     }
-                    batch.push(event);
+                    batch.events.push(event);
+                    batch.last = (index, number);
                 }
                 Err(message) => {
                     summary.bad_lines += 1;
@@ -185,14 +286,10 @@ fn read_all(
                     );
                 }
             }
-            if batch.len() >= BATCH {
-                store_batch(&batch)?;
-                batch.clear();
+            if batch.events.len() >= BATCH {
+                batch.store(&names, summary, store_batch)?;
             }
         }
     }
-    if !batch.is_empty() {
-        store_batch(&batch)?;
-    }
-    Ok(())
+    batch.store(&names, summary, store_batch)
 }

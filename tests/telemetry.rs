@@ -375,6 +375,134 @@ fn a_line_over_64_mib_is_one_bad_line() {
     );
 }
 
+/// Waits up to 10 s for `sql` (a count) to reach `want`; returns the last count read.
+fn wait_for(db: &Path, sql: &str, want: i64) -> i64 {
+    let mut seen = -1;
+    for _ in 0..200 {
+        // The store may not be there yet, or not have its tables.
+        let read = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row(sql, [], |r| r.get(0)));
+        if let Ok(n) = read {
+            seen = n;
+            if seen == want {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    seen
+}
+
+/// An agent keeps `record -` open as a coprocess: each event is in the store as soon as it is
+/// written (where `gate`'s prerequisites look), not after 10,000 more or the end of the
+/// input, and a stopped coprocess has lost none of them.
+#[test]
+fn a_coprocess_has_each_event_stored_before_it_waits_for_more() {
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let policy = sb.file(
+        "req.toml",
+        "[tools.run_tests]\n[tools.deploy]\nrequires = [\"run_tests\"]\n",
+    );
+    let mut child = sb
+        .std_cmd()
+        .arg("--policy")
+        .arg(&policy)
+        .args(["record", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let ran = r#"{"type":"outcome","session":"s1","tool":"run_tests","status":"ok"}"#;
+    writeln!(stdin, "{ran}").unwrap();
+    stdin.flush().unwrap();
+    let stored = wait_for(&db, "SELECT count(*) FROM outcomes", 1);
+    assert_eq!(stored, 1, "the event waits in memory");
+    let deploy = r#"{"name":"deploy","arguments":{}}"#;
+    let (answer, code, _) = common::gate(
+        &sb,
+        &[
+            "--policy",
+            policy.to_str().unwrap(),
+            "--session",
+            "s1",
+            "--quiet",
+        ],
+        deploy.as_bytes(),
+    );
+    assert_eq!(code, 0, "{answer}");
+    // A burst, then half a line: everything whole is stored while the rest is awaited.
+    let burst: String = (0..500).map(|_| format!("{ran}\n")).collect();
+    write!(stdin, "{burst}{{\"type\":\"outcome\",").unwrap();
+    stdin.flush().unwrap();
+    assert_eq!(wait_for(&db, "SELECT count(*) FROM outcomes", 501), 501);
+    // Stopped the hard way: nothing written whole is lost.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(count(&db, "outcomes"), 501);
+}
+
+/// `record` fails halfway (here: the store stays locked past the busy timeout): it says how
+/// much it had stored, and through which line, so a retry does not store those lines twice
+/// unawares.
+#[test]
+fn a_record_that_fails_halfway_says_what_it_stored() {
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let policy = sb.file("bt.toml", "[telemetry]\nbusy_timeout_ms = 300\n");
+    let event = r#"{"type":"outcome","tool":"t","status":"ok"}"#;
+    let mut child = sb
+        .std_cmd()
+        .arg("--policy")
+        .arg(&policy)
+        .args(["record", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    write!(stdin, "{event}\n\n{event}\nnot an event\n{event}\n").unwrap();
+    stdin.flush().unwrap();
+    assert_eq!(wait_for(&db, "SELECT count(*) FROM outcomes", 3), 3);
+    let holder = Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    write!(stdin, "{event}\n{event}\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    holder.execute_batch("COMMIT").unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("metagate: record: 3 events were stored in ")
+            && err.contains(
+                "before the error below: every good line through <stdin>:5; none after it (a retry of the whole input stores those 3 again)\nmetagate: error: "
+            ),
+        "{err}"
+    );
+    assert_eq!(count(&db, "outcomes"), 3);
+
+    // Nothing stored is said too: a retry is then safe.
+    let file = sb.file("two.jsonl", &format!("{event}\n{event}\n"));
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let out = sb
+        .cmd()
+        .arg("--policy")
+        .arg(&policy)
+        .arg("record")
+        .arg(&file)
+        .output()
+        .unwrap();
+    holder.execute_batch("COMMIT").unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("metagate: record: nothing was stored before the error below\n"),
+        "{err}"
+    );
+    assert_eq!(count(&db, "outcomes"), 3);
+}
+
 /// `metadata` feeds cohesion warnings and `split_boundary` (`boundary_axes`, `evidence`): a
 /// field given twice in it is refused as one at the top is, since readers disagree on which
 /// copy counts.

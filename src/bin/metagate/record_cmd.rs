@@ -1,7 +1,7 @@
 //! `metagate record`.
 
 use std::fs::File;
-use std::io::{self, BufReader};
+use std::io;
 use std::path::Path;
 
 use anyhow::Result;
@@ -39,14 +39,34 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
         }
         inputs.push(Input {
             name: path.display().to_string(),
-            reader: Box::new(BufReader::new(file)),
+            waits: may_wait(&file),
+            reader: Box::new(file),
         });
     }
     let mut store = env.open_store()?;
     let mut err = io::stderr().lock();
     let clock = env.clock();
     let axes = policy.axis_table();
-    let summary = record::record(&mut store, inputs, args.strict, &axes, &*clock, &mut err)?;
+    let summary = match record::record(&mut store, inputs, args.strict, &axes, &*clock, &mut err) {
+        Ok(summary) => summary,
+        Err(failed) => {
+            // Said before the error itself: what a retry of the same input would store again.
+            let record::Failed {
+                error,
+                summary: stored,
+            } = *failed;
+            match &stored.stored_through {
+                Some((name, line)) => say!(
+                    "metagate: record: {} stored in {} before the error below: every good line through {name}:{line}; none after it (a retry of the whole input stores those {} again)",
+                    plural(stored.stored, "event was", "events were"),
+                    store.path().display(),
+                    stored.stored
+                ),
+                None => say!("metagate: record: nothing was stored before the error below"),
+            }
+            return Err(error.into());
+        }
+    };
     if summary.discarded {
         say!(
             "metagate: record: {}; nothing stored (--strict)",
@@ -76,8 +96,30 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
 fn stdin_input() -> Input<'static> {
     Input {
         name: "<stdin>".to_string(),
-        reader: Box::new(BufReader::new(io::stdin())),
+        reader: Box::new(io::stdin()),
+        waits: stdin_may_wait(),
     }
+}
+
+/// Whether reading `file` may wait for a writer: anything but a regular file (a FIFO, a
+/// terminal, a socket, a device).
+fn may_wait(file: &File) -> bool {
+    file.metadata().map_or(true, |m| !m.is_file())
+}
+
+#[cfg(unix)]
+fn stdin_may_wait() -> bool {
+    use std::os::fd::AsFd;
+    io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_or(true, |fd| may_wait(&File::from(fd)))
+}
+
+/// Elsewhere stdin is taken to be a pipe: its events are stored as they come.
+#[cfg(not(unix))]
+fn stdin_may_wait() -> bool {
+    true
 }
 
 fn bad_lines(n: usize) -> String {
