@@ -4,8 +4,6 @@
 
 use std::io::{self, BufReader, Read, Write};
 
-use rusqlite::TransactionBehavior;
-
 use crate::events::{self, AxisTable, Event};
 use crate::lines::{MAX_LINE, read_line_capped, strip_newline};
 use crate::store::{Store, StoreError};
@@ -124,29 +122,35 @@ fn run(
     let path = store.path().to_path_buf();
     let fail = |e| RecordError::Store(StoreError::from_sqlite(&path, e));
     if strict {
-        // One transaction for everything: a bad line anywhere rolls it all back.
-        let tx = store
-            .conn()
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(fail)?;
+        // All or nothing, and every line read and checked before the store is written: the
+        // events wait in a stage outside the store, and the store's write lock is held only
+        // to copy them in, in one transaction, never while waiting for input (which would
+        // keep every `gate` and writer out for as long as the input takes to come).
+        let conn = store.conn_ref();
+        telemetry::stage(conn).map_err(fail)?;
         let mut staged = Summary::default();
-        read_all(
+        let read = read_all(
             inputs,
             axes,
             now_ms,
             diag,
             &mut staged,
             false,
-            &mut |batch| telemetry::insert_events_in(&tx, batch).map_err(fail),
-        )?;
-        if staged.bad_lines > 0 {
-            tx.rollback().map_err(fail)?;
-            staged.discarded = true;
-            staged.stored = 0;
-            staged.stored_through = None;
-        } else {
-            tx.commit().map_err(fail)?;
-        }
+            &mut |batch| telemetry::stage_events(conn, batch).map_err(fail),
+        );
+        let stored = read.and_then(|()| {
+            if staged.bad_lines > 0 {
+                staged.discarded = true;
+                staged.stored = 0;
+                staged.stored_through = None;
+                Ok(())
+            } else {
+                Ok(store.immediate(|tx| telemetry::store_staged(tx))?)
+            }
+        });
+        // The stage is a temporary file SQLite deletes with the connection anyway.
+        let _ = telemetry::unstage(store.conn_ref());
+        stored?;
         *summary = staged;
     } else {
         read_all(inputs, axes, now_ms, diag, summary, true, &mut |batch| {

@@ -166,54 +166,119 @@ pub fn insert_events(store: &mut Store, events: &[Event]) -> Result<(), StoreErr
 
 /// Appends events inside a transaction the caller holds.
 pub fn insert_events_in(tx: &rusqlite::Connection, events: &[Event]) -> rusqlite::Result<()> {
-    {
-        let mut outcome = tx
-            .prepare_cached(
-                "INSERT INTO outcomes (ts_ms, session, tool, method, status, error_type, error_message, \
-                 boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, metadata) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            )
-            ?;
-        let mut ask = tx
-            .prepare_cached(
-                "INSERT INTO asks (ts_ms, session, user, text, capabilities) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )
-            ?;
-        let mut correction = tx
-            .prepare_cached(
-                "INSERT INTO user_corrections (ts_ms, session, tool, method, note) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )
-            ?;
-        let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
-        for event in events {
-            match event {
-                Event::Outcome(o) => outcome.execute(params![
-                    o.ts_ms,
-                    o.session,
-                    o.tool,
-                    o.method,
-                    if o.ok { "ok" } else { "error" },
-                    o.error_type,
-                    o.error_message,
-                    json(&o.axes),
-                    json(&o.axes_raw),
-                    o.observed_task_shape,
-                    o.suggested_split,
-                    o.evidence,
-                    o.metadata.as_ref().map(|m| m.to_string()),
-                ]),
-                Event::Ask(a) => ask.execute(params![
-                    a.ts_ms,
-                    a.session,
-                    a.user,
-                    a.text,
-                    json(&a.capabilities)
-                ]),
-                Event::Correction(c) => {
-                    correction.execute(params![c.ts_ms, c.session, c.tool, c.method, c.note])
-                }
-            }?;
-        }
+    insert_events_into(tx, STORE, events)
+}
+
+/// The store's event tables.
+const STORE: &str = "main.";
+
+/// The tables [`stage`] makes: the event tables' shape, in SQLite's temporary database (a
+/// file of its own, deleted when the connection closes), never the store.
+const STAGE: &str = "temp.staged_";
+
+/// The columns of each event table an event fills, in the order [`insert_events_into`] binds
+/// them.
+const OUTCOME_COLUMNS: &str = "ts_ms, session, tool, method, status, error_type, error_message, \
+     boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, metadata";
+const ASK_COLUMNS: &str = "ts_ms, session, user, text, capabilities";
+const CORRECTION_COLUMNS: &str = "ts_ms, session, tool, method, note";
+
+const EVENT_TABLES: [(&str, &str); 3] = [
+    ("outcomes", OUTCOME_COLUMNS),
+    ("asks", ASK_COLUMNS),
+    ("user_corrections", CORRECTION_COLUMNS),
+];
+
+/// Makes an empty stage for events on `conn`: tables shaped as the event tables, outside the
+/// store, so filling them takes no lock on it (and, kept in a temporary file rather than
+/// memory, whatever their size). A stage left from before is emptied.
+pub fn stage(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("PRAGMA temp_store = FILE")?;
+    for (table, _) in EVENT_TABLES {
+        conn.execute_batch(&format!(
+            "DROP TABLE IF EXISTS {STAGE}{table}; \
+             CREATE TEMP TABLE staged_{table} AS SELECT * FROM main.{table} WHERE 0;"
+        ))?;
+    }
+    Ok(())
+}
+
+/// Appends events to the stage, in one transaction of the temporary database only.
+pub fn stage_events(conn: &rusqlite::Connection, events: &[Event]) -> rusqlite::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    insert_events_into(&tx, STAGE, events)?;
+    tx.commit()
+}
+
+/// Copies every staged event into the store, in the order staged, inside a transaction the
+/// caller holds.
+pub fn store_staged(tx: &rusqlite::Connection) -> rusqlite::Result<()> {
+    for (table, columns) in EVENT_TABLES {
+        tx.execute(
+            &format!(
+                "INSERT INTO {STORE}{table} ({columns}) \
+                 SELECT {columns} FROM {STAGE}{table} ORDER BY rowid"
+            ),
+            [],
+        )?;
+    }
+    Ok(())
+}
+
+/// Removes the stage.
+pub fn unstage(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    for (table, _) in EVENT_TABLES {
+        conn.execute_batch(&format!("DROP TABLE IF EXISTS {STAGE}{table}"))?;
+    }
+    Ok(())
+}
+
+/// Appends events to the event tables whose names start with `prefix` (the store's, or the
+/// stage's).
+fn insert_events_into(
+    conn: &rusqlite::Connection,
+    prefix: &str,
+    events: &[Event],
+) -> rusqlite::Result<()> {
+    let mut outcome = conn.prepare_cached(&format!(
+        "INSERT INTO {prefix}outcomes ({OUTCOME_COLUMNS}) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+    ))?;
+    let mut ask = conn.prepare_cached(&format!(
+        "INSERT INTO {prefix}asks ({ASK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5)"
+    ))?;
+    let mut correction = conn.prepare_cached(&format!(
+        "INSERT INTO {prefix}user_corrections ({CORRECTION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5)"
+    ))?;
+    let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
+    for event in events {
+        match event {
+            Event::Outcome(o) => outcome.execute(params![
+                o.ts_ms,
+                o.session,
+                o.tool,
+                o.method,
+                if o.ok { "ok" } else { "error" },
+                o.error_type,
+                o.error_message,
+                json(&o.axes),
+                json(&o.axes_raw),
+                o.observed_task_shape,
+                o.suggested_split,
+                o.evidence,
+                o.metadata.as_ref().map(|m| m.to_string()),
+            ]),
+            Event::Ask(a) => ask.execute(params![
+                a.ts_ms,
+                a.session,
+                a.user,
+                a.text,
+                json(&a.capabilities)
+            ]),
+            Event::Correction(c) => {
+                correction.execute(params![c.ts_ms, c.session, c.tool, c.method, c.note])
+            }
+        }?;
     }
     Ok(())
 }
@@ -382,5 +447,49 @@ mod tests {
             .map(|(_, n)| *n)
             .collect();
         assert_eq!(counts, [0, 1, 1, 1, 0, 0, 0, 0]);
+    }
+
+    /// `record --strict` stages every event before it stores any: staging writes nothing
+    /// to the store and takes no lock on it, and the copy keeps the order staged.
+    #[test]
+    fn staged_events_leave_the_store_alone_until_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let mut store = Store::open(&path).unwrap();
+        let axes = AxisTable::default();
+        let events: Vec<Event> = ["b", "a", "c"]
+            .iter()
+            .map(|tool| {
+                let line = format!(r#"{{"type":"outcome","tool":"{tool}","status":"ok"}}"#);
+                parse(&line, 5, &axes).unwrap().0
+            })
+            .chain([parse(r#"{"type":"ask","text":"hi"}"#, 5, &axes).unwrap().0])
+            .collect();
+        stage(store.conn_ref()).unwrap();
+        stage_events(store.conn_ref(), &events[..2]).unwrap();
+        let other = rusqlite::Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
+        stage_events(store.conn_ref(), &events[2..]).unwrap();
+        let outcomes = |conn: &rusqlite::Connection| -> Vec<String> {
+            let mut st = conn
+                .prepare("SELECT tool FROM main.outcomes ORDER BY id")
+                .unwrap();
+            st.query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        assert!(outcomes(&other).is_empty());
+        store.immediate(|tx| store_staged(tx)).unwrap();
+        unstage(store.conn_ref()).unwrap();
+        assert_eq!(outcomes(&other), ["b", "a", "c"]);
+        let asks: i64 = other
+            .query_row("SELECT count(*) FROM asks", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(asks, 1);
+        // A second stage on the same connection starts empty.
+        stage(store.conn_ref()).unwrap();
+        store.immediate(|tx| store_staged(tx)).unwrap();
+        assert_eq!(outcomes(&other).len(), 3);
     }
 }

@@ -503,6 +503,61 @@ fn a_record_that_fails_halfway_says_what_it_stored() {
     assert_eq!(count(&db, "outcomes"), 3);
 }
 
+/// `record --strict` reads and checks every line before it writes any: while it waits for
+/// input, other writers (`gate` above all, which fails closed) are not kept out of the store.
+#[test]
+fn record_strict_holds_no_lock_while_it_waits_for_input() {
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let policy = sb.file("bt.toml", "[telemetry]\nbusy_timeout_ms = 300\n");
+    let event = |tool: &str| format!(r#"{{"type":"outcome","tool":"{tool}","status":"ok"}}"#);
+    for bad in [false, true] {
+        let mut child = sb
+            .std_cmd()
+            .arg("--policy")
+            .arg(&policy)
+            .args(["record", "--strict", "-"])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{}", event("first")).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let call = br#"{"name":"response","arguments":{"text":"hi"}}"#;
+        let (answer, code, stderr) = common::gate(
+            &sb,
+            &["--policy", policy.to_str().unwrap(), "--quiet"],
+            call,
+        );
+        assert_eq!(code, 0, "{answer} {stderr}");
+        let other = Connection::open(&db).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
+        let last = if bad {
+            "not an event".to_string()
+        } else {
+            event("second")
+        };
+        writeln!(stdin, "{last}").unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if bad {
+            assert_eq!(out.status.code(), Some(1), "{err}");
+            assert!(err.contains("nothing stored (--strict)"), "{err}");
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{err}");
+        }
+    }
+    // All or nothing, in the order read; and the stage is gone with the process.
+    assert_eq!(
+        rows(&db, "SELECT tool FROM outcomes ORDER BY id"),
+        [[json!("first")], [json!("second")]]
+    );
+    assert_eq!(count(&db, "decisions"), 2);
+}
+
 /// `metadata` feeds cohesion warnings and `split_boundary` (`boundary_axes`, `evidence`): a
 /// field given twice in it is refused as one at the top is, since readers disagree on which
 /// copy counts.
