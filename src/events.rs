@@ -2,6 +2,7 @@
 //! corrections, read from one JSON object each, checked, redacted, and with boundary axes
 //! normalized. Pure: the time `now` and the axis table are passed in.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -163,46 +164,68 @@ impl<'de> serde::Deserialize<'de> for Fields {
 /// The first field given twice in an object anywhere in `json` (a JSON text already known to
 /// be valid), as a path: `evidence`, `pages[2].title`.
 fn field_twice(json: &str) -> Option<String> {
-    let walk = RefCell::new(Walk::default());
+    let found = RefCell::new(None);
     let mut de = serde_json::Deserializer::from_str(json);
-    // A field given twice stops the walk with an error; the walk has noted which.
-    let _ = serde::de::DeserializeSeed::deserialize(Walker(&walk), &mut de);
-    walk.into_inner().twice
+    // A field given twice stops the walk with an error, and each level it passes through on
+    // its way out adds its step to the path.
+    let _ = serde::de::DeserializeSeed::deserialize(Walker(&found), &mut de);
+    let steps: Vec<Step> = found.into_inner()?;
+    let mut path = String::new();
+    for step in steps.iter().rev() {
+        match step {
+            Step::Key(k) if path.is_empty() => path.push_str(k),
+            Step::Key(k) => {
+                path.push('.');
+                path.push_str(k);
+            }
+            Step::Index(i) => path.push_str(&format!("[{i}]")),
+        }
+    }
+    Some(path)
 }
 
-/// Where [`Walker`] is, and what it found.
-#[derive(Default)]
-struct Walk {
-    path: Vec<Step>,
-    twice: Option<String>,
-}
-
+/// One step of a path into a JSON value.
 enum Step {
     Key(String),
     Index(usize),
 }
 
-impl Walk {
-    fn path(&self) -> String {
-        let mut out = String::new();
-        for step in &self.path {
-            match step {
-                Step::Key(k) if out.is_empty() => out.push_str(k),
-                Step::Key(k) => {
-                    out.push('.');
-                    out.push_str(k);
-                }
-                Step::Index(i) => out.push_str(&format!("[{i}]")),
-            }
+/// Reads a JSON value keeping nothing but the keys of the object it is in, to find one given
+/// twice (which a `Value` would silently keep the last of). On finding one it fails, with the
+/// path to it, innermost step first, in the cell.
+#[derive(Clone, Copy)]
+struct Walker<'w>(&'w RefCell<Option<Vec<Step>>>);
+
+impl Walker<'_> {
+    /// Adds `step` to the path of a field given twice below it, when that is why it failed.
+    fn on_the_way_out(self, step: impl FnOnce() -> Step) {
+        if let Some(steps) = self.0.borrow_mut().as_mut() {
+            steps.push(step());
         }
-        out
     }
 }
 
-/// Reads a JSON value keeping nothing but the keys of the object it is in, to find one given
-/// twice (which a `Value` would silently keep the last of).
-#[derive(Clone, Copy)]
-struct Walker<'w>(&'w RefCell<Walk>);
+/// A key as read: borrowed from the input unless it holds an escape.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(Visit)
+    }
+}
 
 impl<'de> serde::de::DeserializeSeed<'de> for Walker<'_> {
     type Value = ();
@@ -237,28 +260,27 @@ impl<'de> serde::de::Visitor<'de> for Walker<'_> {
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
         let mut i = 0;
         loop {
-            self.0.borrow_mut().path.push(Step::Index(i));
-            let more = a.next_element_seed(self)?;
-            self.0.borrow_mut().path.pop();
-            if more.is_none() {
-                return Ok(());
+            match a.next_element_seed(self) {
+                Ok(Some(())) => i += 1,
+                Ok(None) => return Ok(()),
+                Err(e) => {
+                    self.on_the_way_out(|| Step::Index(i));
+                    return Err(e);
+                }
             }
-            i += 1;
         }
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
-        let mut seen: Vec<String> = Vec::new();
-        while let Some(k) = a.next_key::<String>()? {
-            if seen.contains(&k) {
-                let mut walk = self.0.borrow_mut();
-                walk.path.push(Step::Key(k));
-                let path = walk.path();
-                walk.twice = Some(path);
+        let mut seen: Vec<Key<'de>> = Vec::new();
+        while let Some(k) = a.next_key::<Key<'de>>()? {
+            if seen.iter().any(|s| s.0 == k.0) {
+                *self.0.borrow_mut() = Some(vec![Step::Key(k.0.into_owned())]);
                 return Err(serde::de::Error::custom("a field is given twice"));
             }
-            self.0.borrow_mut().path.push(Step::Key(k.clone()));
-            a.next_value_seed(self)?;
-            self.0.borrow_mut().path.pop();
+            if let Err(e) = a.next_value_seed(self) {
+                self.on_the_way_out(|| Step::Key(k.0.into_owned()));
+                return Err(e);
+            }
             seen.push(k);
         }
         Ok(())
@@ -511,10 +533,10 @@ pub fn parse_time(text: &str) -> Result<i64, String> {
     }
 }
 
-/// Checks `text` against RFC 3339's `date-time` and returns it in the one spelling jiff is
-/// given: `T` and `Z` in capitals, at most nine digits of a second's fraction (a time is kept to
-/// the millisecond). Says what is wrong otherwise.
-fn rfc3339(text: &str) -> Result<String, &'static str> {
+/// Checks `text` against RFC 3339's `date-time` and returns it as jiff is to read it: with at
+/// most nine digits of a second's fraction (a time is kept to the millisecond). Says what is
+/// wrong otherwise.
+fn rfc3339(text: &str) -> Result<Cow<'_, str>, &'static str> {
     let b = text.as_bytes();
     let digits = |range: std::ops::Range<usize>| {
         b.get(range.clone())
@@ -547,6 +569,7 @@ fn rfc3339(text: &str) -> Result<String, &'static str> {
     }
     let mut at = 19;
     let mut fraction = "";
+    let mut truncated = false;
     match b.get(at) {
         Some(b'.') => {
             let n = b[at + 1..]
@@ -557,6 +580,7 @@ fn rfc3339(text: &str) -> Result<String, &'static str> {
                 return Err("a decimal point is followed by digits");
             }
             fraction = &text[at..at + 1 + n.min(9)];
+            truncated = n > 9;
             at += 1 + n;
         }
         Some(b',') => return Err("the seconds' fraction follows a point, not a comma"),
@@ -587,11 +611,16 @@ fn rfc3339(text: &str) -> Result<String, &'static str> {
         Some(b':') => return Err("an offset has no seconds: it is ±HH:MM"),
         Some(_) => return Err("there is more after the offset"),
     }
-    Ok(format!(
+    if !truncated {
+        // jiff reads this spelling as it is (a lowercase `t` or `z`, a space for the `T`).
+        return Ok(Cow::Borrowed(text));
+    }
+    // More digits of a second than jiff reads: the rest is below a nanosecond.
+    Ok(Cow::Owned(format!(
         "{}T{}{fraction}{offset}",
         &text[..10],
         &text[11..19]
-    ))
+    )))
 }
 
 /// An RFC 3339 time in UTC, to the second when there are no milliseconds.
@@ -634,8 +663,10 @@ mod tests {
     #[test]
     fn times_out_of_range_name_the_limit() {
         assert!(parse_time("9999-12-30T22:00:00Z").is_ok());
-        let late = parse_time("9999-12-31T23:59:59Z").unwrap_err();
-        assert!(late.contains("after 9999-12-30T22:00:00Z"), "{late}");
+        for late in ["9999-12-31T23:59:59Z", "9999-12-31 23:59:59.0000000001z"] {
+            let e = parse_time(late).unwrap_err();
+            assert!(e.contains("after 9999-12-30T22:00:00Z"), "{late}: {e}");
+        }
         // The earliest RFC 3339 time, pushed back a day less a minute, is still in range.
         assert!(parse_time("0000-01-01T00:00:00+23:59").is_ok());
         for bad in ["2026-02-30T00:00:00Z", "2026-11-20T10:00:00", "soon"] {
