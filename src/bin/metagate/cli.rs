@@ -56,7 +56,8 @@ pub enum Command {
             {\"type\":\"outcome\",…}, {\"type\":\"ask\",…} and {\"type\":\"correction\",…}. \
             A bad line is reported with its line number and skipped; the good lines are kept.",
         after_help = "Exit status: 0 every line was stored, 1 some lines were bad (with --strict: \
-            nothing was stored), 2 the store or an input could not be used."
+            nothing was stored), 2 the store or an input could not be used (stderr first says \
+            how much was stored before, through which line)."
     )]
     Record(RecordArgs),
     /// Check recorded tool-call traces with the gate's rules, for CI
@@ -408,7 +409,8 @@ pub enum ToolsCommand {
     #[command(
         long_about = "One row per tool and method: calls, pass/corrected/rejected shares, boundary \
             and low-utility referrals, user corrections, utility, a cohesion warning and the top \
-            boundary axes; from the latest evaluate run plus live counts of what was recorded since.\n\n\
+            boundary axes; what evaluate over now would count: the latest evaluate run whose window \
+            ends by now, plus live counts of the events up to now it did not count.\n\n\
             --format known-tools writes a <known_tools> block for a Tool Builder prompt: ranked \
             (degraded last, then utility x recency), at most --top entries, never longer than \
             --budget characters."
