@@ -228,7 +228,10 @@ impl EvaluateFile {
             if let Some(v) = v
                 && !(0.0..=1.0).contains(&v)
             {
-                problems.push((key, format!("must be a share between 0 and 1, not {v}")));
+                problems.push((
+                    key,
+                    format!("must be a share between 0 and 1, not {}", number(v)),
+                ));
             }
         }
         let weights = [
@@ -242,7 +245,10 @@ impl EvaluateFile {
             {
                 problems.push((
                     key,
-                    format!("must be a weight between 0 and {MAX_WEIGHT}, not {v}"),
+                    format!(
+                        "must be a weight between 0 and {MAX_WEIGHT}, not {}",
+                        number(v)
+                    ),
                 ));
             }
         }
@@ -272,6 +278,15 @@ impl EvaluateFile {
             ));
         }
         problems
+    }
+}
+
+/// A number as a person wrote it: 1e308 rather than its 309 digits.
+fn number(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-4..1e16).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
     }
 }
 
@@ -315,5 +330,12 @@ mod tests {
         }
         let f: EvaluateFile = toml::from_str("user_correction_weight = 1000.0").unwrap();
         assert!(f.check().is_empty());
+        let f: EvaluateFile = toml::from_str("user_correction_weight = 1e308").unwrap();
+        assert_eq!(
+            f.check()[0].1,
+            "must be a weight between 0 and 1000, not 1e308"
+        );
+        let f: EvaluateFile = toml::from_str("reask_overlap = 1.5").unwrap();
+        assert_eq!(f.check()[0].1, "must be a share between 0 and 1, not 1.5");
     }
 }
