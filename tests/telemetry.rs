@@ -393,6 +393,27 @@ fn wait_for(db: &Path, sql: &str, want: i64) -> i64 {
     seen
 }
 
+/// `metagate --policy POLICY record ARGS…` with its standard input to write to, as an agent
+/// runs it as a coprocess.
+fn record_coprocess(
+    sb: &Sandbox,
+    policy: &Path,
+    args: &[&str],
+) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = sb
+        .std_cmd()
+        .arg("--policy")
+        .arg(policy)
+        .arg("record")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
+}
+
 /// An agent keeps `record -` open as a coprocess: each event is in the store as soon as it is
 /// written (where `gate`'s prerequisites look), not after 10,000 more or the end of the
 /// input, and a stopped coprocess has lost none of them.
@@ -404,16 +425,7 @@ fn a_coprocess_has_each_event_stored_before_it_waits_for_more() {
         "req.toml",
         "[tools.run_tests]\n[tools.deploy]\nrequires = [\"run_tests\"]\n",
     );
-    let mut child = sb
-        .std_cmd()
-        .arg("--policy")
-        .arg(&policy)
-        .args(["record", "-"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, mut stdin) = record_coprocess(&sb, &policy, &["-"]);
     let ran = r#"{"type":"outcome","session":"s1","tool":"run_tests","status":"ok"}"#;
     writeln!(stdin, "{ran}").unwrap();
     stdin.flush().unwrap();
@@ -452,16 +464,7 @@ fn a_record_that_fails_halfway_says_what_it_stored() {
     let db = sb.db();
     let policy = sb.file("bt.toml", "[telemetry]\nbusy_timeout_ms = 300\n");
     let event = r#"{"type":"outcome","tool":"t","status":"ok"}"#;
-    let mut child = sb
-        .std_cmd()
-        .arg("--policy")
-        .arg(&policy)
-        .args(["record", "-"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (child, mut stdin) = record_coprocess(&sb, &policy, &["-"]);
     write!(stdin, "{event}\n\n{event}\nnot an event\n{event}\n").unwrap();
     stdin.flush().unwrap();
     assert_eq!(wait_for(&db, "SELECT count(*) FROM outcomes", 3), 3);
@@ -512,16 +515,7 @@ fn record_strict_holds_no_lock_while_it_waits_for_input() {
     let policy = sb.file("bt.toml", "[telemetry]\nbusy_timeout_ms = 300\n");
     let event = |tool: &str| format!(r#"{{"type":"outcome","tool":"{tool}","status":"ok"}}"#);
     for bad in [false, true] {
-        let mut child = sb
-            .std_cmd()
-            .arg("--policy")
-            .arg(&policy)
-            .args(["record", "--strict", "-"])
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
+        let (child, mut stdin) = record_coprocess(&sb, &policy, &["--strict", "-"]);
         writeln!(stdin, "{}", event("first")).unwrap();
         stdin.flush().unwrap();
         std::thread::sleep(Duration::from_millis(500));
