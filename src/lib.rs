@@ -27,6 +27,8 @@ pub mod repair;
 pub mod scan;
 pub mod shellcheck;
 
+pub mod checks;
+
 pub mod correct;
 pub mod events;
 pub mod policy;
