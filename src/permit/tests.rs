@@ -928,6 +928,7 @@ fn checker_consults_grants_only_at_runtime() {
             cwd: &cwd,
             protected: vec![],
             home: None,
+            own_binary: None,
         },
     );
     let args = Args::from_map(serde_json::from_str(r#"{"command":"ls"}"#).unwrap());

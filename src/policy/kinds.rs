@@ -7,10 +7,10 @@ use serde_json::Value;
 
 use super::{Checker, blocked, internal};
 use crate::args::ArgValue;
+use crate::checks::shell;
 use crate::error::{Category, ToolError};
 use crate::pathcheck::{self, Fs};
 use crate::schema::{ArgKind, Policy};
-use crate::shellcheck;
 
 /// Checks every string the argument holds: a string, or every string inside an array or an
 /// object, however deep (see [`texts`]).
@@ -91,20 +91,45 @@ pub(super) fn check(
                     }
                 }
             }
-            ArgKind::Shell => match shellcheck::check(s, &checker.shell_rules()) {
-                None => note(format_args!("{name} (shell): passes")),
-                Some(finding) => {
-                    let rule = finding.rule();
-                    note(format_args!("{name} (shell): refused: {rule}"));
-                    return Err(Box::new(blocked(
-                            tool,
-                            [name, ": the command is refused: ", &rule].concat(),
-                            "Rewrite the command without it; run the steps as separate plain commands".to_string(),
-                            &rule,
-                        )
-                        .detail("argument", name)));
+            ArgKind::Shell => {
+                let world = ShellWorld { checker, fs };
+                match shell::check(s, &checker.shell_rules(&world)) {
+                    None => note(format_args!("{name} (shell): passes")),
+                    Some(finding) if finding.is_too_large() => {
+                        let rule = finding.rule();
+                        note(format_args!("{name} (shell): refused: {rule}"));
+                        return Err(Box::new(
+                            ToolError::new(
+                                Category::InvalidParameters,
+                                [name, ": ", &rule].concat(),
+                            )
+                            .tool(tool)
+                            .suggest(format!(
+                                "Send a command of at most {} bytes; put long text in a file first",
+                                shell::MAX_COMMAND_BYTES
+                            ))
+                            .detail("argument", name),
+                        ));
+                    }
+                    Some(finding) => {
+                        let rule = finding.rule();
+                        note(format_args!("{name} (shell): refused: {rule}"));
+                        let suggestion = match &finding {
+                            shell::Finding::NotAllowed { .. } => checker.allowed_suggestion(),
+                            _ => "Rewrite the command without it; run the steps as separate plain commands".to_string(),
+                        };
+                        return Err(Box::new(
+                            blocked(
+                                tool,
+                                [name, ": the command is refused: ", &rule].concat(),
+                                suggestion,
+                                &rule,
+                            )
+                            .detail("argument", name),
+                        ));
+                    }
                 }
-            },
+            }
             ArgKind::Url => {
                 let rules = &policy.rules.urls;
                 let verdict = match url_host(s) {
@@ -187,6 +212,30 @@ pub(super) fn check(
         }
     }
     Ok(())
+}
+
+/// What the shell check asks of the world: the path rules for redirections, and the file
+/// identity of the running binary.
+struct ShellWorld<'a> {
+    checker: &'a Checker,
+    fs: &'a dyn Fs,
+}
+
+impl shell::World for ShellWorld<'_> {
+    fn redirect(&self, path: &str) -> Result<(), String> {
+        let rules = self.checker.paths(self.fs).as_ref().map_err(Clone::clone)?;
+        match pathcheck::check(path, rules, self.fs) {
+            Ok(relative) if self.checker.is_protected(&relative, self.fs) => {
+                Err("metagate's own files are protected".to_string())
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.rule()),
+        }
+    }
+
+    fn is_own_binary(&self, command: &[u8]) -> bool {
+        self.checker.is_own_binary(command)
+    }
 }
 
 /// Every text in `value` a tool could take for the argument: strings, numbers and booleans

@@ -3,6 +3,7 @@
 //! Deterministic: the world (time, counts, the file system) comes in through [`Facts`] and
 //! [`Fs`], so every check is testable in-process.
 
+mod binary;
 mod kinds;
 mod limits;
 
@@ -13,12 +14,13 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashMap;
 
 use crate::args::Args;
+use crate::checks::shell::{self, CommandPattern, Protected, ShellRules};
 use crate::error::{Category, ToolError};
 use crate::pathcheck::{self, Fs, PathRules};
 use crate::schema::file::Evidence;
 use crate::schema::{FailMode, Policy};
-use crate::shellcheck::{Protected, ShellRules};
 
+pub use binary::OwnBinary;
 pub use kinds::{canonical_host, texts, url_host};
 pub use limits::{Count, CountKey, fingerprint};
 
@@ -90,7 +92,9 @@ pub struct Checker {
     paths: OnceCell<Paths>,
     shell_protected: Protected,
     shell_constructs: Vec<String>,
-    shell_commands: Vec<String>,
+    shell_denied: Vec<CommandPattern>,
+    shell_allowed: Option<Vec<CommandPattern>>,
+    own_binary: Option<OwnBinary>,
     plans: RefCell<Plans>,
 }
 
@@ -164,17 +168,21 @@ pub struct Setup<'a> {
     pub protected: Vec<PathBuf>,
     /// The home folder `~` and `$HOME` stand for in shell commands.
     pub home: Option<PathBuf>,
+    /// The running binary: shell commands may not run it under any name.
+    pub own_binary: Option<OwnBinary>,
 }
 
-/// The policy's denied command words and `metagate` itself, whatever the policy says: its
+/// The policy's denied commands and `metagate` itself, whatever the policy says: its
 /// commands make grants and write its store and policy, so a model that may run commands
 /// would otherwise grant itself what the operator has not (`metagate permit grant …`).
-fn with_own_command(words: &[String]) -> Vec<String> {
-    let mut words = words.to_vec();
-    if !words.iter().any(|w| w == "metagate") {
-        words.push("metagate".to_string());
-    }
+/// Entries that do not read (`policy check` names them) are left out.
+fn with_own_command(words: &[String]) -> Vec<CommandPattern> {
     words
+        .iter()
+        .map(String::as_str)
+        .chain(["metagate"])
+        .filter_map(|w| CommandPattern::parse(w).ok())
+        .collect()
 }
 
 impl Checker {
@@ -188,8 +196,14 @@ impl Checker {
             .map_or_else(|| setup.cwd.to_path_buf(), absolute);
         let protected: Vec<PathBuf> = setup.protected.iter().map(|p| absolute(p)).collect();
         let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
+        let own_binary = setup.own_binary.as_ref().map(OwnBinary::fresh);
         Checker {
-            shell_protected: Protected::new(&protected, &vars, setup.home.as_deref()),
+            shell_protected: Protected::with_binary(
+                &protected,
+                &vars,
+                setup.home.as_deref(),
+                own_binary.as_ref().map(OwnBinary::path),
+            ),
             path_setup: PathSetup {
                 root: base.join(&p.root),
                 deny: p.deny.clone(),
@@ -198,7 +212,13 @@ impl Checker {
             },
             paths: OnceCell::new(),
             shell_constructs: policy.rules.shell.constructs.clone(),
-            shell_commands: with_own_command(&policy.rules.shell.commands),
+            shell_denied: with_own_command(&policy.rules.shell.commands),
+            shell_allowed: policy.rules.shell.allowed.as_ref().map(|a| {
+                a.iter()
+                    .filter_map(|e| CommandPattern::parse(e).ok())
+                    .collect()
+            }),
+            own_binary,
             plans: RefCell::default(),
         }
     }
@@ -470,12 +490,37 @@ impl Checker {
         &self.paths.get_or_init(|| self.path_setup.build(fs)).rules
     }
 
-    pub(crate) fn shell_rules(&self) -> ShellRules<'_> {
+    pub(crate) fn shell_rules<'a>(&'a self, world: &'a dyn shell::World) -> ShellRules<'a> {
         ShellRules {
             constructs: &self.shell_constructs,
-            words: &self.shell_commands,
+            denied: &self.shell_denied,
+            allowed: self.shell_allowed.as_deref(),
             protected: &self.shell_protected,
+            world,
         }
+    }
+
+    /// What a model told that a command is not allowed should do instead.
+    pub(crate) fn allowed_suggestion(&self) -> String {
+        let listed: Vec<&str> = self
+            .shell_allowed
+            .iter()
+            .flatten()
+            .map(CommandPattern::as_str)
+            .take(24)
+            .collect();
+        if listed.is_empty() {
+            return "No program may run here: answer without running commands".to_string();
+        }
+        format!(
+            "Use only the programs the policy allows: {}",
+            listed.join(", ")
+        )
+    }
+
+    /// Whether running `command` would run the metagate binary itself.
+    pub(crate) fn is_own_binary(&self, command: &[u8]) -> bool {
+        self.own_binary.as_ref().is_some_and(|b| b.is(command))
     }
 
     /// Whether `relative` (as `pathcheck::check` returned it) is one of metagate's own files
@@ -539,6 +584,7 @@ limits = { per_hour = 100 }
             cwd: &cwd,
             protected: vec![],
             home: None,
+            own_binary: None,
         };
         let checker = Checker::new(&policy, &setup);
         let context = |intent: Option<&str>, caller: Option<&str>| Context {

@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use metagate::events::parse_time;
-use metagate::policy::{Checker, Setup};
+use metagate::policy::{Checker, OwnBinary, Setup};
 use metagate::schema::Policy;
 use metagate::store::{self, Store, StoreError};
 
@@ -57,6 +57,9 @@ impl Env {
                 cwd: &cwd,
                 protected,
                 home: std::env::var_os("HOME").map(Into::into),
+                own_binary: std::env::current_exe().ok().and_then(|exe| {
+                    OwnBinary::new(&exe, std::env::var_os("PATH").as_deref(), &cwd)
+                }),
             },
         ))
     }
