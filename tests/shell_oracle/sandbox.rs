@@ -1,0 +1,165 @@
+//! A throwaway folder where real bash runs the commands the check passed: `HOME` inside
+//! it, a `PATH` shim that records whether the canary ran, resource limits, a timeout, and
+//! every file a command made removed before the next one.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::grammar::CANARY;
+
+pub struct Sandbox {
+    root: PathBuf,
+    home: PathBuf,
+    bin: PathBuf,
+    work: PathBuf,
+    mark: PathBuf,
+    shim: String,
+}
+
+/// What running a command showed.
+pub struct Ran {
+    /// The canary ran.
+    pub canary: bool,
+    /// A canary of an earlier command turned up late (it ran in the background).
+    pub late: bool,
+}
+
+const FIXTURE_TEXT: &str = "a b\nmgcanary x\nc d\n";
+
+fn run_quietly(cmd: &mut Command) {
+    let _ = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+impl Sandbox {
+    pub fn new(root: &Path) -> Sandbox {
+        let home = root.join("home");
+        let bin = home.join("bin");
+        let work = home.join("work");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(work.join("sub")).unwrap();
+        let mark = root.join("mark");
+        let shim = format!("#!/bin/sh\necho ran >> '{}'\nexit 0\n", mark.display());
+        let sandbox = Sandbox {
+            root: root.to_path_buf(),
+            home,
+            bin,
+            work,
+            mark,
+            shim,
+        };
+        // A repository whose `a.txt` differs from what is committed, so `git diff` runs a
+        // diff program.
+        std::fs::write(sandbox.work.join("a.txt"), "committed\n").unwrap();
+        for args in [
+            &["init", "-q"][..],
+            &["add", "a.txt"],
+            &[
+                "-c",
+                "user.name=o",
+                "-c",
+                "user.email=o@o",
+                "commit",
+                "-qm",
+                "x",
+            ],
+        ] {
+            run_quietly(sandbox.git().args(args));
+        }
+        sandbox.restore();
+        sandbox
+    }
+
+    fn git(&self) -> Command {
+        let mut c = Command::new("git");
+        c.current_dir(&self.work)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &self.home);
+        c
+    }
+
+    /// The folder holding the canary, as commands name it.
+    pub fn bin(&self) -> String {
+        self.bin.display().to_string()
+    }
+
+    /// Where redirections may write: inside the sandbox.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn work(&self) -> &Path {
+        &self.work
+    }
+
+    /// Puts back the canary and the files commands read, and removes what they made.
+    fn restore(&self) {
+        let keep = |dir: &Path, names: &[&str]| {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                for e in entries.flatten() {
+                    let name = e.file_name();
+                    if names.iter().any(|n| name == *n) {
+                        continue;
+                    }
+                    let path = e.path();
+                    if path.is_dir() && !path.is_symlink() {
+                        let _ = std::fs::remove_dir_all(&path);
+                    } else {
+                        let _ = std::fs::remove_file(&path);
+                    }
+                }
+            }
+        };
+        keep(&self.root, &["home", "mark"]);
+        keep(&self.home, &["bin", "work"]);
+        keep(&self.bin, &[]);
+        keep(&self.work, &[".git", "sub"]);
+        let canary = self.bin.join(CANARY);
+        std::fs::write(&canary, &self.shim).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&canary, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(self.work.join("a.txt"), FIXTURE_TEXT).unwrap();
+        std::fs::write(self.work.join("list.txt"), "one\ntwo\n").unwrap();
+        std::fs::write(self.work.join("Makefile"), "all:\n\t@true\n").unwrap();
+    }
+
+    /// Runs `command` with `bash --norc --noprofile -c` and says whether the canary ran.
+    pub fn run(&self, command: &str) -> Ran {
+        let late = self.mark.exists();
+        let _ = std::fs::remove_file(&self.mark);
+        let path = format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.display());
+        // Limits first (CPU, memory, file size), then bash in a timeout.
+        let status = Command::new("timeout")
+            .args(["-k", "1", "5", "/bin/sh", "-c"])
+            .arg("ulimit -t 5; ulimit -v 4000000; ulimit -f 20000; exec \"$0\" --norc --noprofile -c \"$1\"")
+            .arg("/usr/bin/bash")
+            .arg(command)
+            .current_dir(&self.work)
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", &self.home)
+            .env("LANG", "C.UTF-8")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(Stdio::null())
+            .output();
+        if status.is_err() {
+            let _ = writeln!(std::io::stderr(), "could not run bash for {command:?}");
+        }
+        let mut canary = self.mark.exists();
+        if !canary
+            && (command.contains('&') || command.contains("setsid") || command.contains("nohup"))
+        {
+            // Something in the background may run a moment later.
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            canary = self.mark.exists();
+        }
+        let _ = std::fs::remove_file(&self.mark);
+        self.restore();
+        Ran { canary, late }
+    }
+}
