@@ -125,6 +125,10 @@ pub(super) enum MarkKind {
     Expansion,
     /// A leading unquoted `~`.
     Tilde,
+    /// An unquoted `{`, `,` or `}` of a word bash may brace-expand.
+    BraceOpen,
+    BraceComma,
+    BraceClose,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -499,6 +503,7 @@ impl<'s> Lexer<'s> {
         let mut brace_open = false;
         let mut brace_separated = false;
         let mut bracket_open = false;
+        let mut braces: Vec<Mark> = Vec::new();
         let mut first = true;
         loop {
             let Some(b) = self.peek() else { break };
@@ -563,6 +568,19 @@ impl<'s> Lexer<'s> {
                 _ => {
                     self.bump();
                     self.code(b);
+                    let brace = match b {
+                        b'{' => Some(MarkKind::BraceOpen),
+                        b',' => Some(MarkKind::BraceComma),
+                        b'}' => Some(MarkKind::BraceClose),
+                        _ => None,
+                    };
+                    if let Some(kind) = brace {
+                        braces.push(Mark {
+                            at: self.text.len(),
+                            len: 1,
+                            kind,
+                        });
+                    }
                     self.unquoted_letter(
                         b,
                         first,
@@ -576,6 +594,10 @@ impl<'s> Lexer<'s> {
             first = false;
         }
         shape.end = self.pos;
+        if shape.brace {
+            self.marks.extend(braces);
+            self.marks.sort_by_key(|m| m.at);
+        }
         shape.first_literal = self.text.first().copied().filter(|b| {
             let marked = self
                 .marks

@@ -25,6 +25,8 @@ enum Piece {
     AnyRun,
     /// `?` or `[…]`: one byte other than `/`.
     AnyOne,
+    /// A brace group holding a `/`: any run of bytes.
+    AnyPath,
 }
 
 /// A protected file, in the forms it is looked for.
@@ -292,10 +294,23 @@ impl Protected {
         if self.is_empty() {
             return Ok(());
         }
-        let tilde = marks.first().is_some_and(|m| m.kind == MarkKind::Tilde);
-        if !tilde && !self.may_occur(letters, false) && !letters.contains(&b'$') {
+        if marks.is_empty() {
+            // Only its letters: the word as a path, normalised.
+            let normal = normalize(letters);
+            if !self.may_occur(&normal, false) {
+                return Ok(());
+            }
+            self.vars_in(letters)?;
+            return self.literal(&normal.to_ascii_lowercase());
+        }
+        if marks.iter().any(|m| m.kind == MarkKind::BraceOpen) {
+            let mut budget = MAX_BRACE_WORDS;
+            for (letters, marks) in expand_braces(letters, marks, &mut budget) {
+                self.check_word(&letters, &marks)?;
+            }
             return Ok(());
         }
+        let tilde = marks.first().is_some_and(|m| m.kind == MarkKind::Tilde);
         self.vars_in(letters)?;
         let mut lower = letters.to_ascii_lowercase();
         let globbing = marks.iter().any(|m| m.kind != MarkKind::Tilde);
@@ -313,12 +328,6 @@ impl Protected {
                 self.literal(&normalize(&expanded))?;
             }
             return Ok(());
-        }
-        if marks.is_empty() {
-            if !lower.contains(&b'/') {
-                return self.literal(&lower);
-            }
-            return self.literal(&normalize(&lower));
         }
         // A pattern: globs as wildcards, expansions as their text (for `$HOME`).
         let mut pattern: Vec<Piece> = Vec::with_capacity(lower.len());
@@ -366,6 +375,11 @@ impl Protected {
                         }
                         MarkKind::Tilde => {
                             pattern.push(Piece::Byte(b'~'));
+                            expanded.push(false);
+                            i += 1;
+                        }
+                        MarkKind::BraceOpen | MarkKind::BraceComma | MarkKind::BraceClose => {
+                            pattern.push(Piece::Byte(lower[i]));
                             expanded.push(false);
                             i += 1;
                         }
@@ -546,12 +560,101 @@ impl Protected {
     }
 }
 
+/// Words one word may expand to by brace expansion, as far as they are checked.
+const MAX_BRACE_WORDS: usize = 64;
+
+/// The words bash makes of `letters` by brace expansion, marks moved along. A group
+/// `{a,b}` gives one word for each part; a sequence `{1..9}` (or anything past
+/// `budget` words) stands as a `*`. Every result is free of brace marks.
+fn expand_braces(letters: &[u8], marks: &[Mark], budget: &mut usize) -> Vec<(Vec<u8>, Vec<Mark>)> {
+    let Some(open) = marks.iter().position(|m| m.kind == MarkKind::BraceOpen) else {
+        return vec![(letters.to_vec(), marks.to_vec())];
+    };
+    let mut depth = 0usize;
+    let mut close = None;
+    let mut commas = Vec::new();
+    for (k, m) in marks.iter().enumerate().skip(open) {
+        match m.kind {
+            MarkKind::BraceOpen => depth += 1,
+            MarkKind::BraceComma if depth == 1 => commas.push(k),
+            MarkKind::BraceClose => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(k);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let without = |drop: &[usize]| -> Vec<Mark> {
+        marks
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !drop.contains(k))
+            .map(|(_, m)| *m)
+            .collect()
+    };
+    let Some(close) = close else {
+        // No group: the braces are letters.
+        let rest = without(&[open]);
+        return expand_braces(letters, &rest, budget);
+    };
+    let (from, to) = (marks[open].at, marks[close].at);
+    let sequence = commas.is_empty() && memchr::memmem::find(&letters[from..to], b"..").is_some();
+    if commas.is_empty() && !sequence {
+        let rest = without(&[open, close]);
+        return expand_braces(letters, &rest, budget);
+    }
+    if sequence || *budget < commas.len() + 1 {
+        // What the group makes is matched as a `*`.
+        let mut out_letters = letters[..from].to_vec();
+        out_letters.push(b'*');
+        out_letters.extend_from_slice(&letters[to + 1..]);
+        let shift = to + 1 - from - 1;
+        let mut out_marks: Vec<Mark> = marks[..open].to_vec();
+        out_marks.push(Mark {
+            at: from,
+            len: 1,
+            kind: MarkKind::Star,
+        });
+        out_marks.extend(marks[close + 1..].iter().map(|m| Mark {
+            at: m.at - shift,
+            ..*m
+        }));
+        return expand_braces(&out_letters, &out_marks, budget);
+    }
+    *budget -= commas.len() + 1;
+    let mut bounds = vec![open];
+    bounds.extend(&commas);
+    bounds.push(close);
+    let mut out = Vec::new();
+    for pair in bounds.windows(2) {
+        let (a, b) = (marks[pair[0]].at + 1, marks[pair[1]].at);
+        let mut word = letters[..from].to_vec();
+        word.extend_from_slice(&letters[a..b]);
+        word.extend_from_slice(&letters[to + 1..]);
+        let mut word_marks: Vec<Mark> = marks[..open].to_vec();
+        word_marks.extend(marks[pair[0] + 1..pair[1]].iter().map(|m| Mark {
+            at: m.at - a + from,
+            ..*m
+        }));
+        let tail_shift = (to + 1) as isize - (from + (b - a)) as isize;
+        word_marks.extend(marks[close + 1..].iter().map(|m| Mark {
+            at: (m.at as isize - tail_shift) as usize,
+            ..*m
+        }));
+        out.extend(expand_braces(&word, &word_marks, budget));
+    }
+    out
+}
+
 fn pattern_bytes(pattern: &[Piece]) -> Vec<u8> {
     pattern
         .iter()
         .map(|p| match p {
             Piece::Byte(b) => *b,
-            Piece::AnyRun => b'*',
+            Piece::AnyRun | Piece::AnyPath => b'*',
             Piece::AnyOne => b'?',
         })
         .collect()
@@ -593,7 +696,7 @@ fn occurs_whole(hay: &[u8], needle: &[u8], inside: bool) -> bool {
 /// ε-closure: a `*` may match nothing.
 fn close(pattern: &[Piece], set: &mut [bool]) {
     for s in 0..pattern.len() {
-        if set[s] && pattern[s] == Piece::AnyRun {
+        if set[s] && matches!(pattern[s], Piece::AnyRun | Piece::AnyPath) {
             set[s + 1] = true;
         }
     }
@@ -613,6 +716,7 @@ fn run(pattern: &[Piece], mut set: Vec<bool>, text: &[u8]) -> Vec<bool> {
                 Piece::Byte(b) if b == c => next[s + 1] = true,
                 Piece::AnyOne if c != b'/' => next[s + 1] = true,
                 Piece::AnyRun if c != b'/' => next[s] = true,
+                Piece::AnyPath => next[s] = true,
                 _ => continue,
             }
             alive = true;
