@@ -80,6 +80,74 @@ pub const BENIGN: &[&str] = &[
     "grep mgcanary a.txt",
 ];
 
+/// Lexical corners where a check that misread bash would see data and bash a command (or
+/// the other way round); `C` stands for the canary's name.
+pub const CORNERS: &[&str] = &[
+    "echo x\\\n;C",
+    "echo \"x\\\n\";C",
+    "echo 'x\\\n';C",
+    "echo $'a\\'b';C",
+    "echo \"a\\\"b\";C",
+    "echo a\\ b;C",
+    "cat <<E\nE;C\nE",
+    "cat <<E;C\nbody\nE",
+    "cat <<'E'\n$(C)\nE",
+    "cat <<E\n\\$(C)\nE",
+    "cat <<E >/dev/null; C\nx\nE",
+    "cat <<E\nx\nE\nC",
+    "cat <<E <<F\nE\nC\nF",
+    "cat <<-E\n\tE\nC",
+    "echo x#;C",
+    "echo x \\#;C",
+    "echo x #;C",
+    "echo x;#;C",
+    "echo {C}",
+    "echo ${x:-C}",
+    "echo x>/dev/null;C",
+    "echo x 2>/dev/null;C",
+    "echo x>&2;C",
+    "echo x |C",
+    "a=b;C",
+    "a=b C",
+    "a=b\\\nC",
+    "echo $'\\'';C",
+    "echo $'\\x27;C'",
+    "echo \"'\";C;'\"",
+    "echo '\"';C;\"'",
+    "echo ''\"\";C",
+    "echo \\\\;C",
+    "echo \\\\\\;C",
+    "echo x&C",
+    "echo x&&C",
+    "echo x||C",
+    "echo x|&C",
+    "(echo x)C",
+    "(echo x);C",
+    "{ echo x;}C",
+    "{ echo x;};C",
+    "if true;then C;fi",
+    "if true;then :;fi;C",
+    "for x in a;do C;done",
+    "for x in a C;do :;done",
+    "while C;do break;done",
+    "echo x\rC",
+    "echo x\tC",
+    "echo x\t;\tC",
+    "echo\t\tx\n\t  C",
+    "echo x\\\n\\\nC",
+    "echo x \\\n\n C",
+    "time\tC",
+    "! C",
+    "!C",
+    "echo $'\\n';C",
+    "echo $'\\012';C",
+    "echo \"$'x'\";C",
+    "echo '$'\"'\";C",
+    "echo ${HOME}C",
+    "echo $HOME;C",
+    "echo $HOME\\;C",
+];
+
 /// A small deterministic generator (splitmix64): the same seed gives the same commands.
 pub struct Rng(u64);
 
@@ -292,7 +360,7 @@ impl<'p> Grammar<'p> {
         let (prefix, word) = self.canary_word();
         let code = self.canary_code();
         let sq = single_quoted(&code);
-        let kind = self.rng.below(12);
+        let kind = self.rng.below(13);
         let body = match kind {
             0..=2 => self.position(&word),
             3..=4 => {
@@ -305,6 +373,10 @@ impl<'p> Grammar<'p> {
             8 => self.program(&sq),
             9 => self.runner(&word, &sq),
             10 => self.written_and_run(&code),
+            11 => {
+                let corner = *self.rng.pick(CORNERS);
+                corner.replace('C', &word)
+            }
             _ => {
                 let inner = self.canary_item();
                 return self.position(&inner);
@@ -324,6 +396,11 @@ impl<'p> Grammar<'p> {
             "! {}".to_string(),
             "time {}".to_string(),
             "time -p {}".to_string(),
+            "time -- {}".to_string(),
+            "time -p -- {}".to_string(),
+            "time -- -p {}".to_string(),
+            "! -- {}".to_string(),
+            "time\t{}".to_string(),
             "{ {}; }".to_string(),
             "( {} )".to_string(),
             "({})".to_string(),
@@ -394,6 +471,15 @@ impl<'p> Grammar<'p> {
             format!("{env} {nice} timeout 5 {word}"),
             format!("command env {word}"),
             format!("exec env {word}"),
+            // Options after the operands: these programs stop reading options at the first
+            // operand, so the words after it are the command.
+            format!("timeout 5 -k 1 {word}"),
+            format!("{env} X=1 -i {word}"),
+            format!("{nice} -- -n 1 {word}"),
+            format!("echo x | xargs -- -n1 {word}"),
+            format!("stdbuf -oL -- {word}"),
+            format!("setsid -- {word}"),
+            format!("\\time -- {word}"),
         ];
         self.rng.pick(&forms).clone()
     }

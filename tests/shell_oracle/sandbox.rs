@@ -3,8 +3,13 @@
 //! every file a command made removed before the next one.
 
 use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// How long a command may run.
+const TIMEOUT: Duration = Duration::from_secs(5);
 
 use super::grammar::CANARY;
 
@@ -133,9 +138,10 @@ impl Sandbox {
         let late = self.mark.exists();
         let _ = std::fs::remove_file(&self.mark);
         let path = format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.display());
-        // Limits first (CPU, memory, file size), then bash in a timeout.
-        let status = Command::new("timeout")
-            .args(["-k", "1", "5", "/bin/sh", "-c"])
+        // Limits first (CPU, memory, file size), then bash, in a process group of its own
+        // that a timeout kills whole.
+        let child = Command::new("/bin/sh")
+            .arg("-c")
             .arg("ulimit -t 5; ulimit -v 4000000; ulimit -f 20000; exec \"$0\" --norc --noprofile -c \"$1\"")
             .arg("/usr/bin/bash")
             .arg(command)
@@ -146,16 +152,34 @@ impl Sandbox {
             .env("LANG", "C.UTF-8")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .stdin(Stdio::null())
-            .output();
-        if status.is_err() {
-            let _ = writeln!(std::io::stderr(), "could not run bash for {command:?}");
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn();
+        match child {
+            Ok(child) => {
+                let group = child.id();
+                // Reading the output to its end also waits for what the command left
+                // running in the background with it.
+                let (done, finished) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let _ = done.send(child.wait_with_output());
+                });
+                if finished.recv_timeout(TIMEOUT).is_err() {
+                    run_quietly(Command::new("kill").args(["-KILL", "--", &format!("-{group}")]));
+                    let _ = finished.recv_timeout(Duration::from_secs(5));
+                }
+            }
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "could not run bash for {command:?}: {e}");
+            }
         }
         let mut canary = self.mark.exists();
         if !canary
             && (command.contains('&') || command.contains("setsid") || command.contains("nohup"))
         {
             // Something in the background may run a moment later.
-            std::thread::sleep(std::time::Duration::from_millis(30));
+            std::thread::sleep(Duration::from_millis(30));
             canary = self.mark.exists();
         }
         let _ = std::fs::remove_file(&self.mark);

@@ -260,11 +260,24 @@ impl<'s, 'r> Parser<'s, 'r> {
                 }
                 Some(b"time") => {
                     self.take()?;
-                    if let Token::Word(shape) = self.peek()?
-                        && shape.is_static()
-                        && self.lexer.text == b"-p"
-                    {
-                        self.take()?;
+                    // `time [-p] [--] pipeline`, as bash reads the words unquoted.
+                    let mut options: &[&[u8]] = &[b"-p", b"--"];
+                    while let Token::Word(shape) = self.peek()? {
+                        let text = self.lexer.text.as_slice();
+                        let unquoted = !shape.quoted && shape.is_static();
+                        match options.iter().position(|o| *o == text) {
+                            Some(at) if unquoted => {
+                                self.take()?;
+                                options = &options[at + 1..];
+                            }
+                            _ if unquoted && (text == b"-p" || text == b"--") => {
+                                return Err(unsupported(
+                                    "`time` with these options",
+                                    "the check does not model them",
+                                ));
+                            }
+                            _ => break,
+                        }
                     }
                 }
                 _ => break,

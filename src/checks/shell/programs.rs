@@ -233,6 +233,35 @@ fn family(name: &str, base: &str) -> bool {
         .is_some_and(|r| r.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
 }
 
+#[derive(Clone, Copy)]
+enum Refused {
+    Shell,
+    Code,
+    Runner,
+}
+
+/// Which list names `name`: one table built once, as every command word is looked up.
+fn refused_kind(name: &str) -> Option<Refused> {
+    static TABLE: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, Refused>> =
+        std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            let mut table = rustc_hash::FxHashMap::default();
+            for (list, kind) in [
+                (RUNNERS, Refused::Runner),
+                (CODE, Refused::Code),
+                (SHELLS, Refused::Shell),
+            ] {
+                for name in list {
+                    table.insert(*name, kind);
+                }
+            }
+            table
+        })
+        .get(name)
+        .copied()
+}
+
 /// The model of the program `base` (the command word's last component), and a refusal at
 /// the command word itself when the program cannot be read at all.
 pub(super) fn model(base: &[u8], _word: &[u8]) -> (Program, Option<(Finding, bool)>) {
@@ -245,14 +274,17 @@ pub(super) fn model(base: &[u8], _word: &[u8]) -> (Program, Option<(Finding, boo
             Some((unsupported(format!("`{name}`"), reason), true)),
         )
     };
-    if SHELLS.contains(&name) {
-        return refused("a shell runs code the check does not see; run the commands directly");
-    }
-    if CODE.contains(&name) {
-        return refused("it runs code in another language, which the check cannot read");
-    }
-    if RUNNERS.contains(&name) {
-        return refused("it runs commands it is given, in ways the check does not model");
+    match refused_kind(name) {
+        Some(Refused::Shell) => {
+            return refused("a shell runs code the check does not see; run the commands directly");
+        }
+        Some(Refused::Code) => {
+            return refused("it runs code in another language, which the check cannot read");
+        }
+        Some(Refused::Runner) => {
+            return refused("it runs commands it is given, in ways the check does not model");
+        }
+        None => {}
     }
     let program = match name {
         "env" => Program::Env(Env::default()),

@@ -25,8 +25,6 @@ enum Piece {
     AnyRun,
     /// `?` or `[…]`: one byte other than `/`.
     AnyOne,
-    /// A brace group holding a `/`: any run of bytes.
-    AnyPath,
 }
 
 /// A protected file, in the forms it is looked for.
@@ -654,7 +652,7 @@ fn pattern_bytes(pattern: &[Piece]) -> Vec<u8> {
         .iter()
         .map(|p| match p {
             Piece::Byte(b) => *b,
-            Piece::AnyRun | Piece::AnyPath => b'*',
+            Piece::AnyRun => b'*',
             Piece::AnyOne => b'?',
         })
         .collect()
@@ -696,7 +694,7 @@ fn occurs_whole(hay: &[u8], needle: &[u8], inside: bool) -> bool {
 /// ε-closure: a `*` may match nothing.
 fn close(pattern: &[Piece], set: &mut [bool]) {
     for s in 0..pattern.len() {
-        if set[s] && matches!(pattern[s], Piece::AnyRun | Piece::AnyPath) {
+        if set[s] && pattern[s] == Piece::AnyRun {
             set[s + 1] = true;
         }
     }
@@ -716,7 +714,6 @@ fn run(pattern: &[Piece], mut set: Vec<bool>, text: &[u8]) -> Vec<bool> {
                 Piece::Byte(b) if b == c => next[s + 1] = true,
                 Piece::AnyOne if c != b'/' => next[s + 1] = true,
                 Piece::AnyRun if c != b'/' => next[s] = true,
-                Piece::AnyPath => next[s] = true,
                 _ => continue,
             }
             alive = true;
