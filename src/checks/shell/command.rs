@@ -43,6 +43,9 @@ pub(super) enum Step {
     Runs(Inner),
     /// The rest is the program's own business (a script's arguments): no more checks.
     Rest,
+    /// This word names a file the program may run as a program (a script with another
+    /// interpreter's `#!` line): denied commands apply to it; the rest is the program's.
+    Launches,
     /// Refused. `liftable`: an `allow_commands` entry naming the command through this word
     /// lets it pass (`python3 -c` for `-c`).
     Refuse { finding: Finding, liftable: bool },
@@ -326,6 +329,10 @@ impl<'r> CommandReader<'r> {
                 command.model = Model::Done;
                 Ok(())
             }
+            Step::Launches => {
+                command.model = Model::Done;
+                self.launched(arg)
+            }
             Step::Refuse { finding, liftable } => self.refuse(top, finding, index, liftable),
             Step::Runs(inner) => self.run_inner(top, inner, arg),
         }
@@ -452,6 +459,37 @@ impl<'r> CommandReader<'r> {
         });
         if let Some((finding, liftable)) = refusal {
             return self.refuse(at, finding, 0, liftable);
+        }
+        Ok(())
+    }
+
+    /// A file a program runs: refused when it is a denied command or the running binary.
+    fn launched(&self, arg: &Arg<'_>) -> Read<()> {
+        let Some(path) = arg.value else {
+            return Ok(());
+        };
+        let base = basename(path);
+        if let Some(e) = self
+            .rules
+            .denied
+            .iter()
+            .position(|entry| names(&entry.words()[0], base))
+        {
+            return Err(self.denied(e));
+        }
+        // A script named without a `/` is in the working folder, not on `PATH`.
+        let relative;
+        let path = if path.contains(&b'/') {
+            path
+        } else {
+            relative = [&b"./"[..], path].concat();
+            &relative
+        };
+        if self.rules.world.is_own_binary(path) {
+            return Err(Finding::Word {
+                word: "metagate".to_string(),
+                command: self.shown_command(),
+            });
         }
         Ok(())
     }

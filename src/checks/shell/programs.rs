@@ -181,6 +181,22 @@ const RUNNERS: &[&str] = &[
     "gosu",
     "su-exec",
     "setarch",
+    "ld.so",
+    "ld-linux.so.2",
+    "ld-linux-x86-64.so.2",
+    "ld-linux-aarch64.so.1",
+    "ld-musl-x86_64.so.1",
+    "uvx",
+    "bunx",
+    "pnpx",
+    "npx",
+    "nix-shell",
+    "dotenv",
+    "env-cmd",
+    "cross-env",
+    "concurrently",
+    "nodemon",
+    "watchexec",
     "linux32",
     "linux64",
     "i386",
@@ -193,6 +209,39 @@ const RUNNERS: &[&str] = &[
     "ifne",
     "chronic",
     "ts-run",
+];
+
+/// Programs whose subcommands run any command they are given (`uv run CMD`,
+/// `pyenv exec CMD`, `npm exec CMD`).
+const SUBCOMMAND_RUNNERS: &[(&str, &[&str])] = &[
+    ("uv", &["run", "tool"]),
+    ("poetry", &["run"]),
+    ("pipenv", &["run"]),
+    ("pdm", &["run"]),
+    ("hatch", &["run", "shell"]),
+    ("conda", &["run"]),
+    ("mamba", &["run"]),
+    ("micromamba", &["run"]),
+    ("bundle", &["exec"]),
+    ("bundler", &["exec"]),
+    ("rbenv", &["exec"]),
+    ("pyenv", &["exec"]),
+    ("nodenv", &["exec"]),
+    ("goenv", &["exec"]),
+    ("jenv", &["exec"]),
+    ("asdf", &["exec"]),
+    ("mise", &["exec", "x"]),
+    ("rtx", &["exec", "x"]),
+    ("direnv", &["exec"]),
+    ("nix", &["develop", "shell", "run"]),
+    ("devbox", &["run", "shell"]),
+    ("pixi", &["run", "exec"]),
+    ("rye", &["run"]),
+    ("pipx", &["run"]),
+    ("npm", &["exec", "x"]),
+    ("pnpm", &["exec", "dlx"]),
+    ("yarn", &["exec", "dlx"]),
+    ("bun", &["x"]),
 ];
 
 /// Python's modules that read code from their arguments or from standard input.
@@ -304,6 +353,17 @@ pub(super) fn model(base: &[u8], _word: &[u8]) -> (Program, Option<(Finding, boo
         "sort" => Program::Guarded(Guarded::new(&SORT)),
         "apt" | "apt-get" => Program::Guarded(Guarded::new(&APT)),
         "less" | "more" | "man" => Program::Guarded(Guarded::new(&PAGERS)),
+        _ if SUBCOMMAND_RUNNERS.iter().any(|(p, _)| *p == name) => {
+            let subcommands = SUBCOMMAND_RUNNERS
+                .iter()
+                .find(|(p, _)| *p == name)
+                .map_or(&[][..], |(_, s)| *s);
+            let name = SUBCOMMAND_RUNNERS
+                .iter()
+                .find(|(p, _)| *p == name)
+                .map_or("", |(p, _)| *p);
+            Program::Subcommands(Subcommands { name, subcommands })
+        }
         _ if is_python(name) => Program::Interpreter(Interpreter::new(&PYTHON)),
         _ if family(name, "perl") => Program::Interpreter(Interpreter::new(&PERL)),
         _ if family(name, "ruby") => Program::Interpreter(Interpreter::new(&RUBY)),
@@ -327,6 +387,7 @@ pub(super) enum Program {
     Awk(Awk),
     Interpreter(Interpreter),
     Guarded(Guarded),
+    Subcommands(Subcommands),
 }
 
 impl Program {
@@ -342,6 +403,7 @@ impl Program {
             Program::Awk(p) => p.arg(arg),
             Program::Interpreter(p) => p.arg(arg),
             Program::Guarded(p) => p.arg(arg, index),
+            Program::Subcommands(p) => p.arg(arg),
         }
     }
 
@@ -823,6 +885,9 @@ pub(super) struct InterpreterSpec {
     exit_letters: &'static [u8],
     /// The letter that runs a module (`python -m`).
     module: Option<u8>,
+    /// A script whose `#!` line names another program is run by that program: the script
+    /// is a command, as far as denied commands go.
+    follows_shebang: bool,
 }
 
 const PYTHON: InterpreterSpec = InterpreterSpec {
@@ -842,6 +907,7 @@ const PYTHON: InterpreterSpec = InterpreterSpec {
     ],
     exit_letters: b"hV",
     module: Some(b'm'),
+    follows_shebang: false,
 };
 const PERL: InterpreterSpec = InterpreterSpec {
     name: "perl",
@@ -854,6 +920,7 @@ const PERL: InterpreterSpec = InterpreterSpec {
     exits: &["--version", "--help"],
     exit_letters: b"vVh",
     module: None,
+    follows_shebang: true,
 };
 const RUBY: InterpreterSpec = InterpreterSpec {
     name: "ruby",
@@ -866,6 +933,7 @@ const RUBY: InterpreterSpec = InterpreterSpec {
     exits: &["--version", "--help", "--copyright"],
     exit_letters: b"vh",
     module: None,
+    follows_shebang: true,
 };
 const NODE: InterpreterSpec = InterpreterSpec {
     name: "node",
@@ -890,6 +958,7 @@ const NODE: InterpreterSpec = InterpreterSpec {
     exits: &["--version", "--help", "--v8-options"],
     exit_letters: b"vh",
     module: None,
+    follows_shebang: false,
 };
 
 pub(super) struct Interpreter {
@@ -1030,6 +1099,9 @@ impl Interpreter {
             );
         }
         self.settled = true;
+        if self.spec.follows_shebang {
+            return Step::Launches;
+        }
         Step::Rest
     }
 
@@ -1305,6 +1377,32 @@ impl Guarded {
                 unsupported(
                     format!("`{name} {}`", shown(v, 30)),
                     "a `+` word gives the pager commands to run, which may run a shell",
+                ),
+                true,
+            );
+        }
+        Step::Next
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Programs with subcommands that run any command.
+
+pub(super) struct Subcommands {
+    name: &'static str,
+    subcommands: &'static [&'static str],
+}
+
+impl Subcommands {
+    fn arg(&mut self, arg: &Arg<'_>) -> Step {
+        let Some(v) = arg.value else {
+            return refusal(not_written(self.name), true);
+        };
+        if self.subcommands.iter().any(|s| s.as_bytes() == v) {
+            return refusal(
+                unsupported(
+                    format!("`{} {}`", self.name, shown(v, 20)),
+                    "it runs any command it is given, in ways the check does not model",
                 ),
                 true,
             );

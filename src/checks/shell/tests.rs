@@ -522,6 +522,14 @@ fn outside_the_subset_is_refused_by_name() {
         ("jobs -x ls", "`jobs -x`"),
         ("hash -p /bin/sh ls", "`hash -p`"),
         ("wait -p x", "`wait -p`"),
+        ("uv run pytest", "`uv run`"),
+        ("pyenv exec python", "`pyenv exec`"),
+        ("npm exec cowsay", "`npm exec`"),
+        ("npx cowsay", "`npx`"),
+        (
+            "/lib64/ld-linux-x86-64.so.2 /bin/ls",
+            "`ld-linux-x86-64.so.2`",
+        ),
     ] {
         expect_rule(command, says);
     }
@@ -745,6 +753,10 @@ fn deny_entries_with_arguments() {
         "/opt/mg x",
         "env mg",
         "xargs mg < x",
+        "perl /usr/bin/sudo",
+        "perl -S sudo",
+        "perl ./mg",
+        "perl mg",
     ] {
         match default_check(command) {
             Some(Finding::Word { .. }) => {}
