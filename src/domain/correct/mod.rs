@@ -7,6 +7,8 @@
 //! The pipeline reads values only where a rule needs them ([`Args`]), so a call that is fine
 //! as sent costs a scan, not a parse.
 
+mod grant_fields;
+
 use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
@@ -66,7 +68,7 @@ pub fn run_for(
     report: &mut Report,
 ) -> Result<(), Box<ToolError>> {
     strip(&policy.gate.strip, args, report);
-    crate::domain::grants::strip_grant_fields(policy, tool_name, args, report);
+    grant_fields::strip_grant_fields(policy, tool_name, args, report);
     let Some(tool) = found else {
         return match policy.gate.unknown_tools {
             UnknownTools::Pass => {

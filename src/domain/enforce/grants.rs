@@ -3,8 +3,9 @@
 //! paths usually are known to resolve inside the root; those that do not are covered by no
 //! scoped grant) and before prerequisites and limits.
 
+use crate::checks::host::{host_problem, url_host};
 use crate::checks::path::{self, Fs};
-use crate::domain::enforce::{Checker, Context, Facts, url_host};
+use crate::domain::enforce::{Checker, Context, Facts};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::grants::{
     GrantId, Need, Refusal, ScopeEntry, Unresolved, find, grant_command, needs_grant,
@@ -215,7 +216,7 @@ fn need_of<'a>(
                     Err(e) => need.unresolved.push(unresolved("path", e.clone())),
                 },
                 _ => match url_host(s) {
-                    Ok((_, host)) => match crate::domain::grants::host_problem(&host) {
+                    Ok((_, host)) => match host_problem(&host) {
                         None => need.hosts.push(host.into_owned()),
                         Some(why) => need.unresolved.push(unresolved("URL", why)),
                     },

@@ -20,7 +20,7 @@ use crate::domain::policy::{FailMode, Policy};
 use crate::shellcheck::{Protected, ShellRules};
 use crate::wire::args::Args;
 
-pub use kinds::{canonical_host, texts, url_host};
+pub use kinds::texts;
 pub use limits::{Count, CountKey, fingerprint};
 
 /// Who is calling and why (`--session`, `--caller`, `--intent`).

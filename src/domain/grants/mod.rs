@@ -6,12 +6,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use crate::domain::correct::Report;
+use crate::checks::host;
 use crate::domain::policy::Policy;
-use crate::wire::args::Args;
-use crate::wire::correction::{Correction, Kind, arg_pointer};
 
 /// How long a grant lasts when nobody says (sudo's timestamp default).
 pub const DEFAULT_DURATION_MS: i64 = 5 * 60 * 1000;
@@ -135,7 +131,7 @@ impl ScopeEntry {
             }
             // As written by `insert`: the syntax, not today's refusals (`*.com` granted before
             // they existed still reads, and is shown for what it is).
-            ScopeEntry::Host(h) if host_syntax(h).as_deref() != Ok(h.as_str()) => {
+            ScopeEntry::Host(h) if host::host_syntax(h).as_deref() != Ok(h.as_str()) => {
                 Err(format!("scope entry {text:?} is not a host name"))
             }
             _ => Ok(entry),
@@ -184,7 +180,7 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
         return Err("a scope cannot be empty".to_string());
     }
     if let Some(h) = t.strip_prefix("host:") {
-        return host_name(h).map(ScopeInput::Host);
+        return host::host_pattern(h).map(ScopeInput::Host);
     }
     if let Some(p) = t.strip_prefix("path:") {
         return match p.trim() {
@@ -193,7 +189,7 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
         };
     }
     if t.contains("://") {
-        return crate::domain::enforce::url_host(t)
+        return host::url_host(t)
             .map(|(_, host)| ScopeInput::Host(host.into_owned()))
             .map_err(|e| format!("scope {t:?}: {e}"));
     }
@@ -201,12 +197,12 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
         return Ok(ScopeInput::Path(t.to_string()));
     }
     // A host name (refused with its own reason when it is a wildcard over a public suffix).
-    if t.contains('.') && host_syntax(t).is_ok() {
-        return host_name(t).map(ScopeInput::Host);
+    if t.contains('.') && host::host_syntax(t).is_ok() {
+        return host::host_pattern(t).map(ScopeInput::Host);
     }
     // `example.com:8443`: a host scope has no port, and the hint must be one that works.
-    if let Some((name, _)) = split_port(t)
-        && host_syntax(name).is_ok()
+    if let Some((name, _)) = host::split_port(t)
+        && host::host_syntax(name).is_ok()
     {
         return Err(format!(
             "scope {t:?}: a host scope covers every port of its host; write host:{name} for the host, or ./{t} for a folder of that name"
@@ -235,115 +231,6 @@ fn glob_matches(glob: &str, path: &Path) -> bool {
         .literal_separator(true)
         .build()
         .is_ok_and(|g| g.compile_matcher().is_match(path))
-}
-
-/// Reads a host scope as [`host_syntax`] does, refusing a wildcard over a whole public suffix
-/// (`*.com`, `*.co.uk`, `*.github.io`): anyone can register or publish a name under one, so
-/// such a grant reaches hosts nobody meant to allow.
-fn host_name(text: &str) -> Result<String, String> {
-    let h = host_syntax(text)?;
-    if let Some(parent) = h.strip_prefix("*.")
-        && (!parent.contains('.') || PUBLIC_SUFFIXES.contains(&parent))
-    {
-        return Err(format!(
-            "{h:?} covers every host under the public suffix {parent}, where anyone can register a name; name the hosts (host:docs.example.com), or a wildcard under a registered domain (*.example.com)"
-        ));
-    }
-    Ok(h)
-}
-
-/// Public suffixes of more than one label: the common second-level registries of country
-/// domains, and shared hosting domains where anyone can publish under their own subdomain. A
-/// short list of the ones grants are likely to meet, not the whole Public Suffix List; every
-/// single label (`com`, `uk`, `localhost`) is refused besides.
-#[rustfmt::skip]
-const PUBLIC_SUFFIXES: &[&str] = &[
-    // Country domains' registries.
-    "ac.uk", "co.uk", "gov.uk", "ltd.uk", "me.uk", "net.uk", "nhs.uk", "org.uk", "plc.uk",
-    "police.uk", "sch.uk", "asn.au", "com.au", "edu.au", "gov.au", "id.au", "net.au", "org.au",
-    "ac.nz", "co.nz", "geek.nz", "govt.nz", "net.nz", "org.nz", "school.nz", "ac.jp", "co.jp",
-    "ed.jp", "go.jp", "gr.jp", "lg.jp", "ne.jp", "or.jp", "ac.kr", "co.kr", "go.kr", "ne.kr",
-    "or.kr", "re.kr", "ac.in", "co.in", "edu.in", "firm.in", "gen.in", "gov.in", "ind.in", "net.in",
-    "org.in", "res.in", "ac.za", "co.za", "edu.za", "gov.za", "net.za", "org.za", "com.br",
-    "edu.br", "gov.br", "net.br", "org.br", "ac.cn", "com.cn", "edu.cn", "gov.cn", "net.cn",
-    "org.cn", "com.hk", "edu.hk", "gov.hk", "net.hk", "org.hk", "com.tw", "edu.tw", "gov.tw",
-    "net.tw", "org.tw", "com.sg", "edu.sg", "gov.sg", "net.sg", "org.sg", "com.my", "edu.my",
-    "gov.my", "net.my", "org.my", "com.mx", "edu.mx", "gob.mx", "net.mx", "org.mx", "com.ar",
-    "edu.ar", "gob.ar", "net.ar", "org.ar", "com.co", "edu.co", "gov.co", "net.co", "org.co",
-    "com.tr", "edu.tr", "gen.tr", "gov.tr", "net.tr", "org.tr", "ac.il", "co.il", "gov.il",
-    "net.il", "org.il", "ac.id", "co.id", "go.id", "or.id", "web.id", "ac.th", "co.th", "go.th",
-    "in.th", "com.eg", "com.ng", "com.ph", "com.pk", "com.pl", "com.sa", "com.ua", "com.vn",
-    // Shared hosting: every customer's name sits under these.
-    "appspot.com", "azurewebsites.net", "blogspot.com", "cloudfront.net", "firebaseapp.com",
-    "fly.dev", "github.io", "gitlab.io", "glitch.me", "herokuapp.com", "netlify.app",
-    "ngrok-free.app", "ngrok.io", "onrender.com", "pages.dev", "readthedocs.io", "s3.amazonaws.com",
-    "vercel.app", "web.app", "workers.dev",
-];
-
-/// Reads a host scope: a host name (`example.com`, `my_host.example.com`, `localhost`), a
-/// wildcard over a parent name (`*.example.com`), or an IP address (`127.0.0.1` in any
-/// spelling [`crate::domain::enforce::url_host`] reads, `[::1]` or `::1`), in the spelling `url_host`
-/// gives the hosts of calls: lower case, no trailing dot, an address canonical. A port is
-/// refused: a host scope covers every port of its host.
-fn host_syntax(text: &str) -> Result<String, String> {
-    let h = text.trim().to_ascii_lowercase();
-    let not_a_host = || {
-        format!("{h:?} is not a host name (write example.com, *.example.com, 127.0.0.1 or [::1])")
-    };
-    if let Some((name, _)) = split_port(&h) {
-        return Err(format!(
-            "{h:?}: a host scope covers every port of its host; write host:{name}"
-        ));
-    }
-    // IPv6, bracketed (as URLs write it) or not.
-    if h.starts_with('[') || h.parse::<std::net::Ipv6Addr>().is_ok() {
-        let inner = match h.strip_prefix('[') {
-            Some(rest) => rest.strip_suffix(']').ok_or_else(not_a_host)?,
-            None => &h,
-        };
-        return crate::domain::enforce::canonical_host(&format!("[{inner}]"))
-            .map(std::borrow::Cow::into_owned)
-            .map_err(|_| not_a_host());
-    }
-    let h = h.trim_end_matches('.');
-    let (wild, bare) = match h.strip_prefix("*.") {
-        Some(parent) => (true, parent),
-        None => (false, h),
-    };
-    let labels_ok = !bare.is_empty()
-        && bare.split('.').all(|l| {
-            !l.is_empty()
-                && l.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        });
-    if !labels_ok {
-        return Err(not_a_host());
-    }
-    if wild {
-        // A wildcard is over names: `*.1.2.3` would be part of an address.
-        let last = &bare[bare.rfind('.').map_or(0, |k| k + 1)..];
-        if last.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!(
-                "{h:?}: a wildcard covers the subdomains of a name, not of an address"
-            ));
-        }
-        return Ok(h.to_string());
-    }
-    // An address in another spelling (`0x7f000001`) is the address, as in calls.
-    crate::domain::enforce::canonical_host(bare)
-        .map(std::borrow::Cow::into_owned)
-        .map_err(|e| format!("{h:?} is not a host name: {e}"))
-}
-
-/// `name:port` split in two, when `text` is a host (or wildcard) name followed by a port.
-fn split_port(text: &str) -> Option<(&str, &str)> {
-    let (name, port) = text.rsplit_once(':')?;
-    let bracketed = name.starts_with('[') && name.ends_with(']');
-    (!port.is_empty()
-        && port.bytes().all(|b| b.is_ascii_digit())
-        && (bracketed || !name.contains([':', '[', ']']))
-        && !name.is_empty())
-    .then_some((name, port))
 }
 
 /// Reads a duration: `90s`, `5m`, `15m`, `1h`, `1h30m`, `2 hours`. Zero, negative, over
@@ -593,7 +480,7 @@ pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
     for h in &need.hosts {
         let h = h.trim_end_matches('.').to_ascii_lowercase();
         let inside = grant.scope.iter().any(|s| match s {
-            ScopeEntry::Host(pattern) => host_matches(pattern, &h),
+            ScopeEntry::Host(pattern) => host::pattern_matches(pattern, &h),
             ScopeEntry::Path(_) | ScopeEntry::Glob(_) => false,
         });
         if !inside {
@@ -601,25 +488,6 @@ pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
         }
     }
     Ok(())
-}
-
-fn host_matches(pattern: &str, host: &str) -> bool {
-    match pattern.strip_prefix("*.") {
-        // By labels: *.example.com covers a.example.com, not badexample.com, and not
-        // `..example.com` or `a..example.com` (no label is empty, as in a scope).
-        Some(parent) => host
-            .strip_suffix(parent)
-            .and_then(|rest| rest.strip_suffix('.'))
-            .is_some_and(|labels| labels.split('.').all(|l| !l.is_empty())),
-        None => pattern == host,
-    }
-}
-
-/// Why a call's host (as `url_host` gives it) is no host name a scope could name, if it is
-/// not: one with an empty label (`.example.org`, `a..example.org`), which `--scope` refuses.
-pub fn host_problem(host: &str) -> Option<String> {
-    (!host.starts_with('[') && host.split('.').any(str::is_empty))
-        .then(|| format!("the host {host:?} has an empty label"))
 }
 
 /// Why no grant covers a call, as far as the call may be told: a model in one session never
@@ -724,82 +592,6 @@ pub fn scope_mismatch(policy: &Policy, capability: &str, entry: &ScopeEntry) -> 
             entry.to_text()
         )
     })
-}
-
-/// Argument names that look like a grant or a permission token, compared after folding case
-/// and separators (`grantId`, `grant-id` and `GRANT_ID` are one name).
-const GRANT_LIKE: &[&str] = &[
-    "grant",
-    "grants",
-    "grantid",
-    "grantids",
-    "granttoken",
-    "permit",
-    "permits",
-    "permitid",
-    "permittoken",
-    "permission",
-    "permissions",
-    "permissionid",
-    "permissiontoken",
-    "capabilitytoken",
-    "confirmation",
-    "confirmed",
-    "approval",
-    "approved",
-    "approvaltoken",
-    "authorization",
-    "authorized",
-    "consent",
-    "metagategrant",
-    "metagatepermit",
-];
-
-fn fold(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
-
-/// Whether an argument looks like an attempt to carry a grant: its name is grant-like, or its
-/// value is (or, in an array, holds) a grant id.
-pub fn grant_like(name: &str, value: &Value) -> bool {
-    GRANT_LIKE.contains(&fold(name).as_str())
-        || match value {
-            Value::String(s) => looks_like_grant_id(s),
-            Value::Array(items) => items
-                .iter()
-                .any(|v| v.as_str().is_some_and(looks_like_grant_id)),
-            _ => false,
-        }
-}
-
-/// Strips grant-like top-level arguments from a call whose tool needs a grant, unless the
-/// tool declares the argument: a call cannot create, carry or extend a grant, and the gate
-/// never reads one from it. Each one is a `strip` correction and a warning.
-pub fn strip_grant_fields(policy: &Policy, tool: &str, args: &mut Args<'_>, report: &mut Report) {
-    if needs_grant(policy, tool).is_none() {
-        return;
-    }
-    let declared = |k: &str| policy.tool(tool).is_some_and(|t| t.args.contains_key(k));
-    let doomed: Vec<String> = args
-        .iter()
-        .filter(|(k, v)| !declared(k) && grant_like(k, &v.to_value()))
-        .map(|(k, _)| k.to_string())
-        .collect();
-    for k in doomed {
-        args.remove(&k);
-        report.corrections.push(Correction::new(
-            Kind::Strip,
-            arg_pointer(&k),
-            Value::String(k.clone()),
-            Value::Null,
-        ));
-        report.warnings.push(format!(
-            "removed argument {k:?}: a call cannot carry a grant; grants come from `metagate permit`"
-        ));
-    }
 }
 
 /// ` --policy FILE --db FILE` for the ones given, quoted for a shell: what a suggested command

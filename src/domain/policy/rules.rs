@@ -374,7 +374,7 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
             } else {
                 // In the spelling URLs' hosts are compared in (`[FD00:EC2:0::254]` is
                 // `[fd00:ec2::254]`, `0xa9fea9fe` is `169.254.169.254`), or they never match.
-                match crate::domain::enforce::canonical_host(bare) {
+                match crate::checks::host::canonical_host(bare) {
                     Ok(canonical) if canonical != bare => {
                         h = [if wild { "*." } else { "" }, &canonical].concat();
                     }
