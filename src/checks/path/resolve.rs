@@ -1,0 +1,133 @@
+//! Walking a path the way the kernel does, component by component, through symlinks.
+
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+use super::{Fs, PathError};
+
+/// Symlink hops followed by hand (for links [`Fs::canonicalize`] cannot resolve) before
+/// giving up, as Linux does (`ELOOP`).
+pub(super) const MAX_SYMLINK_HOPS: usize = 40;
+
+/// One path component to walk.
+#[derive(Debug)]
+pub(super) enum Step {
+    Root,
+    Parent,
+    Name(OsString),
+}
+
+/// The components of `path` to walk (`.` dropped).
+pub(super) fn steps(path: &Path) -> Vec<Step> {
+    path.components()
+        .filter_map(|component| match component {
+            Component::RootDir => Some(Step::Root),
+            Component::ParentDir => Some(Step::Parent),
+            Component::Normal(name) => Some(Step::Name(name.to_os_string())),
+            Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect()
+}
+
+/// `.` dropped, `..` pops (never above `/`). For absolute paths.
+pub(super) fn lexical_normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => out.push(name),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// An absolute path, normalized; `None` for a relative one (an `Fs` must not return those).
+pub(super) fn clean_absolute(path: PathBuf) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    // What `canonicalize` returns is already clean: keep it rather than rebuild it.
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let tidy = bytes == b"/"
+        || (!bytes.ends_with(b"/")
+            && !bytes.ends_with(b"/.")
+            && !bytes.ends_with(b"/..")
+            && memchr::memmem::find(bytes, b"//").is_none()
+            && memchr::memmem::find(bytes, b"/./").is_none()
+            && memchr::memmem::find(bytes, b"/../").is_none());
+    Some(if tidy { path } else { lexical_normalize(&path) })
+}
+
+/// Walks `steps` from `start` (an absolute, canonical directory) the way the kernel does.
+///
+/// `current` is canonical up to its last `missing` components, which do not exist (or could
+/// not be resolved) and are kept as written; `..` pops, from the canonical form when nothing
+/// is missing, so it follows symlinks the way the kernel does.
+pub(super) fn resolve(
+    start: PathBuf,
+    path_steps: Vec<Step>,
+    root: &Path,
+    fs: &dyn Fs,
+) -> Result<PathBuf, PathError> {
+    let mut pending: Vec<Step> = path_steps;
+    pending.reverse();
+    let mut current = start;
+    let mut missing = 0usize;
+    let mut hops = 0usize;
+    while let Some(step) = pending.pop() {
+        match step {
+            Step::Root => {
+                current = PathBuf::from("/");
+                missing = 0;
+            }
+            Step::Parent => {
+                // `missing/..`: the kernel refuses it, but a tool that creates parent folders
+                // first (`mkdir -p`) creates `missing`, so it must be inside the root.
+                if missing > 0 && !current.starts_with(root) {
+                    return Err(PathError::Outside {
+                        root: root.to_path_buf(),
+                        resolved: current,
+                    });
+                }
+                current.pop();
+                missing = missing.saturating_sub(1);
+            }
+            Step::Name(name) => {
+                current.push(&name);
+                if missing > 0 {
+                    missing += 1;
+                    continue;
+                }
+                match fs.canonical_form(&current) {
+                    Ok(None) => continue,
+                    Ok(Some(canonical)) => {
+                        if let Some(canonical) = clean_absolute(canonical) {
+                            current = canonical;
+                            continue;
+                        }
+                    }
+                    Err(_) => {}
+                }
+                match fs.read_link(&current) {
+                    // A symlink that does not resolve (dangling or looping): follow it by hand,
+                    // since creating a file through it creates the target.
+                    Ok(target) => {
+                        hops += 1;
+                        if hops > MAX_SYMLINK_HOPS {
+                            return Err(PathError::SymlinkLoop { path: current });
+                        }
+                        current.pop();
+                        let mut spliced = steps(&target);
+                        spliced.reverse();
+                        pending.extend(spliced);
+                    }
+                    Err(_) => missing = 1,
+                }
+            }
+        }
+    }
+    Ok(current)
+}
