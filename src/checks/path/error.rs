@@ -63,6 +63,11 @@ pub enum PathError {
     SymlinkLoop {
         path: PathBuf,
     },
+    /// Walks through a link the kernel resolves per process (`/proc/self`, `/proc/<pid>/cwd`,
+    /// `…/root`, `…/fd`, `/dev/fd`); `path` is where the walk met it. See `process_links.rs`.
+    ProcessLink {
+        path: PathBuf,
+    },
     /// Resolves inside the root to a name that is not UTF-8 (possible through a symlink).
     NotUtf8 {
         resolved: PathBuf,
@@ -122,6 +127,10 @@ impl PathError {
                     escape_controls(&path.display().to_string())
                 )
             }
+            PathError::ProcessLink { path } => format!(
+                "goes through {}, which each process resolves to its own files (/proc/self, /proc/<pid>/cwd, root, fd, /dev/fd): metagate cannot check what the tool would open",
+                escape_controls(&path.display().to_string())
+            ),
             PathError::NotUtf8 { resolved } => {
                 format!(
                     "resolves to a name that is not UTF-8 ({})",

@@ -17,8 +17,11 @@
 //!      *target*, as the kernel would. A symlink that does not resolve (dangling, or a loop) is
 //!      read with [`Fs::read_link`] and its target spliced in front of the remaining components
 //!      (at most 40 times, as Linux does), because creating a file through a dangling link
-//!      creates its target. Once a component does not exist, the rest is appended lexically
-//!      (`..` pops it again).
+//!      creates its target; a symlink that resolves is followed the same way, one hop at a
+//!      time. Once a component does not exist, the rest is appended lexically (`..` pops it
+//!      again). A link the kernel resolves per process (`/proc/self`, `/proc/<pid>/cwd`,
+//!      `…/root`, `…/fd`, `/dev/fd`) is refused wherever the walk meets it: metagate would
+//!      resolve it in its own process, the tool opens it in another.
 //!    * the *lexical view*: the joined path is normalized lexically first (`.` dropped, `..`
 //!      pops, never above `/`), then resolved the same way (which for a `..`-free path is the
 //!      longest existing prefix, canonicalized, plus the non-existing tail). This is what a tool
@@ -45,7 +48,7 @@
 //! # Where things are
 //!
 //! This file holds [`check`], the one entry point, and its fast path. Step 1 is `precheck.rs`;
-//! step 2's walk is `resolve.rs`; steps 3 and 4 are [`PathRules`] (`rules.rs`), whose globs are
+//! step 2's walk is `resolve.rs`, which asks `process_links.rs` about each folder it enters; steps 3 and 4 are [`PathRules`] (`rules.rs`), whose globs are
 //! compiled in `globs.rs`. The file system comes in through [`Fs`] (`fs.rs`), or
 //! [`CachedFs`] (`cached_fs.rs`) for a stream of calls; refusals are [`PathError`]s
 //! (`error.rs`); the default deny list is [`DEFAULT_DENY`] (`default_deny.rs`).
@@ -56,6 +59,7 @@ mod error;
 mod fs;
 mod globs;
 mod precheck;
+mod process_links;
 mod resolve;
 mod rules;
 #[cfg(all(test, unix))]
@@ -71,6 +75,7 @@ pub use fs::{Fs, RealFs};
 pub use rules::PathRules;
 
 use precheck::precheck;
+use process_links::may_be_process_link;
 use resolve::{lexical_normalize, resolve, steps};
 
 /// Checks one path argument: Ok with the path relative to the root (as `/`-separated text,
@@ -106,7 +111,10 @@ fn check_afresh<'a>(
             None => full.len() - 1,
         };
         full.push_str(raw);
-        if fs.resolves_to_itself(Path::new(&full[..parent_end]), Path::new(&full)) {
+        // Under `/proc` or `/dev` the walk looks for links that resolve per process.
+        if !may_be_process_link(full.as_bytes())
+            && fs.resolves_to_itself(Path::new(&full[..parent_end]), Path::new(&full))
+        {
             rules.judge(raw)?;
             return Ok(Cow::Borrowed(raw));
         }

@@ -3,10 +3,10 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use super::process_links::is_process_link;
 use super::{Fs, PathError};
 
-/// Symlink hops followed by hand (for links [`Fs::canonicalize`] cannot resolve) before
-/// giving up, as Linux does (`ELOOP`).
+/// Symlink hops followed before giving up, as Linux does (`ELOOP`).
 pub(super) const MAX_SYMLINK_HOPS: usize = 40;
 
 /// One path component to walk.
@@ -65,7 +65,10 @@ pub(super) fn clean_absolute(path: PathBuf) -> Option<PathBuf> {
 ///
 /// `current` is canonical up to its last `missing` components, which do not exist (or could
 /// not be resolved) and are kept as written; `..` pops, from the canonical form when nothing
-/// is missing, so it follows symlinks the way the kernel does.
+/// is missing, so it follows symlinks the way the kernel does. Symlinks are followed one hop
+/// at a time (their targets spliced in front of what is left to walk), so that every folder
+/// the walk passes through is seen: a link to `/proc/self/cwd` is refused as that, not taken
+/// for where it leads in metagate's own process.
 pub(super) fn resolve(
     start: PathBuf,
     path_steps: Vec<Step>,
@@ -97,22 +100,21 @@ pub(super) fn resolve(
             }
             Step::Name(name) => {
                 current.push(&name);
+                if is_process_link(&current) {
+                    return Err(PathError::ProcessLink { path: current });
+                }
                 if missing > 0 {
                     missing += 1;
                     continue;
                 }
-                match fs.canonical_form(&current) {
+                // `current`'s parent is canonical: when `current` is not, it is a symlink.
+                let canonical = match fs.canonical_form(&current) {
                     Ok(None) => continue,
-                    Ok(Some(canonical)) => {
-                        if let Some(canonical) = clean_absolute(canonical) {
-                            current = canonical;
-                            continue;
-                        }
-                    }
-                    Err(_) => {}
-                }
+                    Ok(Some(canonical)) => clean_absolute(canonical),
+                    Err(_) => None,
+                };
                 match fs.read_link(&current) {
-                    // A symlink that does not resolve (dangling or looping): follow it by hand,
+                    // Followed by hand, resolving or not: a dangling link is followed too,
                     // since creating a file through it creates the target.
                     Ok(target) => {
                         hops += 1;
@@ -124,7 +126,11 @@ pub(super) fn resolve(
                         spliced.reverse();
                         pending.extend(spliced);
                     }
-                    Err(_) => missing = 1,
+                    // Not a link after all (a file system that knows only canonical forms).
+                    Err(_) => match canonical {
+                        Some(canonical) => current = canonical,
+                        None => missing = 1,
+                    },
                 }
             }
         }

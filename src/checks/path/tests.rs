@@ -917,3 +917,113 @@ proptest! {
         }
     }
 }
+
+/// Links the kernel resolves per process (issue 24). Resolved in metagate's own process they
+/// lead back into the root, so each of these passed, and satisfied a grant scoped to a folder
+/// they reach (`docs` through an open descriptor); in the tool's process they name the tool's
+/// working folder, root and descriptors instead. Refused wherever the walk meets one: written
+/// out, after `..`, or as a symlink's target.
+#[test]
+fn per_process_links_are_refused() {
+    use std::os::fd::AsRawFd;
+    let f = fixture();
+    let r = rules(&f, &[], &[]);
+    let root = f.root.display().to_string();
+    let pid = std::process::id();
+    let file = std::fs::File::open(f.root.join("src/main.rs")).unwrap();
+    let docs = std::fs::File::open(f.root.join("docs")).unwrap();
+    let (file_fd, docs_fd) = (file.as_raw_fd(), docs.as_raw_fd());
+    // From this process's working folder up to `/` (at least three `..`, so the lexical
+    // reading of `/proc/self/cwd/..…` reaches `/` too), then down into the root.
+    let depth = std::env::current_dir().unwrap().components().count().max(4);
+    let up = "../".repeat(depth);
+    let to_top = "../".repeat(f.root.components().count());
+    symlink("/proc/self/root", f.root.join("self_root")).unwrap();
+    symlink(format!("/proc/self/fd/{docs_fd}"), f.root.join("docs_fd")).unwrap();
+    symlink("self_root", f.root.join("self_root_again")).unwrap();
+    let cases = [
+        format!("/proc/self/root{root}/src/main.rs"),
+        format!("/proc/thread-self/root{root}/src/main.rs"),
+        format!("/proc/{pid}/root{root}/src/main.rs"),
+        format!("/proc/{pid}/task/{pid}/root{root}/src/main.rs"),
+        format!("/proc/self/cwd/{up}{root}/src/main.rs"),
+        format!("/proc/{pid}/cwd/{up}{root}/README.md"),
+        format!("/proc/thread-self/cwd/{up}{root}/README.md"),
+        format!("/proc/self/fd/{file_fd}"),
+        format!("/proc/{pid}/fd/{file_fd}"),
+        format!("/dev/fd/{file_fd}"),
+        format!("/proc/self/fd/{docs_fd}/a.md"),
+        format!("/dev/fd/{docs_fd}/a.md"),
+        format!("/proc/./self/root{root}/README.md"),
+        format!("/proc/self/../self/root{root}/README.md"),
+        format!("{root}/{to_top}proc/self/root{root}/README.md"),
+        format!("self_root{root}/README.md"),
+        format!("self_root_again{root}/README.md"),
+        "docs_fd/a.md".to_string(),
+        "/dev/stdin".to_string(),
+        "/proc/self/exe".to_string(),
+        "/proc/self/ns/net".to_string(),
+        "/proc/self".to_string(),
+        "/proc/thread-self".to_string(),
+    ];
+    let cached = CachedFs::new(Instant::now, Duration::from_secs(60));
+    for raw in &cases {
+        for fs in [&RealFs as &dyn Fs, &cached] {
+            let result = check(raw, &r, fs);
+            assert!(
+                matches!(result, Err(PathError::ProcessLink { .. })),
+                "{raw:?} -> {result:?}"
+            );
+        }
+    }
+    let text = check("/dev/stdin", &r, &RealFs).unwrap_err().rule();
+    assert!(text.starts_with("goes through /dev/stdin, "), "{text}");
+    drop((file, docs));
+}
+
+/// The names themselves, on a file system that has no `/proc` at all: refused as written.
+#[test]
+fn process_links_are_told_by_name() {
+    let fs = FakeFs::default().exists("/", "/");
+    let r = PathRules::new(Path::new("/"), &[], &[], &fs).unwrap();
+    for raw in [
+        "/proc/self",
+        "/proc/self/environ",
+        "/proc/thread-self/cwd",
+        "/proc/1/cwd",
+        "/proc/1/root/etc",
+        "/proc/1/fd",
+        "/proc/1/fd/0",
+        "/proc/1/exe",
+        "/proc/1/map_files/x",
+        "/proc/1/ns/net",
+        "/proc/1/task/1/cwd",
+        "/proc/1/task/2/fd/3",
+        "/dev/fd",
+        "/dev/fd/0",
+        "/dev/stdin",
+        "/dev/stdout",
+        "/dev/stderr",
+        "proc/self/cwd",
+        "dev/fd/1",
+    ] {
+        assert!(
+            matches!(check(raw, &r, &fs), Err(PathError::ProcessLink { .. })),
+            "{raw}"
+        );
+    }
+    // Their neighbours are ordinary paths.
+    for raw in [
+        "/proc/cpuinfo",
+        "/proc/1/status",
+        "/proc/1/fdinfo/0",
+        "/proc/1/task/1/status",
+        "/dev/null",
+        "/dev/fdx",
+        "/srv/proc/self/cwd",
+        "/home/proc/1/cwd",
+        "docs/fd",
+    ] {
+        assert!(check(raw, &r, &fs).is_ok(), "{raw}");
+    }
+}
