@@ -63,6 +63,9 @@ pub enum PathError {
     SymlinkLoop {
         path: PathBuf,
     },
+    /// Starts or ends with whitespace (as Rust, Python, JavaScript and Go trim it): a tool
+    /// that trims its arguments would open another path than the one checked (`" ../x"`).
+    OuterWhitespace,
     /// Walks through a link the kernel resolves per process (`/proc/self`, `/proc/<pid>/cwd`,
     /// `…/root`, `…/fd`, `/dev/fd`); `path` is where the walk met it. See `process_links.rs`.
     ProcessLink {
@@ -126,6 +129,10 @@ impl PathError {
                     "too many levels of symlinks at {}",
                     escape_controls(&path.display().to_string())
                 )
+            }
+            PathError::OuterWhitespace => {
+                "path starts or ends with whitespace (a tool that trims it would open another path)"
+                    .to_string()
             }
             PathError::ProcessLink { path } => format!(
                 "goes through {}, which each process resolves to its own files (/proc/self, /proc/<pid>/cwd, root, fd, /dev/fd): metagate cannot check what the tool would open",

@@ -12,6 +12,9 @@ pub(super) fn precheck(raw: &str) -> Result<(), PathError> {
     if raw.is_empty() {
         return Err(PathError::Empty);
     }
+    if raw.starts_with(trimmed_by_tools) || raw.ends_with(trimmed_by_tools) {
+        return Err(PathError::OuterWhitespace);
+    }
     // Most paths hold none of the three bytes: one scan tells, and the refusals (in their
     // order) are looked for only when it finds one.
     if memchr::memchr3(b'\0', b'\\', b'%', raw.as_bytes()).is_some() {
@@ -40,6 +43,12 @@ pub(super) fn precheck(raw: &str) -> Result<(), PathError> {
         return Err(PathError::TooLong);
     }
     Ok(())
+}
+
+/// What some language's `trim` removes: Unicode white space (Rust, Go), the BOM
+/// (JavaScript), and the separators U+001C…U+001F (Python's `str.strip`).
+fn trimmed_by_tools(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '\u{1c}'..='\u{1f}' | '\u{feff}')
 }
 
 /// The scheme `raw` starts with (`^[A-Za-z][A-Za-z0-9+.-]*:`), when it has two characters

@@ -1027,3 +1027,46 @@ fn process_links_are_told_by_name() {
         assert!(check(raw, &r, &fs).is_ok(), "{raw}");
     }
 }
+
+/// Whitespace around a path (issue 24): the check reads `" ../x"` as a folder named ` ..`
+/// inside the root, a tool that trims its arguments opens `../x`. Each is refused, whatever
+/// the language's idea of white space; inner spaces are ordinary.
+#[test]
+fn outer_whitespace_is_refused_not_trimmed() {
+    let f = fixture();
+    let r = rules(&f, &[], &[]);
+    let fs = CachedFs::new(Instant::now, Duration::from_secs(60));
+    for raw in [
+        " ../x",
+        "../x ",
+        "  ../../etc/passwd",
+        "docs/.. ",
+        "\t../x",
+        "docs/..\n",
+        "\r\n../x",
+        "\u{b}../x",
+        "\u{c}../x",
+        "\u{a0}../x",
+        "\u{2003}../x",
+        "\u{3000}../x",
+        "\u{2028}../x",
+        "\u{85}../x",
+        "\u{feff}../x",
+        "\u{1c}../x",
+        "../x\u{1f}",
+        " ",
+        "src/main.rs ",
+        " src/main.rs",
+    ] {
+        for fs in [&RealFs as &dyn Fs, &fs] {
+            assert_eq!(
+                check(raw, &r, fs),
+                Err(PathError::OuterWhitespace),
+                "{raw:?}"
+            );
+        }
+    }
+    for raw in ["my notes.md", "docs/a b/c.md", "src/main.rs"] {
+        assert_eq!(check(raw, &r, &RealFs).as_deref(), Ok(raw), "{raw:?}");
+    }
+}
