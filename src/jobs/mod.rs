@@ -3,5 +3,6 @@
 
 pub mod gate;
 pub mod lint;
+pub mod own_files;
 pub mod permit;
 pub mod record;

@@ -71,6 +71,12 @@ pub enum PathError {
     ProcessLink {
         path: PathBuf,
     },
+    /// Names a file [`PathRules::protecting`](super::PathRules::protecting) protects
+    /// (`protected`), a folder on the way to it, or a place below it.
+    Protected {
+        relative: String,
+        protected: String,
+    },
     /// Resolves inside the root to a name that is not UTF-8 (possible through a symlink).
     NotUtf8 {
         resolved: PathBuf,
@@ -138,6 +144,20 @@ impl PathError {
                 "goes through {}, which each process resolves to its own files (/proc/self, /proc/<pid>/cwd, root, fd, /dev/fd): metagate cannot check what the tool would open",
                 escape_controls(&path.display().to_string())
             ),
+            PathError::Protected {
+                relative,
+                protected,
+            } => {
+                if relative == protected {
+                    format!("names a protected file ({})", escape_controls(relative))
+                } else {
+                    format!(
+                        "names {}, on the way to the protected file {} or below it",
+                        escape_controls(relative),
+                        escape_controls(protected)
+                    )
+                }
+            }
             PathError::NotUtf8 { resolved } => {
                 format!(
                     "resolves to a name that is not UTF-8 ({})",

@@ -34,7 +34,9 @@
 //! 3. **Containment by components** ([`Path::starts_with`]), against the canonical root: the
 //!    root `/srv/app` does not admit `/srv/app2`. The root itself is allowed (as `.`).
 //! 4. **Deny globs, then allow globs**, on the resolved path relative to the root (see
-//!    [`PathRules::new`] for the glob dialect).
+//!    [`PathRules::new`] for the glob dialect); **then protected files**: with
+//!    [`PathRules::protecting`], a path that names one, a folder on the way to one, or a place
+//!    below one is refused.
 //!
 //! On success the *kernel-view* path is returned, relative to the root, `/`-separated, free of
 //! `.`, `..` and symlinks. Pass that (joined to [`PathRules::root`]) to the tool rather than the
@@ -48,11 +50,13 @@
 //!
 //! # Where things are
 //!
-//! This file holds [`check`], the one entry point, and its fast path. Step 1 is `precheck.rs`;
-//! step 2's walk is `resolve.rs`, which asks `process_links.rs` about each folder it enters; steps 3 and 4 are [`PathRules`] (`rules.rs`), whose globs are
-//! compiled in `globs.rs`. The file system comes in through [`Fs`] (`fs.rs`), or
-//! [`CachedFs`] (`cached_fs.rs`) for a stream of calls; refusals are [`PathError`]s
-//! (`error.rs`); the default deny list is [`DEFAULT_DENY`] (`default_deny.rs`).
+//! This file holds [`check`], the one entry point, and its fast path. Step 1 is
+//! `precheck.rs`; step 2's walk is `resolve.rs`, which asks `process_links.rs` about each
+//! folder it enters; steps 3 and 4 are [`PathRules`] (`rules.rs`), whose globs are compiled in
+//! `globs.rs` and whose protected files are walked in `protected.rs`. The file system comes in
+//! through [`Fs`] (`fs.rs`), or [`CachedFs`] (`cached_fs.rs`) for a stream of calls; refusals
+//! are [`PathError`]s (`error.rs`); the default deny list is [`DEFAULT_DENY`]
+//! (`default_deny.rs`).
 
 mod cached_fs;
 mod default_deny;
@@ -61,6 +65,7 @@ mod fs;
 mod globs;
 mod precheck;
 mod process_links;
+mod protected;
 mod resolve;
 mod rules;
 #[cfg(all(test, unix))]

@@ -75,6 +75,18 @@ pub(super) fn resolve(
     root: &Path,
     fs: &dyn Fs,
 ) -> Result<PathBuf, PathError> {
+    walk(start, path_steps, root, fs, &mut |_| {})
+}
+
+/// [`resolve`], telling `visit` each place the walk stands on after a name: every folder it
+/// goes through (a symlink's target, not the link) and the end, the kernel's route to it.
+pub(super) fn walk(
+    start: PathBuf,
+    path_steps: Vec<Step>,
+    root: &Path,
+    fs: &dyn Fs,
+    visit: &mut impl FnMut(&Path),
+) -> Result<PathBuf, PathError> {
     let mut pending: Vec<Step> = path_steps;
     pending.reverse();
     let mut current = start;
@@ -105,11 +117,15 @@ pub(super) fn resolve(
                 }
                 if missing > 0 {
                     missing += 1;
+                    visit(&current);
                     continue;
                 }
                 // `current`'s parent is canonical: when `current` is not, it is a symlink.
                 let canonical = match fs.canonical_form(&current) {
-                    Ok(None) => continue,
+                    Ok(None) => {
+                        visit(&current);
+                        continue;
+                    }
                     Ok(Some(canonical)) => clean_absolute(canonical),
                     Err(_) => None,
                 };
@@ -127,10 +143,13 @@ pub(super) fn resolve(
                         pending.extend(spliced);
                     }
                     // Not a link after all (a file system that knows only canonical forms).
-                    Err(_) => match canonical {
-                        Some(canonical) => current = canonical,
-                        None => missing = 1,
-                    },
+                    Err(_) => {
+                        match canonical {
+                            Some(canonical) => current = canonical,
+                            None => missing = 1,
+                        }
+                        visit(&current);
+                    }
                 }
             }
         }

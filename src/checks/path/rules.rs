@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::globs::GlobList;
+use super::protected::Protected;
 use super::resolve::clean_absolute;
 use super::{Fs, PathError, RuleError};
 
@@ -15,6 +16,14 @@ pub struct PathRules {
     pub(super) root: PathBuf,
     deny: GlobList,
     allow: GlobList,
+    /// Set by [`PathRules::protecting`]; none by default.
+    pub(super) protected: Protected,
+}
+
+/// A number no other rules have had in this process.
+pub(super) fn next_id() -> u64 {
+    static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl PathRules {
@@ -45,12 +54,12 @@ impl PathRules {
             .map_err(|e| root_error(format!("root cannot be resolved: {e}")))?;
         let root = clean_absolute(canonical)
             .ok_or_else(|| root_error("root resolves to a relative path".to_string()))?;
-        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ok(PathRules {
-            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            id: next_id(),
             root,
             deny: GlobList::new(deny)?,
             allow: GlobList::new(allow)?,
+            protected: Protected::default(),
         })
     }
 
@@ -83,7 +92,7 @@ impl PathRules {
         }
     }
 
-    /// Deny first, then allow.
+    /// Deny first, then allow, then the protected files.
     pub(super) fn judge(&self, relative: &str) -> Result<(), PathError> {
         if let Some(glob) = self.deny.first_match(relative) {
             return Err(PathError::Denied {
@@ -94,6 +103,12 @@ impl PathRules {
         if !self.allow.is_empty() && self.allow.first_match(relative).is_none() {
             return Err(PathError::NotAllowed {
                 relative: relative.to_string(),
+            });
+        }
+        if let Some(protected) = self.protected.reached_by(relative) {
+            return Err(PathError::Protected {
+                relative: relative.to_string(),
+                protected: protected.to_string(),
             });
         }
         Ok(())

@@ -1070,3 +1070,140 @@ fn outer_whitespace_is_refused_not_trimmed() {
         assert_eq!(check(raw, &r, &RealFs).as_deref(), Ok(raw), "{raw:?}");
     }
 }
+
+/// Protected files (issue 24): the file, its companions, every folder on the way to it (an
+/// ancestor deleted or moved takes the file with it) and anything below it are refused, by
+/// path components after `..` and symlinks, whether the file exists yet or not. Here the root
+/// is a home folder: the store under `.local/state`, a user policy not written yet under
+/// `.config` (itself a symlink into `dotfiles`), a project's `metagate.toml` not written yet.
+#[test]
+fn protected_files_and_the_folders_on_the_way_are_refused() {
+    let f = fixture();
+    let home = &f.root;
+    let store = home.join(".local/state/metagate/metagate.db");
+    write(&store, "");
+    std::fs::create_dir_all(home.join(".local/state/other-app")).unwrap();
+    std::fs::create_dir_all(home.join(".local/share")).unwrap();
+    std::fs::create_dir_all(home.join("dotfiles/config")).unwrap();
+    symlink("dotfiles/config", home.join(".config")).unwrap();
+    std::fs::create_dir_all(home.join("proj")).unwrap();
+    write(&home.join("proj/notes.md"), "");
+    symlink(".local/state", home.join("st")).unwrap();
+    let mut files = vec![
+        home.join(".config/metagate/metagate.toml"),
+        home.join("proj/metagate.toml"),
+        // Spelled the way an operator might: through `..`.
+        home.join("src/../.local/state/metagate/metagate.db"),
+    ];
+    for suffix in ["-wal", "-shm", "-journal"] {
+        files.push(home.join(format!(".local/state/metagate/metagate.db{suffix}")));
+    }
+    let home_text = home.display().to_string();
+    let r = rules(&f, &default_deny(), &[]).protecting(&files, &RealFs);
+    let refused = [
+        ".",
+        "./",
+        &home_text,
+        ".local",
+        ".local/state",
+        ".local/state/",
+        "./.local//state",
+        ".local/state/metagate",
+        ".local/state/metagate/metagate.db",
+        ".local/state/metagate/metagate.db-wal",
+        ".local/state/metagate/metagate.db-journal",
+        "src/../.local/state",
+        "st",
+        "st/metagate",
+        "st/metagate/metagate.db-shm",
+        ".config",
+        ".config/metagate",
+        ".config/metagate/metagate.toml",
+        ".config/metagate/metagate.toml/x",
+        "dotfiles",
+        "dotfiles/config",
+        "dotfiles/config/metagate/metagate.toml",
+        "proj",
+        "proj/metagate.toml",
+        "proj/../proj/./metagate.toml",
+    ];
+    let cached = CachedFs::new(Instant::now, Duration::from_secs(60));
+    for raw in refused {
+        for fs in [&RealFs as &dyn Fs, &cached] {
+            let result = check(raw, &r, fs);
+            assert!(
+                matches!(result, Err(PathError::Protected { .. })),
+                "{raw:?} -> {result:?}"
+            );
+        }
+    }
+    let passes = [
+        "src/main.rs",
+        "README.md",
+        "proj/notes.md",
+        "proj/metagate.toml.bak",
+        ".local/share/x",
+        ".local/state/other-app/log.txt",
+        ".local/state/metagate.db",
+        ".config/other/x.toml",
+        "dotfiles/other",
+        "st2",
+    ];
+    for raw in passes {
+        for fs in [&RealFs as &dyn Fs, &cached] {
+            assert!(
+                check(raw, &r, fs).is_ok(),
+                "{raw:?}: {:?}",
+                check(raw, &r, fs)
+            );
+        }
+    }
+    // Without protected files (or with all of them outside the root) nothing changes.
+    let open = rules(&f, &default_deny(), &[]);
+    let elsewhere = open
+        .clone()
+        .protecting(&[f.base.join("outside/metagate.db")], &RealFs);
+    for raw in refused.iter().chain(&passes) {
+        assert_eq!(
+            check(raw, &elsewhere, &RealFs),
+            check(raw, &open, &RealFs),
+            "{raw:?}"
+        );
+    }
+    let text = check(".local", &r, &RealFs).unwrap_err().rule();
+    assert!(
+        text.starts_with("names .local, on the way to the protected file "),
+        "{text}"
+    );
+}
+
+/// The root `/` (`rm -rf /`) holds everything: it is refused as soon as any file is protected.
+#[test]
+fn the_top_folder_holds_every_protected_file() {
+    let fs = FakeFs::default()
+        .exists("/", "/")
+        .exists("/home", "/home")
+        .exists("/home/u", "/home/u");
+    let r = PathRules::new(Path::new("/"), &[], &[], &fs)
+        .unwrap()
+        .protecting(
+            &[PathBuf::from("/home/u/.local/state/metagate/metagate.db")],
+            &fs,
+        );
+    for raw in [
+        "/",
+        ".",
+        "/home",
+        "/home/u",
+        "/home/u/.local/state",
+        "home/u/.local",
+    ] {
+        assert!(
+            matches!(check(raw, &r, &fs), Err(PathError::Protected { .. })),
+            "{raw}"
+        );
+    }
+    for raw in ["/etc/hosts", "/home/v", "/home/u/notes.md"] {
+        assert!(check(raw, &r, &fs).is_ok(), "{raw}");
+    }
+}
