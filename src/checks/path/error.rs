@@ -39,6 +39,11 @@ pub enum PathError {
     TooLong,
     /// `~` expansion is the shell's business; a path starting with `~` is refused.
     Tilde,
+    /// So is `$` expansion (a shell's, Python's `os.path.expandvars`): `$HOME/.local/state`,
+    /// `${XDG_STATE_HOME}/…`, `$1/x` (unset: `/x`) name another path to a tool that expands
+    /// them. Past the start, a variable holding an absolute path stays below what comes before
+    /// it (`a/$HOME` is `a//home/u`).
+    Dollar,
     /// Starts with a URI scheme of two letters or more (`file:///etc/passwd`, `file:/x`):
     /// a tool that takes URIs opens what it names, not `root/file:/…`. One letter is left
     /// alone: `C:/x` is a relative name here (and `C:\x` is refused for its backslash).
@@ -107,6 +112,10 @@ impl PathError {
                 "path longer than {MAX_PATH_BYTES} bytes or a component longer than {MAX_COMPONENT_BYTES}"
             ),
             PathError::Tilde => "path starts with `~` (no home-directory expansion)".to_string(),
+            PathError::Dollar => {
+                "path starts with `$` (no variable expansion; write `./$…` for a name that starts with it)"
+                    .to_string()
+            }
             PathError::Scheme { scheme } => format!(
                 "path starts with the URI scheme `{scheme}:` (a tool that takes URIs would open what it names; give a plain path)"
             ),

@@ -9,7 +9,7 @@
 //!    it would open another path than the one checked), NUL, backslash, percent-encoded
 //!    `.`/`/`/`\`/NUL (and overlong UTF-8: the leads `%c0`/`%c1`, and `%e0`/`%f0` before a
 //!    byte that makes the form overlong, as in `%e0%80%ae`), any number of `%25` layers deep,
-//!    a leading `~`, a leading URI scheme (`file:`), more than 4096 bytes (`PATH_MAX`) or a
+//!    a leading `~` or `$` (expansions), a leading URI scheme (`file:`), more than 4096 bytes (`PATH_MAX`) or a
 //!    component over 255 (`NAME_MAX`).
 //! 2. **Resolve two ways**, and require *both* results to pass every rule:
 //!    * the *kernel view*: walk the original components one at a time, the way `open(2)` does.

@@ -31,6 +31,9 @@ pub(super) fn precheck(raw: &str) -> Result<(), PathError> {
     if raw.starts_with('~') {
         return Err(PathError::Tilde);
     }
+    if raw.starts_with('$') {
+        return Err(PathError::Dollar);
+    }
     if let Some(scheme) = uri_scheme(raw) {
         return Err(PathError::Scheme {
             scheme: scheme.to_string(),

@@ -1207,3 +1207,33 @@ fn the_top_folder_holds_every_protected_file() {
         assert!(check(raw, &r, &fs).is_ok(), "{raw}");
     }
 }
+
+/// A leading `$` (issue 24): the check reads `$HOME/.local/state` as a folder named `$HOME`
+/// inside the root; a tool that expands variables opens the home folder's. Refused as `~` is;
+/// past the start a variable holding an absolute path stays below what comes before it.
+#[test]
+fn a_leading_dollar_is_refused_as_a_tilde_is() {
+    let f = fixture();
+    let r = rules(&f, &[], &[]);
+    for raw in [
+        "$HOME/.local/state",
+        "${HOME}/.config/metagate/metagate.toml",
+        "$XDG_STATE_HOME/metagate/metagate.db",
+        "$METAGATE_DB",
+        "$PWD/../x",
+        "$1/etc/passwd",
+        "$(pwd)/x",
+        "$'..'/x",
+        "$",
+    ] {
+        assert_eq!(check(raw, &r, &RealFs), Err(PathError::Dollar), "{raw:?}");
+    }
+    for raw in [
+        "./$types.d.ts",
+        "src/$types.d.ts",
+        "a$HOME",
+        "docs/../$HOME",
+    ] {
+        assert!(check(raw, &r, &RealFs).is_ok(), "{raw:?}");
+    }
+}
