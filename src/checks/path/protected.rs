@@ -60,11 +60,14 @@ impl Protected {
     }
 }
 
-/// Whether `inner` is `outer` or below it, by whole components.
+/// Whether `inner` is `outer` or below it, by whole components, ignoring ASCII case: on a
+/// file system that ignores case (macOS's, by default) `.LOCAL/State` is the store's folder.
+/// Where case matters, refusing a name that differs only in case costs little.
 fn is_within(inner: &str, outer: &str) -> bool {
-    inner
-        .strip_prefix(outer)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    let (inner, outer) = (inner.as_bytes(), outer.as_bytes());
+    inner.len() >= outer.len()
+        && inner[..outer.len()].eq_ignore_ascii_case(outer)
+        && (inner.len() == outer.len() || inner[outer.len()] == b'/')
 }
 
 impl PathRules {

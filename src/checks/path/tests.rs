@@ -1126,6 +1126,10 @@ fn protected_files_and_the_folders_on_the_way_are_refused() {
         "proj",
         "proj/metagate.toml",
         "proj/../proj/./metagate.toml",
+        // Case-insensitive file systems open these as the same files.
+        ".LOCAL/State",
+        "PROJ/MetaGate.toml",
+        ".local/state/metagate/METAGATE.DB-WAL",
     ];
     let cached = CachedFs::new(Instant::now, Duration::from_secs(60));
     for raw in refused {
