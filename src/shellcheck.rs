@@ -52,7 +52,7 @@ use memchr::memmem;
 
 mod quick;
 
-use crate::needles::Needles;
+use crate::checks::needles::Needles;
 
 /// What the policy denies in shell commands.
 pub struct ShellRules<'a> {

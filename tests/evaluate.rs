@@ -940,11 +940,11 @@ fn weights_are_bounded_and_an_unreadable_stored_tally_is_said() {
 
 #[test]
 fn a_synthetic_store_shows_each_kind_of_tool_it_was_made_of() {
-    use metagate::evaluate::synth::{self, Config, Mix};
+    use metagate::store::synth::{self, Config, Mix};
     let sb = Sandbox::new();
     let db = sb.path().join("synth.db");
     let mut store = metagate::store::Store::open(&db).unwrap();
-    let end_ms = metagate::events::parse_time(NOW).unwrap();
+    let end_ms = metagate::domain::events::parse_time(NOW).unwrap();
     let config = Config {
         events: 5_000,
         end_ms,

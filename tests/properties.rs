@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use metagate::gate::{Decision, Options, Verdict, decide, render};
-use metagate::schema::Policy;
+use metagate::domain::policy::Policy;
+use metagate::jobs::gate::{Decision, Options, Verdict, decide, render};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

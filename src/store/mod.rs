@@ -1,6 +1,12 @@
 //! The SQLite file metagate keeps its telemetry in: where it lives, how it is opened (pragmas
 //! first, then migrations compiled into the binary), and the errors a person can act on.
 
+pub mod aggregate;
+pub mod grants;
+pub mod runs;
+pub mod synth;
+pub mod telemetry;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

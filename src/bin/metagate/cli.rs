@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
-use metagate::call::Shape;
+use metagate::wire::call::Shape;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -6,14 +6,16 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use indicatif::{ProgressBar, ProgressStyle};
-use metagate::display::{one_line, plural};
-use metagate::evaluate::{
-    self, Aggregate, Window, alias_json, health, policy_patch, propose_aliases, recommend,
-    recommendation_json, results, scan, tools_json,
+use metagate::domain::events::format_time;
+use metagate::domain::evolution::{
+    self as evaluate, Aggregate, Window, alias_json, health, policy_patch, propose_aliases,
+    recommend, recommendation_json, tools_json,
 };
-use metagate::events::format_time;
-use metagate::schema::Policy;
+use metagate::domain::policy::Policy;
 use metagate::store::StoreError;
+use metagate::store::aggregate as scan;
+use metagate::store::runs as results;
+use metagate::wire::display::{one_line, plural};
 use serde_json::json;
 
 use crate::cli::{EvaluateArgs, Format};

@@ -4,10 +4,10 @@ use std::io::{self, BufReader, BufWriter, Write};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use metagate::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
-use metagate::pathcheck::CachedFs;
-use metagate::policy::{NoFacts, Scope};
-use metagate::schema::Policy;
+use metagate::checks::path::CachedFs;
+use metagate::domain::enforce::{NoFacts, Scope};
+use metagate::domain::policy::Policy;
+use metagate::jobs::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
 
 use crate::cli::GateArgs;
 use crate::exit::Status;

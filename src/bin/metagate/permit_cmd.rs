@@ -1,5 +1,5 @@
 //! `metagate permit`: grant, list and revoke time-boxed capability grants. The questions of
-//! the interactive flow are the library's (`metagate::permit::flow`); this file asks them with
+//! the interactive flow are the library's (`metagate::jobs::permit`); this file asks them with
 //! dialoguer, draws ids from the OS, and prints.
 
 use std::io::{IsTerminal, Write};
@@ -7,16 +7,16 @@ use std::io::{IsTerminal, Write};
 use anyhow::{Context as _, Result, bail};
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use dialoguer::{Confirm, Input, Select, console::Term};
-use metagate::display::{one_line, plural};
-use metagate::events::format_time;
-use metagate::pathcheck::RealFs;
-use metagate::permit::flow::{self, Offer, PromptError, Prompter, Request};
-use metagate::permit::store::{self as grants, GrantEvent, Revoked};
-use metagate::permit::{
+use metagate::checks::path::RealFs;
+use metagate::domain::events::format_time;
+use metagate::domain::grants::{
     self, Grant, GrantId, ScopeEntry, Status as GrantStatus, human_duration, parse_duration,
 };
-use metagate::schema::Policy;
+use metagate::domain::policy::Policy;
+use metagate::jobs::permit::{self, Offer, PromptError, Prompter, Request};
 use metagate::store::StoreError;
+use metagate::store::grants::{self as grant_store, GrantEvent, Revoked};
+use metagate::wire::display::{one_line, plural};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, PermitArgs, PermitCommand, PermitGrantArgs};
@@ -77,7 +77,7 @@ fn request_of(g: &PermitGrantArgs, policy: &Policy) -> Result<Request, String> {
         ));
     }
     let duration_ms = parse_duration(&g.duration).map_err(|e| format!("--for: {e}"))?;
-    if !g.scope.is_empty() && !permit::scopable(policy, capability) {
+    if !g.scope.is_empty() && !grants::scopable(policy, capability) {
         return Err(format!(
             "--scope: no tool with capability {capability} has a path or url argument, so a scope could never be checked; grant it without --scope"
         ));
@@ -88,12 +88,12 @@ fn request_of(g: &PermitGrantArgs, policy: &Policy) -> Result<Request, String> {
         .scope
         .iter()
         .map(|s| {
-            permit::resolve_scope(policy, &cwd, s, &RealFs).map_err(|e| format!("--scope: {e}"))
+            grants::resolve_scope(policy, &cwd, s, &RealFs).map_err(|e| format!("--scope: {e}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(e) = scope
         .iter()
-        .find_map(|e| permit::scope_mismatch(policy, capability, e))
+        .find_map(|e| grants::scope_mismatch(policy, capability, e))
     {
         return Err(format!("--scope: {e}"));
     }
@@ -160,7 +160,7 @@ fn store_grant(r: &Request, env: &Env, now: i64) -> Result<Grant> {
         reason: r.reason.clone(),
     };
     let mut store = env.open_store()?;
-    grants::insert(&mut store, &g)?;
+    grant_store::insert(&mut store, &g)?;
     Ok(g)
 }
 
@@ -209,7 +209,7 @@ fn print_grant(g: &Grant, format: Format, now: i64) -> Result<()> {
                 human_duration(g.expires_at_ms - now)
             );
             // Scope and session may be copied from a model's call: shown on one safe line.
-            writeln!(out, "{}", metagate::display::one_line(&line))?;
+            writeln!(out, "{}", metagate::wire::display::one_line(&line))?;
         }
     }
     out.flush()?;
@@ -243,9 +243,9 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
     // Asking never creates a store: no store holds no grants.
     let (list, events) = match env.open_existing_store() {
         Ok(store) => (
-            grants::list(&store, all, now)?,
+            grant_store::list(&store, all, now)?,
             if all {
-                grants::events(&store)?
+                grant_store::events(&store)?
             } else {
                 Vec::new()
             },
@@ -364,7 +364,7 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
             }
             opened => opened?,
         };
-        let done = grants::revoke_all(&mut store, now, Some(&who))?;
+        let done = grant_store::revoke_all(&mut store, now, Some(&who))?;
         // Expired grants are revoked too, so that they stay over if the clock moves back;
         // they are counted apart, as revoking them ends nothing that was live.
         let expired = match done.expired.len() {
@@ -408,7 +408,7 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
         }
         Err(e) => return Err(e.into()),
     };
-    match grants::revoke(&mut store, &id, now, Some(&who))? {
+    match grant_store::revoke(&mut store, &id, now, Some(&who))? {
         Revoked::Done(g) => {
             let mut out = crate::output::stdout();
             writeln!(out, "revoked {} ({})", g.id, g.capability)?;
@@ -435,7 +435,7 @@ fn equivalent(policy: &Policy, env: &Env) -> String {
         .db_path()
         .ok()
         .map(|p| std::path::absolute(&p).unwrap_or(p));
-    let flags = permit::setup_flags(policy.origin.as_deref(), store.as_deref());
+    let flags = grants::setup_flags(policy.origin.as_deref(), store.as_deref());
     format!(
         "metagate{flags} permit grant --capability {} [--scope PATH|HOST]... [--for 5m] [--session ID] [--reason TEXT]",
         if caps.len() == 1 {
@@ -447,7 +447,7 @@ fn equivalent(policy: &Policy, env: &Env) -> String {
 }
 
 fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
-    let required = permit::required(policy);
+    let required = grants::required(policy);
     if required.is_empty() {
         return usage(
             "this policy requires no grants ([permit] require is empty), so there is nothing to allow"
@@ -469,10 +469,10 @@ fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
     })
     .context("cannot watch for Ctrl-C")?;
     let cwd = std::env::current_dir().context("cannot read the working folder")?;
-    let scopable = |c: &str| permit::scopable(policy, c);
+    let scopable = |c: &str| grants::scopable(policy, c);
     let resolve = |cap: &str, s: &str| {
-        let e = permit::resolve_scope(policy, &cwd, s, &RealFs)?;
-        match permit::scope_mismatch(policy, cap, &e) {
+        let e = grants::resolve_scope(policy, &cwd, s, &RealFs)?;
+        match grants::scope_mismatch(policy, cap, &e) {
             Some(why) => Err(why),
             None => Ok(e),
         }
@@ -487,7 +487,7 @@ fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
         session: session.as_deref(),
     };
     let mut prompter = Dialoguer(Term::stderr());
-    let answered = flow::run(&mut prompter, &offer);
+    let answered = permit::run(&mut prompter, &offer);
     let _ = prompter.0.show_cursor();
     match answered {
         Ok(Some(request)) => {

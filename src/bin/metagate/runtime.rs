@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use metagate::events::parse_time;
-use metagate::policy::{Checker, Setup};
-use metagate::schema::Policy;
+use metagate::domain::enforce::{Checker, Setup};
+use metagate::domain::events::parse_time;
+use metagate::domain::policy::Policy;
 use metagate::store::{self, Store, StoreError};
 
 pub struct Env {

@@ -4,12 +4,13 @@ use std::io::Write;
 
 use anyhow::Result;
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
-use metagate::display::one_line;
-use metagate::evaluate::health::{self, Sort};
-use metagate::evaluate::{Tally, Window, results, tools_json};
-use metagate::events::format_time;
-use metagate::schema::Policy;
-use metagate::schema::evaluate::Thresholds;
+use metagate::domain::events::format_time;
+use metagate::domain::evolution::health::{self, Sort};
+use metagate::domain::evolution::{Tally, Window, tools_json};
+use metagate::domain::policy::Policy;
+use metagate::domain::policy::thresholds::Thresholds;
+use metagate::store::runs as results;
+use metagate::wire::display::one_line;
 use serde_json::{Map, Value};
 
 use crate::cli::{HealthArgs, HealthFormat, HealthSort, ToolsCommand};
@@ -124,7 +125,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
             if recorded == 0 {
                 writeln!(out, "no tool calls or outcomes recorded yet")?;
             } else if rows.is_empty() {
-                let recorded = metagate::display::plural(recorded, "tool", "tools");
+                let recorded = metagate::wire::display::plural(recorded, "tool", "tools");
                 writeln!(out, "{recorded} recorded; --top 0 shows none of them")?;
             } else {
                 writeln!(out, "{}", health_table(&rows, &t))?;

@@ -1,0 +1,594 @@
+//! The operator's policy checks (DESIGN.md §2.5): intents, per-caller overrides, what `path`,
+//! `shell`, `url`, `regex` and `git_ref` arguments may hold, prerequisites, and limits.
+//! Deterministic: the world (time, counts, the file system) comes in through [`Facts`] and
+//! [`Fs`], so every check is testable in-process.
+
+pub mod grants;
+mod kinds;
+mod limits;
+
+use std::borrow::Cow;
+use std::cell::{OnceCell, RefCell};
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
+
+use crate::checks::path::{self, Fs, PathRules};
+use crate::domain::error::{Category, ToolError};
+use crate::domain::policy::file::Evidence;
+use crate::domain::policy::{FailMode, Policy};
+use crate::shellcheck::{Protected, ShellRules};
+use crate::wire::args::Args;
+
+pub use kinds::texts;
+pub use limits::{Count, CountKey, fingerprint};
+
+/// Who is calling and why (`--session`, `--caller`, `--intent`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Context {
+    pub session: Option<String>,
+    pub caller: Option<String>,
+    pub intent: Option<String>,
+}
+
+/// What the checks need to know about the world.
+pub trait Facts {
+    /// Milliseconds since the epoch.
+    fn now_ms(&self) -> i64;
+    /// Calls the gate let through (passed or corrected; rejections never count) that match
+    /// `key` at or after `since_ms` (all of them when `None`). The count may stop at `cap`:
+    /// a limit of `cap` needs to know no more, and `oldest_ms` is then the oldest of the
+    /// `cap` most recent calls, when the window frees a slot.
+    fn count(&mut self, key: &CountKey, since_ms: Option<i64>, cap: u64) -> Result<Count, String>;
+    /// Whether `tool` completed in `session`, as `evidence` says.
+    fn completed(&mut self, session: &str, tool: &str, evidence: Evidence) -> Result<bool, String>;
+    /// The grants for `capability` that may cover a call now (unrevoked and unexpired, and a
+    /// few recent others so a refusal can say why); the checker decides which one covers it.
+    /// Without a store there are none to look up, and every call needing one is refused; the
+    /// error says which (telemetry off, or a store that cannot be opened or read), so the
+    /// refusal never suggests a grant the gate could not see.
+    fn grants(
+        &mut self,
+        _capability: &str,
+    ) -> Result<Vec<crate::domain::grants::Grant>, crate::domain::enforce::grants::Unavailable>
+    {
+        Err(crate::domain::enforce::grants::Unavailable::TelemetryOff)
+    }
+    /// What the grant check decided for the call being checked (audited with its decision).
+    fn grant_checked(&mut self, _check: crate::domain::enforce::grants::GrantCheck) {}
+    /// The store grants are looked up in, absolute: the command a refusal suggests names it,
+    /// so that the grant it makes is the one the gate will find.
+    fn grant_store(&self) -> Option<&std::path::Path> {
+        None
+    }
+}
+
+/// The world when there is no telemetry store: limits and prerequisites cannot be counted.
+pub struct NoFacts(pub i64);
+
+impl Facts for NoFacts {
+    fn now_ms(&self) -> i64 {
+        self.0
+    }
+    fn count(&mut self, _: &CountKey, _: Option<i64>, _: u64) -> Result<Count, String> {
+        Err("limits are counted in the telemetry store, and telemetry is off".to_string())
+    }
+    fn completed(&mut self, _: &str, _: &str, _: Evidence) -> Result<bool, String> {
+        Err("prerequisites are looked up in the telemetry store, and telemetry is off".to_string())
+    }
+}
+
+/// Which checks run: `lint` checks calls without telemetry, limits or prerequisites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scope {
+    pub runtime: bool,
+}
+
+/// The policy checks, set up once per run.
+pub struct Checker {
+    /// What path checks start from; the rules are built on the first path argument, as
+    /// compiling the globs costs several times what the rest of a one-call run does.
+    path_setup: PathSetup,
+    paths: OnceCell<Paths>,
+    shell_protected: Protected,
+    shell_constructs: Vec<String>,
+    shell_commands: Vec<String>,
+    plans: RefCell<Plans>,
+}
+
+/// What the checks need for one tool, worked out on its first call. All of it depends only
+/// on the policy, the context and the tool's name, which a run keeps: a stream checks the
+/// same few tools under one context over and over, and most need nothing past this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Plan {
+    /// The intent and the caller admit the tool.
+    admitted: bool,
+    /// Some argument of the tool has a kind to check.
+    kinds: bool,
+    /// A grant, a prerequisite or a limit applies (checked only at run time).
+    runtime: bool,
+    /// Where the tool sits in `policy.tools`: found once, not again on every call.
+    index: Option<usize>,
+}
+
+/// Where the root is, its globs, and metagate's own files (absolute).
+struct PathSetup {
+    root: PathBuf,
+    deny: Vec<String>,
+    allow: Vec<String>,
+    protected: Vec<PathBuf>,
+}
+
+/// The path rules, once built, and the protected files inside the root as
+/// `path::check` names them.
+struct Paths {
+    rules: Result<PathRules, String>,
+    protected_inside: Vec<String>,
+}
+
+impl PathSetup {
+    fn build(&self, fs: &dyn Fs) -> Paths {
+        let rules = PathRules::new(&self.root, &self.deny, &self.allow, fs)
+            .map_err(|e| format!("[paths] {}: {}", e.glob, e.message));
+        // Resolved the way path arguments are, so every spelling of them is recognized.
+        let protected_inside = match &rules {
+            Ok(rules) => self
+                .protected
+                .iter()
+                .filter_map(|p| p.to_str())
+                .filter_map(|p| path::check(p, rules, fs).ok().map(Cow::into_owned))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        Paths {
+            rules,
+            protected_inside,
+        }
+    }
+}
+
+/// Plans for the policy and context they were made under.
+#[derive(Default)]
+struct Plans {
+    /// The policy's address: plans are forgotten if the checker is handed another policy.
+    policy: usize,
+    context: Context,
+    tools: FxHashMap<Box<str>, Plan>,
+}
+
+/// Tool names come from the model: past this many, the plans start again.
+const MAX_PLANS: usize = 4096;
+
+/// What the checker needs from the run: where the working folder is, and the files the
+/// gate must protect (its own policy file and database).
+pub struct Setup<'a> {
+    pub cwd: &'a Path,
+    pub protected: Vec<PathBuf>,
+    /// The home folder `~` and `$HOME` stand for in shell commands.
+    pub home: Option<PathBuf>,
+}
+
+/// The policy's denied command words and `metagate` itself, whatever the policy says: its
+/// commands make grants and write its store and policy, so a model that may run commands
+/// would otherwise grant itself what the operator has not (`metagate permit grant …`).
+fn with_own_command(words: &[String]) -> Vec<String> {
+    let mut words = words.to_vec();
+    if !words.iter().any(|w| w == "metagate") {
+        words.push("metagate".to_string());
+    }
+    words
+}
+
+impl Checker {
+    pub fn new(policy: &Policy, setup: &Setup<'_>) -> Checker {
+        let p = &policy.rules.paths;
+        // `--policy policy.toml` gives a relative origin; rules need absolute paths.
+        let absolute = |path: &Path| setup.cwd.join(path);
+        let base = p
+            .base
+            .as_deref()
+            .map_or_else(|| setup.cwd.to_path_buf(), absolute);
+        let protected: Vec<PathBuf> = setup.protected.iter().map(|p| absolute(p)).collect();
+        let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
+        Checker {
+            shell_protected: Protected::new(&protected, &vars, setup.home.as_deref()),
+            path_setup: PathSetup {
+                root: base.join(&p.root),
+                deny: p.deny.clone(),
+                allow: p.allow.clone(),
+                protected,
+            },
+            paths: OnceCell::new(),
+            shell_constructs: policy.rules.shell.constructs.clone(),
+            shell_commands: with_own_command(&policy.rules.shell.commands),
+            plans: RefCell::default(),
+        }
+    }
+
+    /// The plan for `tool` under `context`, from memory when this run made it before.
+    fn plan(&self, policy: &Policy, tool: &str, context: &Context) -> Plan {
+        let mut plans = self.plans.borrow_mut();
+        let address = std::ptr::from_ref(policy) as usize;
+        if plans.policy != address || plans.context != *context {
+            plans.policy = address;
+            plans.context = context.clone();
+            plans.tools.clear();
+        }
+        if let Some(plan) = plans.tools.get(tool) {
+            return *plan;
+        }
+        let plan = self.make_plan(policy, tool, context);
+        if plans.tools.len() >= MAX_PLANS {
+            plans.tools.clear();
+        }
+        plans.tools.insert(tool.into(), plan);
+        plan
+    }
+
+    fn make_plan(&self, policy: &Policy, tool: &str, context: &Context) -> Plan {
+        let index = policy.tools.get_index_of(tool);
+        let spec = index.map(|i| &policy.tools[i]);
+        let capability = spec.and_then(|t| t.capability.as_deref());
+        let intent_admits = self
+            .intent(policy, context)
+            .is_none_or(|i| i.admits(tool, capability).is_ok());
+        let caller_admits = context
+            .caller
+            .as_deref()
+            .and_then(|c| policy.rules.callers.get(c))
+            .is_none_or(|c| c.admits(tool, capability).is_ok());
+        Plan {
+            admitted: intent_admits && caller_admits,
+            kinds: spec.is_some_and(|t| t.args.values().any(|a| a.kind.is_some())),
+            runtime: crate::domain::grants::needs_grant(policy, tool).is_some()
+                || policy.rules.requires.contains_key(tool)
+                || limits::apply(policy, tool, context),
+            index,
+        }
+    }
+
+    /// The intent a call is checked under: `--intent`, else the caller's own.
+    pub fn intent<'p>(
+        &self,
+        policy: &'p Policy,
+        context: &Context,
+    ) -> Option<&'p crate::domain::policy::rules::Intent> {
+        let name = context.intent.as_deref().or_else(|| {
+            context
+                .caller
+                .as_deref()
+                .and_then(|c| policy.rules.caller_intents.get(c))
+                .map(String::as_str)
+        })?;
+        policy.rules.intents.get(name)
+    }
+
+    /// Runs every check on a corrected call. `explain` receives one line per check.
+    #[allow(clippy::too_many_arguments)]
+    pub fn check(
+        &self,
+        policy: &Policy,
+        tool: &str,
+        args: &Args<'_>,
+        context: &Context,
+        facts: &mut dyn Facts,
+        fs: &dyn Fs,
+        scope: Scope,
+        explain: &mut Option<Vec<String>>,
+    ) -> Result<(), Box<ToolError>> {
+        // With nobody asking for each step, a tool the plan says needs nothing more is done.
+        let plan = explain.is_none().then(|| self.plan(policy, tool, context));
+        if let Some(plan) = plan
+            && plan.admitted
+            && !plan.kinds
+            && !(scope.runtime && plan.runtime)
+        {
+            return Ok(());
+        }
+        // Lines are only formatted when someone asked for them.
+        let mut note = |line: std::fmt::Arguments<'_>| {
+            if let Some(lines) = explain.as_mut() {
+                lines.push(line.to_string());
+            }
+        };
+        let spec = match plan {
+            Some(p) => p.index.map(|i| &policy.tools[i]),
+            None => policy.tool(tool),
+        };
+        let capability = spec.and_then(|t| t.capability.as_deref());
+        // Intent and caller, unless the plan has already seen them admit the tool.
+        if !plan.is_some_and(|p| p.admitted) {
+            self.admit(policy, tool, capability, context, &mut note)?;
+        }
+        // Argument kinds.
+        if let Some(t) = spec {
+            for (name, spec) in &t.args {
+                let Some(kind) = spec.kind else { continue };
+                if !spec.kind_when.is_empty()
+                    && !crate::domain::policy::condition_holds(&spec.kind_when, args)
+                {
+                    note(format_args!(
+                        "{name} ({}): not this time (kind_when does not hold)",
+                        kind.as_str()
+                    ));
+                    continue;
+                }
+                let Some(value) = args.get(name) else {
+                    continue;
+                };
+                kinds::check(self, policy, tool, name, kind, value, fs, &mut note)?;
+            }
+        }
+        if !scope.runtime || plan.is_some_and(|p| !p.runtime) {
+            return Ok(());
+        }
+        // Grants.
+        crate::domain::enforce::grants::check(
+            self, policy, tool, args, context, facts, fs, &mut note,
+        )?;
+        // Prerequisites.
+        if let Some(required) = policy.rules.requires.get(tool) {
+            let Some(session) = context.session.as_deref() else {
+                note(format_args!(
+                    "prerequisites: {tool} requires {}, and there is no session",
+                    required.join(", ")
+                ));
+                return Err(Box::new(blocked(
+                    tool,
+                    format!(
+                        "{tool} requires {} first, and without a session metagate cannot tell whether it happened",
+                        required.join(", ")
+                    ),
+                    "Run metagate gate with --session (or METAGATE_SESSION)".to_string(),
+                    &format!("tools.{tool}.requires"),
+                )));
+            };
+            for r in required {
+                let done = facts
+                    .completed(session, r, policy.rules.evidence)
+                    .or_else(|e| internal(policy, tool, &e).map(|()| true))?;
+                note(format_args!(
+                    "prerequisite {r} in session {session}: {}",
+                    if done { "met" } else { "not met" }
+                ));
+                if !done {
+                    return Err(Box::new(
+                        blocked(
+                            tool,
+                            format!("{tool} requires {r} to have completed in this session first"),
+                            format!("Call {r} first, then {tool}"),
+                            &format!("tools.{tool}.requires"),
+                        )
+                        .detail("requires", r.clone()),
+                    ));
+                }
+            }
+        }
+        // Limits.
+        limits::check(policy, tool, args, context, facts, &mut note)
+    }
+
+    /// The intent and caller checks: whether they admit `tool`, noting each decision.
+    fn admit(
+        &self,
+        policy: &Policy,
+        tool: &str,
+        capability: Option<&str>,
+        context: &Context,
+        note: &mut dyn FnMut(std::fmt::Arguments<'_>),
+    ) -> Result<(), Box<ToolError>> {
+        match self.intent(policy, context) {
+            Some(intent) => match intent.admits(tool, capability) {
+                Ok(()) => note(format_args!("intent {}: admits {tool}", intent.name)),
+                Err(rule) => {
+                    note(format_args!(
+                        "intent {}: refuses {tool} ({rule})",
+                        intent.name
+                    ));
+                    let allowed = intent.allowed_list();
+                    let listed = if allowed.is_empty() {
+                        "no tools".to_string()
+                    } else {
+                        allowed.join(", ")
+                    };
+                    return Err(Box::new(
+                        blocked(
+                            tool,
+                            format!(
+                                "{tool} is not allowed while doing {} (it allows {listed})",
+                                intent.name
+                            ),
+                            if allowed.is_empty() {
+                                format!("Answer without tools: {} allows none", intent.name)
+                            } else {
+                                format!("Use one of the tools {} allows: {listed}", intent.name)
+                            },
+                            &rule,
+                        )
+                        .detail("intent", intent.name.clone())
+                        .detail("allowed", allowed),
+                    ));
+                }
+            },
+            None => note(format_args!("intent: none given, no intent check")),
+        }
+        // Caller.
+        if let Some(caller) = context
+            .caller
+            .as_deref()
+            .and_then(|c| policy.rules.callers.get(c))
+        {
+            match caller.admits(tool, capability) {
+                Ok(()) => note(format_args!("caller {}: admits {tool}", caller.name)),
+                Err(rule) => {
+                    note(format_args!(
+                        "caller {}: refuses {tool} ({rule})",
+                        caller.name
+                    ));
+                    return Err(Box::new(
+                        blocked(
+                            tool,
+                            format!("caller {} may not use {tool} ({rule})", caller.name),
+                            "Use another tool: this one is not available to this caller"
+                                .to_string(),
+                            &rule,
+                        )
+                        .detail("caller", caller.name.clone()),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn blocked(tool: &str, message: String, suggestion: String, rule: &str) -> ToolError {
+    ToolError::new(Category::PolicyBlocked, message)
+        .tool(tool)
+        .suggest(suggestion)
+        .detail("rule", rule)
+}
+
+/// A check that could not run: fail closed (a rejection) or open (`Ok`), as the policy says.
+pub(crate) fn internal(policy: &Policy, tool: &str, reason: &str) -> Result<(), Box<ToolError>> {
+    match policy.gate.on_internal_error {
+        FailMode::Pass => Ok(()),
+        FailMode::Reject => Err(Box::new(
+            ToolError::new(
+                Category::ServerError,
+                format!(
+                    "metagate could not check this call, and its policy fails closed: {reason}"
+                ),
+            )
+            .tool(tool)
+            .suggest(
+                "Try again later; if it keeps failing, the operator must look at metagate's setup",
+            ),
+        )),
+    }
+}
+
+impl Checker {
+    /// The path rules, built on first use with the file system the check runs against.
+    pub(crate) fn paths(&self, fs: &dyn Fs) -> &Result<PathRules, String> {
+        &self.paths.get_or_init(|| self.path_setup.build(fs)).rules
+    }
+
+    pub(crate) fn shell_rules(&self) -> ShellRules<'_> {
+        ShellRules {
+            constructs: &self.shell_constructs,
+            words: &self.shell_commands,
+            protected: &self.shell_protected,
+        }
+    }
+
+    /// Whether `relative` (as `path::check` returned it) is one of metagate's own files
+    /// or an SQLite companion of one.
+    pub(crate) fn is_protected(&self, relative: &str, fs: &dyn Fs) -> bool {
+        let paths = self.paths.get_or_init(|| self.path_setup.build(fs));
+        paths.protected_inside.iter().any(|p| {
+            relative
+                .strip_prefix(p.as_str())
+                .is_some_and(|rest| ["", "-wal", "-shm", "-journal"].contains(&rest))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::path::RealFs;
+    use crate::domain::policy::Source;
+
+    const POLICY: &str = r#"
+extends = "none"
+[tools.look]
+capability = "browser_control"
+[tools.counted]
+limits = { per_minute = 5 }
+[tools.run]
+capability = "system_execute"
+[tools.run.args.command]
+type = "string"
+kind = "shell"
+[tools.after]
+requires = ["look"]
+[intents.browsing]
+allow = ["look", "after"]
+[intents.running]
+allow = ["run"]
+forbid = ["look"]
+[callers.guest]
+deny = ["system_execute"]
+[callers.host]
+intent = "running"
+limits = { per_hour = 100 }
+"#;
+
+    /// The plans a checker keeps never change a verdict: every call, in an order that
+    /// switches context, scope and tool, gets what a fresh checker with `--explain` (which
+    /// never uses them) gives it.
+    #[test]
+    fn remembered_plans_decide_as_the_full_checks() {
+        let policy = Policy::from_source(
+            Source {
+                name: "p.toml",
+                text: POLICY,
+            },
+            None,
+        )
+        .unwrap();
+        let cwd = std::env::temp_dir();
+        let setup = Setup {
+            cwd: &cwd,
+            protected: vec![],
+            home: None,
+        };
+        let checker = Checker::new(&policy, &setup);
+        let context = |intent: Option<&str>, caller: Option<&str>| Context {
+            session: Some("s".into()),
+            caller: caller.map(str::to_string),
+            intent: intent.map(str::to_string),
+        };
+        let contexts = [
+            context(None, None),
+            context(Some("browsing"), None),
+            context(Some("running"), None),
+            context(None, Some("guest")),
+            context(None, Some("host")),
+            context(Some("browsing"), Some("guest")),
+        ];
+        let args =
+            Args::from_map(serde_json::from_str(r#"{"command":"ls -la; echo $(id)"}"#).unwrap());
+        let verdict = |checker: &Checker, tool: &str, ctx: &Context, runtime: bool, explain| {
+            let mut explain = explain;
+            checker
+                .check(
+                    &policy,
+                    tool,
+                    &args,
+                    ctx,
+                    &mut NoFacts(0),
+                    &RealFs,
+                    Scope { runtime },
+                    &mut explain,
+                )
+                .map_err(|e| (e.category, e.message))
+        };
+        let mut refused = 0;
+        for round in 0..3 {
+            for (i, ctx) in contexts.iter().enumerate() {
+                for tool in ["look", "run", "after", "counted", "unknown"] {
+                    let runtime = (round + i) % 2 == 0;
+                    let fresh = Checker::new(&policy, &setup);
+                    let expected = verdict(&fresh, tool, ctx, runtime, Some(Vec::new()));
+                    let got = verdict(&checker, tool, ctx, runtime, None);
+                    assert_eq!(got, expected, "{tool} under {ctx:?}, runtime {runtime}");
+                    refused += usize::from(got.is_err());
+                }
+            }
+        }
+        // The table exercises refusals and passes alike.
+        assert!((25..75).contains(&refused), "{refused} of 90 refused");
+    }
+}

@@ -1,0 +1,7 @@
+//! Layer 3: the jobs the binary runs. Each reads its input, asks the domain for decisions and
+//! keeps state in the store; none prints or names the terminal.
+
+pub mod gate;
+pub mod lint;
+pub mod permit;
+pub mod record;
