@@ -1,8 +1,6 @@
 //! `metagate policy show|check` and the policy lookup order.
 
-mod common;
-
-use common::{Sandbox, fixture, gate};
+use crate::common::{Sandbox, fixture, gate};
 
 #[test]
 fn show_prints_the_effective_policy_with_defaults() {
