@@ -2,6 +2,7 @@
 //! first, then migrations compiled into the binary), and the errors a person can act on.
 
 pub mod aggregate;
+pub mod decisions;
 pub mod grants;
 pub mod runs;
 pub mod synth;

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use metagate::checks::path::CachedFs;
-use metagate::domain::enforce::{NoFacts, Scope};
+use metagate::domain::enforce::Scope;
 use metagate::domain::policy::Policy;
 use metagate::jobs::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
 
@@ -48,7 +48,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         scope: Scope { runtime: true },
     };
     let mut sink: Box<dyn Sink> = if args.no_telemetry {
-        Box::new(NoSink(NoFacts(env.clock()())))
+        Box::new(NoSink::at(env.clock()()))
     } else {
         Box::new(TelemetrySink::new(
             env.open_store(),

@@ -20,6 +20,7 @@ mod lint_cmd;
 mod output;
 mod permit_cmd;
 mod policy_cmd;
+mod prompt;
 mod record_cmd;
 mod runtime;
 mod tools_cmd;

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Checks that the library's imports follow its layers (ARCHITECTURE.md).
+"""Checks that the code is the map ARCHITECTURE.md draws.
 
 Every `crate::…` and `super::…` path in src/ (the binary aside) is an arrow from the folder of
 the file it is written in to the folder of the module it names. Fails when
   - an arrow points up the layers: wire < checks < domain < store < jobs;
-  - arrows between folders form a loop (two folders that reach each other).
+  - arrows between folders form a loop (two folders that reach each other);
+  - a path ARCHITECTURE.md names (`src/…`, `tests/…`, `scripts/…`, `fixtures/…`) does not exist
+    (as written, as a folder, or with `.rs`).
 Loops between files of one folder are listed, not failed: a folder is one unit.
-Usage: scripts/check-layers.py [SRC]   (default: src)
+Usage: scripts/check-architecture.py   (from the repository's top folder)
 """
 import os
 import re
@@ -94,7 +96,7 @@ def uses(code):
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else "src"
+    src = "src"
     files = {}
     for root, dirs, names in os.walk(src):
         dirs[:] = [d for d in dirs if not (root == src and d == "bin")]
@@ -151,10 +153,24 @@ def main():
                 dirs = {folder_of(f) for f in cycle}
                 if len(dirs) == 1:
                     print("note: loop between files of one folder: " + " -> ".join(cycle + [cycle[0]]))
+    problems += missing_paths("ARCHITECTURE.md")
     for p in problems:
         print("error: " + p)
     print(f"{len(files)} files, {sum(map(len, file_edges.values()))} arrows, {len(problems)} problems")
     return 1 if problems else 0
+
+
+def missing_paths(doc):
+    """The paths `doc` names in backquotes that do not exist."""
+    if not os.path.exists(doc):
+        return [f"{doc} does not exist"]
+    text = open(doc, encoding="utf-8").read()
+    missing = []
+    for path in sorted(set(re.findall(r"`((?:src|tests|scripts|fixtures)/[^`\s]*)`", text))):
+        bare = path.rstrip("/")
+        if not any(os.path.exists(p) for p in (bare, bare + ".rs")):
+            missing.append(f"{doc} names {path}, which does not exist")
+    return missing
 
 
 def cycles(edges):
