@@ -1,11 +1,11 @@
-//! Turns the built-in policy (src/schema/builtin.toml) into Rust code that builds the same
+//! Turns the built-in policy (src/domain/policy/builtin.toml) into Rust code that builds the same
 //! TOML table, so a `gate` process does not spend its start-up parsing TOML text.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 fn main() {
-    let source = "src/schema/builtin.toml";
+    let source = "src/domain/policy/builtin.toml";
     println!("cargo::rerun-if-changed={source}");
     let text = std::fs::read_to_string(source).expect("read the built-in policy");
     let table: toml::Table = toml::from_str(&text).expect("the built-in policy parses");

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use metagate::evaluate::synth::{self, Config, Mix};
 use metagate::store::Store;
+use metagate::store::synth::{self, Config, Mix};
 
 const BIN: &str = env!("CARGO_BIN_EXE_metagate");
 /// 2026-11-20T18:00:00Z: the generated events end here, and the runs take it as now.

@@ -555,15 +555,18 @@ fn median_ns(runs: usize, mut f: impl FnMut()) -> f64 {
 fn bench_repair() {
     use std::hint::black_box;
     const RUNS: usize = 200_000;
-    let policy = metagate::schema::Policy::builtin();
-    let options = metagate::gate::Options::default();
-    let repaired = metagate::repair::parse(BROKEN.as_bytes()).expect("the broken call is readable");
+    let policy = metagate::domain::policy::Policy::builtin();
+    let options = metagate::jobs::gate::Options::default();
+    let repaired =
+        metagate::wire::repair::parse(BROKEN.as_bytes()).expect("the broken call is readable");
     let clean = serde_json::to_string(&repaired.value).unwrap();
     let repair = median_ns(RUNS, || {
-        black_box(metagate::repair::parse(black_box(BROKEN.as_bytes())).unwrap());
+        black_box(metagate::wire::repair::parse(black_box(BROKEN.as_bytes())).unwrap());
     });
     let decide = median_ns(RUNS, || {
-        black_box(metagate::gate::decide(&policy, black_box(BROKEN.as_bytes()), &options).verdict);
+        black_box(
+            metagate::jobs::gate::decide(&policy, black_box(BROKEN.as_bytes()), &options).verdict,
+        );
     });
     let strict = median_ns(RUNS, || {
         black_box(serde_json::from_str::<serde_json::Value>(black_box(&clean)).unwrap());

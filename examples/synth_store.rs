@@ -12,8 +12,8 @@
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use metagate::evaluate::synth::{self, Config, Mix};
 use metagate::store::Store;
+use metagate::store::synth::{self, Config, Mix};
 
 fn main() {
     if let Err(e) = run() {
@@ -39,7 +39,7 @@ fn run() -> Result<(), String> {
     while let Some(a) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match a.as_str() {
-            "--end" => config.end_ms = metagate::events::parse_time(&value("--end")?)?,
+            "--end" => config.end_ms = metagate::domain::events::parse_time(&value("--end")?)?,
             "--days" => {
                 let days: i64 = value("--days")?
                     .parse()

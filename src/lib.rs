@@ -1,44 +1,17 @@
 //! metagate: a deterministic gate between an LLM agent and its tools.
 //!
 //! The library holds every decision; the `metagate` binary only talks to the terminal.
-//! Layers, each depending only on the ones below it (DESIGN.md §1):
+//! Layers, each depending only on the ones below it (see `ARCHITECTURE.md`):
 //!
-//! - leaves: [`args`] (arguments read lazily), [`call`] (envelopes), [`repair`] (lenient JSON), [`scan`] (strict JSON split
-//!   into raw fields), [`lines`] (input lines of bounded length), [`error`] (taxonomy), [`correction`] (what was changed), [`display`]
-//!   (stored text made safe for a terminal line),
-//!   [`redact`] (secrets out), [`pathcheck`] and [`shellcheck`] (what paths and commands may do,
-//!   both screening with `needles`);
-//! - domain: [`schema`] (tool registry and policy file), [`correct`] (the pipeline),
-//!   [`events`] (what `record` appends), [`policy`] (the operator's checks);
-//! - storage: [`store`] (the SQLite file), [`telemetry`] (writing decisions and events);
-//! - grants: [`permit`] (time-boxed capability grants: coverage, store, interactive flow);
-//! - jobs: [`gate`], [`lint`], [`record`], [`evaluate`].
-
-pub mod args;
-pub mod call;
-pub mod correction;
-pub mod display;
-pub mod error;
-pub mod lines;
-mod needles;
-pub mod pathcheck;
-pub mod redact;
-pub mod repair;
-pub mod scan;
-pub mod shellcheck;
+//! - [`wire`] and [`checks`] (layer 0): reading and writing calls; what argument values may hold
+//!   (paths, shell commands, hosts);
+//! - [`domain`] (layer 1): the policy model, the correction pipeline, the operator's checks,
+//!   events and the evolution pass;
+//! - [`store`] (layer 2): the SQLite file and every SQL statement;
+//! - [`jobs`] (layer 3): gate, lint, record, and the interactive grant flow.
 
 pub mod checks;
-
-pub mod correct;
-pub mod events;
-pub mod policy;
-pub mod schema;
-
+pub mod domain;
+pub mod jobs;
 pub mod store;
-pub mod telemetry;
-
-pub mod evaluate;
-pub mod gate;
-pub mod lint;
-pub mod permit;
-pub mod record;
+pub mod wire;

@@ -1,6 +1,13 @@
 //! The SQLite file metagate keeps its telemetry in: where it lives, how it is opened (pragmas
 //! first, then migrations compiled into the binary), and the errors a person can act on.
 
+pub mod aggregate;
+pub mod decisions;
+pub mod grants;
+pub mod runs;
+pub mod synth;
+pub mod telemetry;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -209,6 +216,25 @@ pub fn locate(
         .map(Path::to_path_buf)
         .or_else(|| home.map(|h| h.join(".local").join("state")))?;
     Some(state.join("metagate").join("metagate.db"))
+}
+
+/// Every place [`locate`] puts the store when neither `--db` nor `$METAGATE_DB` names one:
+/// under `$XDG_STATE_HOME` (when absolute) and under `~/.local/state`, both, since a run in
+/// another environment uses the other.
+pub fn default_locations(xdg_state_home: Option<&Path>, home: Option<&Path>) -> Vec<PathBuf> {
+    let states = [
+        xdg_state_home
+            .filter(|p| p.is_absolute())
+            .map(Path::to_path_buf),
+        home.map(|h| h.join(".local").join("state")),
+    ];
+    let mut found: Vec<PathBuf> = states
+        .into_iter()
+        .flatten()
+        .map(|state| state.join("metagate").join("metagate.db"))
+        .collect();
+    found.dedup();
+    found
 }
 
 thread_local! {

@@ -5,7 +5,7 @@ use std::env;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
-use metagate::schema::{LookupEnv, Policy, PolicyLocation, Source, locate_policy};
+use metagate::domain::policy::{LookupEnv, Policy, PolicyLocation, Source, locate_policy};
 
 /// Where the policy for this run comes from.
 pub fn policy_location(flag: Option<&Path>) -> PolicyLocation {

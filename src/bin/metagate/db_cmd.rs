@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
-use metagate::events::format_time;
+use metagate::domain::events::format_time;
 use serde_json::{Map, Value, json};
 
 use crate::cli::{DbCommand, Format};

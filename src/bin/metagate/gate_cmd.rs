@@ -4,10 +4,10 @@ use std::io::{self, BufReader, BufWriter, Write};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use metagate::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
-use metagate::pathcheck::CachedFs;
-use metagate::policy::{NoFacts, Scope};
-use metagate::schema::Policy;
+use metagate::checks::path::CachedFs;
+use metagate::domain::enforce::Scope;
+use metagate::domain::policy::Policy;
+use metagate::jobs::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
 
 use crate::cli::GateArgs;
 use crate::exit::Status;
@@ -36,7 +36,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         caller: args.caller.clone(),
         intent: args.intent.clone(),
     };
-    let checker = env.checker(policy)?;
+    let checker = env.checker(policy, &args.tools)?;
     // One second of memory: a stream checking the same folders pays for them once a second.
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
     let run = Run {
@@ -48,7 +48,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         scope: Scope { runtime: true },
     };
     let mut sink: Box<dyn Sink> = if args.no_telemetry {
-        Box::new(NoSink(NoFacts(env.clock()())))
+        Box::new(NoSink::at(env.clock()()))
     } else {
         Box::new(TelemetrySink::new(
             env.open_store(),

@@ -6,11 +6,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use metagate::gate::{Context, Options, Run};
-use metagate::lint::{self, CODES, Event, Failure, Format, Linter, Renderer, Severity, Summary};
-use metagate::pathcheck::CachedFs;
-use metagate::policy::Scope;
-use metagate::schema::Policy;
+use metagate::checks::path::CachedFs;
+use metagate::domain::enforce::Scope;
+use metagate::domain::policy::Policy;
+use metagate::jobs::gate::{Context, Options, Run};
+use metagate::jobs::lint::{
+    self, CODES, Event, Failure, Format, Linter, Renderer, Severity, Summary,
+};
 
 use crate::cli::{DenyLevel, LintArgs, LintFormat};
 use crate::exit::Status;
@@ -80,7 +82,7 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
         })
         .collect::<Result<Vec<_>>>()?;
     crate::runtime::check_intent(policy, args.intent.as_deref(), false)?;
-    let checker = env.checker(policy)?;
+    let checker = env.checker(policy, &args.tools)?;
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
     let context = Context {
         session: None,

@@ -20,6 +20,7 @@ mod lint_cmd;
 mod output;
 mod permit_cmd;
 mod policy_cmd;
+mod prompt;
 mod record_cmd;
 mod runtime;
 mod tools_cmd;
@@ -66,7 +67,11 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             cli.db.len()
         );
     }
-    let env = runtime::Env::new(cli.db.first().map(PathBuf::as_path), cli.now.as_deref())?;
+    let env = runtime::Env::new(
+        cli.db.first().map(PathBuf::as_path),
+        cli.policy.as_deref(),
+        cli.now.as_deref(),
+    )?;
     match cli.command {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;

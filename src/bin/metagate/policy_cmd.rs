@@ -8,7 +8,7 @@ use anyhow::Result;
 use crate::cli::PolicyCommand;
 use crate::config;
 use crate::exit::Status;
-use metagate::display::plural;
+use metagate::wire::display::plural;
 
 pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
     match command {

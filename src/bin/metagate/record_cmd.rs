@@ -5,9 +5,9 @@ use std::io;
 use std::path::Path;
 
 use anyhow::Result;
-use metagate::display::plural;
-use metagate::record::{self, Input, RecordError};
-use metagate::schema::Policy;
+use metagate::domain::policy::Policy;
+use metagate::jobs::record::{self, Input, RecordError};
+use metagate::wire::display::plural;
 
 use crate::cli::RecordArgs;
 use crate::exit::Status;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::Finding;
 use super::lex::{Mark, MarkKind, is_name_char};
-use crate::needles::Needles;
+use crate::checks::needles::Needles;
 
 /// The longest glob matched against the protected files.
 const MAX_PATTERN: usize = 4096;

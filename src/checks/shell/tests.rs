@@ -220,34 +220,6 @@ fn ordinary_commands_pass() {
     }
 }
 
-/// The old denylist reader passed every case of the issue (run while it still existed).
-#[test]
-fn issue_cases_passed_the_old_checker() {
-    use crate::shellcheck as old;
-    let constructs = strings(CONSTRUCTS);
-    let words = strings(&[
-        "sudo", "su", "doas", "eval", "mkfs", "shutdown", "reboot", "halt", "poweroff", "metagate",
-    ]);
-    let paths: Vec<PathBuf> = PROTECTED.iter().map(PathBuf::from).collect();
-    let protected = old::Protected::new(&paths, &strings(VARS), Some(Path::new("/home/u")));
-    let rules = old::ShellRules {
-        constructs: &constructs,
-        words: &words,
-        protected: &protected,
-    };
-    let mut refused = Vec::new();
-    for case in ISSUE_CASES {
-        match old::check(case, &rules) {
-            None => println!("old passes: {case:?}"),
-            Some(f) => refused.push(format!("{case:?}: {}", f.rule())),
-        }
-    }
-    for r in &refused {
-        println!("old refuses: {r}");
-    }
-    assert!(refused.is_empty(), "{refused:#?}");
-}
-
 /// The rule a refusal names, for tables.
 fn refusal(command: &str) -> String {
     expect_refused(command).rule()

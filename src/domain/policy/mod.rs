@@ -1,0 +1,1151 @@
+//! The tool registry: the policy file compiled into what the correction pipeline reads.
+
+pub mod file;
+pub mod import;
+pub mod rules;
+pub mod thresholds;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::domain::events::AxisTable;
+use crate::wire::args::{ArgValue, Args, fits_f64, is_i64_integer};
+
+use file::{ArgFile, ToolFile, key_at, line_col, locate};
+pub use file::{
+    ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
+};
+pub use import::{CompiledSchema, ToolsFormat};
+pub use rules::Rules;
+
+/// `[telemetry] busy_timeout_ms` when the policy does not say.
+pub const DEFAULT_BUSY_TIMEOUT_MS: u64 = 10_000;
+
+/// The built-in policy's text, compiled into the binary.
+pub const BUILTIN_TOML: &str = include_str!("builtin.toml");
+
+/// A policy ready for the gate: the effective file (for `policy show`) and the compiled tools.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Where the policy came from: `None` for the built-in one.
+    pub origin: Option<PathBuf>,
+    /// The effective policy, the built-in layer included and every default filled in.
+    pub file: PolicyFile,
+    pub gate: GateSettings,
+    pub tools: IndexMap<String, Tool, FxBuildHasher>,
+    /// Intents, callers, argument kinds, limits and prerequisites.
+    pub rules: Rules,
+    /// What `policy check` warns about (the policy works, but may not mean what it says).
+    pub warnings: Vec<PolicyError>,
+    /// Folded tool name (see [`fold_name`]) → the one tool it folds from; None where two do.
+    folded_tools: FxHashMap<String, Option<String>>,
+    /// Bit n set when a folded tool name is n bytes long (n < 64; bit 63 for longer ones): most
+    /// unknown names are told apart by length without folding them.
+    folded_lengths: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct GateSettings {
+    pub unknown_tools: UnknownTools,
+    pub unknown_args: UnknownArgs,
+    pub on_internal_error: FailMode,
+    pub strip: Vec<NamePattern>,
+    pub fuzzy_names: bool,
+}
+
+/// An argument name, or a prefix when written with a trailing `*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NamePattern {
+    Exact(String),
+    Prefix(String),
+}
+
+impl NamePattern {
+    pub fn parse(text: &str) -> NamePattern {
+        match text.strip_suffix('*') {
+            Some(prefix) => NamePattern::Prefix(prefix.to_string()),
+            None => NamePattern::Exact(text.to_string()),
+        }
+    }
+
+    pub fn matches(&self, name: &str) -> bool {
+        match self {
+            NamePattern::Exact(n) => n == name,
+            NamePattern::Prefix(p) => name.starts_with(p.as_str()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub name: String,
+    pub capability: Option<String>,
+    pub description: Option<String>,
+    /// The argument a `tool:method` name suffix supplies.
+    pub method_arg: Option<String>,
+    pub unknown_args: UnknownArgs,
+    /// Wrong name → declared name, exactly as written.
+    pub aliases: FxHashMap<String, String>,
+    /// Folded name (see [`fold_name`]) → declared name, for declared names and aliases alike.
+    pub folded: FxHashMap<String, String>,
+    pub args: IndexMap<String, Arg, FxBuildHasher>,
+    /// The input schema of an imported definition, checked after the correction rules.
+    pub schema: Option<CompiledSchema>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Arg {
+    /// Accepted JSON types; empty accepts any.
+    pub types: Vec<ArgType>,
+    pub required: bool,
+    pub nullable: bool,
+    /// The requirement is lifted when one of these arguments holds one of the values.
+    pub unless: Vec<(String, Vec<Value>)>,
+    pub one_of: Option<Vec<Value>>,
+    /// Folded wrong value (trimmed, lowercase) → right value.
+    pub values: FxHashMap<String, Value>,
+    pub default: Option<Value>,
+    pub kind: Option<ArgKind>,
+    /// The kind applies only when one of these arguments holds one of the values.
+    pub kind_when: Vec<(String, Vec<Value>)>,
+    pub description: Option<String>,
+}
+
+impl Arg {
+    pub fn accepts_any_type(&self) -> bool {
+        self.types.is_empty() || self.types.contains(&ArgType::Any)
+    }
+
+    pub fn type_names(&self) -> String {
+        self.types
+            .iter()
+            .map(|t| t.as_str())
+            .collect::<Vec<_>>()
+            .join(" or ")
+    }
+}
+
+/// How names are compared for case style: lowercase, without `_`, `-`, `.` or spaces, so
+/// `userId`, `user_id`, `UserId` and `user-id` fold to the same name.
+/// The bit of [`Policy::folded_lengths`] for a length.
+fn length_bit(len: usize) -> u64 {
+    1 << len.min(63)
+}
+
+pub fn fold_name(name: &str) -> String {
+    if name.is_ascii() {
+        return name
+            .bytes()
+            .filter(|b| !matches!(b, b'_' | b'-' | b'.' | b' '))
+            .map(|b| char::from(b.to_ascii_lowercase()))
+            .collect();
+    }
+    name.chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Whether `value` satisfies a condition list such as `unless = { runtime = ["output"] }`.
+/// Strings compare trimmed and case-insensitively, as the seed's gate does.
+pub fn condition_holds(conditions: &[(String, Vec<Value>)], args: &Args<'_>) -> bool {
+    conditions.iter().any(|(arg, wanted)| {
+        args.get(arg)
+            .is_some_and(|v| wanted.iter().any(|w| loosely_equal(v, w)))
+    })
+}
+
+fn loosely_equal(a: &ArgValue<'_>, b: &Value) -> bool {
+    match (a.as_str(), b) {
+        (Some(x), Value::String(y)) => x.trim().eq_ignore_ascii_case(y.trim()),
+        _ => a.equals(b),
+    }
+}
+
+/// One problem with a policy file, located by key and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyError {
+    pub file: String,
+    pub key: String,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let (Some(line), Some(col)) = (self.line, self.column) {
+            write!(f, ":{line}:{col}")?;
+        }
+        if !self.key.is_empty() {
+            write!(f, ": {}", self.key)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Every problem found in a policy file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyErrors(pub Vec<PolicyError>);
+
+impl fmt::Display for PolicyErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PolicyErrors {}
+
+/// A policy file's text and the name to use for it in errors.
+pub struct Source<'a> {
+    pub name: &'a str,
+    pub text: &'a str,
+}
+
+impl Policy {
+    /// The built-in policy.
+    pub fn builtin() -> Policy {
+        Policy::compile(None, builtin_file(), None).expect("the built-in policy is valid")
+    }
+
+    /// Parses and compiles a policy file, layered on the built-in policy unless it says
+    /// `extends = "none"`. A file with `[[import]]`s needs [`Policy::load`].
+    pub fn from_source(
+        source: Source<'_>,
+        origin: Option<PathBuf>,
+    ) -> Result<Policy, PolicyErrors> {
+        Policy::load(Some(source), origin, &[], &|p: &Path| {
+            Err(format!(
+                "cannot read {}: no files are read here",
+                p.display()
+            ))
+        })
+    }
+
+    /// The whole load: the policy file (or the built-in policy when there is none), the tool
+    /// definitions it imports and those given with `--tools`, read through `read` (the library
+    /// touches no files itself). Imported tools sit between the built-in policy and the file,
+    /// so the file's entries for a tool add aliases and value aliases on top of its schema.
+    pub fn load(
+        source: Option<Source<'_>>,
+        origin: Option<PathBuf>,
+        extra_tools: &[PathBuf],
+        read: &dyn Fn(&Path) -> Result<String, String>,
+    ) -> Result<Policy, PolicyErrors> {
+        let user = match &source {
+            Some(s) => parse_file(s)?,
+            None => PolicyFile::default(),
+        };
+        let base = match user.extends.unwrap_or(Extends::Builtin) {
+            Extends::Builtin => builtin_file(),
+            Extends::None => PolicyFile::default(),
+        };
+        let folder = origin
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
+        let mut wanted: Vec<Wanted> = user
+            .imports
+            .iter()
+            .enumerate()
+            .map(|(index, i)| {
+                let p = Path::new(&i.path);
+                let full = match &folder {
+                    Some(dir) if p.is_relative() => dir.join(p),
+                    _ => p.to_path_buf(),
+                };
+                (full, i.clone(), Some(index))
+            })
+            .collect();
+        for p in extra_tools {
+            let entry = ImportFile {
+                path: p.display().to_string(),
+                format: None,
+                fill_defaults: None,
+            };
+            wanted.push((p.clone(), entry, None));
+        }
+        let (layer, schemas) = import_all(&wanted, source.as_ref(), read)?;
+        let effective = base.layer(layer).layer(user);
+        let mut policy = Policy::compile(origin, effective, source.as_ref())?;
+        for (name, schema) in schemas {
+            if let Some(tool) = policy.tools.get_mut(&name) {
+                tool.schema = Some(schema);
+            }
+        }
+        Ok(policy)
+    }
+
+    fn compile(
+        origin: Option<PathBuf>,
+        mut file: PolicyFile,
+        source: Option<&Source<'_>>,
+    ) -> Result<Policy, PolicyErrors> {
+        let mut problems = Problems::default();
+        fill_gate_defaults(&mut file);
+        let g = &file.gate;
+        let strip: Vec<NamePattern> = g
+            .strip
+            .iter()
+            .flatten()
+            .map(|s| NamePattern::parse(s))
+            .collect();
+        for (i, pattern) in g.strip.iter().flatten().enumerate() {
+            if pattern.trim_end_matches('*').is_empty() {
+                problems.push(
+                    &["gate", "strip"],
+                    format!("entry {} is empty: it would strip every argument", i + 1),
+                );
+            }
+        }
+        let gate = GateSettings {
+            unknown_tools: g.unknown_tools.unwrap_or_default(),
+            unknown_args: g.unknown_args.unwrap_or_default(),
+            on_internal_error: g.on_internal_error.unwrap_or_default(),
+            strip,
+            fuzzy_names: g.fuzzy_names.unwrap_or(true),
+        };
+        let mut tools = IndexMap::with_capacity_and_hasher(file.tools.len(), FxBuildHasher);
+        for (name, tool) in &file.tools {
+            tools.insert(
+                name.clone(),
+                compile_tool(name, tool, gate.unknown_args, &mut problems),
+            );
+        }
+        for (from, to) in &file.axes.synonyms {
+            if from.trim().is_empty() || to.trim().is_empty() {
+                problems.push(
+                    &["axes", "synonyms", from.as_str()],
+                    "an axis name cannot be empty".to_string(),
+                );
+            }
+        }
+        if file.telemetry.busy_timeout_ms == Some(0) {
+            problems.push(
+                &["telemetry", "busy_timeout_ms"],
+                "must be a positive number of milliseconds".to_string(),
+            );
+        }
+        let base = origin
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
+        let (rules, rule_problems) = rules::compile(&file, base);
+        let mut warnings = Problems::default();
+        for p in rule_problems {
+            let target = if p.warning {
+                &mut warnings
+            } else {
+                &mut problems
+            };
+            target.0.push((p.path, p.message));
+        }
+        if problems.0.is_empty() {
+            let mut folded_tools: FxHashMap<String, Option<String>> = FxHashMap::default();
+            for name in tools.keys() {
+                folded_tools
+                    .entry(fold_name(name))
+                    .and_modify(|one| *one = None)
+                    .or_insert_with(|| Some(name.clone()));
+            }
+            let folded_lengths = folded_tools
+                .keys()
+                .fold(0, |bits, name| bits | length_bit(name.len()));
+            Ok(Policy {
+                origin,
+                file,
+                gate,
+                tools,
+                rules,
+                warnings: warnings.located(source).0,
+                folded_tools,
+                folded_lengths,
+            })
+        } else {
+            Err(problems.located(source))
+        }
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.get(name)
+    }
+
+    /// The one declared tool an unknown name means when spaces, case and separators are set
+    /// aside (`Code_Execution_Tool `, `code-execution-tool`), as argument names are matched;
+    /// None when no tool, or more than one, folds to it.
+    pub fn tool_named_like(&self, name: &str) -> Option<&str> {
+        if name.is_ascii() {
+            let len = name
+                .bytes()
+                .filter(|b| !matches!(b, b'_' | b'-' | b'.' | b' '))
+                .count();
+            if self.folded_lengths & length_bit(len) == 0 {
+                return None;
+            }
+        }
+        self.folded_tools.get(&fold_name(name))?.as_deref()
+    }
+
+    /// How `record` normalizes boundary axes (built when asked: only `record` needs it).
+    pub fn axis_table(&self) -> AxisTable {
+        AxisTable::new(
+            self.file
+                .axes
+                .synonyms
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+    }
+
+    /// How long a telemetry writer waits for another process's write lock.
+    pub fn busy_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(
+            self.file
+                .telemetry
+                .busy_timeout_ms
+                .unwrap_or(DEFAULT_BUSY_TIMEOUT_MS),
+        )
+    }
+
+    /// The thresholds of `evaluate` and `tools health`.
+    pub fn thresholds(&self) -> thresholds::Thresholds {
+        self.file.evaluate.thresholds()
+    }
+
+    /// The tool definition files the policy's `[[import]]`s read, relative ones taken from
+    /// the policy file's folder (as [`Policy::load`] reads them).
+    pub fn imported_files(&self) -> Vec<PathBuf> {
+        let folder = self.origin.as_deref().and_then(Path::parent);
+        self.file
+            .imports
+            .iter()
+            .map(|import| match folder {
+                Some(dir) => dir.join(&import.path),
+                None => PathBuf::from(&import.path),
+            })
+            .collect()
+    }
+
+    /// The effective policy as TOML, saved anywhere meaning the same: paths written relative
+    /// to the policy file's folder (imports, the path root) are written absolute.
+    pub fn to_toml(&self) -> String {
+        let mut file = self.file.clone();
+        if let Some(folder) = self.origin.as_deref().and_then(Path::parent) {
+            let absolute = |p: &str| -> String {
+                let path = Path::new(p);
+                if p == "." {
+                    folder.display().to_string()
+                } else if path.is_relative() {
+                    folder.join(path).display().to_string()
+                } else {
+                    p.to_string()
+                }
+            };
+            for import in &mut file.imports {
+                import.path = absolute(&import.path);
+            }
+            if let Some(root) = &mut file.paths.root {
+                *root = absolute(root);
+            }
+        }
+        toml::to_string_pretty(&file).expect("a policy always serializes")
+    }
+}
+
+/// The built-in policy, from a table generated at build time out of [`BUILTIN_TOML`] (so no
+/// TOML text is parsed at start-up; a test checks the two agree).
+fn parse_file(source: &Source<'_>) -> Result<PolicyFile, PolicyErrors> {
+    toml::from_str(source.text).map_err(|e| {
+        let (key, line, column) = match e.span() {
+            Some(span) => {
+                let (line, column) = line_col(source.text, span.start);
+                (
+                    key_at(source.text, span.start).join("."),
+                    Some(line),
+                    Some(column),
+                )
+            }
+            None => (String::new(), None, None),
+        };
+        PolicyErrors(vec![PolicyError {
+            file: source.name.to_string(),
+            key,
+            line,
+            column,
+            message: e.message().to_string(),
+        }])
+    })
+}
+
+/// Reads and compiles every tools file: a policy layer of their tools, and each tool's
+/// compiled schema. A tool defined by two files is an error naming both.
+/// A tools file to import: where it is, its `[[import]]` entry, and that entry's place among
+/// the policy's `[[import]]`s (None for `--tools`).
+type Wanted = (PathBuf, ImportFile, Option<usize>);
+
+fn import_all(
+    wanted: &[Wanted],
+    source: Option<&Source<'_>>,
+    read: &dyn Fn(&Path) -> Result<String, String>,
+) -> Result<(PolicyFile, Vec<(String, CompiledSchema)>), PolicyErrors> {
+    let mut layer = PolicyFile::default();
+    let mut schemas = Vec::new();
+    let mut from: IndexMap<String, String> = IndexMap::new();
+    let mut errors = Vec::new();
+    let fail = |file: &str, tool: Option<&str>, message: String| PolicyError {
+        file: file.to_string(),
+        key: tool.map(|t| format!("tool {t:?}")).unwrap_or_default(),
+        line: None,
+        column: None,
+        message,
+    };
+    for (path, entry, index) in wanted {
+        let name = path.display().to_string();
+        let text = match read(path) {
+            Ok(t) => t,
+            // A file that cannot be read is the policy's mistake: point at its `path`.
+            Err(e) => match (index, source) {
+                (Some(i), Some(s)) => {
+                    let key = ["import".to_string(), i.to_string(), "path".to_string()];
+                    let at = locate(s.text, &key).map(|o| line_col(s.text, o));
+                    errors.push(PolicyError {
+                        file: s.name.to_string(),
+                        key: "import.path".to_string(),
+                        line: at.map(|(l, _)| l),
+                        column: at.map(|(_, c)| c),
+                        message: e,
+                    });
+                    continue;
+                }
+                _ => {
+                    errors.push(fail(&name, None, e));
+                    continue;
+                }
+            },
+        };
+        let tools = match import::parse_tools(&name, &text, entry.format) {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(fail(&e.file, e.tool.as_deref(), e.message));
+                continue;
+            }
+        };
+        for tool in tools {
+            if let Some(first) = from.get(&tool.name) {
+                errors.push(fail(
+                    &name,
+                    Some(&tool.name),
+                    format!("also defined in {first}"),
+                ));
+                continue;
+            }
+            match import::compile(&tool, &name) {
+                Ok(compiled) => schemas.push((tool.name.clone(), compiled)),
+                Err(e) => {
+                    errors.push(fail(&e.file, e.tool.as_deref(), e.message));
+                    continue;
+                }
+            }
+            from.insert(tool.name.clone(), name.clone());
+            layer.tools.insert(
+                tool.name.clone(),
+                import::tool_file(&tool, entry.fill_defaults.unwrap_or(false)),
+            );
+        }
+    }
+    if errors.is_empty() {
+        Ok((layer, schemas))
+    } else {
+        Err(PolicyErrors(errors))
+    }
+}
+
+fn builtin_file() -> PolicyFile {
+    let table: toml::Table = include!(concat!(env!("OUT_DIR"), "/builtin_table.rs"));
+    PolicyFile::deserialize(toml::Value::Table(table)).expect("the built-in policy deserializes")
+}
+
+fn fill_gate_defaults(file: &mut PolicyFile) {
+    let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    file.extends.get_or_insert(Extends::Builtin);
+    file.permit.require.get_or_insert_with(Vec::new);
+    file.gate.prerequisite_evidence.get_or_insert_default();
+    file.paths.root.get_or_insert_with(|| ".".to_string());
+    file.paths
+        .deny
+        .get_or_insert_with(|| strings(crate::checks::path::DEFAULT_DENY));
+    file.paths.allow.get_or_insert_with(Vec::new);
+    file.shell
+        .deny
+        .get_or_insert_with(|| strings(&rules::DEFAULT_SHELL_CONSTRUCTS));
+    file.shell
+        .deny_commands
+        .get_or_insert_with(|| strings(&rules::DEFAULT_SHELL_COMMANDS));
+    file.urls
+        .schemes
+        .get_or_insert_with(|| strings(&rules::DEFAULT_URL_SCHEMES));
+    file.urls.hosts.get_or_insert_with(Vec::new);
+    file.urls
+        .deny_hosts
+        .get_or_insert_with(|| strings(&rules::DEFAULT_DENY_HOSTS));
+    file.telemetry
+        .busy_timeout_ms
+        .get_or_insert(DEFAULT_BUSY_TIMEOUT_MS);
+    let g = &mut file.gate;
+    g.unknown_tools.get_or_insert_default();
+    g.unknown_args.get_or_insert_default();
+    g.on_internal_error.get_or_insert_default();
+    g.strip.get_or_insert_with(Vec::new);
+    g.fuzzy_names.get_or_insert(true);
+    file.evaluate.fill_defaults();
+}
+
+/// Problems with their key paths, located in the source text at the end.
+#[derive(Default)]
+struct Problems(Vec<(Vec<String>, String)>);
+
+impl Problems {
+    fn push<S: AsRef<str>>(&mut self, path: &[S], message: String) {
+        self.0.push((
+            path.iter().map(|s| s.as_ref().to_string()).collect(),
+            message,
+        ));
+    }
+
+    fn located(self, source: Option<&Source<'_>>) -> PolicyErrors {
+        let name = source.map_or("<built-in policy>", |s| s.name);
+        PolicyErrors(
+            self.0
+                .into_iter()
+                .map(|(path, message)| {
+                    let at =
+                        source.and_then(|s| locate(s.text, &path).map(|o| line_col(s.text, o)));
+                    PolicyError {
+                        file: name.to_string(),
+                        key: path.join("."),
+                        line: at.map(|(l, _)| l),
+                        column: at.map(|(_, c)| c),
+                        message,
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+fn compile_tool(
+    name: &str,
+    tool: &ToolFile,
+    default_unknown: UnknownArgs,
+    problems: &mut Problems,
+) -> Tool {
+    let mut args = IndexMap::with_capacity_and_hasher(tool.args.len(), FxBuildHasher);
+    for (arg_name, arg) in &tool.args {
+        args.insert(
+            arg_name.clone(),
+            compile_arg(name, arg_name, arg, tool, problems),
+        );
+    }
+    let mut folded = FxHashMap::default();
+    for declared in tool.args.keys() {
+        if let Some(other) = folded.insert(fold_name(declared), declared.clone()) {
+            problems.push(
+                &["tools", name, "args", declared],
+                format!("{declared:?} and {other:?} differ only in case or separators"),
+            );
+        }
+    }
+    let mut aliases = FxHashMap::default();
+    for (alias, target) in &tool.aliases {
+        let at = ["tools", name, "aliases", alias.as_str()];
+        if !tool.args.is_empty() && !tool.args.contains_key(target) {
+            problems.push(
+                &at,
+                format!("alias target {target:?} is not a declared argument of {name}"),
+            );
+        }
+        if tool.args.contains_key(alias) {
+            problems.push(
+                &at,
+                format!("{alias:?} is a declared argument and cannot also be an alias"),
+            );
+        }
+        aliases.insert(alias.clone(), target.clone());
+        let key = fold_name(alias);
+        match folded.get(&key) {
+            Some(existing) if existing != target && !tool.args.contains_key(alias) => {
+                problems.push(
+                    &at,
+                    format!("alias {alias:?} folds to the same name as {existing:?} but points at {target:?}"),
+                );
+            }
+            _ => {
+                folded.entry(key).or_insert_with(|| target.clone());
+            }
+        }
+    }
+    if let Some(m) = &tool.method_arg
+        && !tool.args.is_empty()
+        && !tool.args.contains_key(m)
+    {
+        problems.push(
+            &["tools", name, "method_arg"],
+            format!("{m:?} is not a declared argument"),
+        );
+    }
+    Tool {
+        name: name.to_string(),
+        capability: tool.capability.clone(),
+        description: tool.description.clone(),
+        method_arg: tool.method_arg.clone(),
+        unknown_args: tool.unknown_args.unwrap_or(default_unknown),
+        aliases,
+        folded,
+        args,
+        schema: None,
+    }
+}
+
+fn compile_arg(
+    tool: &str,
+    name: &str,
+    arg: &ArgFile,
+    owner: &ToolFile,
+    problems: &mut Problems,
+) -> Arg {
+    let at = |key: &str| -> Vec<String> {
+        ["tools", tool, "args", name, key]
+            .map(str::to_string)
+            .to_vec()
+    };
+    let types = arg.ty.as_ref().map(|t| t.types()).unwrap_or_default();
+    let nullable = arg.nullable.unwrap_or(false) || types.contains(&ArgType::Null);
+    let mut out = Arg {
+        types,
+        required: arg.required.unwrap_or(false),
+        nullable,
+        description: arg.description.clone(),
+        kind: arg.kind,
+        ..Arg::default()
+    };
+    let convert = |path: Vec<String>, v: &toml::Value, problems: &mut Problems| -> Option<Value> {
+        match json_of(v) {
+            Ok(j) => Some(j),
+            Err(m) => {
+                problems.push(&path, m);
+                None
+            }
+        }
+    };
+    let conditions =
+        |key: &str, map: &Option<IndexMap<String, Vec<toml::Value>>>, problems: &mut Problems| {
+            let mut list = Vec::new();
+            for (other, values) in map.iter().flatten() {
+                let mut p = at(key);
+                p.push(other.clone());
+                if !owner.args.contains_key(other) {
+                    problems.push(
+                        &p,
+                        format!("{other:?} is not a declared argument of {tool}"),
+                    );
+                }
+                if other == name {
+                    problems.push(&p, "an argument cannot depend on itself".to_string());
+                }
+                let vs: Vec<Value> = values
+                    .iter()
+                    .filter_map(|v| convert(p.clone(), v, problems))
+                    .collect();
+                list.push((other.clone(), vs));
+            }
+            list
+        };
+    out.unless = conditions("unless", &arg.unless, problems);
+    out.kind_when = conditions("kind_when", &arg.kind_when, problems);
+    if !out.kind_when.is_empty() && out.kind.is_none() {
+        problems.push(&at("kind_when"), "kind_when without kind".to_string());
+    }
+    if let Some(list) = &arg.one_of {
+        let mut vs = Vec::with_capacity(list.len());
+        for v in list {
+            if let Some(j) = convert(at("enum"), v, problems) {
+                if !type_matches(&out, &j) {
+                    problems.push(
+                        &at("enum"),
+                        format!("enum value {j} is not of type {}", out.type_names()),
+                    );
+                }
+                vs.push(j);
+            }
+        }
+        if vs.is_empty() {
+            problems.push(
+                &at("enum"),
+                "enum is empty: no value could pass".to_string(),
+            );
+        }
+        out.one_of = Some(vs);
+    }
+    for (wrong, right) in arg.values.iter().flatten() {
+        let mut p = at("values");
+        p.push(wrong.clone());
+        let Some(j) = convert(p.clone(), right, problems) else {
+            continue;
+        };
+        if let Some(allowed) = &out.one_of
+            && !allowed.contains(&j)
+        {
+            problems.push(&p, format!("value alias target {j} is not in the enum"));
+        }
+        if !type_matches(&out, &j) {
+            problems.push(
+                &p,
+                format!("value alias target {j} is not of type {}", out.type_names()),
+            );
+        }
+        let folded = wrong.trim().to_lowercase();
+        if out.values.insert(folded, j).is_some() {
+            problems.push(
+                &p,
+                format!(
+                    "{wrong:?} is listed twice (values compare trimmed and case-insensitively)"
+                ),
+            );
+        }
+    }
+    if let Some(d) = &arg.default
+        && let Some(j) = convert(at("default"), d, problems)
+    {
+        if !type_matches(&out, &j) {
+            problems.push(
+                &at("default"),
+                format!("default {j} is not of type {}", out.type_names()),
+            );
+        }
+        if let Some(allowed) = &out.one_of
+            && !allowed.contains(&j)
+        {
+            problems.push(&at("default"), format!("default {j} is not in the enum"));
+        }
+        out.default = Some(j);
+    }
+    out
+}
+
+/// Whether a JSON value has one of the argument's declared types (no coercion).
+pub fn type_matches(arg: &Arg, v: &Value) -> bool {
+    if arg.accepts_any_type() {
+        return true;
+    }
+    arg.types.iter().any(|t| value_is(*t, v)) || (v.is_null() && arg.nullable)
+}
+
+pub fn value_is(t: ArgType, v: &Value) -> bool {
+    match (t, v) {
+        (ArgType::Any, _) => true,
+        (ArgType::String, Value::String(_)) => true,
+        (ArgType::Boolean, Value::Bool(_)) => true,
+        (ArgType::Object, Value::Object(_)) => true,
+        (ArgType::Array, Value::Array(_)) => true,
+        (ArgType::Null, Value::Null) => true,
+        (ArgType::Number, Value::Number(n)) => fits_f64(n),
+        (ArgType::Integer, Value::Number(n)) => is_i64_integer(n),
+        _ => false,
+    }
+}
+
+fn json_of(v: &toml::Value) -> Result<Value, String> {
+    match v {
+        toml::Value::Datetime(_) => {
+            Err("dates and times are not JSON values; quote them".to_string())
+        }
+        toml::Value::Array(items) => items
+            .iter()
+            .map(json_of)
+            .collect::<Result<_, _>>()
+            .map(Value::Array),
+        toml::Value::Table(t) => t
+            .iter()
+            .map(|(k, v)| json_of(v).map(|j| (k.clone(), j)))
+            .collect::<Result<_, _>>()
+            .map(Value::Object),
+        toml::Value::String(s) => Ok(Value::String(s.clone())),
+        toml::Value::Integer(i) => Ok(Value::from(*i)),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Value::Number)
+            .ok_or_else(|| format!("{f} is not a JSON number")),
+        toml::Value::Boolean(b) => Ok(Value::Bool(*b)),
+    }
+}
+
+/// Where the policy comes from, in DESIGN.md §2.5's order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyLocation {
+    /// `--policy FILE` or `$METAGATE_POLICY`: must exist.
+    Given(PathBuf),
+    /// `./metagate.toml` or the XDG config file, found on disk.
+    Found(PathBuf),
+    Builtin,
+}
+
+/// What the lookup needs to know about the environment, passed in so the lookup stays pure.
+pub struct LookupEnv<'a> {
+    pub flag: Option<&'a Path>,
+    pub env_policy: Option<&'a Path>,
+    pub cwd: &'a Path,
+    pub xdg_config_home: Option<&'a Path>,
+    pub home: Option<&'a Path>,
+    pub exists: &'a dyn Fn(&Path) -> bool,
+}
+
+pub fn locate_policy(env: &LookupEnv<'_>) -> PolicyLocation {
+    if let Some(p) = env.flag {
+        return PolicyLocation::Given(p.to_path_buf());
+    }
+    if let Some(p) = env.env_policy.filter(|p| !p.as_os_str().is_empty()) {
+        return PolicyLocation::Given(p.to_path_buf());
+    }
+    let local = env.cwd.join("metagate.toml");
+    if (env.exists)(&local) {
+        return PolicyLocation::Found(local);
+    }
+    let config_home = env
+        .xdg_config_home
+        .filter(|p| p.is_absolute())
+        .map(Path::to_path_buf)
+        .or_else(|| env.home.map(|h| h.join(".config")));
+    if let Some(dir) = config_home {
+        let p = dir.join("metagate").join("metagate.toml");
+        if (env.exists)(&p) {
+            return PolicyLocation::Found(p);
+        }
+    }
+    PolicyLocation::Builtin
+}
+
+/// Every policy file a run may read, whether it exists or not: `--policy`, `$METAGATE_POLICY`,
+/// `./metagate.toml`, and the user's file under `$XDG_CONFIG_HOME` and under `~/.config` (both:
+/// a run in another environment reads the other). [`locate_policy`] takes the first of these
+/// that is given or exists; these are the files the checks protect (`exists` is not asked).
+pub fn policy_lookup_chain(env: &LookupEnv<'_>) -> Vec<PathBuf> {
+    let mut chain: Vec<PathBuf> = [
+        env.flag,
+        env.env_policy.filter(|p| !p.as_os_str().is_empty()),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|p| env.cwd.join(p))
+    .collect();
+    chain.push(env.cwd.join("metagate.toml"));
+    let config_homes = [
+        env.xdg_config_home
+            .filter(|p| p.is_absolute())
+            .map(Path::to_path_buf),
+        env.home.map(|h| h.join(".config")),
+    ];
+    for dir in config_homes.into_iter().flatten() {
+        chain.push(dir.join("metagate").join("metagate.toml"));
+    }
+    chain.dedup();
+    chain
+}
+
+/// A TOML basic string on one line: fit for a key as for a value (a multi-line string, which
+/// the toml crate writes for text with line breaks, is not allowed as a key).
+pub(crate) fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A TOML key: bare when it can be, else a one-line basic string.
+pub(crate) fn toml_key(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        s.to_string()
+    } else {
+        toml_string(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn load(text: &str) -> Result<Policy, PolicyErrors> {
+        Policy::from_source(
+            Source {
+                name: "p.toml",
+                text,
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn builtin_covers_the_eight_tools() {
+        let p = Policy::builtin();
+        let names: Vec<_> = p.tools.keys().cloned().collect();
+        assert_eq!(
+            names,
+            [
+                "code_execution_tool",
+                "response",
+                "call_subordinate",
+                "memory_load",
+                "memory_save",
+                "search_engine",
+                "browser_agent",
+                "skills_tool"
+            ]
+        );
+        let cet = p.tool("code_execution_tool").unwrap();
+        assert_eq!(cet.args["runtime"].values.len(), 11);
+        assert_eq!(cet.args["session"].default, Some(json!(0)));
+        assert_eq!(cet.args["reset"].default, Some(json!(false)));
+        assert_eq!(
+            cet.args["code"].unless,
+            vec![("runtime".to_string(), vec![json!("output")])]
+        );
+    }
+
+    #[test]
+    fn generated_builtin_matches_the_toml_text() {
+        let parsed: PolicyFile = toml::from_str(BUILTIN_TOML).unwrap();
+        assert_eq!(builtin_file(), parsed);
+    }
+
+    #[test]
+    fn builtin_round_trips_through_show() {
+        let p = Policy::builtin();
+        let again = load(&p.to_toml()).unwrap();
+        assert_eq!(again.file, p.file);
+    }
+
+    #[test]
+    fn a_file_extends_the_builtin_unless_it_says_none() {
+        let p = load("[tools.mine.args.x]\ntype = \"string\"\n").unwrap();
+        assert!(p.tool("response").is_some() && p.tool("mine").is_some());
+        let p = load("extends = \"none\"\n[tools.mine.args.x]\ntype = \"string\"\n").unwrap();
+        assert!(p.tool("response").is_none());
+    }
+
+    #[test]
+    fn syntax_and_shape_errors_name_key_and_line() {
+        let e = load("[gate]\nunknown_tools = \"maybe\"\n").unwrap_err();
+        let e = &e.0[0];
+        assert_eq!((e.line, e.key.as_str()), (Some(2), "gate.unknown_tools"));
+        assert!(
+            e.message.contains("maybe") || e.message.contains("variant"),
+            "{e}"
+        );
+
+        let e = load("[gate]\nunknown_tool = \"pass\"\n").unwrap_err();
+        assert_eq!(e.0[0].line, Some(2), "{e}");
+
+        let e = load("[tools.t]\ncapability = \"x\"\n\n[tools.t.args.a]\ntype = \"strin\"\n")
+            .unwrap_err();
+        assert_eq!(e.0[0].line, Some(5), "{e}");
+
+        let e = load("x = [").unwrap_err();
+        assert_eq!(e.0[0].line, Some(1));
+    }
+
+    #[test]
+    fn semantic_errors_name_key_and_line() {
+        let text = "[tools.t]\naliases = { b = \"nope\" }\n\n[tools.t.args.a]\ntype = \"integer\"\ndefault = \"x\"\nenum = [1, 2]\nvalues = { one = 3 }\nunless = { ghost = [1] }\n";
+        let errs = load(text).unwrap_err().0;
+        let keys: Vec<_> = errs.iter().map(|e| (e.key.as_str(), e.line)).collect();
+        assert!(keys.contains(&("tools.t.aliases.b", Some(2))), "{keys:?}");
+        assert!(
+            keys.contains(&("tools.t.args.a.default", Some(6))),
+            "{keys:?}"
+        );
+        assert!(
+            keys.contains(&("tools.t.args.a.values.one", Some(8))),
+            "{keys:?}"
+        );
+        assert!(
+            keys.contains(&("tools.t.args.a.unless.ghost", Some(9))),
+            "{keys:?}"
+        );
+    }
+
+    #[test]
+    fn lookup_order() {
+        let cwd = Path::new("/w");
+        fn yes(_: &Path) -> bool {
+            true
+        }
+        fn no(_: &Path) -> bool {
+            false
+        }
+        fn only_xdg(p: &Path) -> bool {
+            p.starts_with("/cfg")
+        }
+        let env = |flag, envp, exists: &'static dyn Fn(&Path) -> bool| LookupEnv {
+            flag,
+            env_policy: envp,
+            cwd,
+            xdg_config_home: Some(Path::new("/cfg")),
+            home: Some(Path::new("/h")),
+            exists,
+        };
+        let flag = Path::new("/f.toml");
+        let envp = Path::new("/e.toml");
+        assert_eq!(
+            locate_policy(&env(Some(flag), Some(envp), &yes)),
+            PolicyLocation::Given(flag.into())
+        );
+        assert_eq!(
+            locate_policy(&env(None, Some(envp), &yes)),
+            PolicyLocation::Given(envp.into())
+        );
+        assert_eq!(
+            locate_policy(&env(None, None, &yes)),
+            PolicyLocation::Found("/w/metagate.toml".into())
+        );
+        assert_eq!(
+            locate_policy(&env(None, None, &only_xdg)),
+            PolicyLocation::Found("/cfg/metagate/metagate.toml".into())
+        );
+        assert_eq!(
+            locate_policy(&env(None, None, &no)),
+            PolicyLocation::Builtin
+        );
+    }
+
+    #[test]
+    fn fold_name_unifies_case_styles() {
+        for n in ["userId", "user_id", "UserId", "user-id", "USER_ID"] {
+            assert_eq!(fold_name(n), "userid");
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! The `gate` job: bytes in, a verdict and the call (or a rejection) out.
+
+use std::io::Write;
+
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::checks::path::{Fs, RealFs};
+use crate::domain::correct::{self, Report};
+use crate::domain::enforce::grants::GrantCheck;
+use crate::domain::enforce::{CallToCheck, Checker, Facts, Inquiry, NoFacts, Scope};
+use crate::domain::error::{Category, ToolError};
+use crate::domain::policy::Policy;
+use crate::wire::call::{Call, Shape, split_method};
+use crate::wire::correction::{Correction, Kind};
+use crate::wire::repair::{self, Dialect};
+
+mod sink;
+mod stream;
+
+pub use crate::domain::enforce::Context;
+pub use sink::{TelemetrySink, decision_row};
+pub use stream::{NoSink, Sink, SinkError, StreamStats, answer_one, read_document, stream};
+
+/// The largest document `gate` reads; anything longer is rejected, not buffered without end.
+pub const MAX_DOCUMENT: usize = crate::wire::lines::MAX_LINE;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Corrected,
+    Rejected,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Corrected => "corrected",
+            Verdict::Rejected => "rejected",
+        }
+    }
+}
+
+/// How calls go out.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Convert every call to this shape (`--emit`).
+    pub emit: Option<Shape>,
+    /// Write `--report` envelopes instead of the plain output.
+    pub report: bool,
+    /// No stderr line per correction, warning or rejection.
+    pub quiet: bool,
+    /// Write every stage's decision on stderr (`--explain`).
+    pub explain: bool,
+}
+
+/// Everything a run of the gate decides with.
+pub struct Run<'a> {
+    pub policy: &'a Policy,
+    pub options: Options,
+    /// The policy checks; `None` runs the correction rules only.
+    pub checker: Option<&'a Checker>,
+    pub context: &'a Context,
+    pub fs: &'a dyn Fs,
+    pub scope: Scope,
+}
+
+impl<'a> Run<'a> {
+    /// A run with the correction rules only, no policy checks.
+    pub fn corrections_only(policy: &'a Policy, options: Options) -> Run<'a> {
+        static NO_CONTEXT: Context = Context {
+            session: None,
+            caller: None,
+            intent: None,
+        };
+        Run {
+            policy,
+            options,
+            checker: None,
+            context: &NO_CONTEXT,
+            fs: &RealFs,
+            scope: Scope { runtime: false },
+        }
+    }
+}
+
+/// Everything the gate decided about one call. It borrows the input it was decided on.
+#[derive(Debug, Clone)]
+pub struct Decision<'a> {
+    pub verdict: Verdict,
+    /// The envelope the call came in, when it could be read.
+    pub shape: Option<Shape>,
+    pub dialect: Option<Dialect>,
+    /// The call as decided (its arguments corrected where they were); on a rejection, the
+    /// call as far as it could be read.
+    pub call: Option<Call<'a>>,
+    /// The shape the call goes out in.
+    pub target: Option<Shape>,
+    pub corrections: Vec<Correction>,
+    pub warnings: Vec<String>,
+    pub error: Option<ToolError>,
+    /// Nothing changed, no conversion was asked for, and the input is one line: it goes out
+    /// byte for byte as it came.
+    pub unchanged: bool,
+    /// Every stage's decision, when `--explain` asked for them.
+    pub explain: Vec<String>,
+    /// What the grant check decided, for the audit trail.
+    pub grant_check: Option<GrantCheck>,
+    input: &'a [u8],
+}
+
+impl<'a> Decision<'a> {
+    pub(crate) fn rejected(input: &'a [u8], error: ToolError, report: Report) -> Decision<'a> {
+        Decision {
+            verdict: Verdict::Rejected,
+            shape: None,
+            dialect: None,
+            call: None,
+            target: None,
+            corrections: report.corrections,
+            warnings: report.warnings,
+            error: Some(error),
+            unchanged: false,
+            explain: Vec::new(),
+            grant_check: None,
+            input,
+        }
+    }
+
+    /// The tool part of the call's name (or the tool a rejection names).
+    pub fn tool(&self) -> Option<&str> {
+        match &self.call {
+            Some(call) => Some(call.tool()),
+            None => self.error.as_ref().and_then(|e| e.tool.as_deref()),
+        }
+    }
+
+    /// The `:method` suffix of the call's name.
+    pub fn method(&self) -> Option<&str> {
+        self.call.as_ref().and_then(|c| c.method())
+    }
+
+    /// The arguments as decided, for telemetry.
+    pub fn args(&self) -> Option<serde_json::Map<String, Value>> {
+        self.call.as_ref().map(|c| c.args.to_map())
+    }
+
+    /// Writes the outgoing call's JSON (nothing when rejected).
+    pub fn write_call(&self, out: &mut Vec<u8>) {
+        if self.error.is_some() {
+            return;
+        }
+        if self.unchanged {
+            out.extend_from_slice(self.input.trim_ascii());
+        } else if let (Some(call), Some(target)) = (&self.call, self.target) {
+            call.write_as(target, out);
+        }
+    }
+}
+
+/// Decides one document with the correction rules only (no policy checks).
+pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decision<'a> {
+    decide_with(
+        &Run::corrections_only(policy, *options),
+        input,
+        &mut NoFacts,
+        0,
+    )
+}
+
+/// Decides one document: read it, correct it, check it against the policy.
+/// `facts` answers what the checks ask of the world as of `now_ms`.
+pub fn decide_with<'a>(
+    run: &Run<'_>,
+    input: &'a [u8],
+    facts: &mut dyn Facts,
+    now_ms: i64,
+) -> Decision<'a> {
+    let mut explain = run.options.explain.then(Vec::new);
+    let mut d = decide_inner(run, input, facts, now_ms, &mut explain);
+    if let Some(mut lines) = explain {
+        lines.push(format!("verdict: {}", d.verdict.as_str()));
+        d.explain = lines;
+    }
+    d
+}
+
+fn decide_inner<'a>(
+    run: &Run<'_>,
+    input: &'a [u8],
+    facts: &mut dyn Facts,
+    now_ms: i64,
+    explain: &mut Option<Vec<String>>,
+) -> Decision<'a> {
+    let policy = run.policy;
+    let options = &run.options;
+    let mut report = Report::default();
+    if input.trim_ascii_end().len() > MAX_DOCUMENT {
+        // The reader stops one byte past the limit: the true size is not known, only that.
+        let e = malformed(format!(
+            "input is more than the {MAX_DOCUMENT} bytes metagate reads as one call"
+        ));
+        return Decision::rejected(input, e, report);
+    }
+    // Fast path: strict JSON, read without building values for fields the gate does not own.
+    let strict = Call::from_json(input, &mut report.corrections);
+    let fast = matches!(strict, Ok(Some(_)));
+    let (mut call, dialect, texts) = match strict {
+        Ok(Some(call)) => (call, None, Vec::new()),
+        Err(e) => return Decision::rejected(input, malformed(e.message), report),
+        Ok(None) => {
+            let parsed = match repair::parse(input) {
+                Ok(p) => p,
+                Err(e) => return Decision::rejected(input, malformed(e.to_string()), report),
+            };
+            if parsed.repairs.is_empty() && parsed.dialect.is_none() && !parsed.warnings.is_empty()
+            {
+                // Text after the call was dropped: that changed the input too.
+                report.corrections.push(Correction::noted(
+                    Kind::Repair,
+                    "kept the first JSON object and dropped what followed it",
+                ));
+            }
+            for note in parsed.repairs {
+                report
+                    .corrections
+                    .push(Correction::noted(Kind::Repair, note));
+            }
+            report.warnings.extend(parsed.warnings);
+            if let Some(d) = parsed.dialect {
+                report.corrections.push(Correction::noted(
+                    Kind::Envelope,
+                    format!("read the {} text dialect", dialect_label(d)),
+                ));
+            }
+            match Call::from_value(parsed.value, &mut report.corrections) {
+                Ok(c) => (c, parsed.dialect, parsed.texts),
+                Err(e) => return Decision::rejected(input, malformed(e.message), report),
+            }
+        }
+    };
+    let shape = call.shape;
+    // A name the policy does not know but that means one tool it does, spaces, case and
+    // separators aside: that tool, or it would pass unchecked (and run, for an agent that
+    // trims names or finds its tools on a case-insensitive file system).
+    let (mut tool, mut method) = split_method(&call.name);
+    let mut found = policy.tool(tool);
+    if found.is_none()
+        && let Some(known) = policy.tool_named_like(tool)
+    {
+        found = policy.tool(known);
+        let renamed = match method {
+            Some(m) => format!("{known}:{m}"),
+            None => known.to_string(),
+        };
+        let mut fix = Correction::noted(
+            Kind::Envelope,
+            format!("read the tool name {tool:?} as {known:?}"),
+        );
+        fix.from = Value::String(tool.to_string());
+        fix.to = Value::String(known.to_string());
+        report.corrections.push(fix);
+        call.rename(renamed);
+        (tool, method) = split_method(&call.name);
+    }
+    if let Some(lines) = explain.as_mut() {
+        let how = dialect.map_or_else(String::new, |d| {
+            format!(" from the {} text dialect", dialect_label(d))
+        });
+        lines.push(format!("envelope: {}{how}, tool {tool}", shape.as_str()));
+    }
+    if !texts.is_empty() {
+        let kept = correct::keep_param_texts(policy, tool, &mut call.args, texts);
+        if let Some(lines) = explain.as_mut() {
+            lines.extend(kept.iter().map(|name| {
+                format!("envelope: <parameter> {name:?} kept as text (a string argument)")
+            }));
+        }
+    }
+    let mut outcome = correct::run_for(policy, tool, found, method, &mut call.args, &mut report);
+    if let Some(lines) = explain.as_mut() {
+        lines.extend(
+            report
+                .corrections
+                .iter()
+                .map(|c| format!("correction: {c}")),
+        );
+        lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+        if let Err(e) = &outcome {
+            lines.push(format!(
+                "corrections: rejected ({}): {}",
+                e.category, e.message
+            ));
+        }
+    }
+    let mut grant_check = None;
+    if outcome.is_ok()
+        && let Some(checker) = run.checker
+    {
+        let mut inquiry = Inquiry {
+            facts,
+            fs: run.fs,
+            now_ms,
+            scope: run.scope,
+            explain,
+            grant_check: None,
+        };
+        let to_check = CallToCheck {
+            tool,
+            args: &call.args,
+            context: run.context,
+        };
+        outcome = checker.check(policy, &to_check, &mut inquiry);
+        grant_check = inquiry.grant_check;
+    }
+    if let Err(error) = outcome {
+        let mut d = Decision::rejected(input, *error, report);
+        d.shape = Some(shape);
+        d.dialect = dialect;
+        d.call = Some(call);
+        d.grant_check = grant_check;
+        return d;
+    }
+    let target = options
+        .emit
+        .or(dialect.map(|_| Shape::AgentZero))
+        .unwrap_or(shape);
+    let verdict = if report.corrections.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Corrected
+    };
+    // Only a call read strictly can go out as it came: anything read leniently is rewritten.
+    let unchanged = fast
+        && verdict == Verdict::Pass
+        && target == shape
+        // A raw CR inside is a line break to universal-newline readers: rewritten compactly.
+        && memchr::memchr2(b'\n', b'\r', input.trim_ascii()).is_none();
+    Decision {
+        verdict,
+        shape: Some(shape),
+        dialect,
+        call: Some(call),
+        target: Some(target),
+        corrections: report.corrections,
+        warnings: report.warnings,
+        error: None,
+        unchanged,
+        explain: Vec::new(),
+        grant_check,
+        input,
+    }
+}
+
+fn dialect_label(d: Dialect) -> &'static str {
+    match d {
+        Dialect::FunctionCalls => "<function_calls>",
+        Dialect::InvokeToolArgs => "<invoke><tool_args>",
+        Dialect::ToolCallTag => "<tool_call>",
+    }
+}
+
+pub fn malformed(message: impl Into<String>) -> ToolError {
+    ToolError::new(Category::MalformedCall, message).suggest(
+        "send exactly one tool call as a single JSON object, e.g. \
+         {\"tool_name\": \"…\", \"tool_args\": {…}}",
+    )
+}
+
+/// Writes the output line for a decision (without the newline).
+pub fn render(decision: &Decision<'_>, options: &Options, out: &mut Vec<u8>) {
+    if options.report {
+        let mut call_json = Vec::new();
+        decision.write_call(&mut call_json);
+        let call_text = std::str::from_utf8(&call_json).expect("the gate writes UTF-8");
+        let call = (!call_json.is_empty()).then(|| {
+            serde_json::from_str::<&RawValue>(call_text).expect("the gate writes valid JSON")
+        });
+        let doc = ReportDoc {
+            verdict: decision.verdict.as_str(),
+            tool: decision.tool(),
+            method: decision.method(),
+            shape: decision.shape.map(Shape::as_str),
+            call,
+            corrections: decision
+                .corrections
+                .iter()
+                .map(Correction::to_json)
+                .collect(),
+            warnings: &decision.warnings,
+            error: decision.error.as_ref().map(ToolError::to_json),
+            feedback: decision.error.as_ref().map(ToolError::feedback),
+        };
+        serde_json::to_writer(&mut *out, &doc).expect("writing to a Vec cannot fail");
+        return;
+    }
+    match &decision.error {
+        Some(error) => error.write_rejection(out),
+        None => decision.write_call(out),
+    }
+}
+
+/// The `--report` envelope (DESIGN.md §2.2).
+#[derive(Serialize)]
+struct ReportDoc<'a> {
+    verdict: &'a str,
+    tool: Option<&'a str>,
+    method: Option<&'a str>,
+    shape: Option<&'a str>,
+    call: Option<&'a RawValue>,
+    corrections: Vec<Value>,
+    warnings: &'a [String],
+    error: Option<Value>,
+    feedback: Option<String>,
+}
+
+/// The stderr lines a decision produces: one per correction and warning, and one for a
+/// rejection. `line` is the input line number in a stream.
+pub fn notes(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
+    notes_only(decision, line, out);
+}
+
+/// The `--explain` lines of a decision.
+pub fn explain_lines(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
+    if decision.explain.is_empty() {
+        return;
+    }
+    let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    for l in &decision.explain {
+        let _ = writeln!(
+            out,
+            "metagate: explain: {place}{}",
+            crate::wire::display::one_line(l)
+        );
+    }
+}
+
+fn notes_only(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
+    let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    let tool = decision
+        .tool()
+        .map(|t| format!("{t}: "))
+        .unwrap_or_default();
+    // Names and values are the model's: a line break in one would forge a line of its own,
+    // an escape sequence would reach the terminal. Each note goes out as one safe line.
+    let mut say = |text: std::fmt::Arguments<'_>| {
+        let text = text.to_string();
+        let _ = writeln!(out, "{}", crate::wire::display::one_line(&text));
+    };
+    // A rejected call's corrections never take effect: only the rejection is news.
+    if decision.error.is_none() {
+        for c in &decision.corrections {
+            say(format_args!("metagate: {place}{tool}{c}"));
+        }
+    }
+    for w in &decision.warnings {
+        say(format_args!("metagate: warning: {place}{tool}{w}"));
+    }
+    if let Some(e) = &decision.error {
+        say(format_args!(
+            "metagate: {place}{tool}rejected ({}): {}",
+            e.category, e.message
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(input: &str) -> (Verdict, String) {
+        let policy = Policy::builtin();
+        let options = Options::default();
+        let d = decide(&policy, input.as_bytes(), &options);
+        let mut out = Vec::new();
+        render(&d, &options, &mut out);
+        (d.verdict, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn pass_echoes_the_input_bytes() {
+        let input = r#"{"tool_name":"response",  "tool_args":{"text":"hi"}}"#;
+        let (d, out) = gate(input);
+        assert_eq!(d, Verdict::Pass);
+        assert_eq!(out, input);
+    }
+
+    #[test]
+    fn corrected_keeps_other_fields() {
+        let (d, out) =
+            gate(r#"{"thoughts":["x"],"tool_name":"response","tool_args":{"message":"hi"},"z":1}"#);
+        assert_eq!(d, Verdict::Corrected);
+        assert_eq!(
+            out,
+            r#"{"thoughts":["x"],"tool_name":"response","tool_args":{"text":"hi"},"z":1}"#
+        );
+    }
+
+    #[test]
+    fn text_read_leniently_is_never_echoed() {
+        let first = r#"{"tool_name":"response","tool_args":{"text":"a"}}"#;
+        let (verdict, out) = gate(&format!("{first}{first}"));
+        assert_eq!(verdict, Verdict::Corrected);
+        assert_eq!(out, first);
+    }
+
+    #[test]
+    fn rejection_has_error_and_feedback() {
+        let (d, out) = gate("[1,2]");
+        assert_eq!(d, Verdict::Rejected);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["error"]["category"], "malformed_call");
+        assert!(v["feedback"].as_str().unwrap().starts_with("[tool_error]"));
+    }
+}

@@ -1,0 +1,232 @@
+//! Recording gate decisions in the telemetry store: one row per call, redacted, committed in
+//! groups before the calls' lines are written.
+
+use serde_json::Value;
+
+use super::Decision;
+use super::stream::{Sink, SinkError};
+use crate::checks::redact;
+use crate::domain::enforce::grants::GrantCheck;
+use crate::domain::enforce::{Context, Facts, fingerprint};
+use crate::store::decisions::DecisionLog;
+use crate::store::grants::GrantEvent;
+use crate::store::telemetry::DecisionRow;
+use crate::store::{Store, StoreError};
+use crate::wire::correction::Correction;
+use crate::wire::scan;
+
+/// The row a decision becomes: arguments, corrections and warnings redacted.
+pub fn decision_row(
+    decision: &Decision<'_>,
+    context: &Context,
+    ts_ms: i64,
+    latency_us: u64,
+) -> DecisionRow {
+    let args = decision.call.as_ref().map(|c| c.args.to_map());
+    let fingerprint = match (decision.tool(), &args) {
+        (Some(tool), Some(args)) => Some(fingerprint(tool, args)),
+        _ => None,
+    };
+    let args = args.map(|map| {
+        let mut v = Value::Object(map);
+        redact::redact_value(&mut v);
+        json_text(&v)
+    });
+    let mut corrections = Vec::with_capacity(32 + 64 * decision.corrections.len());
+    corrections.push(b'[');
+    for (i, c) in decision.corrections.iter().enumerate() {
+        if i > 0 {
+            corrections.push(b',');
+        }
+        write_correction(c, &mut corrections);
+    }
+    corrections.push(b']');
+    let warnings = if decision.warnings.is_empty() {
+        "[]".to_string()
+    } else {
+        let redacted: Vec<String> = decision
+            .warnings
+            .iter()
+            .map(|w| redact::redact_text(w).unwrap_or_else(|| w.clone()))
+            .collect();
+        serde_json::to_string(&redacted).expect("strings serialize")
+    };
+    DecisionRow {
+        ts_ms,
+        session: context.session.clone(),
+        caller: context.caller.clone(),
+        intent: context.intent.clone(),
+        tool: decision.tool().map(str::to_string),
+        method: decision.method().map(str::to_string),
+        shape: decision.shape.map(|s| s.as_str()),
+        verdict: decision.verdict.as_str(),
+        category: decision.error.as_ref().map(|e| e.category.as_str()),
+        corrections: String::from_utf8(corrections).expect("JSON is UTF-8"),
+        warnings,
+        args,
+        fingerprint,
+        latency_us: i64::try_from(latency_us).unwrap_or(i64::MAX),
+    }
+}
+
+fn json_text(v: &Value) -> String {
+    let mut out = Vec::with_capacity(128);
+    scan::write_value(v, &mut out);
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+/// A correction as the `corrections` column holds it (the same fields as `--report`), its
+/// values redacted.
+fn write_correction(c: &Correction, out: &mut Vec<u8>) {
+    fn redacted(v: &Value) -> std::borrow::Cow<'_, Value> {
+        if matches!(v, Value::Null | Value::Bool(_) | Value::Number(_)) {
+            return std::borrow::Cow::Borrowed(v);
+        }
+        let mut v = v.clone();
+        redact::redact_value(&mut v);
+        std::borrow::Cow::Owned(v)
+    }
+    out.extend_from_slice(b"{\"kind\":\"");
+    out.extend_from_slice(c.kind.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"path\":");
+    scan::write_string(&c.path, out);
+    out.extend_from_slice(b",\"from\":");
+    scan::write_value(&redacted(&c.from), out);
+    out.extend_from_slice(b",\"to\":");
+    scan::write_value(&redacted(&c.to), out);
+    if let Some(note) = &c.note {
+        out.extend_from_slice(b",\"note\":");
+        scan::write_string(
+            &redact::redact_text(note).unwrap_or_else(|| note.clone()),
+            out,
+        );
+    }
+    out.push(b'}');
+}
+
+/// A sink that records every decision in the telemetry store, and answers the policy checks
+/// from it. A store that could not be opened fails every commit with the reason, and the gate
+/// answers as the policy's `on_internal_error` says.
+pub struct TelemetrySink {
+    log: DecisionLog,
+    context: Context,
+    now_ms: Box<dyn Fn() -> i64>,
+}
+
+impl TelemetrySink {
+    /// `counting`: the policy sets limits; `loop_breaker`: one of them is the loop breaker,
+    /// which needs its index.
+    pub fn new(
+        store: Result<Store, StoreError>,
+        context: Context,
+        now_ms: Box<dyn Fn() -> i64>,
+        counting: bool,
+        loop_breaker: bool,
+    ) -> TelemetrySink {
+        TelemetrySink {
+            log: DecisionLog::new(store, counting, loop_breaker),
+            context,
+            now_ms,
+        }
+    }
+
+    /// The store, when it opened.
+    pub fn store(&mut self) -> Option<&mut Store> {
+        self.log.store()
+    }
+}
+
+impl Sink for TelemetrySink {
+    fn facts(&mut self) -> &mut dyn Facts {
+        &mut self.log
+    }
+
+    fn now_ms(&self) -> i64 {
+        (self.now_ms)()
+    }
+
+    fn record(&mut self, decision: &Decision<'_>, latency_us: u64) {
+        if !self.log.is_open() {
+            return;
+        }
+        let row = decision_row(decision, &self.context, (self.now_ms)(), latency_us);
+        let event = decision
+            .grant_check
+            .clone()
+            .and_then(|c| grant_event(c, decision, &row));
+        self.log.push(row, event);
+    }
+
+    fn commit(&mut self) -> Result<(), SinkError> {
+        self.log.commit().map(|_| ()).map_err(SinkError)
+    }
+}
+
+/// The audit event for a decision's grant check: `used` when the call went through (a later
+/// check may still have refused it: then the grant was not used), `denied` when the grant
+/// check refused it.
+fn grant_event(
+    check: GrantCheck,
+    decision: &Decision<'_>,
+    row: &DecisionRow,
+) -> Option<GrantEvent> {
+    let rejected = decision.error.is_some();
+    let (event, grant, capability, tool, detail) = match check {
+        GrantCheck::Used {
+            grant,
+            capability,
+            tool,
+        } if !rejected => ("used", Some(grant), capability, tool, None),
+        GrantCheck::Denied {
+            capability,
+            tool,
+            reason,
+            grant,
+        } if rejected => ("denied", grant, capability, tool, Some(reason)),
+        _ => return None,
+    };
+    Some(GrantEvent {
+        ts_ms: row.ts_ms,
+        event,
+        grant_id: grant.map(|g| g.to_string()),
+        capability,
+        tool: Some(tool),
+        session: row.session.clone(),
+        decision_id: None,
+        actor: None,
+        detail,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::policy::Policy;
+    use crate::jobs::gate::{Options, Verdict, decide};
+
+    #[test]
+    fn rows_hold_the_decision_redacted() {
+        let policy = Policy::builtin();
+        let input = br#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"bash","code":"curl -H 'Authorization: Bearer sk-live-abcdefghijklmnop1234567890' x"}}"#;
+        let d = decide(&policy, input, &Options::default());
+        assert_eq!(d.verdict, Verdict::Corrected);
+        let ctx = Context {
+            session: Some("s1".into()),
+            caller: Some("agent".into()),
+            intent: None,
+        };
+        let row = decision_row(&d, &ctx, 42, 7);
+        assert_eq!(
+            (row.tool.as_deref(), row.verdict, row.shape),
+            (Some("code_execution_tool"), "corrected", Some("agent-zero"))
+        );
+        assert_eq!(
+            (row.ts_ms, row.latency_us, row.session.as_deref()),
+            (42, 7, Some("s1"))
+        );
+        let args = row.args.unwrap();
+        assert!(!args.contains("abcdefghijklmnop1234567890"), "{args}");
+        assert!(args.contains("[REDACTED]"));
+        assert!(row.corrections.contains("value_alias"));
+    }
+}

@@ -1,0 +1,350 @@
+//! The `lint` job (DESIGN.md §2.9): the gate's own decision on every call of a recorded
+//! trace, as diagnostics with stable codes.
+//!
+//! Each call goes through [`gate::decide_with`] with the run the caller built (the same
+//! policy, tool imports and correction rules as `gate`); lint only reads traces and turns
+//! decisions into [`Diagnostic`]s. It never writes telemetry, and the run it is given should
+//! have `Scope { runtime: false }`: limits, prerequisites and grants depend on what happened
+//! at run time, which a trace does not hold.
+
+pub mod codes;
+pub mod input;
+pub mod render;
+
+use crate::domain::enforce::NoFacts;
+use crate::domain::error::Category;
+use crate::jobs::gate::{self, Run};
+use crate::wire::call;
+use crate::wire::correction::Correction;
+
+pub use codes::{CODES, Code, Severity};
+pub use input::{Item, Origin, Site};
+pub use render::{Format, Renderer};
+
+/// One finding: what the gate would do to one call, and where the call is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic<'f> {
+    pub code: &'static Code,
+    pub file: &'f str,
+    /// 1-based line and column (in characters) where the call starts.
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    /// The tool the call names, when it could be read.
+    pub tool: Option<String>,
+    /// Errors: the rejection's category and the suggestion the gate gives the model.
+    pub category: Option<Category>,
+    pub suggestion: Option<String>,
+    /// Warnings from corrections: the correction the gate would apply.
+    pub fix: Option<Correction>,
+}
+
+impl Diagnostic<'_> {
+    pub fn severity(&self) -> Severity {
+        self.code.severity
+    }
+}
+
+/// Something lint itself could not do: a file it could not read, a part of a trace it could
+/// not make sense of. `line` 0 means the file as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure<'f> {
+    pub file: &'f str,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// What lint reports, in file order.
+#[derive(Debug)]
+pub enum Event<'f> {
+    Diagnostic(Box<Diagnostic<'f>>),
+    Failure(Failure<'f>),
+    /// One call was checked (whether or not it had findings).
+    Call,
+}
+
+/// After this many failures in one file, the rest of the file is skipped.
+pub const MAX_FAILURES: usize = 20;
+
+/// How to lint.
+pub struct Linter<'r> {
+    run: Run<'r>,
+    now_ms: i64,
+    ignore: Vec<&'static Code>,
+}
+
+impl<'r> Linter<'r> {
+    /// `run` decides the calls; `now_ms` is the time the checks see; `ignore` lists codes whose
+    /// findings are dropped.
+    pub fn new(run: Run<'r>, now_ms: i64, ignore: Vec<&'static Code>) -> Linter<'r> {
+        Linter {
+            run,
+            now_ms,
+            ignore,
+        }
+    }
+
+    /// Lints one file's text. `emit` receives every event in order (an error it returns stops
+    /// the file and is returned); `progress` receives how many bytes of `text` are done, now
+    /// and then and once at the end.
+    pub fn lint_text<'f, E>(
+        &self,
+        file: &'f str,
+        text: &str,
+        emit: &mut dyn FnMut(Event<'f>) -> Result<(), E>,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<(), E> {
+        const STEP: usize = 1 << 20;
+        let mut locator = input::Locator::new(text);
+        let mut reported = 0;
+        let mut result = Ok(());
+        // A file that is not a trace at all must not bury the report under one failure per line.
+        let failures = std::cell::Cell::new(0);
+        let mut emit = |event: Event<'f>| -> Result<(), E> {
+            if let Event::Failure(f) = &event {
+                failures.set(failures.get() + 1);
+                if failures.get() > MAX_FAILURES {
+                    return emit(Event::Failure(Failure {
+                        message: format!(
+                            "{MAX_FAILURES} parts of this file could not be read (is it a trace?); \
+                             the rest of it was skipped"
+                        ),
+                        ..f.clone()
+                    }));
+                }
+            }
+            emit(event)
+        };
+        input::read(text, &mut |item| {
+            if result.is_err() || failures.get() > MAX_FAILURES {
+                return;
+            }
+            let offset = match &item {
+                Item::Call(site) => site.offset,
+                Item::Problem(p) => p.offset,
+            };
+            let (line, column) = locator.locate(offset);
+            result = match item {
+                Item::Call(site) => self.lint_call(file, line, column, &site, &mut emit),
+                Item::Problem(p) => emit(Event::Failure(Failure {
+                    file,
+                    line,
+                    column,
+                    message: p.message,
+                })),
+            };
+            if offset - reported >= STEP {
+                reported = offset;
+                progress(offset);
+            }
+        });
+        progress(text.len());
+        result
+    }
+
+    fn lint_call<'f, E>(
+        &self,
+        file: &'f str,
+        line: usize,
+        column: usize,
+        site: &Site<'_>,
+        emit: &mut dyn FnMut(Event<'f>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let d = gate::decide_with(&self.run, site.text.as_bytes(), &mut NoFacts, self.now_ms);
+        let tool = d.tool().map(str::to_string);
+        let diagnostic = |code: &'static Code, message: String| Diagnostic {
+            code,
+            file,
+            line,
+            column,
+            message,
+            tool: tool.clone(),
+            category: None,
+            suggestion: None,
+            fix: None,
+        };
+        if let Some(error) = &d.error {
+            // Nothing the gate could read as a call: the trace is at fault, unless this place
+            // holds a call by definition.
+            if d.call.is_none() && error.category == Category::MalformedCall {
+                let failure = match site.origin {
+                    Origin::Slot => None,
+                    Origin::Record if call::shape_of_text(&site.text).is_some() => None,
+                    // Too deep to read at all, whatever it is: refused as the gate refuses it.
+                    Origin::Record if error.message.starts_with(crate::wire::repair::MSG_DEPTH) => {
+                        None
+                    }
+                    Origin::Record
+                        if serde_json::from_str::<serde::de::IgnoredAny>(&site.text).is_ok() =>
+                    {
+                        Some(input::UNKNOWN_SHAPE.to_string())
+                    }
+                    Origin::Record => {
+                        Some("not JSON, and the gate reads no tool call in it".to_string())
+                    }
+                };
+                if let Some(message) = failure {
+                    return emit(Event::Failure(Failure {
+                        file,
+                        line,
+                        column,
+                        message,
+                    }));
+                }
+            }
+            emit(Event::Call)?;
+            let code = codes::for_category(error.category);
+            if self.ignored(code) {
+                return Ok(());
+            }
+            let mut diag = diagnostic(code, error.message.clone());
+            diag.category = Some(error.category);
+            diag.suggestion = (!error.suggestion.is_empty()).then(|| error.suggestion.clone());
+            return emit(Event::Diagnostic(Box::new(diag)));
+        }
+        emit(Event::Call)?;
+        for c in &d.corrections {
+            let code = codes::for_kind(c.kind);
+            if self.ignored(code) {
+                continue;
+            }
+            let mut diag = diagnostic(code, format!("{}: {c}", code.summary));
+            diag.fix = Some(c.clone());
+            emit(Event::Diagnostic(Box::new(diag)))?;
+        }
+        let code = codes::gate_warning();
+        if !self.ignored(code) {
+            for w in &d.warnings {
+                emit(Event::Diagnostic(Box::new(diagnostic(code, w.clone()))))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn ignored(&self, code: &Code) -> bool {
+        self.ignore.iter().any(|c| c.code == code.code)
+    }
+}
+
+/// What a run found, for the summary and the exit status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub files: usize,
+    pub calls: usize,
+    pub errors: usize,
+    pub warnings: usize,
+    pub failures: usize,
+}
+
+impl Summary {
+    pub fn count(&mut self, event: &Event<'_>) {
+        match event {
+            Event::Call => self.calls += 1,
+            Event::Failure(_) => self.failures += 1,
+            Event::Diagnostic(d) => match d.severity() {
+                Severity::Error => self.errors += 1,
+                Severity::Warning => self.warnings += 1,
+            },
+        }
+    }
+
+    /// Whether there are findings at or above `deny`.
+    pub fn denied(&self, deny: Severity) -> bool {
+        match deny {
+            Severity::Error => self.errors > 0,
+            Severity::Warning => self.errors + self.warnings > 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::policy::Policy;
+    use crate::jobs::gate::Options;
+
+    fn lint(text: &str, ignore: Vec<&'static Code>) -> (Vec<String>, Summary) {
+        let policy = Policy::builtin();
+        let linter = Linter::new(
+            Run::corrections_only(&policy, Options::default()),
+            0,
+            ignore,
+        );
+        let mut seen = Vec::new();
+        let mut summary = Summary::default();
+        linter
+            .lint_text::<()>(
+                "t.jsonl",
+                text,
+                &mut |e| {
+                    summary.count(&e);
+                    match e {
+                        Event::Diagnostic(d) => {
+                            seen.push(format!("{}:{}:{}", d.line, d.column, d.code.code))
+                        }
+                        Event::Failure(f) => seen.push(format!("{}:{}:failure", f.line, f.column)),
+                        Event::Call => {}
+                    }
+                    Ok(())
+                },
+                &mut |_| {},
+            )
+            .unwrap();
+        (seen, summary)
+    }
+
+    #[test]
+    fn decisions_become_coded_findings() {
+        let text = r#"{"tool_name":"response","tool_args":{"text":"hi"}}
+{"tool_name":"code_execution_tool","tool_args":{"runtime":"python"}}
+{"tool_name":"response","tool_args":{"message":"hi"}}
+{"hello":"world"}
+not json
+{"ai":true,"content":"I will just answer."}
+"#;
+        let (seen, summary) = lint(text, vec![]);
+        assert_eq!(
+            seen,
+            [
+                "2:1:MG003",
+                "3:1:MG104",
+                "4:1:failure",
+                "5:1:failure",
+                "6:22:MG001"
+            ]
+        );
+        assert_eq!(
+            summary,
+            Summary {
+                files: 0,
+                calls: 4,
+                errors: 2,
+                warnings: 1,
+                failures: 2
+            }
+        );
+        assert!(summary.denied(Severity::Error));
+        let (seen, _) = lint(text, vec![codes::find("MG104").unwrap()]);
+        assert!(!seen.iter().any(|s| s.ends_with("MG104")));
+    }
+
+    #[test]
+    fn a_file_that_is_no_trace_is_cut_short() {
+        let (seen, summary) = lint(&"words\n".repeat(50), vec![]);
+        assert_eq!(seen.len(), MAX_FAILURES + 1);
+        assert_eq!(summary.failures, MAX_FAILURES + 1);
+        assert_eq!(summary.calls, 0);
+    }
+
+    #[test]
+    fn a_clean_trace_denies_nothing() {
+        let (seen, summary) = lint(
+            r#"[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"response","arguments":"{\"text\":\"hi\"}"}}]}]"#,
+            vec![],
+        );
+        assert!(seen.is_empty(), "{seen:?}");
+        assert_eq!(summary.calls, 1);
+        assert!(!summary.denied(Severity::Warning));
+    }
+}

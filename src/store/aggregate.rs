@@ -1,0 +1,396 @@
+//! Streaming the telemetry of one store into an [`Aggregate`]: each table is read once, in
+//! row order, with memory bounded by the number of tools and methods (plus the alias pairs
+//! seen), never by the number of events.
+
+use std::path::Path;
+
+use rusqlite::{Connection, params};
+use serde_json::Value;
+
+use crate::domain::evolution::{
+    Aggregate, AskRow, OutcomeRow, ReaskDetector, Window, alias_pairs, missing_required,
+    unknown_args,
+};
+use crate::domain::policy::Policy;
+use crate::domain::policy::thresholds::Thresholds;
+use crate::store::runs::{self as results, HighWater};
+use crate::store::{self, StoreError};
+
+/// How many rows pass between two progress reports.
+pub const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// Opens a store to read it: read-only, never created, never migrated, so evaluating someone
+/// else's shard (or a `--dry-run`) leaves its bytes alone. `None` for a file that holds no
+/// telemetry yet (an empty file or database); another program's database is an error. A
+/// writer holding the store is waited for up to `busy_timeout`.
+pub fn open_read_only(
+    path: &Path,
+    busy_timeout: std::time::Duration,
+) -> Result<Option<Connection>, StoreError> {
+    store::existing_file(path)?;
+    let fail = |e| StoreError::from_sqlite(path, e);
+    let conn = store::open_read_only(path, busy_timeout)?;
+    if store::schema_version(&conn, path)? == 0 {
+        return Ok(None);
+    }
+    conn.execute_batch("PRAGMA cache_size = -16384; PRAGMA temp_store = FILE;")
+        .map_err(fail)?;
+    Ok(Some(conn))
+}
+
+/// Rows read so far and an estimate of the total, for a progress bar.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
+/// The largest row id of each telemetry table: an upper bound of what a scan reads.
+pub fn row_estimate(conn: &Connection) -> rusqlite::Result<u64> {
+    let mut total = 0u64;
+    for table in ["decisions", "outcomes", "asks", "user_corrections"] {
+        let n: Option<i64> =
+            conn.query_row(&format!("SELECT max(rowid) FROM {table}"), [], |r| r.get(0))?;
+        total += n.unwrap_or(0).max(0) as u64;
+    }
+    Ok(total)
+}
+
+/// Reads one store's telemetry in the window, every table from one snapshot, and the row ids
+/// that snapshot ends at: events recorded while the scan runs are after them, so `tools
+/// health` counts them live rather than losing them between the scan and the stored run.
+pub fn scan(
+    conn: &Connection,
+    policy: &Policy,
+    window: &Window,
+    t: &Thresholds,
+    done_before: u64,
+    total: u64,
+    progress: Progress<'_>,
+) -> rusqlite::Result<(Aggregate, HighWater)> {
+    let snapshot = conn.unchecked_transaction()?;
+    let conn: &Connection = &snapshot;
+    let high_water = results::high_water(conn)?;
+    let mut agg = Aggregate::default();
+    let mut seen = done_before;
+    let mut tick = |seen: &mut u64| {
+        *seen += 1;
+        if (*seen).is_multiple_of(PROGRESS_EVERY) {
+            progress(*seen, total);
+        }
+    };
+    decisions(conn, policy, window, &mut agg, &mut || tick(&mut seen))?;
+    // `+ts_ms`: a window is most of the table, which a scan in row order reads fastest.
+    let range: [&dyn rusqlite::ToSql; 2] = [&window.from_ms, &window.until_ms];
+    let outcomes = Rows::table("outcomes WHERE +ts_ms >= ?1 AND +ts_ms < ?2");
+    add_outcomes(conn, outcomes, &range, window, t, &mut agg, &mut || {
+        tick(&mut seen)
+    })?;
+    let corrections = Rows::table("user_corrections WHERE +ts_ms >= ?1 AND +ts_ms < ?2");
+    add_corrections(conn, corrections, &range, window, t, &mut agg, &mut || {
+        tick(&mut seen)
+    })?;
+    asks(conn, window, t, &mut agg, &mut || tick(&mut seen))?;
+    progress(seen, total);
+    snapshot.finish()?;
+    Ok((agg, high_water))
+}
+
+fn decisions(
+    conn: &Connection,
+    policy: &Policy,
+    window: &Window,
+    agg: &mut Aggregate,
+    tick: &mut dyn FnMut(),
+) -> rusqlite::Result<()> {
+    // Arguments are only read for the calls that can teach something: rejected ones, and
+    // ones with warnings (an unknown argument kept).
+    let mut rows = conn.prepare(
+        "SELECT id, ts_ms, session, tool, method, verdict, category, \
+           CASE WHEN verdict = 'corrected' THEN corrections END, \
+           CASE WHEN verdict = 'rejected' OR warnings <> '[]' THEN args END \
+         FROM decisions WHERE ts_ms >= ?1 AND ts_ms < ?2",
+    )?;
+    let mut next_call = conn.prepare(
+        "SELECT verdict, args FROM decisions \
+         WHERE session = ?1 AND tool = ?2 AND (ts_ms > ?3 OR (ts_ms = ?3 AND id > ?4)) \
+         ORDER BY ts_ms, id LIMIT 1",
+    )?;
+    let mut rows = rows.query(params![window.from_ms, window.until_ms])?;
+    while let Some(r) = rows.next()? {
+        tick();
+        agg.events += 1;
+        let Some(tool) = r.get_ref(3)?.as_str_or_null()? else {
+            continue;
+        };
+        let id: i64 = r.get(0)?;
+        let ts_ms: i64 = r.get(1)?;
+        let method = r.get_ref(4)?.as_str_or_null()?;
+        let verdict = r.get_ref(5)?.as_str()?;
+        let category = r.get_ref(6)?.as_str_or_null()?;
+        let tally = agg.tally(tool, method);
+        tally.add_decisions(1, ts_ms, verdict, category);
+        if let Some(corrections) = r.get_ref(7)?.as_str_or_null()? {
+            for kind in correction_kinds(corrections) {
+                match tally.corrections.get_mut(kind) {
+                    Some(n) => *n += 1,
+                    None => {
+                        tally.corrections.insert(kind.to_string(), 1);
+                    }
+                }
+            }
+        }
+        let Some(args_text) = r.get_ref(8)?.as_str_or_null()? else {
+            continue;
+        };
+        let Some(declared) = policy.tool(tool) else {
+            continue;
+        };
+        let Ok(Value::Object(args)) = serde_json::from_str::<Value>(args_text) else {
+            continue;
+        };
+        if verdict == "rejected" {
+            for arg in missing_required(declared, &args) {
+                *tally.missing.entry(arg).or_default() += 1;
+            }
+        }
+        let unknown = unknown_args(declared, policy, &args);
+        let session = r.get_ref(2)?.as_str_or_null()?;
+        if unknown.is_empty() || session.is_none() {
+            continue;
+        }
+        let next = next_call
+            .query_row(params![session, tool, ts_ms, id], |n| {
+                Ok((n.get::<_, String>(0)?, n.get::<_, Option<String>>(1)?))
+            })
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })?;
+        let Some((next_verdict, Some(next_args))) = next else {
+            continue;
+        };
+        let Ok(Value::Object(next_args)) = serde_json::from_str::<Value>(&next_args) else {
+            continue;
+        };
+        for (from, to) in alias_pairs(&unknown, &args, &next_verdict, &next_args, declared) {
+            *agg.alias_pairs
+                .entry((tool.to_string(), from, to))
+                .or_default() += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The `kind`s of a `corrections` column, without parsing the rest.
+fn correction_kinds(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices("\"kind\":\"").filter_map(move |(i, m)| {
+        let rest = &text[i + m.len()..];
+        rest.find('"').map(|end| &rest[..end])
+    })
+}
+
+/// The columns [`add_outcomes`] reads, in order.
+const OUTCOME_COLUMNS: &str = "ts_ms, tool, method, status, error_type, \
+    CASE WHEN error_type = 'wrong_tool_boundary' THEN boundary_axes END, \
+    observed_task_shape, suggested_split, evidence";
+
+/// Which rows of a table to read: `[WITH …] SELECT columns FROM {from}`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Rows<'a> {
+    /// A `WITH` clause the query opens with, or `""`.
+    pub with: &'a str,
+    /// The table (and whatever it is joined to) and the `WHERE` clause.
+    pub from: &'a str,
+}
+
+impl<'a> Rows<'a> {
+    pub(super) fn table(from: &'a str) -> Rows<'a> {
+        Rows { with: "", from }
+    }
+}
+
+/// Adds the outcomes `SELECT OUTCOME_COLUMNS FROM rows` finds.
+pub(super) fn add_outcomes(
+    conn: &Connection,
+    rows: Rows<'_>,
+    args: &[&dyn rusqlite::ToSql],
+    window: &Window,
+    t: &Thresholds,
+    agg: &mut Aggregate,
+    tick: &mut dyn FnMut(),
+) -> rusqlite::Result<()> {
+    let mut rows = conn.prepare(&format!(
+        "{}SELECT {OUTCOME_COLUMNS} FROM {}",
+        rows.with, rows.from
+    ))?;
+    let mut rows = rows.query(args)?;
+    while let Some(r) = rows.next()? {
+        tick();
+        agg.events += 1;
+        let axes = match r.get_ref(5)?.as_str_or_null()? {
+            Some(text) => serde_json::from_str::<Vec<String>>(text).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let row = OutcomeRow {
+            ts_ms: r.get(0)?,
+            ok: r.get_ref(3)?.as_str()? == "ok",
+            error_type: r.get_ref(4)?.as_str_or_null()?,
+            axes,
+            shape: r.get_ref(6)?.as_str_or_null()?,
+            split: r.get_ref(7)?.as_str_or_null()?,
+            evidence: r.get_ref(8)?.as_str_or_null()?,
+        };
+        let tool = r.get_ref(1)?.as_str()?;
+        let method = r.get_ref(2)?.as_str_or_null()?;
+        agg.tally(tool, method).add_outcome(&row, window, t);
+    }
+    Ok(())
+}
+
+/// Adds the explicit user corrections `SELECT ts_ms, tool, method FROM rows` finds.
+pub(super) fn add_corrections(
+    conn: &Connection,
+    rows: Rows<'_>,
+    args: &[&dyn rusqlite::ToSql],
+    window: &Window,
+    t: &Thresholds,
+    agg: &mut Aggregate,
+    tick: &mut dyn FnMut(),
+) -> rusqlite::Result<()> {
+    let mut rows = conn.prepare(&format!(
+        "{}SELECT ts_ms, tool, method FROM {}",
+        rows.with, rows.from
+    ))?;
+    let mut rows = rows.query(args)?;
+    while let Some(r) = rows.next()? {
+        tick();
+        agg.events += 1;
+        let ts_ms: i64 = r.get(0)?;
+        let tool = r.get_ref(1)?.as_str()?;
+        let method = r.get_ref(2)?.as_str_or_null()?;
+        agg.tally(tool, method)
+            .add_user_correction(ts_ms, false, window, t);
+    }
+    Ok(())
+}
+
+fn asks(
+    conn: &Connection,
+    window: &Window,
+    t: &Thresholds,
+    agg: &mut Aggregate,
+    tick: &mut dyn FnMut(),
+) -> rusqlite::Result<()> {
+    let unsessioned: i64 = conn.query_row(
+        "SELECT count(*) FROM asks WHERE session IS NULL AND +ts_ms >= ?1 AND +ts_ms < ?2",
+        params![window.from_ms, window.until_ms],
+        |r| r.get(0),
+    )?;
+    agg.events += unsessioned.max(0) as u64;
+    let mut rows = conn.prepare(
+        "SELECT ts_ms, session, text, capabilities FROM asks INDEXED BY asks_by_session \
+         WHERE session IS NOT NULL AND ts_ms >= ?1 AND ts_ms < ?2 ORDER BY session, ts_ms, id",
+    )?;
+    // The tools called between two asks of a session: outcomes, else calls the gate let
+    // through.
+    let mut between = conn.prepare(
+        "SELECT DISTINCT tool, method FROM outcomes WHERE session = ?1 AND ts_ms >= ?2 AND ts_ms < ?3",
+    )?;
+    let mut between_calls = conn.prepare(
+        "SELECT DISTINCT tool, method FROM decisions \
+         WHERE session = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 AND verdict <> 'rejected' AND tool IS NOT NULL",
+    )?;
+    let mut detector = ReaskDetector::default();
+    let mut rows = rows.query(params![window.from_ms, window.until_ms])?;
+    while let Some(r) = rows.next()? {
+        tick();
+        agg.events += 1;
+        let capabilities =
+            serde_json::from_str::<Vec<String>>(r.get_ref(3)?.as_str()?).unwrap_or_default();
+        let ask = AskRow {
+            ts_ms: r.get(0)?,
+            session: r.get(1)?,
+            text: r.get(2)?,
+            capabilities,
+        };
+        let session = ask.session.clone();
+        let Some(followup) = detector.next(ask, t) else {
+            continue;
+        };
+        let query =
+            |st: &mut rusqlite::Statement<'_>| -> rusqlite::Result<Vec<(String, Option<String>)>> {
+                st.query_map(
+                    params![session, followup.earlier_ms, followup.later_ms],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?
+                .collect()
+            };
+        let mut linked = query(&mut between)?;
+        if linked.is_empty() {
+            linked = query(&mut between_calls)?;
+        }
+        if linked.is_empty() {
+            agg.unlinked_corrections += u64::from(followup.reask);
+            continue;
+        }
+        for (tool, method) in linked {
+            let tally = agg.tally(&tool, method.as_deref());
+            if followup.reask {
+                tally.add_user_correction(followup.later_ms, true, window, t);
+            }
+            if followup.phrase.is_some() {
+                tally.phrase_hints += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::policy::thresholds::Thresholds;
+    use crate::store::Store;
+
+    const H: i64 = 3_600_000;
+
+    fn t() -> Thresholds {
+        Thresholds::default()
+    }
+
+    fn window() -> Window {
+        Window::new(0, 48 * H, 48 * H, &t())
+    }
+
+    /// What is recorded while a scan runs is after the high-water marks the scan returns, and out
+    /// of what it read: `tools health` then counts it live instead of losing it (the marks were
+    /// once read after the scan, past rows the scan never saw).
+    #[test]
+    fn a_scan_reads_one_snapshot_and_says_where_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let writer = Store::open(&path).unwrap();
+        let insert = |tool: &str| {
+            writer
+                .conn_ref()
+                .execute(
+                    "INSERT INTO outcomes (ts_ms, tool, status) VALUES (?1, ?2, 'ok')",
+                    rusqlite::params![H, tool],
+                )
+                .unwrap();
+        };
+        insert("before");
+        let reader = open_read_only(&path, crate::store::BUSY_TIMEOUT)
+            .unwrap()
+            .unwrap();
+        let policy = crate::domain::policy::Policy::builtin();
+        let (agg, hw) = scan(&reader, &policy, &window(), &t(), 0, 0, &mut |_, _| {
+            insert("during")
+        })
+        .unwrap();
+        assert_eq!(hw.outcomes, 1);
+        assert!(agg.tallies.contains_key("before"));
+        assert!(!agg.tallies.contains_key("during"));
+        let (agg, hw) = scan(&reader, &policy, &window(), &t(), 0, 0, &mut |_, _| {}).unwrap();
+        assert!(hw.outcomes > 1);
+        assert!(agg.tallies.contains_key("during"));
+    }
+}
