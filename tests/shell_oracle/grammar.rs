@@ -602,7 +602,7 @@ impl<'p> Grammar<'p> {
             format!("git -c diff.external={c} diff"),
             format!("git -c alias.x='!{c}' x"),
             format!("git -c core.sshCommand={c} fetch ssh://h/x 2>/dev/null"),
-            format!("git --config-env=core.pager=C -p log -1"),
+            "git --config-env=core.pager=C -p log -1".to_string(),
             format!("tar -I {c} -cf /dev/null a.txt"),
             format!("tar --use-compress-program={c} -cf /dev/null a.txt"),
             format!("tar -cf t.tar a.txt; tar --to-command={c} -xf t.tar"),

@@ -617,19 +617,18 @@ impl<'r> CommandReader<'r> {
     /// `letters` as frame `at` sees the word.
     fn arg_for<'w>(&self, at: usize, shape: &WordShape, letters: &'w [u8]) -> Arg<'w> {
         let static_word = shape.is_static();
-        if static_word {
-            if let Some(s) = self.frames[at]
+        if static_word
+            && let Some(s) = self.frames[at]
                 .substitutions
                 .iter()
                 .find(|s| contains(letters, &s.text))
-            {
-                let leading = letters.starts_with(&s.text);
-                return Arg {
-                    value: None,
-                    may_be_option: letters.first() == Some(&b'-') || (leading && !s.by_find),
-                    may_split: false,
-                };
-            }
+        {
+            let leading = letters.starts_with(&s.text);
+            return Arg {
+                value: None,
+                may_be_option: letters.first() == Some(&b'-') || (leading && !s.by_find),
+                may_split: false,
+            };
         }
         Arg {
             value: static_word.then_some(letters),

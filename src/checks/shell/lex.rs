@@ -505,8 +505,7 @@ impl<'s> Lexer<'s> {
         let mut bracket_open = false;
         let mut braces: Vec<Mark> = Vec::new();
         let mut first = true;
-        loop {
-            let Some(b) = self.peek() else { break };
+        while let Some(b) = self.peek() {
             if is_meta(b) {
                 break;
             }
@@ -603,7 +602,7 @@ impl<'s> Lexer<'s> {
                 .marks
                 .first()
                 .is_some_and(|m| m.at == 0 && (m.kind != MarkKind::Bracket || shape.glob));
-            !marked && !(shape.brace && *b == b'{')
+            !(marked || shape.brace && *b == b'{')
         });
         Ok(shape)
     }

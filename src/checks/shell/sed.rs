@@ -227,14 +227,14 @@ impl Reader<'_> {
                 return Ok(());
             };
             if b == b'#' {
-                self.to_line_end();
+                self.skip_line();
                 continue;
             }
             self.command()?;
         }
     }
 
-    fn to_line_end(&mut self) {
+    fn skip_line(&mut self) {
         while self.peek().is_some_and(|b| b != b'\n') {
             self.at += 1;
         }
@@ -297,7 +297,7 @@ impl Reader<'_> {
                 self.end_of_command()
             }
             b'r' | b'R' | b'w' | b'W' => {
-                self.to_line_end();
+                self.skip_line();
                 Ok(())
             }
             b'a' | b'i' | b'c' => {
@@ -443,7 +443,7 @@ impl Reader<'_> {
                     ));
                 }
                 Some(b'w') => {
-                    self.to_line_end();
+                    self.skip_line();
                     return Ok(());
                 }
                 _ => return self.end_of_command(),
