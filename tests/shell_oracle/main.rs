@@ -97,7 +97,6 @@ struct Tally {
     passed_default: u64,
     passed_allowlist: u64,
     ran: u64,
-    canary_ran: u64,
     bypass_default: u64,
     bypass_allowlist: u64,
     late: u64,
@@ -113,7 +112,6 @@ impl Tally {
         self.passed_default += o.passed_default;
         self.passed_allowlist += o.passed_allowlist;
         self.ran += o.ran;
-        self.canary_ran += o.canary_ran;
         self.bypass_default += o.bypass_default;
         self.bypass_allowlist += o.bypass_allowlist;
         self.late += o.late;
@@ -191,6 +189,10 @@ fn worker(root: &Path, seed: u64, count: u64, show: bool, bypasses: &Mutex<Vec<S
         world: &world,
     };
     let mut tally = Tally::default();
+    // Runs whose canary may still turn up late: recent passes (with their verdicts) and
+    // recent refused commands run for liveness.
+    let mut recent: std::collections::VecDeque<(u64, String, bool, bool)> = Default::default();
+    let mut refused_runs: std::collections::VecDeque<u64> = Default::default();
     let progress = count >= 100_000;
     for n in 0..count {
         if progress && n > 0 && n % 50_000 == 0 {
@@ -220,40 +222,66 @@ fn worker(root: &Path, seed: u64, count: u64, show: bool, bypasses: &Mutex<Vec<S
                 allowlist.as_ref().map_or("pass".to_string(), |f| f.rule()),
             );
         }
-        if !(passed_default || passed_allowlist) {
-            // One refused command in eight runs too: the canary must be live in them.
-            if tally.generated % 8 == 0 {
-                tally.refused_run += 1;
-                tally.refused_canary += u64::from(sandbox.run(text).canary);
+        let id = tally.generated;
+        let passed = passed_default || passed_allowlist;
+        // One refused command in eight runs too: the canary must be live in them.
+        if !passed && id % 8 != 0 {
+            continue;
+        }
+        let ran = sandbox.run(text, id);
+        if passed {
+            tally.ran += 1;
+            recent.push_back((id, text.clone(), passed_default, passed_allowlist));
+            if recent.len() > 64 {
+                recent.pop_front();
             }
-            continue;
+        } else {
+            tally.refused_run += 1;
+            refused_runs.push_back(id);
+            if refused_runs.len() > 64 {
+                refused_runs.pop_front();
+            }
         }
-        let ran = sandbox.run(text);
-        tally.ran += 1;
-        if ran.late {
-            tally.late += 1;
-            bypasses
-                .lock()
-                .unwrap()
-                .push(format!("a canary ran late, before {text:?}"));
+        let mut marks = ran.marks;
+        marks.sort_unstable();
+        marks.dedup();
+        for mark in marks {
+            let Some(mark) = mark else {
+                tally.late += 1;
+                bypasses.lock().unwrap().push(format!(
+                    "a canary ran without its run number, during {text:?}"
+                ));
+                continue;
+            };
+            if mark != id {
+                tally.late += 1;
+            }
+            if refused_runs.contains(&mark) {
+                tally.refused_canary += 1;
+                continue;
+            }
+            let Some((_, passed_text, by_default, by_allowlist)) =
+                recent.iter().find(|(r, ..)| *r == mark)
+            else {
+                bypasses
+                    .lock()
+                    .unwrap()
+                    .push(format!("a canary of run {mark} ran during {text:?}"));
+                continue;
+            };
+            let mut modes = Vec::new();
+            if *by_default {
+                tally.bypass_default += 1;
+                modes.push("default");
+            }
+            if *by_allowlist {
+                tally.bypass_allowlist += 1;
+                modes.push("allowlist");
+            }
+            let bypass = format!("{} mode passed {passed_text:?}", modes.join(" and "));
+            eprintln!("shell oracle: BYPASS: {bypass}");
+            bypasses.lock().unwrap().push(bypass);
         }
-        if !ran.canary {
-            continue;
-        }
-        tally.canary_ran += 1;
-        let mut modes = Vec::new();
-        if passed_default {
-            tally.bypass_default += 1;
-            modes.push("default");
-        }
-        if passed_allowlist {
-            tally.bypass_allowlist += 1;
-            modes.push("allowlist");
-        }
-        bypasses
-            .lock()
-            .unwrap()
-            .push(format!("{} mode passed {text:?}", modes.join(" and ")));
     }
     tally
 }
@@ -354,4 +382,37 @@ fn long_run_has_no_bypass() {
     let report = run(seed, count, threads(2));
     print(&report);
     assert_eq!(report.bypasses, Vec::<String>::new());
+}
+
+/// Prints the commands a worker generates around the first holding `SHELL_ORACLE_FIND`:
+/// where a bypass came from (`SHELL_ORACLE_SEED`, the long run's seed by default).
+#[test]
+#[ignore = "a tool: run by hand"]
+fn print_stream() {
+    let seed: u64 = std::env::var("SHELL_ORACLE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_0023_0001);
+    let find = std::env::var("SHELL_ORACLE_FIND").unwrap_or_default();
+    let places = Places {
+        bin: "/BIN".to_string(),
+    };
+    for t in 0..8u64 {
+        let mut grammar = Grammar::new(seed ^ (t.wrapping_mul(0x1000_0000_01b3)), &places);
+        let mut recent: std::collections::VecDeque<String> = Default::default();
+        for n in 0..400_000u64 {
+            let g = grammar.command();
+            if !find.is_empty() && g.text.contains(&find) {
+                println!("worker {t}, command {n}: {:?}", g.text);
+                for (k, r) in recent.iter().enumerate() {
+                    println!("  before -{}: {r:?}", recent.len() - k);
+                }
+                break;
+            }
+            recent.push_back(g.text);
+            if recent.len() > 4 {
+                recent.pop_front();
+            }
+        }
+    }
 }

@@ -22,12 +22,11 @@ pub struct Sandbox {
     shim: String,
 }
 
-/// What running a command showed.
+/// Which runs' canaries wrote their mark while a command ran: each run's number, as the
+/// shim read it from `MG_RUN` (a canary a command left running in the background may write
+/// during a later run, and is told apart so). `None`: a canary run without the variable.
 pub struct Ran {
-    /// The canary ran.
-    pub canary: bool,
-    /// A canary of an earlier command turned up late (it ran in the background).
-    pub late: bool,
+    pub marks: Vec<Option<u64>>,
 }
 
 const FIXTURE_TEXT: &str = "a b\nmgcanary x\nc d\n";
@@ -48,7 +47,10 @@ impl Sandbox {
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::create_dir_all(work.join("sub")).unwrap();
         let mark = root.join("mark");
-        let shim = format!("#!/bin/sh\necho ran >> '{}'\nexit 0\n", mark.display());
+        let shim = format!(
+            "#!/bin/sh\necho \"${{MG_RUN:-unknown}}\" >> '{}'\nexit 0\n",
+            mark.display()
+        );
         let sandbox = Sandbox {
             root: root.to_path_buf(),
             home,
@@ -133,10 +135,10 @@ impl Sandbox {
         std::fs::write(self.work.join("Makefile"), "all:\n\t@true\n").unwrap();
     }
 
-    /// Runs `command` with `bash --norc --noprofile -c` and says whether the canary ran.
-    pub fn run(&self, command: &str) -> Ran {
-        let late = self.mark.exists();
-        let _ = std::fs::remove_file(&self.mark);
+    /// Runs `command` with `bash --norc --noprofile -c` as run number `id`, and says which
+    /// runs' canaries ran meanwhile.
+    pub fn run(&self, command: &str, id: u64) -> Ran {
+        let mut marks = self.take_marks();
         let path = format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.display());
         // Limits first (CPU, memory, file size), then bash, in a process group of its own
         // that a timeout kills whole.
@@ -151,6 +153,7 @@ impl Sandbox {
             .env("HOME", &self.home)
             .env("LANG", "C.UTF-8")
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("MG_RUN", id.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -174,16 +177,21 @@ impl Sandbox {
                 let _ = writeln!(std::io::stderr(), "could not run bash for {command:?}: {e}");
             }
         }
-        let mut canary = self.mark.exists();
-        if !canary
-            && (command.contains('&') || command.contains("setsid") || command.contains("nohup"))
-        {
+        if command.contains('&') || command.contains("setsid") || command.contains("nohup") {
             // Something in the background may run a moment later.
             std::thread::sleep(Duration::from_millis(30));
-            canary = self.mark.exists();
         }
-        let _ = std::fs::remove_file(&self.mark);
+        marks.extend(self.take_marks());
         self.restore();
-        Ran { canary, late }
+        Ran { marks }
+    }
+
+    /// The runs whose canaries have written since the last look, and a clean mark file.
+    fn take_marks(&self) -> Vec<Option<u64>> {
+        let Ok(text) = std::fs::read_to_string(&self.mark) else {
+            return Vec::new();
+        };
+        let _ = std::fs::remove_file(&self.mark);
+        text.lines().map(|l| l.trim().parse().ok()).collect()
     }
 }
