@@ -479,20 +479,24 @@ impl Checker {
 
     /// What a model told that a command is not allowed should do instead.
     pub(crate) fn allowed_suggestion(&self) -> String {
-        let listed: Vec<&str> = self
+        const SHOWN: usize = 24;
+        let all: Vec<&str> = self
             .shell_allowed
             .iter()
             .flatten()
             .map(CommandPattern::as_str)
-            .take(24)
             .collect();
-        if listed.is_empty() {
+        if all.is_empty() {
             return "No program may run here: answer without running commands".to_string();
         }
-        format!(
+        let mut text = format!(
             "Use only the programs the policy allows: {}",
-            listed.join(", ")
-        )
+            all[..all.len().min(SHOWN)].join(", ")
+        );
+        if all.len() > SHOWN {
+            text.push_str(&format!(" and {} more", all.len() - SHOWN));
+        }
+        text
     }
 
     /// Whether running `command` would run the metagate binary itself.
