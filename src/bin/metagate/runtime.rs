@@ -1,12 +1,15 @@
 //! What every command may need from the world: the clock and where the store is.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use metagate::domain::enforce::{Checker, Setup};
 use metagate::domain::events::parse_time;
 use metagate::domain::policy::Policy;
+use metagate::jobs::gate::Context as CallContext;
+use metagate::jobs::mcp::{CheckerSetup, Clock, OpenStore};
 use metagate::store::{self, Store, StoreError};
 
 pub struct Env {
@@ -46,19 +49,47 @@ impl Env {
     /// The policy checks as `gate` and `lint` run them: relative to the working folder, with
     /// the policy file and the store protected (so the same call gets the same verdict in both).
     pub fn checker(&self, policy: &Policy) -> Result<Checker> {
+        let setup = self.checker_setup(policy)?;
+        Ok(Checker::new(
+            policy,
+            &Setup {
+                cwd: &setup.cwd,
+                protected: setup.protected,
+                home: setup.home,
+            },
+        ))
+    }
+
+    /// What [`Env::checker`] builds the checks from, for a job that builds them again.
+    pub fn checker_setup(&self, policy: &Policy) -> Result<CheckerSetup> {
         let cwd = std::env::current_dir().context("cannot read the working folder")?;
         let mut protected: Vec<PathBuf> = policy.origin.iter().cloned().collect();
         if let Ok(db) = self.db_path() {
             protected.push(db);
         }
-        Ok(Checker::new(
-            policy,
-            &Setup {
-                cwd: &cwd,
-                protected,
-                home: std::env::var_os("HOME").map(Into::into),
-            },
-        ))
+        Ok(CheckerSetup {
+            cwd,
+            protected,
+            home: std::env::var_os("HOME").map(Into::into),
+        })
+    }
+
+    /// [`Env::clock`] for a job's threads.
+    pub fn shared_clock(&self) -> Clock {
+        match self.fixed_now_ms {
+            Some(ms) => Arc::new(move || ms),
+            None => Arc::new(wall_clock_ms),
+        }
+    }
+
+    /// Opens the store for writing, as often as a job's threads need a connection of their own.
+    pub fn store_opener(&self) -> OpenStore {
+        let path = self.db_path().ok();
+        let options = self.store_options;
+        Arc::new(move || match &path {
+            Some(path) => Store::open_with(path, options),
+            None => Err(StoreError::NoPath),
+        })
     }
 
     /// Where the store is, in the documented order.
@@ -118,4 +149,26 @@ pub fn check_intent(policy: &Policy, intent: Option<&str>, quiet: bool) -> Resul
         );
     }
     Ok(())
+}
+
+/// Who is calling and why. A blank ID would be recorded and counted as a session (or caller)
+/// of its own, one that `permit grant --session` refuses to name: refused here as there.
+pub fn call_context(
+    session: Option<&str>,
+    caller: Option<&str>,
+    intent: Option<&str>,
+) -> Result<CallContext> {
+    for (value, flag, var) in [
+        (session, "--session", "METAGATE_SESSION"),
+        (caller, "--caller", "METAGATE_CALLER"),
+    ] {
+        if value.is_some_and(|v| v.trim().is_empty()) {
+            bail!("{flag} (or {var}) is empty: give an ID, or leave it unset");
+        }
+    }
+    Ok(CallContext {
+        session: session.map(str::to_string),
+        caller: caller.map(str::to_string),
+        intent: intent.map(str::to_string),
+    })
 }
