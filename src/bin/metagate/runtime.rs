@@ -83,9 +83,13 @@ impl Env {
     }
 
     /// Opens the store for writing, as often as a job's threads need a connection of their own.
-    pub fn store_opener(&self) -> OpenStore {
+    /// Not `durable`: see [`store::Options::durable`].
+    pub fn store_opener(&self, durable: bool) -> OpenStore {
         let path = self.db_path().ok();
-        let options = self.store_options;
+        let options = store::Options {
+            durable,
+            ..self.store_options
+        };
         Arc::new(move || match &path {
             Some(path) => Store::open_with(path, options),
             None => Err(StoreError::NoPath),

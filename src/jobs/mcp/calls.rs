@@ -55,14 +55,14 @@ pub struct CallGate {
 }
 
 enum Recording {
-    Store(TelemetrySink),
+    Store(Box<TelemetrySink>),
     Off(Unrecorded),
 }
 
 impl Recording {
     fn sink(&mut self) -> &mut dyn Sink {
         match self {
-            Recording::Store(s) => s,
+            Recording::Store(s) => s.as_mut(),
             Recording::Off(s) => s,
         }
     }
@@ -105,13 +105,13 @@ impl CallGate {
         let sink = match telemetry {
             Some(open) => {
                 let now = Arc::clone(&clock);
-                Recording::Store(TelemetrySink::new(
+                Recording::Store(Box::new(TelemetrySink::new(
                     open(),
                     context.clone(),
                     Box::new(move || now()),
                     base.rules.counts(),
                     base.rules.limits.loop_breaker.is_some(),
-                ))
+                )))
             }
             None => Recording::Off(Unrecorded {
                 facts: NoFacts,

@@ -145,12 +145,18 @@ fn read_answer(message: &Message<'_>) -> (bool, Option<Category>, Option<String>
         return (true, None, None);
     };
     let text = result.content.map(|c| texts(c.get())).unwrap_or_default();
-    // The SDKs report their own refusals in the text: "MCP error -32602: Input validation …".
-    let category = text
-        .strip_prefix("MCP error ")
-        .and_then(|rest| rest.split(':').next())
-        .and_then(|code| code.trim().parse::<i64>().ok())
-        .map(category_of);
+    // The TypeScript SDK reports its own refusals in the text: "MCP error -32602: Input
+    // validation error: …", and an unknown tool as "MCP error -32602: Tool x not found".
+    let category = text.strip_prefix("MCP error ").and_then(|rest| {
+        let (code, why) = rest.split_once(':')?;
+        let code = code.trim().parse::<i64>().ok()?;
+        let unknown_tool = why.trim_start().starts_with("Tool ") && why.contains(" not found");
+        Some(if unknown_tool {
+            Category::ToolNotFound
+        } else {
+            category_of(code)
+        })
+    });
     (false, category, Some(text))
 }
 
@@ -309,6 +315,10 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"MCP error -32602: Input validation error"}]}}"#,
         );
         assert_eq!(sdk.error_type.as_deref(), Some("invalid_parameters"));
+        let unknown = answered(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"MCP error -32602: Tool nope not found"}]}}"#,
+        );
+        assert_eq!(unknown.error_type.as_deref(), Some("tool_not_found"));
         let rpc = answered(
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}"#,
         );

@@ -219,107 +219,73 @@ fn the_session_ends_in_order_when_the_client_leaves() {
     });
 }
 
-/// The client stops reading while the server floods it: what waits for the client stays
-/// bounded, and the client's own messages still reach the server. Once the client reads
+/// One side stops reading while the other floods it: what waits for the stalled side stays
+/// bounded, and the messages the stalled side itself sends still go through. Once it reads
 /// again, everything arrives, in order.
-#[test]
-fn a_client_that_stops_reading_holds_back_only_what_is_sent_to_it() {
+fn one_side_stops_reading(client_stalls: bool) {
     let bounds = Bounds {
         messages: 64,
         bytes: 256 * 1024,
     };
     within(Duration::from_secs(60), move || {
-        let (mut client, server) = start(None, bounds);
+        let (client, server) = start(None, bounds);
+        // The stalled side: who floods it, and its own reader; the other direction: who the
+        // stalled side talks to, and how that side reads it.
+        let (mut flooder, mut stalled, mut talker, mut listener) = if client_stalls {
+            (
+                server.to_relay,
+                client.from_relay,
+                client.to_relay,
+                server.from_relay,
+            )
+        } else {
+            (
+                client.to_relay,
+                server.from_relay,
+                server.to_relay,
+                client.from_relay,
+            )
+        };
         let padding = "x".repeat(4096);
         let flood = 2000; // 8 MB: many times what the pipes and the queue hold
-        let Server {
-            from_relay: mut server_reads,
-            to_relay: mut server_writes,
-        } = server;
         let writer = std::thread::spawn(move || {
             for i in 0..flood {
                 send(
-                    &mut server_writes,
+                    &mut flooder,
                     &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": i, "data": padding}}),
                 );
             }
-            server_writes
+            flooder
         });
-        // While the client reads nothing, the server still gets every message it sends.
         for i in 0..500 {
             send(
-                &mut client.to_relay,
+                &mut talker,
                 &json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"n": i}}),
             );
         }
         for i in 0..500 {
-            assert_eq!(receive(&mut server_reads)["params"]["n"], i);
+            assert_eq!(receive(&mut listener)["params"]["n"], i);
         }
         assert!(
             !writer.is_finished(),
-            "the server is held back by the client"
+            "the flood is held back by the side not reading"
         );
-        let (to_client, _) = client.relay.most_queued();
-        assert!(
-            to_client <= bounds.bytes + 8192,
-            "the queue held {to_client} bytes"
-        );
+        let (to_client, to_server) = client.relay.most_queued();
+        let held = if client_stalls { to_client } else { to_server };
+        assert!(held <= bounds.bytes + 8192, "the queue held {held} bytes");
         for i in 0..flood {
-            assert_eq!(receive(&mut client.from_relay)["params"]["n"], i);
+            assert_eq!(receive(&mut stalled)["params"]["n"], i);
         }
         writer.join().unwrap();
     });
 }
 
-/// The server stops reading while the client floods it: the client's messages wait (bounded),
-/// and the server's messages still reach the client. Once the server reads again, all of the
-/// client's arrive, in order.
+#[test]
+fn a_client_that_stops_reading_holds_back_only_what_is_sent_to_it() {
+    one_side_stops_reading(true);
+}
+
 #[test]
 fn a_server_that_stops_reading_holds_back_only_what_is_sent_to_it() {
-    let bounds = Bounds {
-        messages: 64,
-        bytes: 256 * 1024,
-    };
-    within(Duration::from_secs(60), move || {
-        let (client, mut server) = start(None, bounds);
-        let Session {
-            to_relay: mut client_writes,
-            from_relay: mut client_reads,
-            relay,
-            ..
-        } = client;
-        let padding = "y".repeat(4096);
-        let flood = 2000;
-        let writer = std::thread::spawn(move || {
-            for i in 0..flood {
-                send(
-                    &mut client_writes,
-                    &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": i, "data": padding}}),
-                );
-            }
-            client_writes
-        });
-        for i in 0..500 {
-            send(
-                &mut server.to_relay,
-                &json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"n": i}}),
-            );
-        }
-        for i in 0..500 {
-            assert_eq!(receive(&mut client_reads)["params"]["n"], i);
-        }
-        assert!(
-            !writer.is_finished(),
-            "the client is held back by the server"
-        );
-        let (_, to_server) = relay.most_queued();
-        assert!(
-            to_server <= bounds.bytes + 8192,
-            "the queue held {to_server} bytes"
-        );
-        for i in 0..flood {
-            assert_eq!(receive(&mut server.from_relay)["params"]["n"], i);
-        }
-        writer.join().unwrap();
-    });
+    one_side_stops_reading(false);
 }
