@@ -6,5 +6,6 @@ pub mod gate;
 pub mod health;
 pub mod lint;
 pub mod mcp;
+pub mod own_files;
 pub mod permit;
 pub mod record;

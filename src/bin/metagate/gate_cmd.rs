@@ -26,7 +26,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         args.caller.as_deref(),
         args.intent.as_deref(),
     )?;
-    let checker = env.checker(policy)?;
+    let checker = env.checker(policy, &args.tools)?;
     // One second of memory: a stream checking the same folders pays for them once a second.
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
     let run = Run {

@@ -51,7 +51,7 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
         Some(open)
     };
     let config = Config {
-        checker: env.checker_setup(&base)?,
+        checker: env.checker_setup(&base, &[])?,
         policy: inputs,
         base,
         context,

@@ -10,23 +10,26 @@ use metagate::domain::events::parse_time;
 use metagate::domain::policy::Policy;
 use metagate::jobs::gate::Context as CallContext;
 use metagate::jobs::mcp::{CheckerSetup, Clock, OpenStore};
+use metagate::jobs::own_files::{Whereabouts, own_files};
 use metagate::store::{self, Store, StoreError};
 
 pub struct Env {
     db_flag: Option<PathBuf>,
+    policy_flag: Option<PathBuf>,
     store_options: store::Options,
     /// A fixed now (the hidden `--now`), for tests that control time.
     fixed_now_ms: Option<i64>,
 }
 
 impl Env {
-    pub fn new(db: Option<&Path>, now: Option<&str>) -> Result<Env> {
+    pub fn new(db: Option<&Path>, policy: Option<&Path>, now: Option<&str>) -> Result<Env> {
         let fixed_now_ms = now
             .map(|t| parse_time(t).map_err(anyhow::Error::msg))
             .transpose()
             .context("--now")?;
         Ok(Env {
             db_flag: db.map(Path::to_path_buf),
+            policy_flag: policy.map(Path::to_path_buf),
             store_options: store::Options::default(),
             fixed_now_ms,
         })
@@ -47,9 +50,10 @@ impl Env {
     }
 
     /// The policy checks as `gate` and `lint` run them: relative to the working folder, with
-    /// the policy file and the store protected (so the same call gets the same verdict in both).
-    pub fn checker(&self, policy: &Policy) -> Result<Checker> {
-        let setup = self.checker_setup(policy)?;
+    /// metagate's own files protected (so the same call gets the same verdict in both): every
+    /// policy file and store a run may read, and the tool definitions this one read (`tools`).
+    pub fn checker(&self, policy: &Policy, tools: &[PathBuf]) -> Result<Checker> {
+        let setup = self.checker_setup(policy, tools)?;
         Ok(Checker::new(
             policy,
             &Setup {
@@ -61,16 +65,30 @@ impl Env {
     }
 
     /// What [`Env::checker`] builds the checks from, for a job that builds them again.
-    pub fn checker_setup(&self, policy: &Policy) -> Result<CheckerSetup> {
+    pub fn checker_setup(&self, policy: &Policy, tools: &[PathBuf]) -> Result<CheckerSetup> {
         let cwd = std::env::current_dir().context("cannot read the working folder")?;
-        let mut protected: Vec<PathBuf> = policy.origin.iter().cloned().collect();
-        if let Ok(db) = self.db_path() {
-            protected.push(db);
-        }
+        let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+        let (home, xdg_config_home, xdg_state_home) =
+            (var("HOME"), var("XDG_CONFIG_HOME"), var("XDG_STATE_HOME"));
+        let (env_policy, env_db) = (var("METAGATE_POLICY"), var("METAGATE_DB"));
+        let protected = own_files(
+            &Whereabouts {
+                cwd: &cwd,
+                home: home.as_deref(),
+                xdg_config_home: xdg_config_home.as_deref(),
+                xdg_state_home: xdg_state_home.as_deref(),
+                policy_flag: self.policy_flag.as_deref(),
+                env_policy: env_policy.as_deref(),
+                db_flag: self.db_flag.as_deref(),
+                env_db: env_db.as_deref(),
+            },
+            policy,
+            tools,
+        );
         Ok(CheckerSetup {
             cwd,
             protected,
-            home: std::env::var_os("HOME").map(Into::into),
+            home,
         })
     }
 
