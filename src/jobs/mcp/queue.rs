@@ -208,7 +208,14 @@ mod tests {
             let q = Arc::clone(&q);
             std::thread::spawn(move || q.push(b"b\n".to_vec()))
         };
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!pusher.is_finished(), "waits for room");
+        q.abandon();
+        assert_eq!(pusher.join().unwrap(), Err(Closed), "released");
+        // A writer whose side is gone abandons its queue.
+        let q = Queue::new(Bounds::default());
+        q.push(b"a\n".to_vec()).unwrap();
         assert!(q.write_to(&mut Gone).is_err());
-        assert_eq!(pusher.join().unwrap(), Err(Closed));
+        assert_eq!(q.push(b"b\n".to_vec()), Err(Closed));
     }
 }
