@@ -28,6 +28,20 @@ pub struct OwnBinary {
     names: RefCell<FxHashMap<Box<[u8]>, bool>>,
 }
 
+/// A clone starts with nothing remembered.
+impl Clone for OwnBinary {
+    fn clone(&self) -> OwnBinary {
+        OwnBinary {
+            path: self.path.clone(),
+            device: self.device,
+            inode: self.inode,
+            search: self.search.clone(),
+            cwd: self.cwd.clone(),
+            names: RefCell::default(),
+        }
+    }
+}
+
 impl OwnBinary {
     /// `exe` is the running binary (`std::env::current_exe`), `path_var` the `PATH` commands
     /// are looked up in, `cwd` the folder relative command paths start from. None when the
@@ -56,18 +70,6 @@ impl OwnBinary {
             cwd: cwd.to_path_buf(),
             names: RefCell::default(),
         })
-    }
-
-    /// The same binary, with nothing remembered yet.
-    pub fn fresh(&self) -> OwnBinary {
-        OwnBinary {
-            path: self.path.clone(),
-            device: self.device,
-            inode: self.inode,
-            search: self.search.clone(),
-            cwd: self.cwd.clone(),
-            names: RefCell::default(),
-        }
     }
 
     /// The binary's path, resolved.

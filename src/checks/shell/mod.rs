@@ -14,7 +14,8 @@
 //! * [`command`] reads each simple command word by word: the command name must be written
 //!   out, assignments may not touch variables that change what runs ([`variables`]),
 //!   builtins are passed only in the forms [`builtins`] models, and programs that run other
-//!   commands or code are followed or refused by [`programs`], [`git`] and [`sed`];
+//!   commands or code are followed or refused by [`programs`] ([`wrappers`],
+//!   [`interpreters`], [`guarded`]), [`git`] and [`sed`];
 //! * [`protected`] keeps commands away from metagate's own files.
 //!
 //! The check is pure: the file system comes in through [`World`] (where a redirection may
@@ -27,12 +28,15 @@
 mod builtins;
 mod command;
 mod git;
+mod guarded;
+mod interpreters;
 mod lex;
 mod parse;
 mod programs;
 mod protected;
 mod sed;
 mod variables;
+mod wrappers;
 
 #[cfg(test)]
 mod tests;

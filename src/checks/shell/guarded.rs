@@ -1,14 +1,14 @@
 //! Programs whose options or subcommands name commands: those are refused.
 
-use super::super::command::{Arg, Step};
-use super::super::{shown, unsupported};
-use super::{not_written, reads_descriptor, refusal};
+use super::command::{Arg, Step};
+use super::programs::{not_written, reads_descriptor, refusal};
+use super::{shown, unsupported};
 
 // ---------------------------------------------------------------------------
 // Programs with options that name commands: those options are refused, and so is a word
 // that is not written out and may be an option.
 
-pub(crate) struct GuardSpec {
+pub(super) struct GuardSpec {
     name: &'static str,
     /// Long options (without `--`) that name a command or read code; any abbreviation bash
     /// passes (`--to-com`) is refused too, as GNU programs accept them.
@@ -72,7 +72,7 @@ pub(super) const PAGERS: GuardSpec = GuardSpec {
     plus_commands: true,
 };
 
-pub(crate) struct Guarded {
+pub(super) struct Guarded {
     spec: &'static GuardSpec,
     operands: bool,
 }
@@ -146,7 +146,7 @@ impl Guarded {
         if self.spec.assignments
             && !bundle
             && let Some(eq) = memchr::memchr(b'=', v)
-            && let Err(f) = super::super::variables::check_name(&v[..eq])
+            && let Err(f) = super::variables::check_name(&v[..eq])
         {
             return refusal(f, true);
         }
@@ -183,7 +183,7 @@ impl Guarded {
 // ---------------------------------------------------------------------------
 // Programs with subcommands that run any command.
 
-pub(crate) struct Subcommands {
+pub(super) struct Subcommands {
     pub(super) name: &'static str,
     pub(super) subcommands: &'static [&'static str],
 }

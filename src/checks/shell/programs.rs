@@ -3,17 +3,13 @@
 //! they run (shells, `python3 -c`, `awk` with `system`, `ssh`, …), unless `allow_commands`
 //! names them. Every other program is ordinary: its words are its own business.
 
-mod code;
-mod guarded;
-mod wrappers;
-
 use super::command::{Arg, Step};
 use super::git::Git;
+use super::guarded::{APT, Guarded, MAKE, PAGERS, SORT, Subcommands, TAR};
+use super::interpreters::{Awk, Interpreter, NODE, PERL, PYTHON, RUBY};
 use super::sed::Sed;
+use super::wrappers::{Env, Find, NICE, NOHUP, SETSID, STDBUF, TIME, TIMEOUT, Wrapper, Xargs};
 use super::{Finding, shown, unsupported};
-use code::{Awk, Interpreter, NODE, PERL, PYTHON, RUBY};
-use guarded::{APT, Guarded, MAKE, PAGERS, SORT, Subcommands, TAR};
-use wrappers::{Env, Find, NICE, NOHUP, SETSID, STDBUF, TIME, TIMEOUT, Wrapper, Xargs};
 
 /// Shells: whatever they are given, they read code the check does not see (a script, a
 /// string, standard input, start-up files named by the environment).

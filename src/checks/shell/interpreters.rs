@@ -1,13 +1,15 @@
 //! Interpreters (a script file passes, code given any other way does not) and awk.
 
-use super::super::command::{Arg, Step};
-use super::super::{Finding, shown, unsupported};
-use super::{PYTHON_CODE_MODULES, not_written, reads_descriptor, refusal, unknown_option};
+use super::command::{Arg, Step};
+use super::programs::{
+    PYTHON_CODE_MODULES, not_written, reads_descriptor, refusal, unknown_option,
+};
+use super::{Finding, shown, unsupported};
 
 // ---------------------------------------------------------------------------
 // Interpreters: a script file passes, code given any other way does not.
 
-pub(crate) struct InterpreterSpec {
+pub(super) struct InterpreterSpec {
     name: &'static str,
     /// Options whose value (attached or next) is code; also single letters in a bundle.
     code: &'static [&'static str],
@@ -103,7 +105,7 @@ pub(super) const NODE: InterpreterSpec = InterpreterSpec {
     follows_shebang: false,
 };
 
-pub(crate) struct Interpreter {
+pub(super) struct Interpreter {
     spec: &'static InterpreterSpec,
     value: bool,
     module: bool,
@@ -254,7 +256,7 @@ impl Interpreter {
 // awk
 
 #[derive(Default)]
-pub(crate) struct Awk {
+pub(super) struct Awk {
     value: bool,
     /// A program was given (`-f`, or the first operand).
     program: bool,
@@ -263,7 +265,7 @@ pub(crate) struct Awk {
 /// What in an awk program runs a command: `system(…)`, a pipe to or from a command
 /// (`|`, `|&`, but not `||`), and gawk's indirect calls (`@f()`), which can reach `system`.
 fn awk_runs_commands(program: &[u8]) -> Option<&'static str> {
-    if super::super::command::contains(program, b"system") {
+    if super::command::contains(program, b"system") {
         return Some("`system`");
     }
     if program.contains(&b'@') {

@@ -1,15 +1,15 @@
 //! Programs that run the command after their options: `env`, `nice`, `nohup`, `timeout`,
 //! `stdbuf`, `setsid`, `time`, `xargs`, and `find -exec`.
 
-use super::super::command::{Arg, Inner, Step};
-use super::super::{Finding, unsupported};
-use super::{not_written, refusal, unknown_option};
+use super::command::{Arg, Inner, Step};
+use super::programs::{not_written, refusal, unknown_option};
+use super::{Finding, unsupported};
 
 // ---------------------------------------------------------------------------
 // Wrappers: options, operands, then a command.
 
 /// The options of a program that runs the command after them.
-pub(crate) struct WrapperSpec {
+pub(super) struct WrapperSpec {
     name: &'static str,
     /// Short options that take a value (attached or as the next word).
     short_values: &'static [u8],
@@ -99,7 +99,7 @@ enum WrapperStage {
     Operands(usize),
 }
 
-pub(crate) struct Wrapper {
+pub(super) struct Wrapper {
     spec: &'static WrapperSpec,
     stage: WrapperStage,
 }
@@ -208,7 +208,7 @@ impl Wrapper {
 // env
 
 #[derive(Default)]
-pub(crate) struct Env {
+pub(super) struct Env {
     /// An option's value comes next.
     value: bool,
     /// Past the options: assignments, then the command.
@@ -275,7 +275,7 @@ impl Env {
             self.assignments = true;
         }
         if let Some(eq) = memchr::memchr(b'=', v) {
-            return match super::super::variables::check_name(&v[..eq]) {
+            return match super::variables::check_name(&v[..eq]) {
                 Ok(()) => Step::Next,
                 Err(f) => refusal(f, false),
             };
@@ -302,7 +302,7 @@ fn split_string() -> Finding {
 // xargs
 
 #[derive(Default)]
-pub(crate) struct Xargs {
+pub(super) struct Xargs {
     value: bool,
     /// The next word is the replace string of `-I`.
     replace_next: bool,
@@ -411,7 +411,7 @@ impl Xargs {
 // find
 
 #[derive(Default)]
-pub(crate) struct Find {
+pub(super) struct Find {
     pub(super) in_exec: bool,
     /// The next word is the command of an `-exec`.
     exec_next: bool,
