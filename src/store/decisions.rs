@@ -16,9 +16,8 @@ use crate::store::{Store, StoreError};
 
 /// Decisions waiting for their group's commit, and what the checks have read since the last one.
 pub struct DecisionLog {
-    /// The store's recorder, or why the store could not be opened (every question and commit
-    /// then fails with it).
-    recorder: Result<Recorder, String>,
+    /// The store's recorder.
+    recorder: Recorder,
     /// Whether limits are counted (then calls recorded but not yet committed count too).
     counting: bool,
     /// Calls let through since the last commit, by what they count toward.
@@ -35,41 +34,33 @@ pub struct DecisionLog {
 }
 
 impl DecisionLog {
-    /// `counting`: the policy sets limits; `loop_breaker`: one of them is the loop breaker,
-    /// which needs its index.
+    /// Decisions go into `store`, opened for writing: a store that cannot be opened is the
+    /// operator's to fix before the first call, not a fault of each call. `counting`: the
+    /// policy sets limits; `loop_breaker`: one of them is the loop breaker, which needs its
+    /// index (made here, so that a store that cannot take it fails now too).
     pub fn new(
-        store: Result<Store, StoreError>,
+        mut store: Store,
         counting: bool,
         loop_breaker: bool,
-    ) -> DecisionLog {
-        let store = store.and_then(|mut s| {
-            if counting {
-                s.ensure_limit_indexes(loop_breaker)?;
-            }
-            Ok(s)
-        });
-        let store_path = store
-            .as_ref()
-            .ok()
-            .map(|s| std::path::absolute(s.path()).unwrap_or_else(|_| s.path().to_path_buf()));
-        DecisionLog {
+    ) -> Result<DecisionLog, StoreError> {
+        if counting {
+            store.ensure_limit_indexes(loop_breaker)?;
+        }
+        let store_path =
+            Some(std::path::absolute(store.path()).unwrap_or_else(|_| store.path().to_path_buf()));
+        Ok(DecisionLog {
             store_path,
-            recorder: store.map(Recorder::new).map_err(|e| e.to_string()),
+            recorder: Recorder::new(store),
             counting,
             pending: HashMap::new(),
             read: HashMap::new(),
             grants_read: HashMap::new(),
-        }
+        })
     }
 
-    /// The store, when it opened.
-    pub fn store(&mut self) -> Option<&mut Store> {
-        self.recorder.as_mut().ok().map(Recorder::store_mut)
-    }
-
-    /// Whether the store opened (decisions are only kept when it did).
-    pub fn is_open(&self) -> bool {
-        self.recorder.is_ok()
+    /// The store.
+    pub fn store(&mut self) -> &mut Store {
+        self.recorder.store_mut()
     }
 
     /// Holds a decision's row (and its grant audit event) for the next commit.
@@ -77,11 +68,9 @@ impl DecisionLog {
         if self.counting {
             self.count_pending(&row);
         }
-        if let Ok(recorder) = &mut self.recorder {
-            recorder.push(row);
-            if let Some(e) = grant_event {
-                recorder.push_grant_event(e);
-            }
+        self.recorder.push(row);
+        if let Some(e) = grant_event {
+            self.recorder.push_grant_event(e);
         }
     }
 
@@ -91,10 +80,7 @@ impl DecisionLog {
         self.pending.clear();
         self.read.clear();
         self.grants_read.clear();
-        match &mut self.recorder {
-            Ok(recorder) => recorder.commit().map_err(|e| e.to_string()),
-            Err(reason) => Err(reason.clone()),
-        }
+        self.recorder.commit().map_err(|e| e.to_string())
     }
 
     fn count_pending(&mut self, row: &DecisionRow) {
@@ -138,10 +124,7 @@ impl Counts for DecisionLog {
         let stored = match self.read.get(&(key.clone(), window)) {
             Some(c) => *c,
             None => {
-                let recorder = match &mut self.recorder {
-                    Ok(r) => r,
-                    Err(reason) => return Err(Unanswerable::Store(reason.clone())),
-                };
+                let recorder = &mut self.recorder;
                 // Counted under the write lock, held until this group's rows are committed:
                 // a process counting at the same moment waits, then sees these calls.
                 recorder
@@ -174,11 +157,7 @@ impl Counts for DecisionLog {
         tool: &str,
         evidence: Evidence,
     ) -> Result<bool, Unanswerable> {
-        let store = match &self.recorder {
-            Ok(r) => r.store(),
-            Err(reason) => return Err(Unanswerable::Store(reason.clone())),
-        };
-        telemetry::completed(store, session, tool, evidence)
+        telemetry::completed(self.recorder.store(), session, tool, evidence)
             .map_err(|e| Unanswerable::Store(e.to_string()))
     }
 }
@@ -188,11 +167,9 @@ impl GrantLookup for DecisionLog {
         if let Some(g) = self.grants_read.get(capability) {
             return Ok(g.clone());
         }
-        let grants = match &self.recorder {
-            Ok(r) => crate::store::grants::candidates(r.store().conn_ref(), capability, now_ms)
-                .map_err(|e| Unanswerable::Store(r.store().err(e).to_string()))?,
-            Err(reason) => return Err(Unanswerable::Store(reason.clone())),
-        };
+        let store = self.recorder.store();
+        let grants = crate::store::grants::candidates(store.conn_ref(), capability, now_ms)
+            .map_err(|e| Unanswerable::Store(store.err(e).to_string()))?;
         self.grants_read
             .insert(capability.to_string(), grants.clone());
         Ok(grants)

@@ -16,5 +16,6 @@ mod policy;
 mod policy_checks;
 mod properties;
 mod repair;
+mod setup;
 mod telemetry;
 mod tools;

@@ -47,16 +47,25 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         fs: &fs,
         scope: Scope { runtime: true },
     };
+    // Set-up faults end the run here, before a line is read: a store that cannot be used, or
+    // rules that need one when there is none, are the operator's to fix. Answered per call,
+    // they would reach the model as a rejection it can do nothing about.
     let mut sink: Box<dyn Sink> = if args.no_telemetry {
+        refuse_rules_without_store(policy)?;
         Box::new(NoSink::at(env.clock()()))
     } else {
-        Box::new(TelemetrySink::new(
-            env.open_store(),
+        let store = env
+            .open_store()
+            .context("cannot use the telemetry store (gate records every decision in it)")?;
+        let sink = TelemetrySink::new(
+            store,
             context.clone(),
             env.clock(),
             policy.rules.counts(),
             policy.rules.limits.loop_breaker.is_some(),
-        ))
+        )
+        .context("cannot use the telemetry store (gate records every decision in it)")?;
+        Box::new(sink)
     };
     if args.jsonl {
         let mut reader = BufReader::with_capacity(4 << 20, io::stdin().lock());
@@ -82,4 +91,23 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         Verdict::Rejected => Status::Rejected,
         Verdict::Pass | Verdict::Corrected => Status::Success,
     })
+}
+
+/// Limits, prerequisites and grants are read from the telemetry store. Without one they could
+/// only be skipped (the operator's rules silently off) or fail every call they apply to (a
+/// rejection the model cannot act on): refused before the first call instead.
+fn refuse_rules_without_store(policy: &Policy) -> Result<()> {
+    let rules = policy.rules.read_from_the_store();
+    if rules.is_empty() {
+        return Ok(());
+    }
+    let source = policy.origin.as_ref().map_or_else(
+        || "the built-in policy".to_string(),
+        |p| format!("policy {}", p.display()),
+    );
+    anyhow::bail!(
+        "--no-telemetry, but {source} sets {} (read from the telemetry store at each call): \
+         run gate with telemetry on, or with a policy without them",
+        rules.join(", ")
+    )
 }

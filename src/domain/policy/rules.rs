@@ -215,6 +215,22 @@ impl Rules {
                 .any(|c| c.rate.is_some_and(|r| !r.is_unlimited()))
             || self.tool_rates.values().any(|r| !r.is_unlimited())
     }
+
+    /// The rules that read the telemetry store to decide a call, named by their keys: limits
+    /// count calls in it, prerequisites look up completed calls, grants are kept in it.
+    pub fn read_from_the_store(&self) -> Vec<&'static str> {
+        let mut rules = Vec::new();
+        if self.counts() {
+            rules.push("limits");
+        }
+        if !self.requires.is_empty() {
+            rules.push("requires");
+        }
+        if !self.permit_require.is_empty() {
+            rules.push("permit.require");
+        }
+        rules
+    }
 }
 
 /// A problem with the rules: its key path, what is wrong, and whether it is only a warning.

@@ -105,8 +105,9 @@ fn write_correction(c: &Correction, out: &mut Vec<u8>) {
 }
 
 /// A sink that records every decision in the telemetry store, and answers the policy checks
-/// from it. A store that could not be opened fails every commit with the reason, and the gate
-/// answers as the policy's `on_internal_error` says.
+/// from it. It starts on a store that opened for writing (one that did not is a set-up fault,
+/// never an answer to a call); a store that fails later fails the commit with the reason, and
+/// the gate answers as the policy's `on_internal_error` says.
 pub struct TelemetrySink {
     log: DecisionLog,
     context: Context,
@@ -117,21 +118,21 @@ impl TelemetrySink {
     /// `counting`: the policy sets limits; `loop_breaker`: one of them is the loop breaker,
     /// which needs its index.
     pub fn new(
-        store: Result<Store, StoreError>,
+        store: Store,
         context: Context,
         now_ms: Box<dyn Fn() -> i64>,
         counting: bool,
         loop_breaker: bool,
-    ) -> TelemetrySink {
-        TelemetrySink {
-            log: DecisionLog::new(store, counting, loop_breaker),
+    ) -> Result<TelemetrySink, StoreError> {
+        Ok(TelemetrySink {
+            log: DecisionLog::new(store, counting, loop_breaker)?,
             context,
             now_ms,
-        }
+        })
     }
 
-    /// The store, when it opened.
-    pub fn store(&mut self) -> Option<&mut Store> {
+    /// The store.
+    pub fn store(&mut self) -> &mut Store {
         self.log.store()
     }
 }
@@ -146,9 +147,6 @@ impl Sink for TelemetrySink {
     }
 
     fn record(&mut self, decision: &Decision<'_>, latency_us: u64) {
-        if !self.log.is_open() {
-            return;
-        }
         let row = decision_row(decision, &self.context, (self.now_ms)(), latency_us);
         let event = decision
             .grant_check

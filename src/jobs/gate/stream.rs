@@ -136,7 +136,7 @@ impl Group {
                 self.last_failure = Some(failure.0.clone());
             }
             if fail_closed {
-                let error = unrecorded(&failure);
+                let error = unrecorded();
                 let rejected = Decision::rejected(b"", error, Report::default());
                 let mut line = Vec::new();
                 render(&rejected, options, &mut line);
@@ -164,11 +164,12 @@ impl Group {
 }
 
 /// The rejection a call gets when its decision could not be recorded and the policy fails
-/// closed.
-fn unrecorded(failure: &SinkError) -> ToolError {
+/// closed. Why is the operator's to read, on stderr: the model is never shown the store's
+/// path or its state.
+fn unrecorded() -> ToolError {
     ToolError::new(
         Category::ServerError,
-        format!("metagate could not record this decision, and its policy fails closed: {failure}"),
+        "metagate could not record this decision, and its policy fails closed",
     )
     .suggest("Try again later; if it keeps failing, the operator must look at metagate's telemetry store")
 }
@@ -365,6 +366,8 @@ mod tests {
                 .all(|l| l["error"]["category"] == "server_error")
         );
         assert_eq!(err.matches("disk full").count(), 1, "reported once: {err}");
+        // The operator reads why on stderr; the model is not told.
+        assert!(lines.iter().all(|l| !l.to_string().contains("disk full")));
         let open = Policy::from_source(
             crate::domain::policy::Source {
                 name: "p",

@@ -1,0 +1,293 @@
+//! Set-up faults (DESIGN.md §2.2): a store `gate` cannot use, no place for one, rules that
+//! need a store when telemetry is off. Each is exit 2 with a message for the operator on
+//! stderr and nothing on stdout, never a rejection fed to the model.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{BIN, Sandbox};
+
+const CALL: &str = "{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"hi\"}}\n";
+
+/// Asserts `out` is a set-up fault whose message holds `words`, and returns the message.
+fn assert_set_up_fault(out: &Output, what: &str, words: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{what}: stdout {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(err.starts_with("metagate: error: "), "{what}: {err}");
+    assert!(err.contains(words), "{what}: {err}");
+    err
+}
+
+/// `gate`, one document and a stream, with and without a policy that fails open.
+fn gate_every_way(sb: &Sandbox, env: &[(&str, &Path)], args: &[&str]) -> Vec<(String, Output)> {
+    let open = sb.file("fail-open.toml", "[gate]\non_internal_error = \"pass\"\n");
+    let open = open.to_str().unwrap().to_string();
+    [
+        vec!["gate"],
+        vec!["gate", "--jsonl"],
+        vec!["--policy", open.as_str(), "gate"],
+        vec!["--policy", open.as_str(), "gate", "--jsonl"],
+    ]
+    .into_iter()
+    .map(|mode| {
+        let mut cmd = Command::new(BIN);
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(sb.path());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .args(args)
+            .args(&mode)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The process may have ended before reading a byte.
+        let _ = child.stdin.take().unwrap().write_all(CALL.as_bytes());
+        (
+            format!("{args:?} {mode:?}"),
+            child.wait_with_output().unwrap(),
+        )
+    })
+    .collect()
+}
+
+#[test]
+fn a_store_gate_cannot_use_is_exit_2_naming_it() {
+    let sb = Sandbox::new();
+    let folder = sb.path().join("stores");
+    std::fs::create_dir_all(&folder).unwrap();
+    let junk = sb.file("junk.db", "this is not an SQLite file, not at all\n");
+    let home = sb.path();
+    for (db, words) in [
+        (Path::new("/dev/null"), "/dev/null is not a regular file"),
+        (folder.as_path(), "is a folder: the store is a file"),
+        (
+            junk.as_path(),
+            "is not a metagate store: the file is not an SQLite",
+        ),
+    ] {
+        for (what, out) in gate_every_way(&sb, &[("HOME", home)], &["--db", db.to_str().unwrap()]) {
+            assert_set_up_fault(&out, &what, words);
+        }
+    }
+}
+
+/// `env -i metagate gate`: no `--db`, `$METAGATE_DB`, `$XDG_STATE_HOME` or `$HOME`.
+#[test]
+fn no_place_for_the_store_is_exit_2() {
+    let sb = Sandbox::new();
+    for (what, out) in gate_every_way(&sb, &[], &[]) {
+        assert_set_up_fault(&out, &what, "no place for the telemetry store");
+    }
+    // Telemetry off needs no place for it.
+    let out = Command::new(BIN)
+        .env_clear()
+        .current_dir(sb.path())
+        .args(["gate", "--no-telemetry"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "empty input is a malformed call"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["category"], "malformed_call");
+}
+
+/// A store this user may not write (made read-only by its owner) is refused before the first
+/// call, and nothing is made beside it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_read_only_store_is_exit_2() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let db = sb.path().join("ro").join("m.db");
+    let made = sb
+        .cmd()
+        .args(["--db", db.to_str().unwrap(), "gate", "-q"])
+        .write_stdin(CALL)
+        .output()
+        .unwrap();
+    assert_eq!(made.status.code(), Some(0));
+    let Some(mut cmd) = crate::common::unprivileged(&sb) else {
+        eprintln!("skipped: running as root without setpriv");
+        return;
+    };
+    std::fs::set_permissions(&db, PermissionsExt::from_mode(0o444)).unwrap();
+    let listing = || {
+        let mut names: Vec<_> = std::fs::read_dir(db.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
+    let mut child = cmd
+        .args(["--db", db.to_str().unwrap(), "gate", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(CALL.as_bytes());
+    let out = child.wait_with_output().unwrap();
+    assert_set_up_fault(&out, "read-only", "cannot be written");
+    assert_eq!(listing(), before, "nothing made beside the store");
+}
+
+/// Limits, prerequisites and grants are read from the store at each call: a policy that sets
+/// them and `--no-telemetry` contradict each other, and the run says so before the first call
+/// (the README's example: the example policy sets limits and grants).
+#[test]
+fn rules_that_read_the_store_without_telemetry_are_exit_2() {
+    let sb = Sandbox::new();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/policies/sirthaddeus.toml");
+    let requires = sb.file(
+        "requires.toml",
+        "[tools.deploy]\nrequires = [\"build\"]\n[tools.build]\n",
+    );
+    let limits = sb.file(
+        "limits.toml",
+        "[gate]\non_internal_error = \"pass\"\n[limits]\nper_tool = { per_minute = 5 }\n",
+    );
+    let lookup: &[&str] = &["--intent", "lookup_search"];
+    for (policy, intent, named) in [
+        (example.as_path(), lookup, "sets limits, permit.require"),
+        (requires.as_path(), &[][..], "sets requires"),
+        (limits.as_path(), &[][..], "sets limits"),
+    ] {
+        for jsonl in [&[][..], &["--jsonl"]] {
+            let out = sb
+                .cmd()
+                .arg("--policy")
+                .arg(policy)
+                .args(["gate", "--no-telemetry"])
+                .args(intent)
+                .args(jsonl)
+                .write_stdin("{\"tool_name\":\"web_search\",\"tool_args\":{\"query\":\"x\"}}\n")
+                .output()
+                .unwrap();
+            let err = assert_set_up_fault(&out, &policy.display().to_string(), named);
+            assert!(err.contains("--no-telemetry"), "{err}");
+        }
+    }
+    // With telemetry on, the example answers.
+    let out = sb
+        .cmd()
+        .arg("--policy")
+        .arg(&example)
+        .args(["gate", "--intent", "lookup_search", "-q"])
+        .write_stdin("{\"tool_name\":\"web_search\",\"tool_args\":{\"query\":\"x\"}}\n")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `gate --jsonl` with a store it cannot use ends at once, before reading a line: an agent
+/// loop waiting on its first answer learns of it then, not after its first call.
+#[test]
+fn a_stream_ends_before_its_first_line() {
+    let sb = Sandbox::new();
+    let mut child = sb
+        .std_cmd()
+        .args(["--db", "/dev/null", "gate", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // stdin stays open, and nothing is written to it.
+    let stdin = child.stdin.take().unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "gate waited for input"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_set_up_fault(&out, "stream", "/dev/null is not a regular file");
+}
+
+/// A store that worked and then fails is a fault inside the run: each call is answered as
+/// `on_internal_error` says (here the default, fail closed), and the answer never names the
+/// store or why it failed; the operator reads that on stderr.
+#[cfg(unix)]
+#[test]
+fn a_store_failing_mid_stream_is_answered_per_the_policy_without_its_path() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("filling.db");
+    let pad = "x".repeat(4000);
+    let line = format!("{{\"tool_name\":\"response\",\"tool_args\":{{\"text\":\"{pad}\"}}}}\n");
+    let input = line.repeat(400);
+    // A file size limit stands in for a full disk: the store opens, then its log cannot grow.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1024; exec {BIN} --db {} gate --jsonl -q",
+        db.display()
+    );
+    let mut child = Command::new("bash")
+        .args(["-c", &script])
+        .env_clear()
+        .env("HOME", sb.path())
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 400);
+    let rejected: Vec<&Value> = lines.iter().filter(|l| l.get("error").is_some()).collect();
+    assert!(
+        !rejected.is_empty() && rejected.len() < 400,
+        "{} rejected: {err}",
+        rejected.len()
+    );
+    for r in rejected {
+        assert_eq!(r["error"]["category"], "server_error");
+        let text = r.to_string();
+        assert!(
+            !text.contains("filling.db") && !text.contains(sb.path().to_str().unwrap()),
+            "{text}"
+        );
+    }
+    assert!(
+        err.contains("metagate: error: telemetry:") && err.contains("filling.db"),
+        "{err}"
+    );
+}
