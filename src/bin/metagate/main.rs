@@ -75,6 +75,14 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
+            if args.explain {
+                say!(
+                    "metagate: explain: policy: {}",
+                    metagate::wire::display::one_line(&config::explain_source(
+                        cli.policy.as_deref()
+                    ))
+                );
+            }
             gate_cmd::run(&args, &policy, &env.with_policy(&policy))
         }
         Command::Record(args) => {

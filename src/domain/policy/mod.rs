@@ -2,6 +2,7 @@
 
 pub mod file;
 pub mod import;
+mod lookup;
 pub mod rules;
 pub mod thresholds;
 
@@ -21,6 +22,9 @@ pub use file::{
     ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
 };
 pub use import::{CompiledSchema, ToolsFormat};
+pub use lookup::{
+    LookupEnv, PolicyLocation, Reason, Search, locate_policy, look_up_policy, policy_lookup_chain,
+};
 pub use rules::Rules;
 
 /// `[telemetry] busy_timeout_ms` when the policy does not say.
@@ -890,78 +894,6 @@ fn json_of(v: &toml::Value) -> Result<Value, String> {
     }
 }
 
-/// Where the policy comes from, in DESIGN.md §2.5's order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PolicyLocation {
-    /// `--policy FILE` or `$METAGATE_POLICY`: must exist.
-    Given(PathBuf),
-    /// `./metagate.toml` or the XDG config file, found on disk.
-    Found(PathBuf),
-    Builtin,
-}
-
-/// What the lookup needs to know about the environment, passed in so the lookup stays pure.
-pub struct LookupEnv<'a> {
-    pub flag: Option<&'a Path>,
-    pub env_policy: Option<&'a Path>,
-    pub cwd: &'a Path,
-    pub xdg_config_home: Option<&'a Path>,
-    pub home: Option<&'a Path>,
-    pub exists: &'a dyn Fn(&Path) -> bool,
-}
-
-pub fn locate_policy(env: &LookupEnv<'_>) -> PolicyLocation {
-    if let Some(p) = env.flag {
-        return PolicyLocation::Given(p.to_path_buf());
-    }
-    if let Some(p) = env.env_policy.filter(|p| !p.as_os_str().is_empty()) {
-        return PolicyLocation::Given(p.to_path_buf());
-    }
-    let local = env.cwd.join("metagate.toml");
-    if (env.exists)(&local) {
-        return PolicyLocation::Found(local);
-    }
-    let config_home = env
-        .xdg_config_home
-        .filter(|p| p.is_absolute())
-        .map(Path::to_path_buf)
-        .or_else(|| env.home.map(|h| h.join(".config")));
-    if let Some(dir) = config_home {
-        let p = dir.join("metagate").join("metagate.toml");
-        if (env.exists)(&p) {
-            return PolicyLocation::Found(p);
-        }
-    }
-    PolicyLocation::Builtin
-}
-
-/// Every policy file a run may read, whether it exists or not: `--policy`, `$METAGATE_POLICY`,
-/// `./metagate.toml`, and the user's file under `$XDG_CONFIG_HOME` and under `~/.config` (both:
-/// a run in another environment reads the other). [`locate_policy`] takes the first of these
-/// that is given or exists; these are the files the checks protect (`exists` is not asked).
-pub fn policy_lookup_chain(env: &LookupEnv<'_>) -> Vec<PathBuf> {
-    let mut chain: Vec<PathBuf> = [
-        env.flag,
-        env.env_policy.filter(|p| !p.as_os_str().is_empty()),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|p| env.cwd.join(p))
-    .collect();
-    chain.push(env.cwd.join("metagate.toml"));
-    let config_homes = [
-        env.xdg_config_home
-            .filter(|p| p.is_absolute())
-            .map(Path::to_path_buf),
-        env.home.map(|h| h.join(".config")),
-    ];
-    for dir in config_homes.into_iter().flatten() {
-        chain.push(dir.join("metagate").join("metagate.toml"));
-    }
-    chain.dedup();
-    chain
-}
-
 /// A TOML basic string on one line: fit for a key as for a value (a multi-line string, which
 /// the toml crate writes for text with line breaks, is not allowed as a key).
 pub(crate) fn toml_string(s: &str) -> String {
@@ -1095,50 +1027,6 @@ mod tests {
         assert!(
             keys.contains(&("tools.t.args.a.unless.ghost", Some(9))),
             "{keys:?}"
-        );
-    }
-
-    #[test]
-    fn lookup_order() {
-        let cwd = Path::new("/w");
-        fn yes(_: &Path) -> bool {
-            true
-        }
-        fn no(_: &Path) -> bool {
-            false
-        }
-        fn only_xdg(p: &Path) -> bool {
-            p.starts_with("/cfg")
-        }
-        let env = |flag, envp, exists: &'static dyn Fn(&Path) -> bool| LookupEnv {
-            flag,
-            env_policy: envp,
-            cwd,
-            xdg_config_home: Some(Path::new("/cfg")),
-            home: Some(Path::new("/h")),
-            exists,
-        };
-        let flag = Path::new("/f.toml");
-        let envp = Path::new("/e.toml");
-        assert_eq!(
-            locate_policy(&env(Some(flag), Some(envp), &yes)),
-            PolicyLocation::Given(flag.into())
-        );
-        assert_eq!(
-            locate_policy(&env(None, Some(envp), &yes)),
-            PolicyLocation::Given(envp.into())
-        );
-        assert_eq!(
-            locate_policy(&env(None, None, &yes)),
-            PolicyLocation::Found("/w/metagate.toml".into())
-        );
-        assert_eq!(
-            locate_policy(&env(None, None, &only_xdg)),
-            PolicyLocation::Found("/cfg/metagate/metagate.toml".into())
-        );
-        assert_eq!(
-            locate_policy(&env(None, None, &no)),
-            PolicyLocation::Builtin
         );
     }
 
