@@ -31,6 +31,9 @@ pub struct DecisionLog {
     grants_read: HashMap<String, Vec<Grant>>,
     /// The store's path made absolute, for [`GrantLookup::grant_store`].
     store_path: Option<PathBuf>,
+    /// Why questions failed since [`DecisionLog::take_failures`] last asked, each once: the
+    /// checks tell the model only that the store could not be read.
+    failures: Vec<String>,
 }
 
 impl DecisionLog {
@@ -55,7 +58,22 @@ impl DecisionLog {
             pending: HashMap::new(),
             read: HashMap::new(),
             grants_read: HashMap::new(),
+            failures: Vec::new(),
         })
+    }
+
+    /// Why questions to the store failed since the last call, for the operator.
+    pub fn take_failures(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.failures)
+    }
+
+    /// `e` as the checks receive it, kept for [`DecisionLog::take_failures`].
+    fn failed(&mut self, e: StoreError) -> Unanswerable {
+        let why = e.to_string();
+        if !self.failures.contains(&why) {
+            self.failures.push(why.clone());
+        }
+        Unanswerable::Store(why)
     }
 
     /// The store.
@@ -124,14 +142,15 @@ impl Counts for DecisionLog {
         let stored = match self.read.get(&(key.clone(), window)) {
             Some(c) => *c,
             None => {
-                let recorder = &mut self.recorder;
                 // Counted under the write lock, held until this group's rows are committed:
                 // a process counting at the same moment waits, then sees these calls.
-                recorder
-                    .lock()
-                    .map_err(|e| Unanswerable::Store(e.to_string()))?;
-                let c = telemetry::count(recorder.store(), key, since_ms, cap)
-                    .map_err(|e| Unanswerable::Store(e.to_string()))?;
+                if let Err(e) = self.recorder.lock() {
+                    return Err(self.failed(e));
+                }
+                let c = match telemetry::count(self.recorder.store(), key, since_ms, cap) {
+                    Ok(c) => c,
+                    Err(e) => return Err(self.failed(e)),
+                };
                 self.read.insert((key.clone(), window), c);
                 c
             }
@@ -158,7 +177,7 @@ impl Counts for DecisionLog {
         evidence: Evidence,
     ) -> Result<bool, Unanswerable> {
         telemetry::completed(self.recorder.store(), session, tool, evidence)
-            .map_err(|e| Unanswerable::Store(e.to_string()))
+            .map_err(|e| self.failed(e))
     }
 }
 
@@ -168,8 +187,13 @@ impl GrantLookup for DecisionLog {
             return Ok(g.clone());
         }
         let store = self.recorder.store();
-        let grants = crate::store::grants::candidates(store.conn_ref(), capability, now_ms)
-            .map_err(|e| Unanswerable::Store(store.err(e).to_string()))?;
+        let grants = match crate::store::grants::candidates(store.conn_ref(), capability, now_ms) {
+            Ok(grants) => grants,
+            Err(e) => {
+                let e = store.err(e);
+                return Err(self.failed(e));
+            }
+        };
         self.grants_read
             .insert(capability.to_string(), grants.clone());
         Ok(grants)

@@ -235,7 +235,11 @@ fn gate_in_a_subfolder_uses_the_metagate_toml_above_it() {
     std::fs::remove_file(&nearer).unwrap();
     // Every file the walk would read is metagate's own, protected from path arguments (here
     // relative to the policy's root, `proj`), those not written yet too.
-    for path in ["metagate.toml", "src/metagate.toml", "src/deep/metagate.toml"] {
+    for path in [
+        "metagate.toml",
+        "src/metagate.toml",
+        "src/deep/metagate.toml",
+    ] {
         let call = json!({"name": "write", "arguments": {"path": path}}).to_string();
         let out = run_in(&sb, &deep, &["gate", "--quiet"], &call);
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -167,10 +167,23 @@ fn rules_that_read_the_store_without_telemetry_are_exit_2() {
         "[gate]\non_internal_error = \"pass\"\n[limits]\nper_tool = { per_minute = 5 }\n",
     );
     let lookup: &[&str] = &["--intent", "lookup_search"];
-    for (policy, intent, named) in [
-        (example.as_path(), lookup, "sets limits, permit.require"),
-        (requires.as_path(), &[][..], "sets requires"),
-        (limits.as_path(), &[][..], "sets limits"),
+    for (policy, flags, named) in [
+        (
+            example.as_path(),
+            lookup,
+            "sets limits.per_tool, limits.loop, permit.require (",
+        ),
+        (
+            example.as_path(),
+            &["--intent", "lookup_search", "--caller", "teacher-ai"][..],
+            "sets callers.teacher-ai.limits, limits.per_tool",
+        ),
+        (
+            requires.as_path(),
+            &["--session", "s1"][..],
+            "sets tools.deploy.requires (",
+        ),
+        (limits.as_path(), &[][..], "sets limits.per_tool ("),
     ] {
         for jsonl in [&[][..], &["--jsonl"]] {
             let out = sb
@@ -178,7 +191,7 @@ fn rules_that_read_the_store_without_telemetry_are_exit_2() {
                 .arg("--policy")
                 .arg(policy)
                 .args(["gate", "--no-telemetry"])
-                .args(intent)
+                .args(flags)
                 .args(jsonl)
                 .write_stdin("{\"tool_name\":\"web_search\",\"tool_args\":{\"query\":\"x\"}}\n")
                 .output()
@@ -187,6 +200,22 @@ fn rules_that_read_the_store_without_telemetry_are_exit_2() {
             assert!(err.contains("--no-telemetry"), "{err}");
         }
     }
+    // Rules this run cannot reach read nothing: a prerequisite without a session (refused
+    // for want of one, as ever), another caller's limit.
+    let out = sb
+        .cmd()
+        .arg("--policy")
+        .arg(&requires)
+        .args(["gate", "--no-telemetry", "-q"])
+        .write_stdin("{\"name\":\"deploy\",\"arguments\":{}}\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["error"]["details"]["rule"], "tools.deploy.requires",
+        "{v}"
+    );
     // With telemetry on, the example answers.
     let out = sb
         .cmd()
@@ -288,6 +317,61 @@ fn a_store_failing_mid_stream_is_answered_per_the_policy_without_its_path() {
     }
     assert!(
         err.contains("metagate: error: telemetry:") && err.contains("filling.db"),
+        "{err}"
+    );
+}
+
+/// A store another process holds past the busy timeout while `gate` runs: the limit check
+/// cannot count (nor the decision be recorded), and the call is answered per the policy (fail
+/// closed) without a word of which store or why; that is on stderr.
+#[test]
+fn a_store_locked_mid_stream_is_named_on_stderr_only() {
+    use std::io::{BufRead, BufReader};
+    let sb = Sandbox::new();
+    let db = sb.path().join("held.db");
+    let policy = sb.file(
+        "limits.toml",
+        "[telemetry]\nbusy_timeout_ms = 200\n[limits]\nper_tool = { per_minute = 100 }\n",
+    );
+    let mut child = sb
+        .std_cmd()
+        .arg("--policy")
+        .arg(&policy)
+        .arg("--db")
+        .arg(&db)
+        .args(["gate", "--jsonl", "-q"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut answers = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |stdin: &mut std::process::ChildStdin| {
+        stdin.write_all(CALL.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        answers.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    assert_eq!(ask(&mut stdin)["tool_args"]["text"], "hi");
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let answer = ask(&mut stdin);
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(answer["error"]["category"], "server_error", "{answer}");
+    let text = answer.to_string();
+    assert!(
+        !text.contains("held.db") && !text.contains("locked"),
+        "{text}"
+    );
+    assert!(
+        err.contains("held.db is locked")
+            && err.contains("the checks that read the store could not run"),
         "{err}"
     );
 }

@@ -51,7 +51,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
     // rules that need one when there is none, are the operator's to fix. Answered per call,
     // they would reach the model as a rejection it can do nothing about.
     let mut sink: Box<dyn Sink> = if args.no_telemetry {
-        refuse_rules_without_store(policy)?;
+        refuse_rules_without_store(policy, &context)?;
         Box::new(NoSink::at(env.clock()()))
     } else {
         let store = env
@@ -95,15 +95,20 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
 
 /// Limits, prerequisites and grants are read from the telemetry store. Without one they could
 /// only be skipped (the operator's rules silently off) or fail every call they apply to (a
-/// rejection the model cannot act on): refused before the first call instead.
-fn refuse_rules_without_store(policy: &Policy) -> Result<()> {
-    let rules = policy.rules.read_from_the_store();
+/// rejection the model cannot act on, retried in vain): refused before the first call
+/// instead, naming the keys, since the conflict is the operator's set-up and known at start.
+fn refuse_rules_without_store(policy: &Policy, context: &Context) -> Result<()> {
+    let rules = policy
+        .rules
+        .read_from_the_store(context.caller.as_deref(), context.session.as_deref());
     if rules.is_empty() {
         return Ok(());
     }
+    // Named as the operator would write it: relative to the working folder when inside it.
+    let cwd = std::env::current_dir().unwrap_or_default();
     let source = policy.origin.as_ref().map_or_else(
         || "the built-in policy".to_string(),
-        |p| format!("policy {}", p.display()),
+        |p| format!("policy {}", p.strip_prefix(&cwd).unwrap_or(p).display()),
     );
     anyhow::bail!(
         "--no-telemetry, but {source} sets {} (read from the telemetry store at each call): \

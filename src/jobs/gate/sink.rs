@@ -158,6 +158,10 @@ impl Sink for TelemetrySink {
     fn commit(&mut self) -> Result<(), SinkError> {
         self.log.commit().map(|_| ()).map_err(SinkError)
     }
+
+    fn take_failures(&mut self) -> Vec<String> {
+        self.log.take_failures()
+    }
 }
 
 /// The audit event for a decision's grant check: `used` when the call went through (a later

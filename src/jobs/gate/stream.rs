@@ -57,6 +57,11 @@ pub trait Sink {
     fn record(&mut self, decision: &Decision<'_>, latency_us: u64);
     /// Makes everything recorded so far durable; called before the lines are written.
     fn commit(&mut self) -> Result<(), SinkError>;
+    /// Why the checks' questions failed since the last call (the checks' rejections only say
+    /// that they did), for the operator's stderr.
+    fn take_failures(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A sink that keeps nothing (`--no-telemetry`); limits and prerequisites cannot be counted.
@@ -148,6 +153,12 @@ impl Group {
             }
         } else {
             self.last_failure = None;
+        }
+        for failure in sink.take_failures() {
+            let _ = writeln!(
+                err,
+                "metagate: error: telemetry: {failure}; the checks that read the store could not run"
+            );
         }
         if !self.notes.is_empty() {
             // Diagnostics are best effort: a closed stderr must not stop the gate.
