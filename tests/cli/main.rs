@@ -18,4 +18,5 @@ mod properties;
 mod repair;
 mod setup;
 mod telemetry;
+mod terminal;
 mod tools;

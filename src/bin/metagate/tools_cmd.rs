@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use comfy_table::Table;
 use metagate::domain::events::format_time;
 use metagate::domain::evolution::Tally;
 use metagate::domain::evolution::health::{known_tools, rows};
@@ -96,7 +96,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
                 let recorded = metagate::wire::display::plural(recorded, "tool", "tools");
                 writeln!(out, "{recorded} recorded; --top 0 shows none of them")?;
             } else {
-                writeln!(out, "{}", health_table(&rows, &t))?;
+                writeln!(out, "{}", crate::output::fit(health_table(&rows, &t)))?;
             }
         }
     }
@@ -106,8 +106,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
 
 /// One row per tool and method, shared with `evaluate`'s report.
 pub fn health_table(rows: &[(String, String, Tally)], t: &Thresholds) -> Table {
-    let mut table = Table::new();
-    table.load_style(UTF8_BORDERS_ONLY);
+    let mut table = crate::output::table();
     table.set_header(vec![
         "tool",
         "method",
