@@ -83,6 +83,20 @@ fn check_reports_errors_with_key_and_line() {
         "{err}"
     );
 
+    // Every problem, not only the first type or value error: each with its line, in order.
+    let file = sb.file(
+        "r.toml",
+        "[gate]\nunknown_tools = \"maybe\"\non_internal_error = \"sometimes\"\n[tools.u.args.b]\ntype = \"string\"\nrequired = \"yes\"\n[tools.t]\naliases = { x = \"nope\" }\n[tools.t.args.a]\ntype = \"string\"\n",
+    );
+    let (code, err) = sb.policy_check(&file);
+    assert_eq!(code, 2);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix(file.to_str().unwrap()))
+        .collect();
+    let places: Vec<&str> = lines.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(places, [":2:17:", ":3:21:", ":6:12:", ":8:13:"], "{err}");
+
     let file = sb.file(
         "ok.toml",
         "[tools.t.args.a]\ntype = \"string\"\nrequired = true\n",

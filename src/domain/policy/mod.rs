@@ -248,9 +248,34 @@ impl Policy {
         extra_tools: &[PathBuf],
         read: &dyn Fn(&Path) -> Result<String, String>,
     ) -> Result<Policy, PolicyErrors> {
-        let user = match &source {
-            Some(s) => parse_file(s)?,
-            None => PolicyFile::default(),
+        let parsed = match &source {
+            Some(s) => parse_file(s),
+            None => ReadFile {
+                file: Some(PolicyFile::default()),
+                errors: Vec::new(),
+                blanked_lines: Vec::new(),
+            },
+        };
+        let Some(user) = parsed.file else {
+            return Err(PolicyErrors(parsed.errors));
+        };
+        // Every problem is reported at once: those found reading the file, then those found
+        // compiling what was left of it.
+        let shape_errors = parsed.errors;
+        let blanked = parsed.blanked_lines;
+        let all = |later: PolicyErrors| {
+            let mut errors = shape_errors.clone();
+            errors.extend(
+                later
+                    .0
+                    .into_iter()
+                    .filter(|e| !e.line.is_some_and(|l| blanked.contains(&l))),
+            );
+            if !shape_errors.is_empty() {
+                // In the order they are written in.
+                errors.sort_by_key(|e| (e.line.unwrap_or(usize::MAX), e.column));
+            }
+            PolicyErrors(errors)
         };
         let base = match user.extends.unwrap_or(Extends::Builtin) {
             Extends::Builtin => builtin_file(),
@@ -281,9 +306,12 @@ impl Policy {
             };
             wanted.push((p.clone(), entry, None));
         }
-        let (layer, schemas) = import_all(&wanted, source.as_ref(), read)?;
+        let (layer, schemas) = import_all(&wanted, source.as_ref(), read).map_err(&all)?;
         let effective = base.layer(layer).layer(user);
-        let mut policy = Policy::compile(origin, effective, source.as_ref())?;
+        let mut policy = Policy::compile(origin, effective, source.as_ref()).map_err(&all)?;
+        if !shape_errors.is_empty() {
+            return Err(PolicyErrors(shape_errors));
+        }
         for (name, schema) in schemas {
             if let Some(tool) = policy.tools.get_mut(&name) {
                 tool.schema = Some(schema);
@@ -468,29 +496,46 @@ impl Policy {
     }
 }
 
-/// The built-in policy, from a table generated at build time out of [`BUILTIN_TOML`] (so no
-/// TOML text is parsed at start-up; a test checks the two agree).
-fn parse_file(source: &Source<'_>) -> Result<PolicyFile, PolicyErrors> {
-    toml::from_str(source.text).map_err(|e| {
-        let (key, line, column) = match e.span() {
-            Some(span) => {
-                let (line, column) = line_col(source.text, span.start);
-                (
-                    key_at(source.text, span.start).join("."),
-                    Some(line),
-                    Some(column),
-                )
+/// A policy file read, with every shape error it holds (not only the first); the file is what
+/// is left once the entries holding them are blanked, when that reads. Errors later found on
+/// the lines blanked come from the blanking, and are to be dropped.
+struct ReadFile {
+    file: Option<PolicyFile>,
+    errors: Vec<PolicyError>,
+    blanked_lines: Vec<usize>,
+}
+
+fn parse_file(source: &Source<'_>) -> ReadFile {
+    let salvaged = file::parse_every_error(source.text);
+    let errors = salvaged
+        .errors
+        .into_iter()
+        .map(|(e, offset)| {
+            let (key, line, column) = match offset {
+                Some(offset) => {
+                    let (line, column) = line_col(source.text, offset);
+                    (
+                        key_at(source.text, offset).join("."),
+                        Some(line),
+                        Some(column),
+                    )
+                }
+                None => (String::new(), None, None),
+            };
+            PolicyError {
+                file: source.name.to_string(),
+                key,
+                line,
+                column,
+                message: e.message().to_string(),
             }
-            None => (String::new(), None, None),
-        };
-        PolicyErrors(vec![PolicyError {
-            file: source.name.to_string(),
-            key,
-            line,
-            column,
-            message: e.message().to_string(),
-        }])
-    })
+        })
+        .collect();
+    ReadFile {
+        file: salvaged.file,
+        errors,
+        blanked_lines: salvaged.blanked_lines,
+    }
 }
 
 /// Reads and compiles every tools file: a policy layer of their tools, and each tool's
@@ -1008,6 +1053,34 @@ mod tests {
 
         let e = load("x = [").unwrap_err();
         assert_eq!(e.0[0].line, Some(1));
+    }
+
+    /// Every shape error is reported, with the problems of what is left, in file order;
+    /// nothing is reported that only the reading past an error made.
+    #[test]
+    fn every_problem_is_reported_not_only_the_first() {
+        let text = "[gate]\nunknown_tools = \"maybe\"\non_internal_error = 3\n\n[tools.t]\naliases = { x = \"nope\", y = 5 }\n\n[tools.t.args.a]\ntype = \"strin\"\nrequired = \"yes\"\nvalues = [\n  \"a\",\n  2,\n]\n[tools.u.args.b]\nnope = 1\n";
+        let errors = load(text).unwrap_err().0;
+        let found: Vec<(Option<usize>, &str)> =
+            errors.iter().map(|e| (e.line, e.key.as_str())).collect();
+        assert_eq!(
+            found,
+            [
+                (Some(2), "gate.unknown_tools"),
+                (Some(3), "gate.on_internal_error"),
+                (Some(6), "tools.t.aliases.y"),
+                (Some(9), "tools.t.args.a.type"),
+                (Some(10), "tools.t.args.a.required"),
+                (Some(11), "tools.t.args.a.values"),
+                (Some(16), "tools.u.args.b.nope"),
+            ],
+            "{errors:#?}"
+        );
+        // A syntax error is reported alone: what follows it may read otherwise.
+        let errors = load("a = [\n[gate]\nunknown_tools = \"maybe\"\n")
+            .unwrap_err()
+            .0;
+        assert_eq!(errors.len(), 1, "{errors:#?}");
     }
 
     #[test]
