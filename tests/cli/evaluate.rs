@@ -1237,3 +1237,23 @@ fn tools_health_counts_what_evaluate_over_now_would() {
     assert_eq!(h["calc"]["health"]["calls"], 14);
     same(&h, &fresh(next, "2026-11-20T00:00:00Z"), "recorded late");
 }
+
+/// The note saying which run `tools health` builds on is a whole sentence: what the run
+/// covered, and that live counts take it up to now.
+#[test]
+fn the_health_note_says_what_it_counts_to_the_end() {
+    let sb = Sandbox::new();
+    let db = store_with(&sb, &["boundary"]);
+    evaluate(&sb, &[&db], &[]);
+    let (_, code, stderr) = health(&sb, &db, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let note = stderr
+        .lines()
+        .find(|l| l.contains("evaluate run 1"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        note.contains("plus live counts of what it did not count, up to now (")
+            && note.ends_with(')'),
+        "{note}"
+    );
+}

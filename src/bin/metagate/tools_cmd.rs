@@ -33,11 +33,12 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let report = health::read(&store, policy, now_ms)?;
     match &report.base {
         Some(r) => say!(
-            "metagate: tools health: evaluate run {} ({} → {}, made {}) plus live counts since",
+            "metagate: tools health: evaluate run {} ({} → {}, made {}) plus live counts of what it did not count, up to now ({})",
             r.id,
             format_time(r.window_from_ms),
             format_time(r.window_to_ms),
-            format_time(r.ran_at_ms)
+            format_time(r.ran_at_ms),
+            format_time(now_ms)
         ),
         None if report.any_run => say!(
             "metagate: tools health: every evaluate run in {} has a window ending after now ({}): live counts only (no re-asks, which only evaluate detects)",
