@@ -85,7 +85,8 @@ pub enum Command {
             `--explain all` lists the codes.",
         after_help = "Exit status: 0 no findings at or above --deny, 1 findings at or above \
             --deny, 2 lint itself failed (an input it could not read or make sense of: reported \
-            with file and line, the other inputs are still linted)."
+            with file and line, the other inputs are still linted).",
+        override_usage = "metagate lint [OPTIONS] <PATH>...\n       metagate lint --explain <CODE>"
     )]
     Lint(LintArgs),
     /// Show or check policy files
