@@ -25,12 +25,25 @@ fn quoted(word: &str) -> String {
 /// What `metagate ARGS` writes on stdout at a terminal of `columns` columns (stderr dropped),
 /// run in the sandbox with `env` added, one string per line.
 fn at_terminal(sb: &Sandbox, columns: u16, env: &[(&str, &str)], args: &[&str]) -> Vec<String> {
+    in_terminal(sb, columns, env, args, "2>/dev/null </dev/null", 0)
+}
+
+/// `metagate ARGS REDIRECTIONS` run by `sh` in a pseudo-terminal: what the terminal shows,
+/// one string per line, and the exit status `expected`.
+fn in_terminal(
+    sb: &Sandbox,
+    columns: u16,
+    env: &[(&str, &str)],
+    args: &[&str],
+    redirections: &str,
+    expected: i32,
+) -> Vec<String> {
     let command: Vec<String> = std::iter::once(BIN)
         .chain(args.iter().copied())
         .map(quoted)
         .collect();
     let script = format!(
-        "stty cols {columns} rows 50; exec {} 2>/dev/null </dev/null",
+        "stty cols {columns} rows 50; exec {} {redirections}",
         command.join(" ")
     );
     let mut cmd = Command::new("script");
@@ -47,7 +60,12 @@ fn at_terminal(sb: &Sandbox, columns: u16, env: &[(&str, &str)], args: &[&str]) 
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{args:?}");
+    assert_eq!(
+        out.status.code(),
+        Some(expected),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -165,4 +183,39 @@ fn tables_fit_an_80_column_terminal() {
     let json = at_terminal(&sb, 80, &[], &["tools", "health", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_str(&json.join("\n")).unwrap();
     assert!(doc.is_object());
+}
+
+/// `gate` and `record` run by hand at a terminal, with nothing piped in, say what they are
+/// waiting for; with their input piped in they say nothing of the kind.
+#[test]
+fn reading_from_a_terminal_says_so() {
+    if !have_script() {
+        eprintln!("skipped: no `script` to make a pseudo-terminal");
+        return;
+    }
+    let sb = Sandbox::new();
+    // `script` ends the input (Ctrl-D) when its own stdin, /dev/null, ends.
+    for (args, expected, says) in [
+        (
+            &["gate", "--no-telemetry"][..],
+            1,
+            "metagate: gate: reading a tool call from standard input; end it with Ctrl-D",
+        ),
+        (
+            &["gate", "--no-telemetry", "--jsonl"],
+            0,
+            "metagate: gate: reading tool calls, one per line, from standard input",
+        ),
+        (
+            &["record"],
+            0,
+            "metagate: record: reading events (JSON Lines) from standard input",
+        ),
+    ] {
+        let shown = in_terminal(&sb, 200, &[], args, "", expected).join("\n");
+        assert!(shown.contains(says), "{args:?}: {shown}");
+        let piped = sb.cmd().args(args).write_stdin("").output().unwrap();
+        let err = String::from_utf8_lossy(&piped.stderr);
+        assert!(!err.contains("from standard input;"), "{args:?}: {err}");
+    }
 }

@@ -67,6 +67,14 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         .context("cannot use the telemetry store (gate records every decision in it)")?;
         Box::new(sink)
     };
+    crate::output::say_when_waiting(
+        "gate",
+        if args.jsonl {
+            "tool calls, one per line,"
+        } else {
+            "a tool call"
+        },
+    );
     if args.jsonl {
         let mut reader = BufReader::with_capacity(4 << 20, io::stdin().lock());
         let mut out = BufWriter::with_capacity(256 * 1024, io::stdout().lock());

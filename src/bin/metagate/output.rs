@@ -158,3 +158,13 @@ mod tests {
         assert_eq!(wrap("short", 80), "short");
     }
 }
+
+/// At a terminal, says on stderr that `command` waits for `what` on standard input: run by
+/// hand with nothing piped in, it would otherwise wait in silence.
+pub fn say_when_waiting(command: &str, what: &str) {
+    if io::stdin().is_terminal() {
+        say!(
+            "metagate: {command}: reading {what} from standard input; end it with Ctrl-D (or pipe a file in: `metagate {command} < FILE`)"
+        );
+    }
+}
