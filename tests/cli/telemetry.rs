@@ -1384,3 +1384,45 @@ fn evaluate_waits_as_long_as_the_policy_says() {
     }
     holder.execute_batch("ROLLBACK").unwrap();
 }
+
+/// An `error_type` outside the taxonomy (an integrator's own name) is stored as given, with one
+/// warning per name; evaluate counts it as the tool's own failure and the known types as ever.
+#[test]
+fn record_keeps_an_error_type_of_the_integrators_own() {
+    let sb = Sandbox::new();
+    let lines = [
+        r#"{"type":"outcome","tool":"t","status":"error","error_type":"vendor_quota"}"#,
+        r#"{"type":"outcome","tool":"t","status":"error","error_type":"timeout"}"#,
+        r#"{"type":"outcome","tool":"t","status":"error","error_type":"vendor_quota"}"#,
+        r#"{"type":"outcome","tool":"t","status":"error","error_type":"permanent_failure"}"#,
+        r#"{"type":"outcome","tool":"t","status":"ok"}"#,
+    ];
+    let out = sb
+        .cmd()
+        .arg("record")
+        .write_stdin(lines.join("\n") + "\n")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("is not one metagate knows").count(), 1, "{err}");
+    assert!(
+        err.contains("<stdin>:1: warning: error_type \"vendor_quota\""),
+        "{err}"
+    );
+    let stored = rows(&sb.db(), "SELECT error_type FROM outcomes ORDER BY id");
+    assert_eq!(stored[0][0], json!("vendor_quota"));
+    let out = sb
+        .cmd()
+        .args(["evaluate", "--dry-run", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let health = &doc["tools"]["t"]["health"];
+    assert_eq!(health["outcomes"]["by_type"]["vendor_quota"], 2, "{health}");
+    assert_eq!(health["extrinsic_failures"], 1, "timeout: {health}");
+    assert_eq!(
+        health["failures"], 3,
+        "permanent_failure and vendor_quota: {health}"
+    );
+}
