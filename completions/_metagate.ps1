@@ -160,7 +160,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;evaluate' {
-            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w), a date (2026-11-25: its midnight, UTC) or an RFC 3339 time')
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'End of the window (exclusive), as --since [default: now]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--emit-policy-patch', '--emit-policy-patch', [CompletionResultType]::ParameterName, 'Write the proposed argument aliases as a TOML fragment to merge into a policy')

@@ -139,7 +139,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;db;help;help'= {
         }
         &'metagate;evaluate'= {
-            cand --since 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time'
+            cand --since 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w), a date (2026-11-25: its midnight, UTC) or an RFC 3339 time'
             cand --until 'End of the window (exclusive), as --since [default: now]'
             cand --format 'Output format'
             cand --emit-policy-patch 'Write the proposed argument aliases as a TOML fragment to merge into a policy'

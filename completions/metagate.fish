@@ -109,7 +109,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_su
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l since -d 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l since -d 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w), a date (2026-11-25: its midnight, UTC) or an RFC 3339 time' -r
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l until -d 'End of the window (exclusive), as --since [default: now]' -r
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l format -d 'Output format' -r -f -a "table\t''
 json\t''"
