@@ -375,3 +375,47 @@ fn a_store_locked_mid_stream_is_named_on_stderr_only() {
         "{err}"
     );
 }
+
+/// A standard output closed before the start (`metagate gate >&-`) is a set-up fault: the
+/// answer would be lost, so exit 2 saying so, never 0. `record` writes nothing there and
+/// runs. (A reader that goes away once the answer started is another matter:
+/// `gate::closed_stdout_pipe_exits_quietly`.)
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_at_the_start_is_exit_2() {
+    let sb = Sandbox::new();
+    let run = |args: &str| {
+        let mut child = Command::new("bash")
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", sb.path())
+            .env("BIN", BIN)
+            .current_dir(sb.path())
+            .args(["-c", &format!("exec \"$BIN\" {args} >&-")])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().unwrap().write_all(CALL.as_bytes());
+        child.wait_with_output().unwrap()
+    };
+    for args in [
+        "gate --no-telemetry",
+        "gate --jsonl",
+        "lint -",
+        "policy show",
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args}: {err}");
+        assert!(
+            err.contains("standard output is closed: the answer would be lost"),
+            "{args}: {err}"
+        );
+    }
+    // The call is a bad event to record (status 1), but record ran.
+    let out = run("record");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("skipped 1 bad line"), "{err}");
+}
