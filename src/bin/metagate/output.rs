@@ -145,6 +145,16 @@ fn wrap(line: &str, width: usize) -> String {
     lines.join("\n")
 }
 
+/// At a terminal, says on stderr that `command` waits for `what` on standard input: run by
+/// hand with nothing piped in, it would otherwise wait in silence.
+pub fn say_when_waiting(command: &str, what: &str) {
+    if io::stdin().is_terminal() {
+        say!(
+            "metagate: {command}: reading {what} from standard input; end it with Ctrl-D (or pipe a file in: `metagate {command} < FILE`)"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::wrap;
@@ -156,15 +166,5 @@ mod tests {
         // A word longer than the line stays whole.
         assert_eq!(wrap("a /a/very/long/path b", 5), "a\n/a/very/long/path\nb");
         assert_eq!(wrap("short", 80), "short");
-    }
-}
-
-/// At a terminal, says on stderr that `command` waits for `what` on standard input: run by
-/// hand with nothing piped in, it would otherwise wait in silence.
-pub fn say_when_waiting(command: &str, what: &str) {
-    if io::stdin().is_terminal() {
-        say!(
-            "metagate: {command}: reading {what} from standard input; end it with Ctrl-D (or pipe a file in: `metagate {command} < FILE`)"
-        );
     }
 }

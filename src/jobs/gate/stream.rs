@@ -115,9 +115,7 @@ impl Group {
         }
     }
 
-    /// Commits the group's decisions, then writes its lines. When the commit fails, the
-    /// policy's `on_internal_error` says whether the lines go out as decided (`pass`) or each
-    /// becomes a rejection (`reject`, the default: fail closed).
+    /// Commits the group's decisions, then writes its lines (see [`Group::settle`]).
     fn flush<W: Write, E: Write>(
         &mut self,
         policy: &Policy,
@@ -129,6 +127,26 @@ impl Group {
         if self.lines == 0 {
             return Ok(());
         }
+        self.settle(policy, options, sink, err);
+        out.write_all(&self.out)
+            .and_then(|()| out.flush())
+            .map_err(|e| in_words(e, "cannot write the answers"))?;
+        self.out.clear();
+        self.lines = 0;
+        Ok(())
+    }
+
+    /// Commits the group's decisions and writes its notes, leaving its lines as they are to
+    /// go out. When the commit fails, the policy's `on_internal_error` says whether the lines
+    /// go out as decided (`pass`) or each becomes a rejection (`reject`, the default: fail
+    /// closed).
+    fn settle<E: Write>(
+        &mut self,
+        policy: &Policy,
+        options: &Options,
+        sink: &mut dyn Sink,
+        err: &mut E,
+    ) {
         if let Err(failure) = sink.commit() {
             let fail_closed = policy.gate.on_internal_error == FailMode::Reject;
             if self.last_failure.as_deref() != Some(&failure.0) {
@@ -165,12 +183,6 @@ impl Group {
             let _ = err.write_all(&self.notes).and_then(|()| err.flush());
             self.notes.clear();
         }
-        out.write_all(&self.out)
-            .and_then(|()| out.flush())
-            .map_err(|e| in_words(e, "cannot write the answers"))?;
-        self.out.clear();
-        self.lines = 0;
-        Ok(())
     }
 }
 
@@ -203,6 +215,7 @@ pub fn answer_one<E: Write>(
     let latency = clock().saturating_duration_since(started).as_micros();
     sink.record(&decision, u64::try_from(latency).unwrap_or(u64::MAX));
     let mut group = Group::new();
+    reserve_for(&decision, &mut group.out);
     render(&decision, options, &mut group.out);
     group.out.push(b'\n');
     group.lines = 1;
@@ -211,12 +224,14 @@ pub fn answer_one<E: Write>(
     }
     explain_lines(&decision, None, &mut group.notes);
     let mut verdict = decision.verdict;
-    let mut out = Vec::new();
-    group.flush(policy, options, sink, &mut out, err)?;
+    // The decision borrows the input; the line is all that is kept from here on.
+    drop(decision);
+    // Taken, not copied: a call may be tens of megabytes.
+    group.settle(policy, options, sink, err);
     if group.last_failure.is_some() && policy.gate.on_internal_error == FailMode::Reject {
         verdict = Verdict::Rejected;
     }
-    Ok((out, verdict))
+    Ok((std::mem::take(&mut group.out), verdict))
 }
 
 /// The `--jsonl` loop: one output line per input line, in order. Lines read in one go are
@@ -287,6 +302,7 @@ pub fn stream<R: Read, W: Write, E: Write>(
             0
         };
         sink.record(&decision, latency);
+        reserve_for(&decision, &mut group.out);
         render(&decision, options, &mut group.out);
         group.out.push(b'\n');
         group.lines += 1;
@@ -300,6 +316,15 @@ pub fn stream<R: Read, W: Write, E: Write>(
     }
     group.flush(policy, options, sink, out, err)?;
     Ok(stats)
+}
+
+/// Room for the line a decision goes out as, so that a call of tens of megabytes is not
+/// copied into a buffer twice its size when its line end is added. A call goes out about as
+/// long as it came (a rejection is short).
+fn reserve_for(decision: &Decision<'_>, out: &mut Vec<u8>) {
+    if decision.error.is_none() {
+        out.reserve(decision.input_len() + 4096);
+    }
 }
 
 /// `e` saying which side of the stream failed; its kind is kept, so a closed stdout is still
