@@ -81,6 +81,11 @@ impl DecisionLog {
         self.recorder.store_mut()
     }
 
+    /// The row id of the last decision committed, if any was.
+    pub fn last_decision_id(&self) -> Option<i64> {
+        self.recorder.last_decision_id()
+    }
+
     /// Holds a decision's row (and its grant audit event) for the next commit.
     pub fn push(&mut self, row: DecisionRow, grant_event: Option<GrantEvent>) {
         if self.counting {

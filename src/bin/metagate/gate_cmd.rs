@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result};
 use metagate::checks::path::CachedFs;
 use metagate::domain::enforce::Scope;
 use metagate::domain::policy::Policy;
-use metagate::jobs::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
+use metagate::jobs::gate::{self, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
 
 use crate::cli::GateArgs;
 use crate::exit::Status;
@@ -21,21 +21,11 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         explain: args.explain,
     };
     crate::runtime::check_intent(policy, args.intent.as_deref(), args.quiet)?;
-    // A blank ID would be recorded and counted as a session (or caller) of its own, one that
-    // `permit grant --session` refuses to name: refused here as there.
-    for (value, flag, var) in [
-        (&args.session, "--session", "METAGATE_SESSION"),
-        (&args.caller, "--caller", "METAGATE_CALLER"),
-    ] {
-        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-            anyhow::bail!("{flag} (or {var}) is empty: give an ID, or leave it unset");
-        }
-    }
-    let context = Context {
-        session: args.session.clone(),
-        caller: args.caller.clone(),
-        intent: args.intent.clone(),
-    };
+    let context = crate::runtime::call_context(
+        args.session.as_deref(),
+        args.caller.as_deref(),
+        args.intent.as_deref(),
+    )?;
     let checker = env.checker(policy, &args.tools)?;
     // One second of memory: a stream checking the same folders pays for them once a second.
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
@@ -51,7 +41,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
     // rules that need one when there is none, are the operator's to fix. Answered per call,
     // they would reach the model as a rejection it can do nothing about.
     let mut sink: Box<dyn Sink> = if args.no_telemetry {
-        refuse_rules_without_store(policy, &context)?;
+        crate::runtime::refuse_rules_without_store("gate", policy, &context)?;
         Box::new(NoSink::at(env.clock()()))
     } else {
         let store = env
@@ -99,28 +89,4 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         Verdict::Rejected => Status::Rejected,
         Verdict::Pass | Verdict::Corrected => Status::Success,
     })
-}
-
-/// Limits, prerequisites and grants are read from the telemetry store. Without one they could
-/// only be skipped (the operator's rules silently off) or fail every call they apply to (a
-/// rejection the model cannot act on, retried in vain): refused before the first call
-/// instead, naming the keys, since the conflict is the operator's set-up and known at start.
-fn refuse_rules_without_store(policy: &Policy, context: &Context) -> Result<()> {
-    let rules = policy
-        .rules
-        .read_from_the_store(context.caller.as_deref(), context.session.as_deref());
-    if rules.is_empty() {
-        return Ok(());
-    }
-    // Named as the operator would write it: relative to the working folder when inside it.
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let source = policy.origin.as_ref().map_or_else(
-        || "the built-in policy".to_string(),
-        |p| format!("policy {}", p.strip_prefix(&cwd).unwrap_or(p).display()),
-    );
-    anyhow::bail!(
-        "--no-telemetry, but {source} sets {} (read from the telemetry store at each call): \
-         run gate with telemetry on, or with a policy without them",
-        rules.join(", ")
-    )
 }
