@@ -17,6 +17,8 @@ mod policy;
 mod policy_checks;
 mod properties;
 mod repair;
+mod setup;
 mod shell;
 mod telemetry;
+mod terminal;
 mod tools;
