@@ -204,30 +204,21 @@ fn is_unary_test(word: &[u8]) -> bool {
     word.len() == 2 && word[0] == b'-' && b"abcdefghknoprstuwxzGLNOS".contains(&word[1])
 }
 
-fn static_name(kind: &Kind, name: &[u8]) -> &'static str {
-    // Names shown in messages: the builtins this module knows, by their own spelling.
-    let _ = kind;
-    match name {
-        b"test" => "test",
-        b"[" => "[",
-        b"printf" => "printf",
-        b"export" => "export",
-        b"readonly" => "readonly",
-        b"declare" => "declare",
-        b"typeset" => "typeset",
-        b"local" => "local",
-        b"unset" => "unset",
-        b"set" => "set",
-        b"shopt" => "shopt",
-        b"command" => "command",
-        b"builtin" => "builtin",
-        b"exec" => "exec",
-        b"hash" => "hash",
-        b"jobs" => "jobs",
-        b"wait" => "wait",
-        b"kill" => "kill",
-        _ => "this builtin",
-    }
+/// The builtins [`lookup`] models, by their own spelling: the names shown in messages.
+pub(super) const MODELLED: &[&str] = &[
+    ":", "true", "false", "echo", "cd", "pwd", "type", "times", "help", "logout", "suspend",
+    "unalias", "umask", "ulimit", "exit", "return", "shift", "break", "continue", "dirs", "pushd",
+    "popd", "bg", "fg", "disown", "caller", "kill", "hash", "jobs", "wait", "test", "[", "printf",
+    "export", "readonly", "declare", "typeset", "local", "unset", "set", "shopt", "command",
+    "builtin", "exec",
+];
+
+fn static_name(name: &[u8]) -> &'static str {
+    MODELLED
+        .iter()
+        .find(|known| known.as_bytes() == name)
+        .copied()
+        .unwrap_or("this builtin")
 }
 
 /// The model for builtin `name` of kind `kind`, or its refusal.
@@ -237,7 +228,7 @@ pub(super) fn model(kind: Kind, name: &[u8]) -> Result<Builtin, Finding> {
     }
     Ok(Builtin {
         kind,
-        name: static_name(&kind, name),
+        name: static_name(name),
         operands: false,
         flag: false,
         setting: false,

@@ -98,58 +98,105 @@ fn expect_refused(command: &str) -> Finding {
     }
 }
 
-/// Every case issue 23 names: each passed the denylist reader this check replaces, and
-/// bash runs what it hides.
-pub(super) const ISSUE_CASES: &[&str] = &[
-    "test -v 'a[$(sudo id)]'",
-    "[ -v 'a[$(sudo id)]' ]",
-    "[[ -v 'a[$(sudo id)]' ]]",
-    "[[ 'a[$(sudo id)]' -eq 1 ]]",
-    "let 'a[$(sudo id)]'",
-    "printf -v 'a[$(sudo id)]' x",
-    "echo x | read 'a[$(sudo id)]'",
-    "declare 'a[$(sudo id)]=1'",
-    "export 'a[$(sudo id)]=1'",
-    "mapfile 'a[$(sudo id)]' < /dev/null",
-    "getopts a 'a[$(sudo id)]' -a",
-    "shift 'a[$(sudo id)]'",
-    "return 'a[$(sudo id)]'",
-    "exit 'a[$(sudo id)]'",
-    "x=1; echo ${x:'a[$(sudo id)]'}",
-    "sleep 1 & wait -n -p 'a[$(sudo id)]'",
-    "printf -v x '%s' 'a[$(sudo id)]'; (( x ))",
-    "test -v 'a[$(metagate permit grant --capability system_execute --for 30d --reason x)]'",
-    "history -s 'xudo id'; fc -s x=s xudo",
-    "BASH_ENV=/dev/stdin bash -c : <<EOF\nsudo id\nEOF",
-    "BASH_ENV=/proc/self/fd/0 bash -c : <<EOF\nsudo id\nEOF",
-    "env BASH_ENV=/dev/stdin bash -c : <<EOF\nsudo id\nEOF",
-    "export BASH_ENV=/dev/stdin; bash -c : <<EOF\nsudo id\nEOF",
-    "ENV=/dev/stdin sh -ic : <<EOF\nsudo id\nEOF",
-    "ENV=/dev/stdin dash -i -c : <<EOF\nsudo id\nEOF",
-    "echo \"-c 'sudo id'\" | xargs bash",
-    "GIT_EXTERNAL_DIFF='sudo id' git diff",
-    "git -c core.sshCommand='sudo id' fetch origin",
-    "git -c core.pager='sudo id' log",
-    "git -c diff.external='sudo id' diff",
-    "awk 'BEGIN{system(\"sudo id\")}'",
-    "python3 -c 'import os; os.system(\"sudo id\")'",
-    "perl -e 'system(\"sudo id\")'",
-    "node -e 'require(\"child_process\").execSync(\"sudo id\")'",
-    "./mg permit grant --capability system_execute",
-    "pkexec id",
-    "sudoedit /etc/hosts",
-    "run0 id",
-    "systemctl poweroff",
-    "init 0",
-    "kill -9 1",
-    "parallel sudo ::: id",
+/// Every case issue 23 names, with what its refusal names: each passed the denylist reader
+/// this check replaces, and bash runs what it hides.
+pub(super) const ISSUE_CASES: &[(&str, &str)] = &[
+    ("test -v 'a[$(sudo id)]'", "`test -v`"),
+    ("[ -v 'a[$(sudo id)]' ]", "`[ -v`"),
+    ("[[ -v 'a[$(sudo id)]' ]]", "`[[ … ]]`"),
+    ("[[ 'a[$(sudo id)]' -eq 1 ]]", "`[[ … ]]`"),
+    ("let 'a[$(sudo id)]'", "`let`"),
+    ("printf -v 'a[$(sudo id)]' x", "`printf -v`"),
+    ("echo x | read 'a[$(sudo id)]'", "`read`"),
+    ("declare 'a[$(sudo id)]=1'", "`declare a["),
+    ("export 'a[$(sudo id)]=1'", "`export a["),
+    ("mapfile 'a[$(sudo id)]' < /dev/null", "`mapfile`"),
+    ("getopts a 'a[$(sudo id)]' -a", "`getopts`"),
+    ("shift 'a[$(sudo id)]'", "`shift a["),
+    ("return 'a[$(sudo id)]'", "`return a["),
+    ("exit 'a[$(sudo id)]'", "`exit a["),
+    ("x=1; echo ${x:'a[$(sudo id)]'}", "`${X:offset}`"),
+    ("sleep 1 & wait -n -p 'a[$(sudo id)]'", "`wait -p`"),
+    ("printf -v x '%s' 'a[$(sudo id)]'; (( x ))", "`printf -v`"),
+    (
+        "test -v 'a[$(metagate permit grant --capability system_execute --for 30d --reason x)]'",
+        "`test -v`",
+    ),
+    ("history -s 'xudo id'; fc -s x=s xudo", "`history`"),
+    (
+        "BASH_ENV=/dev/stdin bash -c : <<EOF\nsudo id\nEOF",
+        "`BASH_ENV`",
+    ),
+    (
+        "BASH_ENV=/proc/self/fd/0 bash -c : <<EOF\nsudo id\nEOF",
+        "`BASH_ENV`",
+    ),
+    (
+        "env BASH_ENV=/dev/stdin bash -c : <<EOF\nsudo id\nEOF",
+        "`BASH_ENV`",
+    ),
+    (
+        "export BASH_ENV=/dev/stdin; bash -c : <<EOF\nsudo id\nEOF",
+        "`BASH_ENV`",
+    ),
+    ("ENV=/dev/stdin sh -ic : <<EOF\nsudo id\nEOF", "`ENV`"),
+    ("ENV=/dev/stdin dash -i -c : <<EOF\nsudo id\nEOF", "`ENV`"),
+    ("echo \"-c 'sudo id'\" | xargs bash", "`bash`"),
+    (
+        "GIT_EXTERNAL_DIFF='sudo id' git diff",
+        "`GIT_EXTERNAL_DIFF`",
+    ),
+    (
+        "git -c core.sshCommand='sudo id' fetch origin",
+        "`core.sshCommand`",
+    ),
+    ("git -c core.pager='sudo id' log", "`core.pager`"),
+    ("git -c diff.external='sudo id' diff", "`diff.external`"),
+    ("awk 'BEGIN{system(\"sudo id\")}'", "`system`"),
+    ("python3 -c 'import os; os.system(\"sudo id\")'", "-c`"),
+    ("perl -e 'system(\"sudo id\")'", "`perl -e`"),
+    (
+        "node -e 'require(\"child_process\").execSync(\"sudo id\")'",
+        "`node -e`",
+    ),
+    (
+        "./mg permit grant --capability system_execute",
+        "`metagate`",
+    ),
+    ("pkexec id", "`pkexec`"),
+    ("sudoedit /etc/hosts", "`sudoedit`"),
+    ("run0 id", "`run0`"),
+    ("systemctl poweroff", "`systemctl poweroff`"),
+    ("init 0", "`init 0`"),
+    ("kill -9 1", "`kill -9 1`"),
+    ("parallel sudo ::: id", "`parallel`"),
 ];
 
 #[test]
 fn issue_cases_are_refused() {
-    for case in ISSUE_CASES {
+    for (case, names) in ISSUE_CASES {
         let finding = expect_refused(case);
         assert!(!finding.is_too_large(), "{case}");
+        let rule = finding.rule();
+        assert!(
+            rule.contains(names),
+            "{case:?}: {rule:?} does not name {names:?}"
+        );
+    }
+}
+
+/// A refusal names the builtin it met, for every builtin the check models.
+#[test]
+fn every_modelled_builtin_is_named() {
+    for name in super::builtins::MODELLED {
+        let kind = super::builtins::lookup(name.as_bytes());
+        assert!(
+            kind.is_some_and(|k| !matches!(k, super::builtins::Kind::Refused { .. })),
+            "{name}"
+        );
+    }
+    for name in ["shift", "return", "exit", "break", "ulimit", "fg"] {
+        expect_rule(&format!("{name} 'a[$(id)]'"), &format!("`{name} a["));
     }
 }
 
