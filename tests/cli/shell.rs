@@ -130,7 +130,8 @@ fn the_coding_agent_policy_allows_what_it_lists() {
     );
 }
 
-/// A link to the running binary, under any name, by path or on `PATH`, is metagate.
+/// A link to the running binary or a copy of it, under any name, by path or on `PATH`, is
+/// metagate.
 #[test]
 fn the_binary_is_refused_under_another_name() {
     let sb = Sandbox::new();
@@ -140,6 +141,8 @@ fn the_binary_is_refused_under_another_name() {
     std::os::unix::fs::symlink(BIN, sb.path().join("tool")).unwrap();
     // A hard link works only on the same file system as the binary.
     let hard = std::fs::hard_link(BIN, sb.path().join("hard")).is_ok();
+    // A copy made by a command that found the binary without naming it.
+    std::fs::copy(BIN, bin.join("renamed")).unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -150,6 +153,8 @@ fn the_binary_is_refused_under_another_name() {
         "helper permit grant --capability system_execute --for 30d",
         "env helper permit list",
         "bin/helper gate",
+        "renamed permit grant --capability system_execute --for 30d",
+        "bin/renamed permit list",
     ];
     if hard {
         commands.push("./hard permit grant --capability file_access");
