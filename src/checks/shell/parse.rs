@@ -82,7 +82,21 @@ fn constructs_may_occur(src: &[u8], constructs: &[String]) -> bool {
     if constructs.is_empty() {
         return false;
     }
-    let joined: std::borrow::Cow<'_, [u8]> = if memchr::memmem::find(src, b"\\\n").is_some() {
+    // Most commands hold none of the bytes a construct starts with (`$`, `` ` ``, `<`,
+    // `>` by default), and joining lines only removes bytes: one pass answers for them.
+    let mut starts = [false; 256];
+    for c in constructs {
+        if c.contains('\\') || c.contains('\n') {
+            return true;
+        }
+        if let Some(first) = c.as_bytes().first() {
+            starts[usize::from(*first)] = true;
+        }
+    }
+    if !src.iter().any(|b| starts[usize::from(*b)]) {
+        return false;
+    }
+    let joined: std::borrow::Cow<'_, [u8]> = if has_continuation(src) {
         let mut out = Vec::with_capacity(src.len());
         let mut i = 0;
         while i < src.len() {
@@ -164,10 +178,12 @@ impl<'s, 'r> Parser<'s, 'r> {
         if shape.quoted || !shape.is_static() {
             return None;
         }
-        RESERVED
-            .iter()
-            .find(|r| **r == self.lexer.text.as_slice())
-            .copied()
+        let text = self.lexer.text.as_slice();
+        // No reserved word is longer than `function`.
+        if text.len() > 8 {
+            return None;
+        }
+        RESERVED.iter().find(|r| **r == text).copied()
     }
 
     fn unexpected(&self, token: Token) -> Finding {
@@ -577,4 +593,9 @@ fn not_written_target() -> Finding {
         "a redirection to a path that is not written out",
         "bash would decide only when it runs which file it opens",
     )
+}
+
+/// Whether `src` holds a line continuation (`\` and a new line).
+pub(super) fn has_continuation(src: &[u8]) -> bool {
+    memchr::memchr(b'\\', src).is_some() && memchr::memmem::find(src, b"\\\n").is_some()
 }

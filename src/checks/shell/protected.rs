@@ -258,7 +258,7 @@ impl Protected {
         if self.is_empty() {
             return Ok(());
         }
-        let joined: Cow<'_, [u8]> = if memchr::memmem::find(text, b"\\\n").is_some() {
+        let joined: Cow<'_, [u8]> = if super::parse::has_continuation(text) {
             Cow::Owned(
                 text.split(|b| *b == b'\n')
                     .fold(Vec::new(), |mut out, line| {
