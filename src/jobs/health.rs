@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::domain::evolution::health::{self, Sort};
+use crate::domain::evolution::health::{self, OpenRecommendations, Sort};
 use crate::domain::evolution::{Tallies, Window, tools_json};
 use crate::domain::policy::Policy;
 use crate::store::runs::{self, Counted};
@@ -27,6 +27,8 @@ pub struct HealthReport {
     /// Whether the store holds any run (when `base` is none, all of them end after now).
     pub any_run: bool,
     pub tallies: Tallies,
+    /// The base run's recommendations still open, for `<known_tools>`.
+    pub open: OpenRecommendations,
 }
 
 /// Reads the health of every tool from `store`, as of `now_ms`.
@@ -42,9 +44,14 @@ pub fn read(store: &Store, policy: &Policy, now_ms: i64) -> Result<HealthReport,
         None => (Counted::NOTHING, i64::MIN),
     };
     let window = Window::new(from_ms, until_ms, now_ms, &t);
-    let live = runs::live(store.conn_ref(), &counted, &window, &t).map_err(fail)?;
+    let axes = policy.axis_table();
+    let live = runs::live(store.conn_ref(), &counted, &window, &t, &axes).map_err(fail)?;
     let any_run = run.is_some() || runs::any_run(store.conn_ref()).map_err(fail)?;
-    let (base, tallies) = match run {
+    let open = run
+        .as_ref()
+        .map(|r| r.open_recommendations.clone())
+        .unwrap_or_default();
+    let (base, mut tallies) = match run {
         // The run weighed evidence as of its window's end, or when it ran if sooner.
         Some(r) => {
             let age = now_ms.saturating_sub(r.ran_at_ms.min(r.window_to_ms));
@@ -59,10 +66,25 @@ pub fn read(store: &Store, policy: &Policy, now_ms: i64) -> Result<HealthReport,
         }
         None => (None, live),
     };
+    // "Recent" is the hours ending now, whatever the run covered: counted from the rows (the
+    // referrals have an index of their own), never carried over from the run.
+    let recent =
+        runs::recent_referrals(store.conn_ref(), window.recent_from_ms, until_ms).map_err(fail)?;
+    for (tool, methods) in tallies.iter_mut() {
+        for (method, tally) in methods.iter_mut() {
+            let (boundary, low) = recent
+                .get(&(tool.clone(), method.clone()))
+                .copied()
+                .unwrap_or((0, 0));
+            tally.boundary_recent = boundary;
+            tally.low_utility_recent = low;
+        }
+    }
     Ok(HealthReport {
         base,
         any_run,
         tallies,
+        open,
     })
 }
 

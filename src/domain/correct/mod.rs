@@ -500,7 +500,7 @@ fn fix_value(
 }
 
 /// Whether a value has one of the argument's declared types, as it stands.
-fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
+pub fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
     if spec.accepts_any_type() {
         return true;
     }
