@@ -7,7 +7,6 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 use serde_json::Value;
 
-use crate::domain::error::Category;
 use crate::domain::events::AxisTable;
 use crate::domain::evolution::blame::{self, CallRef, Candidate};
 use crate::domain::evolution::causes::rejection_causes;
@@ -69,8 +68,9 @@ pub fn scan(
     done_before: u64,
     total: u64,
     progress: Progress<'_>,
-    mut reasks: Option<&mut ReaskSink<'_>>,
+    reasks: Option<&mut ReaskSink<'_>>,
 ) -> rusqlite::Result<(Aggregate, HighWater)> {
+    let mut reasks = reasks;
     let snapshot = conn.unchecked_transaction()?;
     let conn: &Connection = &snapshot;
     let high_water = results::high_water(conn)?;
@@ -106,12 +106,12 @@ pub fn scan(
     add_corrections(conn, corrections, &range, &read, &mut agg, &mut || {
         tick(&mut seen)
     })?;
-    let mut sink = reasks.as_deref_mut();
-    asks(conn, policy, window, t, &mut agg, &mut sink, &mut || {
+    asks(conn, policy, window, t, &mut agg, &mut reasks, &mut || {
         tick(&mut seen)
     })?;
     progress(seen, total);
     snapshot.finish()?;
+    agg.finish();
     Ok((agg, high_water))
 }
 
@@ -144,7 +144,6 @@ fn decisions(
         };
         let id: i64 = r.get(0)?;
         let ts_ms: i64 = r.get(1)?;
-        let session = r.get_ref(2)?.as_str_or_null()?;
         let method = r.get_ref(4)?.as_str_or_null()?;
         let verdict = r.get_ref(5)?.as_str()?;
         let category = r.get_ref(6)?.as_str_or_null()?;
@@ -161,13 +160,21 @@ fn decisions(
                 }
             }
         }
-        let declared = policy.tool(tool);
-        let args = match (r.get_ref(8)?.as_str_or_null()?, declared) {
+        // Arguments are read only when there are some, of a tool the policy declares.
+        let args_text = r.get_ref(8)?.as_str_or_null()?;
+        let declared = args_text.and_then(|_| policy.tool(tool));
+        let args = match (args_text, declared) {
             (Some(text), Some(_)) => match serde_json::from_str::<Value>(text) {
                 Ok(Value::Object(args)) => Some(args),
                 _ => None,
             },
             _ => None,
+        };
+        // The session only matters for the calls read further (most calls are not).
+        let session = if rejected || args.is_some() {
+            r.get_ref(2)?.as_str_or_null()?
+        } else {
+            None
         };
         let (Some(declared), Some(args)) = (declared, args) else {
             if rejected {
@@ -355,12 +362,12 @@ impl<'c> ReaskSink<'c> {
         conn.execute_batch(&format!(
             "PRAGMA temp_store = FILE; PRAGMA temp.cache_size = -2048; \
              DROP TABLE IF EXISTS {REASK_TABLE}; \
-             CREATE TABLE {REASK_TABLE} (reask_ask_id INTEGER PRIMARY KEY, corrects_ask_id INTEGER, \
+             CREATE TABLE {REASK_TABLE} (reask_ask_id INTEGER NOT NULL, corrects_ask_id INTEGER, \
                ts_ms INTEGER NOT NULL, session TEXT, tool TEXT NOT NULL, method TEXT, note TEXT, \
                blamed_outcome_id INTEGER, blamed_decision_id INTEGER);"
         ))?;
         let insert = conn.prepare(&format!(
-            "INSERT OR REPLACE INTO {REASK_TABLE} (reask_ask_id, corrects_ask_id, ts_ms, session, tool, method, note, \
+            "INSERT INTO {REASK_TABLE} (reask_ask_id, corrects_ask_id, ts_ms, session, tool, method, note, \
                blamed_outcome_id, blamed_decision_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
         ))?;
         Ok(ReaskSink { insert, count: 0 })
@@ -396,19 +403,28 @@ impl<'c> ReaskSink<'c> {
     }
 }
 
-/// The error types that count against a tool between two asks (its own failures and
-/// referrals), as an SQL list.
-fn own_fault_filter() -> String {
-    let others: Vec<String> = Category::ALL
-        .iter()
-        .map(|c| c.as_str())
-        .filter(|c| is_extrinsic(c) || is_not_the_tools(c))
-        .map(|c| format!("'{c}'"))
-        .collect();
-    format!(
-        "status = 'error' AND coalesce(error_type, '') NOT IN ({})",
-        others.join(", ")
-    )
+/// Whether an outcome between two asks is the tool saying something was wrong with its own
+/// answer: a failure of its own or a referral (not the world's fault, the model's or the
+/// policy's).
+fn own_fault(status: &str, error_type: Option<&str>) -> bool {
+    status == "error" && error_type.is_none_or(|e| !is_extrinsic(e) && !is_not_the_tools(e))
+}
+
+/// Adds one call to the candidates of a re-ask: a tool seen again keeps its last call.
+fn add_candidate(candidates: &mut Vec<Candidate>, call: Candidate) {
+    match candidates
+        .iter_mut()
+        .find(|c| c.tool == call.tool && c.method == call.method)
+    {
+        Some(c) => {
+            if (call.last_ms, call.call_id()) >= (c.last_ms, c.call_id()) {
+                c.call = call.call;
+                c.last_ms = call.last_ms;
+            }
+            c.flagged |= call.flagged;
+        }
+        None => candidates.push(call),
+    }
 }
 
 fn asks(
@@ -430,17 +446,16 @@ fn asks(
         "SELECT ts_ms, session, text, capabilities, id FROM asks INDEXED BY asks_by_session \
          WHERE session IS NOT NULL AND ts_ms >= ?1 AND ts_ms < ?2 ORDER BY session, ts_ms, id",
     )?;
-    // The tools that answered between two asks of a session, each with its last call and
-    // whether it reported a fault of its own: outcomes, else calls the gate let through.
-    let mut between = conn.prepare(&format!(
-        "SELECT tool, method, max(id), max(ts_ms), max({}) FROM outcomes \
-         WHERE session = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 GROUP BY tool, method",
-        own_fault_filter()
-    ))?;
+    // The tools that answered between two asks of a session: outcomes, else calls the gate let
+    // through. Rows are few per pair of asks; grouping them here spares SQLite a sorter per
+    // query.
+    let mut between = conn.prepare(
+        "SELECT tool, method, id, ts_ms, status, error_type FROM outcomes \
+         WHERE session = ?1 AND ts_ms >= ?2 AND ts_ms < ?3",
+    )?;
     let mut between_calls = conn.prepare(
-        "SELECT tool, method, max(id), max(ts_ms), 0 FROM decisions \
-         WHERE session = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 AND verdict <> 'rejected' AND tool IS NOT NULL \
-         GROUP BY tool, method",
+        "SELECT tool, method, id, ts_ms, 'ok', NULL FROM decisions \
+         WHERE session = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 AND verdict <> 'rejected' AND tool IS NOT NULL",
     )?;
     let capability_of = |tool: &str| policy.tool(tool).and_then(|t| t.capability.clone());
     let mut detector = ReaskDetector::default();
@@ -464,19 +479,26 @@ fn asks(
         let query = |st: &mut rusqlite::Statement<'_>,
                      call: fn(i64) -> CallRef|
          -> rusqlite::Result<Vec<Candidate>> {
-            st.query_map(
-                params![session, followup.earlier_ms, followup.later_ms],
-                |r| {
-                    Ok(Candidate {
-                        tool: r.get(0)?,
-                        method: r.get(1)?,
+            let mut found: Vec<Candidate> = Vec::new();
+            let mut rows = st.query(params![session, followup.earlier_ms, followup.later_ms])?;
+            while let Some(r) = rows.next()? {
+                let Some(tool) = r.get_ref(0)?.as_str_or_null()? else {
+                    continue;
+                };
+                let status = r.get_ref(4)?.as_str()?;
+                let error_type = r.get_ref(5)?.as_str_or_null()?;
+                add_candidate(
+                    &mut found,
+                    Candidate {
+                        tool: tool.to_string(),
+                        method: r.get_ref(1)?.as_str_or_null()?.map(str::to_string),
                         call: call(r.get(2)?),
                         last_ms: r.get(3)?,
-                        flagged: r.get::<_, Option<bool>>(4)?.unwrap_or(false),
-                    })
-                },
-            )?
-            .collect()
+                        flagged: own_fault(status, error_type),
+                    },
+                );
+            }
+            Ok(found)
         };
         let mut candidates = query(&mut between, CallRef::Outcome)?;
         if candidates.is_empty() {
@@ -487,12 +509,18 @@ fn asks(
             continue;
         }
         let complaint = followup.complaint.as_deref();
-        let Some(i) = blame::blame(
-            &candidates,
-            &followup.capabilities,
-            complaint,
-            &capability_of,
-        ) else {
+        // One tool alone is blamed whatever it scores: only several need telling apart.
+        let blamed = if candidates.len() == 1 {
+            Some(0)
+        } else {
+            blame::blame(
+                &candidates,
+                &followup.capabilities,
+                complaint,
+                &capability_of,
+            )
+        };
+        let Some(i) = blamed else {
             agg.unattributed_reasks += u64::from(followup.reask);
             continue;
         };

@@ -59,8 +59,8 @@ pub fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
     // the runs' own counts, so a run over the same window again ends where the first did.
     let corrections = if has_column(conn, "user_corrections", "reask_ask_id")? {
         conn.query_row(
-            "SELECT coalesce((SELECT rowid FROM user_corrections WHERE reask_ask_id IS NULL \
-               ORDER BY rowid DESC LIMIT 1), 0)",
+            "SELECT coalesce(max(id), 0) FROM user_corrections INDEXED BY user_corrections_explicit \
+             WHERE reask_ask_id IS NULL",
             [],
             |r| r.get(0),
         )?
@@ -128,6 +128,10 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
             )?;
         for (tool, methods) in &run.aggregate.tallies {
             for (method, tally) in methods {
+                // Stored with its recent hours even when there were none: a tally without
+                // them is one from before they were kept.
+                let mut tally = tally.clone();
+                tally.recent_by_hour.get_or_insert_with(BTreeMap::new);
                 health.execute(params![
                     id,
                     tool,
@@ -136,7 +140,7 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
                     tally.utility(),
                     tally.cohesion_warning(t),
                     tally.degraded(t),
-                    serde_json::to_string(tally).expect("a tally serializes"),
+                    serde_json::to_string(&tally).expect("a tally serializes"),
                 ])?;
             }
         }
@@ -203,7 +207,7 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
         }
     }
     if run.reasks {
-        store_reasks(tx, id, run.window)?;
+        store_reasks(tx, id)?;
     }
     Ok(id)
 }
@@ -226,14 +230,10 @@ fn apply_state(
 }
 
 /// Stores the re-asks the scan left in [`REASK_TABLE`] as user corrections, each once (by the
-/// ask that corrected), and removes those an earlier run stored in this window that are no
-/// longer re-asks (the thresholds or the policy changed). A row already stored is left as it
-/// is unless its blame changed.
-fn store_reasks(
-    tx: &rusqlite::Transaction<'_>,
-    run_id: i64,
-    window: &Window,
-) -> rusqlite::Result<()> {
+/// ask that corrected). A row already stored is left as it is unless its blame changed. A
+/// re-ask once stored stays, with the run that found it, even if a later run under other
+/// thresholds would not count it (runs count what they detect, never the stored rows).
+fn store_reasks(tx: &rusqlite::Transaction<'_>, run_id: i64) -> rusqlite::Result<()> {
     tx.execute(
         &format!(
             "INSERT INTO main.user_corrections (ts_ms, session, tool, method, note, reask_ask_id, corrects_ask_id, \
@@ -250,14 +250,6 @@ fn store_reasks(
                OR blamed_decision_id IS NOT excluded.blamed_decision_id"
         ),
         [run_id],
-    )?;
-    tx.execute(
-        &format!(
-            "DELETE FROM main.user_corrections INDEXED BY user_corrections_by_reask \
-             WHERE reask_ask_id IS NOT NULL AND ts_ms >= ?1 AND ts_ms < ?2 \
-               AND reask_ask_id NOT IN (SELECT reask_ask_id FROM {REASK_TABLE})"
-        ),
-        params![window.from_ms, window.until_ms],
     )?;
     tx.execute_batch(&format!("DROP TABLE IF EXISTS {REASK_TABLE}"))
 }
@@ -327,7 +319,7 @@ pub fn set_status(
             // muted until its evidence grows past it.
             tx.execute(
                 "UPDATE eval_recommendations SET status = ?2, \
-                   rejected_count = CASE WHEN ?2 = 'rejected' THEN coalesce(evidence_count, 0) ELSE rejected_count END \
+                   rejected_count = CASE WHEN ?2 = 'rejected' THEN evidence_count ELSE rejected_count END \
                  WHERE id = ?1",
                 params![id, status],
             )?;
@@ -569,8 +561,8 @@ const OUTCOMES_AHEAD: &str =
     "outcomes INDEXED BY outcomes_by_ts WHERE ts_ms >= ?1 AND ts_ms < ?2 AND rowid <= ?3";
 
 // Re-asks `evaluate` stored are in the runs' own counts: only explicit corrections are live.
-const CORRECTIONS_AFTER: &str =
-    "user_corrections WHERE rowid > ?1 AND +ts_ms >= ?2 AND +ts_ms < ?3 AND reask_ask_id IS NULL";
+const CORRECTIONS_AFTER: &str = "user_corrections INDEXED BY user_corrections_explicit \
+     WHERE id > ?1 AND +ts_ms >= ?2 AND +ts_ms < ?3 AND reask_ask_id IS NULL";
 
 const CORRECTION_NAMES: &str = "WITH RECURSIVE names(name) AS ( \
        SELECT (SELECT min(tool) FROM user_corrections INDEXED BY user_corrections_by_tool) \
@@ -654,6 +646,7 @@ pub fn live(
         };
         add_corrections(conn, rows, &corrections_hw, &read, &mut agg, &mut || {})?;
     }
+    agg.finish();
     Ok(agg.tallies)
 }
 
@@ -761,23 +754,26 @@ pub fn show(
     Ok(Some((rec, reasks)))
 }
 
-/// The referrals dated in `[from_ms, until_ms)`, through the index that holds only them.
+/// The referrals dated in `[?1, ?2)` with a row id up to ?3, through the index that holds only
+/// them.
 const RECENT_REFERRALS: &str = "SELECT tool, method, \
        sum(error_type = 'wrong_tool_boundary'), sum(error_type = 'low_utility') \
      FROM outcomes INDEXED BY outcomes_referrals_by_ts \
      WHERE (error_type = 'wrong_tool_boundary' OR error_type = 'low_utility') AND ts_ms >= ?1 AND ts_ms < ?2 \
+       AND rowid <= ?3 \
      GROUP BY tool, method";
 
 /// (tool, method or `""`) → boundary and low-utility referrals dated in `[from_ms,
-/// until_ms)`: the "recent" counts of `tools health`, over the hours ending now whatever the
-/// last run covered.
+/// until_ms)`, of those up to row id `up_to`: the part of `tools health`'s recent counts the
+/// hours kept by a run do not give.
 pub fn recent_referrals(
     conn: &Connection,
     from_ms: i64,
     until_ms: i64,
+    up_to: i64,
 ) -> rusqlite::Result<BTreeMap<(String, String), (u64, u64)>> {
     let mut st = conn.prepare(RECENT_REFERRALS)?;
-    let mut rows = st.query(params![from_ms, until_ms])?;
+    let mut rows = st.query(params![from_ms, until_ms, up_to])?;
     let mut out = BTreeMap::new();
     while let Some(r) = rows.next()? {
         let method: Option<String> = r.get(1)?;

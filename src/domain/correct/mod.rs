@@ -501,17 +501,30 @@ fn fix_value(
 
 /// Whether a value has one of the argument's declared types, as it stands.
 pub fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
+    fits(spec, value.json_type(), || value.is_integer())
+}
+
+/// [`type_fits`] for a value already read (`evaluate` judging a recorded call).
+pub fn value_fits(spec: &Arg, value: &Value) -> bool {
+    fits(
+        spec,
+        JsonType::of(value),
+        || matches!(value, Value::Number(n) if is_integral(n)),
+    )
+}
+
+fn fits(spec: &Arg, kind: JsonType, integer: impl Fn() -> bool) -> bool {
     if spec.accepts_any_type() {
         return true;
     }
     let has = |t: ArgType| spec.types.contains(&t);
-    match value.json_type() {
+    match kind {
         JsonType::String => has(ArgType::String),
         JsonType::Bool => has(ArgType::Boolean),
         JsonType::Object => has(ArgType::Object),
         JsonType::Array => has(ArgType::Array),
         JsonType::Null => has(ArgType::Null) || spec.nullable,
-        JsonType::Number => has(ArgType::Number) || (has(ArgType::Integer) && value.is_integer()),
+        JsonType::Number => has(ArgType::Number) || (has(ArgType::Integer) && integer()),
     }
 }
 

@@ -40,6 +40,15 @@ pub struct Candidate {
     pub flagged: bool,
 }
 
+impl Candidate {
+    /// The row id of its call (outcome or decision).
+    pub fn call_id(&self) -> i64 {
+        match self.call {
+            CallRef::Outcome(id) | CallRef::Decision(id) => id,
+        }
+    }
+}
+
 /// Words too common in a complaint to name a tool.
 const STOP_WORDS: [&str; 40] = [
     "about", "again", "also", "answer", "could", "does", "done", "from", "give", "have", "here",

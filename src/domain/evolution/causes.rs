@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::domain::correct::{coerce, type_fits};
+use crate::domain::correct::{coerce, value_fits};
 use crate::domain::policy::import::FaultKind;
 use crate::domain::policy::{Tool, fold_name};
 use crate::wire::args::ArgValue;
@@ -83,23 +83,22 @@ pub struct ArgFault {
 /// Values in examples are cut to this many characters.
 const EXAMPLE_CHARS: usize = 60;
 
-/// `args` as the gate reads them: each name under the declared name it stands for (declared,
-/// an alias, another case style), with unknown names left out. `method` supplies the tool's
-/// method argument when the call named one.
-fn resolve<'a>(tool: &Tool, args: &'a Map<String, Value>) -> Map<String, Value> {
-    let mut out = Map::new();
+/// `args` as the gate reads them: each value under the declared name it stands for (declared,
+/// an alias, another case style), unknown names left out, borrowed.
+fn resolve<'a>(tool: &'a Tool, args: &'a Map<String, Value>) -> Vec<(&'a str, &'a Value)> {
+    let mut out: Vec<(&str, &Value)> = Vec::with_capacity(args.len());
     for (key, value) in args {
-        let declared = if tool.args.contains_key(key) {
-            Some(key.as_str())
-        } else if let Some(to) = tool.aliases.get(key) {
-            Some(to.as_str())
-        } else {
-            tool.folded.get(&fold_name(key)).map(String::as_str)
+        let declared = match tool.args.get_key_value(key) {
+            Some((name, _)) => Some(name.as_str()),
+            None => match tool.aliases.get(key) {
+                Some(to) => Some(to.as_str()),
+                None => tool.folded.get(&fold_name(key)).map(String::as_str),
+            },
         };
         if let Some(name) = declared
-            && !out.contains_key(name)
+            && !out.iter().any(|(n, _)| *n == name)
         {
-            out.insert(name.to_string(), value.clone());
+            out.push((name, value));
         }
     }
     out
@@ -137,6 +136,7 @@ pub fn rejection_causes(
     args: &Map<String, Value>,
 ) -> Vec<ArgFault> {
     let resolved = resolve(tool, args);
+    let get = |name: &str| resolved.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
     let mut faults: Vec<ArgFault> = Vec::new();
     let mut push = |arg: &str, cause: Cause, example: Option<String>| {
         if !faults.iter().any(|f| f.arg == arg && f.cause == cause) {
@@ -147,50 +147,66 @@ pub fn rejection_causes(
             });
         }
     };
-    let mut corrected = Map::new();
+    // What the schema judges, built only for a tool that has one: each value as the gate
+    // left it (coerced, its enum case fixed), a value at fault as it came, so the schema
+    // finds the same fault rather than a missing argument.
+    let mut corrected = tool.schema.as_ref().map(|_| Map::new());
     for (name, spec) in &tool.args {
-        let value = resolved.get(name);
+        let value = get(name);
         if is_blank(value) {
             let lifted = spec.unless.iter().any(|(other, wanted)| {
-                resolved
-                    .get(other)
-                    .is_some_and(|v| wanted.iter().any(|w| loosely_equal(v, w)))
+                get(other).is_some_and(|v| wanted.iter().any(|w| loosely_equal(v, w)))
             });
             let supplied = method.is_some() && tool.method_arg.as_deref() == Some(name.as_str());
             if spec.required && spec.default.is_none() && !lifted && !supplied {
                 push(name, Cause::Missing, None);
             }
-            if let Some(v) = value {
-                corrected.insert(name.clone(), v.clone());
+            if let (Some(v), Some(c)) = (value, corrected.as_mut()) {
+                c.insert(name.clone(), v.clone());
             }
             continue;
         }
         let value = value.expect("not blank");
-        let as_arg = ArgValue::Value(value.clone());
-        let fitted = if type_fits(spec, &as_arg) {
-            Some(value.clone())
+        let fitted = if value_fits(spec, value) {
+            None
+        } else if value.is_string() {
+            match coerce(spec, &ArgValue::Value(value.clone())) {
+                Some(v) => Some(v),
+                None => {
+                    push(name, Cause::WrongType, Some(describe(value)));
+                    if let Some(c) = corrected.as_mut() {
+                        c.insert(name.clone(), value.clone());
+                    }
+                    continue;
+                }
+            }
         } else {
-            coerce(spec, &as_arg)
-        };
-        let Some(fitted) = fitted else {
             push(name, Cause::WrongType, Some(describe(value)));
+            if let Some(c) = corrected.as_mut() {
+                c.insert(name.clone(), value.clone());
+            }
             continue;
         };
+        let fitted = fitted.as_ref().unwrap_or(value);
+        let mut kept = fitted;
         if let Some(allowed) = &spec.one_of {
-            let folded = fitted
+            let aliased = fitted
                 .as_str()
-                .and_then(|s| spec.values.get(&s.trim().to_lowercase()))
-                .cloned()
-                .unwrap_or_else(|| fitted.clone());
-            let null_ok = spec.nullable && folded.is_null();
-            if !null_ok && !allowed.iter().any(|a| loosely_equal(&folded, a)) {
+                .and_then(|s| spec.values.get(&s.trim().to_lowercase()));
+            if let Some(to) = aliased {
+                kept = to;
+            }
+            let null_ok = spec.nullable && kept.is_null();
+            if !null_ok && !allowed.iter().any(|a| loosely_equal(kept, a)) {
                 push(name, Cause::Enum, Some(describe(value)));
-                continue;
+                kept = value;
             }
         }
-        corrected.insert(name.clone(), fitted);
+        if let Some(c) = corrected.as_mut() {
+            c.insert(name.clone(), kept.clone());
+        }
     }
-    if let Some(schema) = &tool.schema {
+    if let (Some(schema), Some(corrected)) = (&tool.schema, corrected) {
         let instance = Value::Object(corrected);
         for fault in schema.faults(&instance) {
             let (arg, cause) = match (fault.arg.as_deref(), &fault.kind, fault.depth) {
@@ -217,5 +233,81 @@ fn loosely_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::String(x), Value::String(y)) => x.trim().eq_ignore_ascii_case(y.trim()),
         _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::policy::{Policy, Source};
+
+    fn obj(text: &str) -> Map<String, Value> {
+        match serde_json::from_str(text).unwrap() {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    fn causes(tool: &Tool, args: &str) -> Vec<(String, &'static str)> {
+        rejection_causes(tool, None, &obj(args))
+            .into_iter()
+            .map(|f| (f.arg, f.cause.as_str()))
+            .collect()
+    }
+
+    fn pairs(list: &[(&str, &'static str)]) -> Vec<(String, &'static str)> {
+        list.iter().map(|(a, c)| (a.to_string(), *c)).collect()
+    }
+
+    #[test]
+    fn declared_arguments_are_read_as_the_gate_reads_them() {
+        let policy = Policy::builtin();
+        let tool = policy.tool("code_execution_tool").unwrap();
+        assert_eq!(
+            causes(tool, r#"{"runtime":"python"}"#),
+            pairs(&[("code", "missing")])
+        );
+        // An alias and a value alias are what the gate corrects, not faults.
+        assert_eq!(causes(tool, r#"{"language":"bash","cmd":"ls"}"#), []);
+        assert_eq!(
+            causes(tool, r#"{"runtime":"cobol","code":"x"}"#),
+            pairs(&[("runtime", "enum")])
+        );
+        assert_eq!(
+            causes(tool, r#"{"runtime":"output","code":["ls"]}"#),
+            pairs(&[("code", "wrong_type")])
+        );
+    }
+
+    #[test]
+    fn a_schema_tells_wrong_types_from_wrong_nested_shapes() {
+        let tools = r#"[{"type":"function","function":{"name":"cal","parameters":{"type":"object",
+            "properties":{"when":{"type":"object","properties":{"start":{"type":"string"},"tz":{"type":"string"}},"required":["start","tz"]},
+            "span":{"type":"string"},"people":{"type":"array","items":{"type":"object"}}},
+            "required":["when","span"]}}}]"#;
+        let source = Source {
+            name: "p.toml",
+            text: "[[import]]\npath = \"cal.json\"\n",
+        };
+        let read = |_: &std::path::Path| Ok(tools.to_string());
+        let policy = Policy::load(Some(source), None, &[], &read).unwrap();
+        let tool = policy.tool("cal").unwrap();
+        assert_eq!(
+            causes(tool, r#"{"when":"tomorrow","span":"1h"}"#),
+            pairs(&[("when", "wrong_type")])
+        );
+        assert_eq!(
+            causes(
+                tool,
+                r#"{"when":{"start":"x"},"span":"1h","people":["ana"]}"#
+            ),
+            pairs(&[("when", "nested_shape"), ("people", "nested_shape")])
+        );
+        assert_eq!(
+            causes(tool, r#"{"when":{"start":"x","tz":"UTC"}}"#),
+            pairs(&[("span", "missing")])
+        );
+        let faults = rejection_causes(tool, None, &obj(r#"{"when":"soon","span":"1h"}"#));
+        assert_eq!(faults[0].example.as_deref(), Some("string \"soon\""));
     }
 }

@@ -201,3 +201,96 @@ pub fn compare(
     digest.tools = tools;
     digest
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::evolution::recommend::{Evidence, recommendation_id};
+
+    fn rec(
+        id_kind: &str,
+        confidence: f64,
+        status: &str,
+        count: f64,
+        rejected: Option<f64>,
+    ) -> Recommendation {
+        Recommendation {
+            id: recommendation_id("t", None, id_kind, ""),
+            tool: "t".to_string(),
+            method: None,
+            kind: "demote",
+            subject: String::new(),
+            confidence,
+            count,
+            summary: String::new(),
+            brief: String::new(),
+            axes: Vec::new(),
+            evidence: Evidence::default(),
+            status: status.to_string(),
+            rejected_count: rejected,
+            first_seen_ms: None,
+            change: None,
+        }
+    }
+
+    fn past(r: &Recommendation, confidence: f64, muted: bool) -> PastRecommendation {
+        PastRecommendation {
+            id: r.id.clone(),
+            tool: r.tool.clone(),
+            method: None,
+            kind: r.kind.to_string(),
+            summary: String::new(),
+            confidence: Some(confidence),
+            muted,
+        }
+    }
+
+    #[test]
+    fn changes_are_new_worse_better_same_reopened_or_resolved() {
+        let mut recs = vec![
+            rec("a", 0.5, "proposed", 5.0, None),
+            rec("b", 0.7, "proposed", 5.0, None),
+            rec("c", 0.3, "proposed", 5.0, None),
+            rec("d", 0.5, "proposed", 5.0, None),
+            rec("e", 0.5, "rejected", 9.0, Some(5.0)),
+            rec("f", 0.5, "rejected", 5.0, Some(5.0)),
+        ];
+        let gone = rec("g", 0.9, "proposed", 5.0, None);
+        let previous = vec![
+            past(&recs[1], 0.55, false),
+            past(&recs[2], 0.45, false),
+            past(&recs[3], 0.45, false),
+            past(&recs[4], 0.5, true),
+            past(&recs[5], 0.5, true),
+            past(&gone, 0.9, false),
+        ];
+        let figures = BTreeMap::new();
+        let d = compare(&mut recs, Some(&previous), &figures, Some(&figures));
+        let change: Vec<Option<Change>> = recs.iter().map(|r| r.change).collect();
+        assert_eq!(
+            change,
+            [
+                Some(Change::New),
+                Some(Change::Worse),
+                Some(Change::Better),
+                Some(Change::Same),
+                Some(Change::Reopened),
+                Some(Change::New),
+            ]
+        );
+        assert_eq!(d.new, [recs[0].id.clone()]);
+        assert_eq!(d.worse, [recs[1].id.clone(), recs[4].id.clone()]);
+        assert_eq!(d.better, [recs[2].id.clone()]);
+        assert_eq!(d.resolved.len(), 1);
+        assert_eq!(d.resolved[0].id, gone.id);
+        assert!(d.fails(FailOn::New) && d.fails(FailOn::Worse) && d.fails(FailOn::Any));
+        // Without a previous run, everything is new.
+        let mut again = vec![rec("a", 0.5, "proposed", 5.0, None)];
+        let d = compare(&mut again, None, &figures, None);
+        assert_eq!(d.new.len(), 1);
+        // A quiet night fails nothing.
+        let mut same = vec![rec("d", 0.5, "proposed", 5.0, None)];
+        let d = compare(&mut same, Some(&previous[2..3]), &figures, None);
+        assert!(!d.fails(FailOn::Any), "{d:?}");
+    }
+}

@@ -41,14 +41,14 @@ pub fn normalize_message(text: &str) -> String {
             rest = after;
             continue;
         }
-        if c == '"' || c == '\'' || c == '`' {
-            if let Some(end) = rest[1..].find(c) {
-                out.push(c);
-                out.push('…');
-                out.push(c);
-                rest = &rest[1 + end + 1..];
-                continue;
-            }
+        if matches!(c, '"' | '\'' | '`')
+            && let Some(end) = rest[1..].find(c)
+        {
+            out.push(c);
+            out.push('…');
+            out.push(c);
+            rest = &rest[1 + end + 1..];
+            continue;
         }
         if c.is_ascii_alphanumeric() {
             let end = alnum_end(rest);

@@ -136,6 +136,15 @@ pub struct OpenRecommendation {
 /// Tool → its open recommendations.
 pub type OpenRecommendations = BTreeMap<String, Vec<OpenRecommendation>>;
 
+/// One tool as `<known_tools>` weighs it: its name, its total, its methods (each with whether
+/// it is degraded) and its open recommendations.
+type Entry<'a> = (
+    &'a String,
+    Tally,
+    Vec<(&'a str, bool)>,
+    &'a Vec<OpenRecommendation>,
+);
+
 /// The `<known_tools>` block: one line per tool, at most `top` entries, never longer than
 /// `budget` characters (when not even its tags fit, nothing). Which tools are kept: those that
 /// need attention (degraded, a cohesion warning or an open recommendation), most severe first,
@@ -151,7 +160,7 @@ pub fn known_tools(
     t: &Thresholds,
 ) -> String {
     let none = Vec::new();
-    let tools: Vec<(&String, Tally, Vec<(&str, bool)>, &Vec<OpenRecommendation>)> = tallies
+    let tools: Vec<Entry<'_>> = tallies
         .iter()
         .map(|(tool, methods)| {
             let names = methods

@@ -21,6 +21,8 @@ pub mod tally;
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
+
 use crate::domain::error::Category;
 use crate::domain::policy::thresholds::Thresholds;
 
@@ -140,7 +142,11 @@ pub type Tallies = BTreeMap<String, BTreeMap<String, Tally>>;
 #[derive(Debug, Clone, Default)]
 pub struct Aggregate {
     pub events: u64,
+    /// Complete once [`Aggregate::finish`] ran (a scan calls it at its end).
     pub tallies: Tallies,
+    /// The tallies a scan is filling, looked up by hash: most rows then cost a short hash
+    /// and one comparison, where the sorted map paid a comparison per key it passed.
+    filling: FxHashMap<String, FxHashMap<String, Tally>>,
     /// (tool, unknown name, declared name) → times seen.
     pub alias_pairs: BTreeMap<(String, String, String), u64>,
     /// (tool, unknown name, declared name) → a few sessions the pair was seen in.
@@ -154,11 +160,12 @@ pub struct Aggregate {
 }
 
 impl Aggregate {
+    /// The tally of a tool and method (`None`: `""`), made when missing.
     pub fn tally(&mut self, tool: &str, method: Option<&str>) -> &mut Tally {
-        if !self.tallies.contains_key(tool) {
-            self.tallies.insert(tool.to_string(), BTreeMap::new());
+        if !self.filling.contains_key(tool) {
+            self.filling.insert(tool.to_string(), FxHashMap::default());
         }
-        let methods = self.tallies.get_mut(tool).expect("just inserted");
+        let methods = self.filling.get_mut(tool).expect("just inserted");
         let method = method.unwrap_or("");
         if !methods.contains_key(method) {
             methods.insert(method.to_string(), Tally::default());
@@ -166,21 +173,41 @@ impl Aggregate {
         methods.get_mut(method).expect("just inserted")
     }
 
+    /// Moves what [`Aggregate::tally`] filled into [`Aggregate::tallies`], sorted.
+    pub fn finish(&mut self) {
+        for (tool, methods) in self.filling.drain() {
+            let into = self.tallies.entry(tool).or_default();
+            for (method, tally) in methods {
+                match into.get_mut(&method) {
+                    Some(t) => t.merge(&tally),
+                    None => {
+                        into.insert(method, tally);
+                    }
+                }
+            }
+        }
+    }
+
     /// Keeps `session` among the first few an alias pair was seen in.
     pub fn note_pair_session(&mut self, pair: &(String, String, String), session: &str) {
-        let set = self.alias_sessions.entry(pair.clone()).or_default();
-        if set.len() < tally::SESSIONS {
+        let set = match self.alias_sessions.get_mut(pair) {
+            Some(set) => set,
+            None => self.alias_sessions.entry(pair.clone()).or_default(),
+        };
+        if set.len() < tally::SESSIONS && !set.contains(session) {
             set.insert(session.to_string());
         }
     }
 
-    pub fn merge(&mut self, other: Aggregate) {
+    pub fn merge(&mut self, mut other: Aggregate) {
+        other.finish();
         self.events += other.events;
         for (tool, methods) in other.tallies {
             for (method, tally) in methods {
                 self.tally(&tool, Some(&method)).merge(&tally);
             }
         }
+        self.finish();
         for (k, v) in other.alias_pairs {
             *self.alias_pairs.entry(k).or_default() += v;
         }

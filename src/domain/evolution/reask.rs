@@ -75,7 +75,8 @@ impl ReaskDetector {
         if !reask && phrase.is_none() {
             return None;
         }
-        let mut capabilities = prev.capabilities.clone();
+        // The earlier ask is done with: its capabilities move into the follow-up.
+        let mut capabilities = prev.capabilities;
         for c in &ask.capabilities {
             if !capabilities.contains(c) {
                 capabilities.push(c.clone());

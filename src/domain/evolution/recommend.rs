@@ -40,9 +40,13 @@ impl Evidence {
         json!({"sessions": self.sessions, "examples": self.examples, "counts": self.counts})
     }
 
+    /// Keeps a short text: cut, and redacted again (texts were redacted when recorded, but a
+    /// store from elsewhere may hold what this metagate would redact).
     fn example(&mut self, text: String) {
+        let text = shorten(&text, 200);
+        let text = crate::checks::redact::redact_text(&text).unwrap_or(text);
         if self.examples.len() < MAX_EXAMPLES && !self.examples.contains(&text) {
-            self.examples.push(shorten(&text, 200));
+            self.examples.push(text);
         }
     }
 
@@ -357,7 +361,7 @@ fn demote<'a>(tool: &'a str, method: Option<&'a str>, m: &Tally, t: &Thresholds)
         );
         evidence.count("low_utility_signals", m.low_utility_signals());
         n = m.low_utility_signals() as f64;
-        of = (m.outcomes() + m.user_corrections()) as f64;
+        of = m.calls_seen() as f64;
         summary = format!(
             "{who} is degraded: its results keep being of little use (utility {utility:.2}, {} low-utility signals); rank it last or regenerate it",
             m.low_utility_signals()

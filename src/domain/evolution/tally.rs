@@ -88,8 +88,15 @@ pub struct Tally {
     pub sessions: BTreeMap<String, BTreeSet<String>>,
     /// Signal → a few short texts showing it.
     pub examples: BTreeMap<String, BTreeSet<String>>,
+    /// The recent referrals by the hour they fell in (its start, in ms): boundary, low
+    /// utility. `tools health` takes from them the hours that are still recent when it runs,
+    /// without reading the rows again. `None` in tallies stored before it was kept.
+    pub recent_by_hour: Option<BTreeMap<i64, [u64; 2]>>,
     pub last_ms: Option<i64>,
 }
+
+/// An hour in milliseconds.
+pub const HOUR_MS: i64 = 3_600_000;
 
 impl Tally {
     /// Calls seen: the gate's decisions, or the outcomes recorded when the gate saw fewer
@@ -177,6 +184,9 @@ impl Tally {
             "wrong_tool_boundary" => {
                 self.boundary += 1;
                 self.boundary_recent += u64::from(recent);
+                if recent {
+                    self.count_recent(o.ts_ms, 0);
+                }
                 self.bad_w += weight * t.boundary_weight;
                 let referral = if o.evidence.is_some_and(|e| !e.trim().is_empty()) {
                     1.0
@@ -200,6 +210,9 @@ impl Tally {
             "low_utility" => {
                 self.low_utility += 1;
                 self.low_utility_recent += u64::from(recent);
+                if recent {
+                    self.count_recent(o.ts_ms, 1);
+                }
                 self.bad_w += weight * t.low_utility_weight;
                 sample(&mut self.evidence, o.evidence);
                 self.note_session(signal::LOW_UTILITY, o.session);
@@ -214,6 +227,25 @@ impl Tally {
                 self.note_session(signal::FAILURE, o.session);
             }
         }
+    }
+
+    fn count_recent(&mut self, ts_ms: i64, which: usize) {
+        let hour = ts_ms.div_euclid(HOUR_MS) * HOUR_MS;
+        self.recent_by_hour
+            .get_or_insert_with(BTreeMap::new)
+            .entry(hour)
+            .or_default()[which] += 1;
+    }
+
+    /// The recent referrals (boundary, low utility) of the hours starting at `from_hour` or
+    /// later, as [`Tally::recent_by_hour`] keeps them.
+    pub fn recent_since(&self, from_hour: i64) -> Option<[u64; 2]> {
+        let hours = self.recent_by_hour.as_ref()?;
+        Some(
+            hours
+                .range(from_hour..)
+                .fold([0, 0], |acc, (_, n)| [acc[0] + n[0], acc[1] + n[1]]),
+        )
     }
 
     /// Adds a user correction (explicit or a detected re-ask).
@@ -243,17 +275,37 @@ impl Tally {
     pub fn add_rejection(&mut self, faults: &[ArgFault], unknown: &[&str], session: Option<&str>) {
         self.note_session(signal::REJECTED, session);
         for f in faults {
-            let by_cause = match self.arg_faults.get_mut(f.arg.as_str()) {
-                Some(m) => m,
-                None => self.arg_faults.entry(f.arg.clone()).or_default(),
+            let cause = f.cause.as_str();
+            // The first rejections of an argument fill its samples; later ones only count
+            // (no text is built for them).
+            let first = match self.arg_faults.get_mut(f.arg.as_str()) {
+                Some(by_cause) => match by_cause.get_mut(cause) {
+                    Some(n) => {
+                        *n += 1;
+                        *n <= SESSIONS as u64
+                    }
+                    None => {
+                        by_cause.insert(cause.to_string(), 1);
+                        true
+                    }
+                },
+                None => {
+                    let by_cause = [(cause.to_string(), 1)].into_iter().collect();
+                    self.arg_faults.insert(f.arg.clone(), by_cause);
+                    true
+                }
             };
-            *by_cause.entry(f.cause.as_str().to_string()).or_default() += 1;
-            self.note_session(&signal::arg(&f.arg), session);
-            if let Some(example) = &f.example {
-                self.note_example(&signal::arg_cause(&f.arg, f.cause.as_str()), Some(example));
+            if first {
+                self.note_session(&signal::arg(&f.arg), session);
+                if let Some(example) = &f.example {
+                    self.note_example(&signal::arg_cause(&f.arg, cause), Some(example));
+                }
             }
-            if f.cause == super::causes::Cause::Missing {
-                let names = self.explained.entry(f.arg.clone()).or_default();
+            if f.cause == super::causes::Cause::Missing && !unknown.is_empty() {
+                let names = match self.explained.get_mut(f.arg.as_str()) {
+                    Some(names) => names,
+                    None => self.explained.entry(f.arg.clone()).or_default(),
+                };
                 for name in unknown {
                     if let Some(n) = names.get_mut(*name) {
                         *n += 1;
@@ -284,18 +336,30 @@ impl Tally {
         let Some(text) = text.map(str::trim).filter(|s| !s.is_empty()) else {
             return;
         };
-        if self
+        let full = self
             .examples
             .get(signal)
-            .is_some_and(|s| s.len() >= EXAMPLES)
+            .is_some_and(|set| set.len() >= EXAMPLES);
+        // A text already kept (most are repeats) costs no allocation.
+        let long = text.chars().nth(EXAMPLE_CHARS).is_some();
+        if full
+            || (!long
+                && self
+                    .examples
+                    .get(signal)
+                    .is_some_and(|set| set.contains(text)))
         {
             return;
         }
-        let short = shorten(text, EXAMPLE_CHARS);
+        let text = if long {
+            shorten(text, EXAMPLE_CHARS)
+        } else {
+            text.to_string()
+        };
         self.examples
             .entry(signal.to_string())
             .or_default()
-            .insert(short);
+            .insert(text);
     }
 
     /// Adds another tally (the same tool and method from another shard, or another method
@@ -341,6 +405,14 @@ impl Tally {
             add_counts(self.explained.entry(arg.clone()).or_default(), names);
         }
         errors::merge(&mut self.error_clusters, &o.error_clusters);
+        if let Some(theirs) = &o.recent_by_hour {
+            let mine = self.recent_by_hour.get_or_insert_with(BTreeMap::new);
+            for (hour, n) in theirs {
+                let into = mine.entry(*hour).or_default();
+                into[0] += n[0];
+                into[1] += n[1];
+            }
+        }
         for (signal, sessions) in &o.sessions {
             for s in sessions {
                 self.note_session(signal, Some(s));

@@ -497,11 +497,15 @@ fn parse_file(source: &Source<'_>) -> Result<PolicyFile, PolicyErrors> {
 /// the policy's `[[import]]`s (None for `--tools`).
 type Wanted = (PathBuf, ImportFile, Option<usize>);
 
+/// What [`import_all`] read: the tools as a policy layer, their compiled schemas, and a hash
+/// of the files' paths and texts.
+type ImportedLayer = (PolicyFile, Vec<(String, CompiledSchema)>, u64);
+
 fn import_all(
     wanted: &[Wanted],
     source: Option<&Source<'_>>,
     read: &dyn Fn(&Path) -> Result<String, String>,
-) -> Result<(PolicyFile, Vec<(String, CompiledSchema)>, u64), PolicyErrors> {
+) -> Result<ImportedLayer, PolicyErrors> {
     let mut digest = Fnv::new();
     let mut layer = PolicyFile::default();
     let mut schemas = Vec::new();

@@ -12,6 +12,9 @@ ALTER TABLE user_corrections ADD COLUMN blamed_decision_id INTEGER;
 ALTER TABLE user_corrections ADD COLUMN found_by_run INTEGER;
 CREATE UNIQUE INDEX user_corrections_by_reask ON user_corrections (reask_ask_id)
     WHERE reask_ask_id IS NOT NULL;
+-- The explicit corrections by id: `tools health` reads those after a run's high-water mark
+-- without walking the re-asks the run stored after them.
+CREATE INDEX user_corrections_explicit ON user_corrections (id) WHERE reask_ask_id IS NULL;
 
 -- The policy a run used: a run under another policy than the one before says so.
 ALTER TABLE eval_runs ADD COLUMN policy_file TEXT;
