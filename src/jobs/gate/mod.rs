@@ -153,7 +153,7 @@ impl<'a> Decision<'a> {
             return;
         }
         if self.unchanged {
-            out.extend_from_slice(trim_ascii(self.input));
+            out.extend_from_slice(self.input.trim_ascii());
         } else if let (Some(call), Some(target)) = (&self.call, self.target) {
             call.write_as(target, out);
         }
@@ -337,7 +337,7 @@ fn decide_inner<'a>(
         && verdict == Verdict::Pass
         && target == shape
         // A raw CR inside is a line break to universal-newline readers: rewritten compactly.
-        && memchr::memchr2(b'\n', b'\r', trim_ascii(input)).is_none();
+        && memchr::memchr2(b'\n', b'\r', input.trim_ascii()).is_none();
     Decision {
         verdict,
         shape: Some(shape),
@@ -414,18 +414,6 @@ struct ReportDoc<'a> {
     warnings: &'a [String],
     error: Option<Value>,
     feedback: Option<String>,
-}
-
-pub(crate) fn trim_ascii(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
-    let end = bytes
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(start, |e| e + 1);
-    &bytes[start..end]
 }
 
 /// The stderr lines a decision produces: one per correction and warning, and one for a

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::{
     Decision, MAX_DOCUMENT, Options, Run, Verdict, decide_with, explain_lines, malformed, notes,
-    render, trim_ascii,
+    render,
 };
 use crate::domain::correct::Report;
 use crate::domain::enforce::{Facts, NoFacts};
@@ -250,7 +250,7 @@ pub fn stream<R: Read, W: Write, E: Write>(
                 )),
                 Report::default(),
             )
-        } else if trim_ascii(body).is_empty() {
+        } else if body.trim_ascii().is_empty() {
             Decision::rejected(
                 body,
                 malformed("empty line: expected one tool call"),
