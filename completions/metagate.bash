@@ -130,6 +130,9 @@ _metagate() {
             metagate__subcmd__help__subcmd__policy,show)
                 cmd="metagate__subcmd__help__subcmd__policy__subcmd__show"
                 ;;
+            metagate__subcmd__help__subcmd__policy,which)
+                cmd="metagate__subcmd__help__subcmd__policy__subcmd__which"
+                ;;
             metagate__subcmd__help__subcmd__tools,health)
                 cmd="metagate__subcmd__help__subcmd__tools__subcmd__health"
                 ;;
@@ -166,6 +169,9 @@ _metagate() {
             metagate__subcmd__policy,show)
                 cmd="metagate__subcmd__policy__subcmd__show"
                 ;;
+            metagate__subcmd__policy,which)
+                cmd="metagate__subcmd__policy__subcmd__which"
+                ;;
             metagate__subcmd__policy__subcmd__help,check)
                 cmd="metagate__subcmd__policy__subcmd__help__subcmd__check"
                 ;;
@@ -174,6 +180,9 @@ _metagate() {
                 ;;
             metagate__subcmd__policy__subcmd__help,show)
                 cmd="metagate__subcmd__policy__subcmd__help__subcmd__show"
+                ;;
+            metagate__subcmd__policy__subcmd__help,which)
+                cmd="metagate__subcmd__policy__subcmd__help__subcmd__which"
                 ;;
             metagate__subcmd__tools,health)
                 cmd="metagate__subcmd__tools__subcmd__health"
@@ -706,7 +715,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__policy)
-            opts="show check"
+            opts="show which check"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -734,6 +743,20 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__policy__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__policy__subcmd__which)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1060,7 +1083,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__policy)
-            opts="-h --policy --db --help show check help"
+            opts="-h --policy --db --help show which check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1104,7 +1127,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__policy__subcmd__help)
-            opts="show check help"
+            opts="show which check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1159,6 +1182,20 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        metagate__subcmd__policy__subcmd__help__subcmd__which)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         metagate__subcmd__policy__subcmd__show)
             opts="-h --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1166,6 +1203,32 @@ _metagate() {
                 return 0
             fi
             case "${prev}" in
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__policy__subcmd__which)
+            opts="-h --format --policy --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 --policy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

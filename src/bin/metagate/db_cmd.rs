@@ -3,7 +3,6 @@
 use std::io::Write;
 
 use anyhow::Result;
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use metagate::domain::events::format_time;
 use metagate::domain::evolution::parse_moment;
 use serde_json::{Map, Value, json};
@@ -36,8 +35,7 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
                     writeln!(out, "{doc}")?;
                 }
                 Format::Table => {
-                    let mut table = Table::new();
-                    table.load_style(UTF8_BORDERS_ONLY);
+                    let mut table = crate::output::table();
                     table.add_row(vec!["path".to_string(), info.path.display().to_string()]);
                     table.add_row(vec![
                         "schema version".to_string(),
@@ -53,7 +51,7 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
                     let span = |ms: Option<i64>| ms.map_or_else(|| "-".to_string(), format_time);
                     table.add_row(vec!["first event".to_string(), span(info.first_ms)]);
                     table.add_row(vec!["last event".to_string(), span(info.last_ms)]);
-                    writeln!(out, "{table}")?;
+                    writeln!(out, "{}", crate::output::fit(table))?;
                 }
             }
             out.flush()?;
@@ -96,8 +94,7 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
                     writeln!(out, "{doc}")?;
                 }
                 Format::Table => {
-                    let mut table = Table::new();
-                    table.load_style(UTF8_BORDERS_ONLY);
+                    let mut table = crate::output::table();
                     table.set_header(vec!["table", verb]);
                     for (name, n) in &done.rows {
                         table.add_row(vec![name.clone(), n.to_string()]);
@@ -107,7 +104,12 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
                         "eval_recommendations".to_string(),
                         done.recommendations.to_string(),
                     ]);
-                    writeln!(out, "before {}\n{table}", format_time(done.cutoff_ms))?;
+                    writeln!(
+                        out,
+                        "before {}\n{}",
+                        format_time(done.cutoff_ms),
+                        crate::output::fit(table)
+                    )?;
                 }
             }
             out.flush()?;

@@ -177,7 +177,8 @@ fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Statu
         }
         None => {
             say!(
-                "metagate: evaluate: no recommendation {id:?} in {}; `metagate evaluate --format json` lists them",
+                "metagate: evaluate: no recommendation {id:?} in {}; `metagate --db {} evaluate --dry-run --format json` lists them (storing no run)",
+                path.display(),
                 path.display()
             );
             Ok(Status::Rejected)

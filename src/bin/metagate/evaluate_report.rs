@@ -3,7 +3,6 @@
 
 use std::io::Write;
 
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use metagate::domain::events::format_time;
 use metagate::domain::evolution::digest::ToolChange;
 use metagate::domain::evolution::errors;
@@ -15,6 +14,13 @@ use metagate::jobs::evaluate::{Evaluation, Shards};
 use metagate::store::runs::{StoredReask, StoredRecommendation};
 use metagate::wire::display::{one_line, plural};
 use serde_json::{Value, json};
+
+/// A line of prose, broken to fit a terminal narrower than it (whole when piped).
+macro_rules! prose {
+    ($out:expr, $($arg:tt)*) => {
+        writeln!($out, "{}", crate::output::fit_line(&format!($($arg)*)))
+    };
+}
 
 /// Summaries in tables are cut to this many characters (`show` prints them whole).
 const SUMMARY_CHARS: usize = 110;
@@ -34,14 +40,14 @@ pub fn write_table(
         Some(id) => format!("run {id} stored in {}", paths[0].display()),
         None => "dry run: nothing stored".to_string(),
     };
-    writeln!(
-        out,
+    let summary = format!(
         "window {} → {} · {} events from {} · {stored}",
         format_time(e.window.from_ms),
         format_time(e.window.until_ms),
         e.aggregate.events,
         plural(paths.len(), "store", "stores"),
-    )?;
+    );
+    writeln!(out, "{}", crate::output::fit_line(&summary))?;
     let file = e.policy.file.as_deref().map_or_else(
         || "the built-in policy".to_string(),
         |f| one_line(f).into_owned(),
@@ -51,26 +57,30 @@ pub fn write_table(
     } else {
         ""
     };
-    writeln!(out, "policy {file} · {}{changed}", e.policy.hash)?;
+    prose!(out, "policy {file} · {}{changed}", e.policy.hash)?;
     write_digest(out, e)?;
     if e.aggregate.events == 0 {
-        return writeln!(out, "no events in the window: nothing to evaluate");
+        return prose!(out, "no events in the window: nothing to evaluate");
     }
     let rows = health::rows(&e.aggregate.tallies, health::Sort::Name, now_ms, &t);
-    writeln!(out, "{}", crate::tools_cmd::health_table(&rows, &t))?;
+    writeln!(
+        out,
+        "{}",
+        crate::output::fit(crate::tools_cmd::health_table(&rows, &t))
+    )?;
     write_errors(out, &e.aggregate.tallies)?;
     let shown: Vec<&Recommendation> = e.shown(all).collect();
     writeln!(out, "{}", recommendations_table(&shown))?;
     let muted = e.recommendations.iter().filter(|r| r.muted()).count();
     if muted > 0 && !all {
-        writeln!(
+        prose!(
             out,
             "{} hidden (rejected, and no more evidence since): --all shows them",
             plural(muted, "muted recommendation", "muted recommendations")
         )?;
     }
     if e.aggregate.unattributed_reasks > 0 {
-        writeln!(
+        prose!(
             out,
             "{} followed several tools and pointed at none of them: not counted against any",
             plural(
@@ -82,8 +92,7 @@ pub fn write_table(
     }
     let aliases = e.patch_aliases();
     if !aliases.is_empty() {
-        let mut table = Table::new();
-        table.load_style(UTF8_BORDERS_ONLY);
+        let mut table = crate::output::table();
         table.set_header(vec!["tool", "alias", "declared", "seen", "share"]);
         for a in &aliases {
             table.add_row(vec![
@@ -96,7 +105,8 @@ pub fn write_table(
         }
         writeln!(
             out,
-            "proposed aliases (--emit-policy-patch FILE writes them as a policy fragment):\n{table}"
+            "proposed aliases (--emit-policy-patch FILE writes them as a policy fragment):\n{}",
+            crate::output::fit(table)
         )?;
     }
     Ok(())
@@ -107,13 +117,13 @@ fn write_digest(out: &mut dyn Write, e: &Evaluation) -> std::io::Result<()> {
     let d = &e.digest;
     let Some(previous) = &e.previous else {
         let open = e.shown(false).count();
-        return writeln!(
+        return prose!(
             out,
             "since the last run: no earlier run in this store, so {} new",
             plural(open, "recommendation is", "recommendations are")
         );
     };
-    writeln!(
+    prose!(
         out,
         "since run {} (made {}): {} new, {} worse, {} better, {} resolved",
         previous.id,
@@ -128,7 +138,7 @@ fn write_digest(out: &mut dyn Write, e: &Evaluation) -> std::io::Result<()> {
     for (label, ids) in lines {
         for r in ids.iter().filter_map(by_id) {
             let label = if r.reopened() { "reopened" } else { label };
-            writeln!(
+            prose!(
                 out,
                 "  {label:<9} {} {:<18} {:<28} {:.2}  {}",
                 r.id,
@@ -140,7 +150,7 @@ fn write_digest(out: &mut dyn Write, e: &Evaluation) -> std::io::Result<()> {
         }
     }
     for r in &d.resolved {
-        writeln!(
+        prose!(
             out,
             "  {:<9} {} {:<18} {:<28}  -    {}",
             "resolved",
@@ -152,7 +162,7 @@ fn write_digest(out: &mut dyn Write, e: &Evaluation) -> std::io::Result<()> {
     }
     let moved: Vec<&ToolChange> = d.tools.iter().filter(|c| c.changed()).collect();
     for c in moved {
-        writeln!(out, "  tool      {}", tool_change(c))?;
+        prose!(out, "  tool      {}", tool_change(c))?;
     }
     Ok(())
 }
@@ -195,7 +205,7 @@ fn write_errors(out: &mut dyn Write, tallies: &Tallies) -> std::io::Result<()> {
                 .iter()
                 .map(|c| format!("{} {:?} ×{}", c.category, c.message, c.count))
                 .collect();
-            writeln!(
+            prose!(
                 out,
                 "errors {}: {}",
                 one_line(&who(tool, Some(method.as_str()).filter(|m| !m.is_empty()))),
@@ -226,8 +236,7 @@ fn recommendations_table(recs: &[&Recommendation]) -> String {
     if recs.is_empty() {
         return "no recommendations".to_string();
     }
-    let mut table = Table::new();
-    table.load_style(UTF8_BORDERS_ONLY);
+    let mut table = crate::output::table();
     table.set_header(vec![
         "id",
         "change",
@@ -253,7 +262,7 @@ fn recommendations_table(recs: &[&Recommendation]) -> String {
             cut(&r.summary),
         ]);
     }
-    table.to_string()
+    crate::output::fit(table).to_string()
 }
 
 fn reask_json(r: &StoredReask) -> Value {
@@ -296,7 +305,7 @@ pub fn write_show(
     rec: &StoredRecommendation,
     reasks: &[StoredReask],
 ) -> std::io::Result<()> {
-    writeln!(
+    prose!(
         out,
         "{} · {} · {} · {} · confidence {:.2}",
         rec.id,
@@ -308,23 +317,23 @@ pub fn write_show(
     let run = rec
         .last_run
         .map_or_else(String::new, |id| format!(" (run {id})"));
-    writeln!(
+    prose!(
         out,
         "first seen {} · last seen {}{run}",
         format_time(rec.first_seen_ms),
         format_time(rec.last_seen_ms)
     )?;
     if let Some(n) = rec.rejected_count.filter(|_| rec.status == "rejected") {
-        writeln!(out, "muted while its evidence stays at {n} or less")?;
+        prose!(out, "muted while its evidence stays at {n} or less")?;
     }
-    writeln!(out, "\n{}", one_line(&rec.summary))?;
+    prose!(out, "\n{}", one_line(&rec.summary))?;
     if !rec.axes.is_empty() {
-        writeln!(out, "axes: {}", one_line(&rec.axes.join(", ")))?;
+        prose!(out, "axes: {}", one_line(&rec.axes.join(", ")))?;
     }
     let evidence = &rec.evidence;
     if let Some(counts) = evidence.get("counts").and_then(Value::as_object) {
         let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        writeln!(out, "counts: {}", one_line(&counts.join(", ")))?;
+        prose!(out, "counts: {}", one_line(&counts.join(", ")))?;
     }
     let texts = |key: &str| -> Vec<String> {
         evidence
@@ -340,7 +349,7 @@ pub fn write_show(
     };
     let sessions = texts("sessions");
     if !sessions.is_empty() {
-        writeln!(out, "sessions: {}", sessions.join(", "))?;
+        prose!(out, "sessions: {}", sessions.join(", "))?;
     }
     // A recommendation stored before evidence was an object holds a list of texts.
     let examples = if evidence.is_array() {
@@ -355,20 +364,20 @@ pub fn write_show(
         texts("examples")
     };
     if !examples.is_empty() {
-        writeln!(out, "examples:")?;
+        prose!(out, "examples:")?;
         for e in examples {
-            writeln!(out, "  - {e}")?;
+            prose!(out, "  - {e}")?;
         }
     }
     if !reasks.is_empty() && matches!(rec.kind.as_str(), "tighten_acceptance" | "demote") {
-        writeln!(out, "re-asks stored against it (latest first):")?;
+        prose!(out, "re-asks stored against it (latest first):")?;
         for r in reasks {
             let blamed = match (r.blamed_outcome_id, r.blamed_decision_id) {
                 (Some(id), _) => format!("outcome {id}"),
                 (None, Some(id)) => format!("decision {id}"),
                 (None, None) => "-".to_string(),
             };
-            writeln!(
+            prose!(
                 out,
                 "  - {} session {}: {:?} (corrects ask {}: {:?}; blames {blamed})",
                 format_time(r.ts_ms),
