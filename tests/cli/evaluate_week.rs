@@ -410,6 +410,35 @@ fn a_week_of_telemetry_night_after_night() {
         "{severities:?}"
     );
 
+    // Every key the JSON carries is documented, key by key.
+    json_keys_are_documented(&night1);
+
+    // The digest lists what is new most severe first, as the report does.
+    let listed: Vec<&Value> = recs(&night1).iter().map(|r| &r["id"]).collect();
+    let new: Vec<&Value> = night1["since_last_run"]["new"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(new, listed);
+
+    // The table for people: the 401s in a line of their own, and when each problem was first
+    // seen.
+    let (table, code, err) = w.run(NIGHT1, &["evaluate", "--since", "7d", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        table.contains(
+            "errors web_fetcher.fetch_url: permanent_failure \"HTTP 401 Unauthorized (request X)\" ×42"
+        ),
+        "{table}"
+    );
+    assert!(table.contains("first seen"), "{table}");
+    let demote_row = table
+        .lines()
+        .find(|l| l.contains(demote["id"].as_str().unwrap()) && l.contains("demote"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(demote_row.contains("2026-11-21"), "{demote_row}");
+
     // The re-asks are stored, each with the ask it corrects and the call it blames.
     let conn = rusqlite::Connection::open(&w.db).unwrap();
     let (rows, tools, linked): (i64, String, i64) = conn
@@ -470,6 +499,12 @@ fn a_week_of_telemetry_night_after_night() {
         "{block}"
     );
     assert!(line("summarizer").contains("recommended: "), "{block}");
+    // What --reject must take out of the block later is in it now.
+    assert!(
+        line("summarizer").contains("tighten its acceptance"),
+        "{block}"
+    );
+    assert!(line("memory_load").contains("alias qry → query"), "{block}");
     assert!(!line("calculator").contains("user corrections"), "{block}");
     assert!(!line("calculator").contains("recommended"), "{block}");
     // A tight budget drops the healthiest, least-used tool first, never a degraded one.
@@ -508,6 +543,24 @@ fn a_week_of_telemetry_night_after_night() {
             ..Extras::default()
         },
     );
+    // Before it is stored, night two's table marks the same: what is new, what is resolved.
+    let (table, code, err) = w.run(NIGHT2, &["evaluate", "--since", "7d", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    let get_id = recommendation_id_in(&table, "deprecate_alias");
+    let digest_line = |label: &str, rec_id: &str| {
+        table
+            .lines()
+            .any(|l| l.trim_start().starts_with(label) && l.contains(rec_id))
+    };
+    assert!(digest_line("new", &get_id), "{table}");
+    assert!(
+        digest_line("resolved", translator["id"].as_str().unwrap()),
+        "{table}"
+    );
+    assert!(
+        table.contains("1 new, 0 worse, 0 better, 1 resolved"),
+        "{table}"
+    );
     let patch = w.sb.path().join("aliases.toml");
     let (night2, code, stderr) = w.night(
         NIGHT2,
@@ -526,6 +579,7 @@ fn a_week_of_telemetry_night_after_night() {
         BTreeSet::from([get["id"].as_str().unwrap().to_string()])
     );
     assert_eq!(get["change"], "new");
+    assert_eq!(get["id"], get_id.as_str());
     assert!(sessions(get).iter().all(|s| s.starts_with("get-")));
     assert_eq!(
         ids(&since["resolved"]),
@@ -554,6 +608,14 @@ fn a_week_of_telemetry_night_after_night() {
     assert!(!patch_text.contains("qry"), "{patch_text}");
     let (block, _, _) = w.run(NIGHT2, &["tools", "health", "--format", "known-tools"]);
     assert!(!block.contains("tighten"), "{block}");
+    assert!(!block.contains("qry"), "{block}");
+    // The table for people hides them too, says how many it hides, and --all shows them.
+    let (table, code, err) = w.run(NIGHT2, &["evaluate", "--since", "7d", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!table.contains(id) && !table.contains(alias_id), "{table}");
+    assert!(table.contains("2 muted recommendations hidden"), "{table}");
+    let (table, _, _) = w.run(NIGHT2, &["evaluate", "--since", "7d", "--dry-run", "--all"]);
+    assert!(table.contains(id) && table.contains(alias_id), "{table}");
     let (all, _, _) = w.night(NIGHT2, &["--dry-run", "--all"]);
     assert!(
         recs(&all)
@@ -610,6 +672,23 @@ impl Week {
             String::from_utf8(out.stderr).unwrap(),
         )
     }
+}
+
+/// The id on the table row of the one recommendation of `kind`.
+fn recommendation_id_in(table: &str, kind: &str) -> String {
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.contains(kind) && l.contains("rec_"))
+        .collect();
+    let row = rows
+        .first()
+        .unwrap_or_else(|| panic!("no {kind} in {table}"));
+    let at = row.find("rec_").unwrap();
+    row[at..]
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .next()
+        .unwrap()
+        .to_string()
 }
 
 /// When night one first saw the recommendation `r` of a later night.
@@ -786,4 +865,81 @@ fn prune_keeps_what_the_latest_run_needs() {
     // tools health still reads the latest run.
     let (_, code, err) = w.run(NIGHT1, &["tools", "health"]);
     assert_eq!(code, 0, "{err}");
+}
+
+/// Confidence follows the rate, not the count (issue 27): four low-utility referrals among
+/// six calls make a confident recommendation, the same four among three hundred do not, where
+/// both used to score 1.00 from the count alone.
+#[test]
+fn confidence_follows_the_rate_not_the_count() {
+    let w = Week::new();
+    let mut lines = String::new();
+    let mut at = 0u32;
+    for (tool, calls) in [("rare_tool", 6u32), ("busy_tool", 300)] {
+        for i in 0..calls {
+            at += 10;
+            let mut o = json!({"type":"outcome","ts":ts(20, at),"session":format!("{tool}-{i}"),"tool":tool,"method":"run","status":"ok"});
+            if i < 4 {
+                o["status"] = json!("error");
+                o["error_type"] = json!("low_utility");
+                o["error_message"] = json!("the answer was not what was asked");
+            }
+            lines.push_str(&format!("{o}\n"));
+        }
+    }
+    let file = w.sb.file("volume.jsonl", &lines);
+    let (_, code, err) = w.run("2026-11-20T21:00:00Z", &["record", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (report, code, err) = w.night(NIGHT1, &["--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    let confidence = |tool: &str| {
+        recs(&report)
+            .iter()
+            .find(|r| r["tool"] == tool && r["kind"] == "tighten_acceptance")
+            .map_or(0.0, |r| r["confidence"].as_f64().unwrap())
+    };
+    let rare = confidence("rare_tool");
+    let busy = confidence("busy_tool");
+    assert!(rare >= 0.3, "{rare} {report:#}");
+    assert!(busy <= 0.05, "{busy} {report:#}");
+    // The same evidence on both, so the rate is what tells them apart.
+    let counts = |tool: &str| report["tools"][tool]["health"]["low_utility"].clone();
+    assert_eq!(counts("rare_tool"), 4);
+    assert_eq!(counts("busy_tool"), 4);
+}
+
+/// Each key of the report, of a tool, of a health object, of the digest and of a
+/// recommendation has its row in docs/evaluate.md.
+fn json_keys_are_documented(report: &Value) {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/evaluate.md"))
+            .unwrap();
+    let section = docs
+        .split("## `evaluate --format json`, key by key")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("the JSON section of docs/evaluate.md");
+    // The keys a row's first cell names: "| `new`, `worse`, `better` | ..." names three.
+    let documented: BTreeSet<String> = section
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|rest| rest.split(" |").next())
+        .flat_map(|cell| cell.split(", "))
+        .map(|key| key.trim_matches('`').to_string())
+        .collect();
+    let objects = [
+        report,
+        &report["since_last_run"],
+        &report["tools"]["web_fetcher"],
+        &report["tools"]["web_fetcher"]["health"],
+        &report["recommendations"][0],
+    ];
+    for object in objects {
+        for key in object.as_object().unwrap().keys() {
+            assert!(
+                documented.contains(key),
+                "docs/evaluate.md does not document the key {key:?}: {documented:?}"
+            );
+        }
+    }
 }

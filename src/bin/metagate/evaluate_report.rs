@@ -244,6 +244,7 @@ fn recommendations_table(recs: &[&Recommendation]) -> String {
         "tool",
         "confidence",
         "status",
+        "first seen",
         "summary",
     ]);
     for r in recs {
@@ -259,6 +260,11 @@ fn recommendations_table(recs: &[&Recommendation]) -> String {
             one_line(&who(&r.tool, r.method.as_deref())).into_owned(),
             format!("{:.2}", r.confidence),
             one_line(&r.status).into_owned(),
+            // The day is enough to tell an old problem from a new one; `show` gives the time.
+            r.first_seen_ms.map_or_else(
+                || "-".to_string(),
+                |ms| format_time(ms).chars().take(10).collect(),
+            ),
             cut(&r.summary),
         ]);
     }
