@@ -561,6 +561,15 @@ fn a_week_of_telemetry_night_after_night() {
         table.contains("1 new, 0 worse, 0 better, 1 resolved"),
         "{table}"
     );
+    // Per tool, what moved: the fetcher's six calls of `get`, the translator gone.
+    assert!(
+        table.contains("tool      web_fetcher: calls 77 → 83"),
+        "{table}"
+    );
+    assert!(
+        table.contains("tool      translator: no calls in this window"),
+        "{table}"
+    );
     let patch = w.sb.path().join("aliases.toml");
     let (night2, code, stderr) = w.night(
         NIGHT2,
@@ -586,6 +595,20 @@ fn a_week_of_telemetry_night_after_night() {
         BTreeSet::from([translator["id"].as_str().unwrap().to_string()])
     );
     assert_eq!(since["previous_run"]["id"], night1["run"]);
+    let fetcher = &since["tools"]["web_fetcher"];
+    assert_eq!(
+        (&fetcher["before"]["calls"], &fetcher["now"]["calls"]),
+        (&json!(77), &json!(83)),
+        "{since}"
+    );
+    // 42 401s of 56 judged outcomes, then 42 401s and 3 failed `get`s of 62.
+    assert_eq!(fetcher["before"]["failure_rate"], json!(0.75), "{since}");
+    assert_eq!(fetcher["now"]["failure_rate"], json!(0.73), "{since}");
+    assert_eq!(since["tools"]["translator"]["now"], Value::Null, "{since}");
+    assert_eq!(
+        since["tools"]["calculator"]["before"],
+        since["tools"]["calculator"]["now"]
+    );
     // Nothing else moved: the other problems are as they were.
     assert_eq!(since["worse"], json!([]));
     assert_eq!(since["better"], json!([]));
@@ -942,4 +965,28 @@ fn json_keys_are_documented(report: &Value) {
             );
         }
     }
+}
+
+/// The operations the docs owe an operator: a cron line and a systemd timer that run the
+/// nightly pass with --fail-on, and prune.
+#[test]
+fn the_docs_show_cron_systemd_and_prune() {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/evaluate.md"))
+            .unwrap();
+    let cron = docs
+        .lines()
+        .find(|l| l.starts_with("30 2 * * *"))
+        .unwrap_or_else(|| panic!("no crontab line in docs/evaluate.md"));
+    assert!(
+        cron.contains(" evaluate ") && cron.contains("--fail-on new"),
+        "{cron}"
+    );
+    let service = docs
+        .lines()
+        .find(|l| l.starts_with("ExecStart="))
+        .unwrap_or_else(|| panic!("no systemd service in docs/evaluate.md"));
+    assert!(service.contains("--fail-on new"), "{service}");
+    assert!(docs.contains("OnCalendar="), "no systemd timer");
+    assert!(docs.contains("db prune --before 90d"), "no prune example");
 }
