@@ -24,10 +24,25 @@ pub struct Sandbox {
 
 /// Which runs' canaries wrote their mark while a command ran: each run's number, as the
 /// shim read it from `MG_RUN` (a canary a command left running in the background may write
-/// during a later run, and is told apart so). `None`: a canary run without the variable.
+/// during a later run, and is told apart so). `None`: a canary that found no run number.
 pub struct Ran {
     pub marks: Vec<Option<u64>>,
 }
+
+/// The canary's first lines: its run number from `MG_RUN`, or, when a command cleared the
+/// environment on the way (`env -i`), from the nearest process above it that has one, or
+/// else the run going on as the canary starts (`run`, beside the mark file). Programs by
+/// their full paths: the command may have set any `PATH`.
+const SHIM: &str = r#"#!/bin/sh
+run=$MG_RUN
+pid=$$
+while [ -z "$run" ] && [ "$pid" -gt 1 ] 2>/dev/null; do
+    pid=$(/usr/bin/sed -n 's/^PPid:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+    [ -n "$pid" ] || break
+    run=$(/usr/bin/tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | /usr/bin/sed -n 's/^MG_RUN=//p')
+done
+[ -n "$run" ] || run=$(/usr/bin/cat 'RUN_FILE' 2>/dev/null)
+"#;
 
 const FIXTURE_TEXT: &str = "a b\nmgcanary x\nc d\n";
 
@@ -48,7 +63,8 @@ impl Sandbox {
         std::fs::create_dir_all(work.join("sub")).unwrap();
         let mark = root.join("mark");
         let shim = format!(
-            "#!/bin/sh\necho \"${{MG_RUN:-unknown}}\" >> '{}'\nexit 0\n",
+            "{}echo \"${{run:-unknown}}\" >> '{}'\nexit 0\n",
+            SHIM.replace("RUN_FILE", &root.join("run").display().to_string()),
             mark.display()
         );
         let sandbox = Sandbox {
@@ -122,7 +138,7 @@ impl Sandbox {
                 }
             }
         };
-        keep(&self.root, &["home", "mark"]);
+        keep(&self.root, &["home", "mark", "run"]);
         keep(&self.home, &["bin", "work"]);
         keep(&self.bin, &[]);
         keep(&self.work, &[".git", "sub"]);
@@ -139,12 +155,15 @@ impl Sandbox {
     /// runs' canaries ran meanwhile.
     pub fn run(&self, command: &str, id: u64) -> Ran {
         let mut marks = self.take_marks();
+        std::fs::write(self.root.join("run"), id.to_string()).unwrap();
         let path = format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.display());
         // Limits first (CPU, memory, file size), then bash, in a process group of its own
         // that a timeout kills whole.
         let child = Command::new("/bin/sh")
             .arg("-c")
-            .arg("ulimit -t 5; ulimit -v 4000000; ulimit -f 20000; exec \"$0\" --norc --noprofile -c \"$1\"")
+            // Not `exec`: this shell stays above bash with `MG_RUN` in its environment, where
+            // a canary started through `env -i` finds it even when bash execs its last command.
+            .arg("ulimit -t 5; ulimit -v 4000000; ulimit -f 20000; \"$0\" --norc --noprofile -c \"$1\"")
             .arg("/usr/bin/bash")
             .arg(command)
             .current_dir(&self.work)
