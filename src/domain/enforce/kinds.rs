@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use super::{Checker, Inquiry, blocked, internal};
 use crate::checks::host::url_host;
-use crate::checks::path::{self, PathError};
+use crate::checks::path::{self, Access, PathError};
 use crate::domain::error::{Category, ToolError};
-use crate::domain::policy::{ArgKind, Policy};
+use crate::domain::policy::{ArgKind, Policy, toml_key};
 use crate::shellcheck;
 use crate::wire::args::ArgValue;
 
@@ -16,6 +16,8 @@ use crate::wire::args::ArgValue;
 pub(super) struct ArgToCheck<'v, 'a> {
     pub name: &'v str,
     pub kind: ArgKind,
+    /// What the tool does with it, for `path` arguments.
+    pub access: Access,
     pub value: &'v ArgValue<'a>,
 }
 
@@ -28,7 +30,12 @@ pub(super) fn check(
     arg: &ArgToCheck<'_, '_>,
     inquiry: &mut Inquiry<'_>,
 ) -> Result<(), Box<ToolError>> {
-    let ArgToCheck { name, kind, value } = *arg;
+    let ArgToCheck {
+        name,
+        kind,
+        access,
+        value,
+    } = *arg;
     let fs = inquiry.fs;
     let mut note = |line: std::fmt::Arguments<'_>| inquiry.note(line);
     // Most arguments are one string, read without building a JSON value (or a list).
@@ -53,48 +60,21 @@ pub(super) fn check(
     for &s in strings {
         match kind {
             ArgKind::Path => {
-                let rules = match checker.paths(fs) {
+                let rules = match checker.paths(fs, access) {
                     Ok(r) => r,
                     Err(e) => return internal(policy, tool, e),
                 };
                 match path::check(s, rules, fs) {
-                    // The model is told the rule, not which of the operator's files it met.
-                    Err(PathError::Protected { .. }) => {
-                        let rule = "metagate's own files are protected";
-                        note(format_args!("{name} (path): {s:?} refused: {rule}"));
-                        return Err(Box::new(
-                            blocked(
-                                tool,
-                                refused(name, "path", s, rule),
-                                "Leave metagate's policy files, its telemetry store and the folders that hold them alone"
-                                    .to_string(),
-                                rule,
-                            )
-                            .detail("argument", name),
-                        ));
-                    }
                     Ok(relative) => note(format_args!(
                         "{name} (path): {s:?} resolves to {relative:?} inside the root"
                     )),
                     Err(e) => {
-                        let rule = e.rule();
-                        note(format_args!("{name} (path): {s:?} refused: {rule}"));
-                        return Err(Box::new(
-                            blocked(
-                                tool,
-                                refused(name, "path", s, &rule),
-                                {
-                                    let mut text =
-                                        String::with_capacity(rules.root().as_os_str().len() + 48);
-                                    text.push_str("Use a path inside ");
-                                    path::push_path(&mut text, rules.root());
-                                    text.push_str(" that no deny rule matches");
-                                    text
-                                },
-                                &rule,
-                            )
-                            .detail("argument", name),
-                        ));
+                        let readable = matches!(e, PathError::Protected { .. })
+                            && access == Access::Write
+                            && matches!(checker.paths(fs, Access::Read), Ok(read) if path::check(s, read, fs).is_ok());
+                        return Err(Box::new(path_refused(
+                            tool, name, s, &e, rules, readable, &mut note,
+                        )));
                     }
                 }
             }
@@ -194,6 +174,45 @@ pub(super) fn check(
         }
     }
     Ok(())
+}
+
+/// The rejection of a path argument. `readable`: it names a folder on the way to one of
+/// metagate's own files, which an argument declared `access = "read"` may name.
+fn path_refused(
+    tool: &str,
+    name: &str,
+    value: &str,
+    error: &PathError,
+    rules: &path::PathRules,
+    readable: bool,
+    note: &mut impl FnMut(std::fmt::Arguments<'_>),
+) -> ToolError {
+    let (rule, suggestion) = match error {
+        // The model is told the rule, not which of the operator's files it met.
+        PathError::Protected { .. } => {
+            let rule = "metagate's own files are protected".to_string();
+            let mut suggestion = String::from(
+                "Leave metagate's policy files, its telemetry store and the folders that hold them alone",
+            );
+            if readable {
+                suggestion.push_str(&format!(
+                    " (this names a folder that holds them, which a tool that only reads may name: if {tool} only reads {name}, the operator can declare it with access = \"read\" in [tools.{}.args.{}])",
+                    toml_key(tool),
+                    toml_key(name)
+                ));
+            }
+            (rule, suggestion)
+        }
+        e => {
+            let mut text = String::with_capacity(rules.root().as_os_str().len() + 48);
+            text.push_str("Use a path inside ");
+            path::push_path(&mut text, rules.root());
+            text.push_str(" that no deny rule matches");
+            (e.rule(), text)
+        }
+    };
+    note(format_args!("{name} (path): {value:?} refused: {rule}"));
+    blocked(tool, refused(name, "path", value, &rule), suggestion, &rule).detail("argument", name)
 }
 
 /// Every text in `value` a tool could take for the argument: strings, numbers and booleans
