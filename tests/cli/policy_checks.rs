@@ -878,6 +878,22 @@ fn the_loop_breaker_refuses_the_third_identical_call_within_a_minute() {
     // Arguments in another order are the same call; other arguments are not.
     let reordered = call("search_engine", json!({"query": "same thing"}));
     assert_eq!(run(&at(0, 21), &reordered, "s1").1, 1);
+    // So is the same call spelled otherwise (issue 24): more whitespace, an argument the
+    // tool does not declare, an alias the correction reads as the declared name. Each of
+    // these passed before as a new call.
+    for (second, respelt) in [
+        (30, json!({"query": " same   thing\n"})),
+        (31, json!({"query": "same thing", "nonce": 7})),
+        (32, json!({"q": "same thing "})),
+    ] {
+        let (out, code) = run(
+            &at(0, second),
+            &call("search_engine", respelt.clone()),
+            "s1",
+        );
+        assert_eq!(code, 1, "{respelt}: {out}");
+        assert_eq!(out["error"]["details"]["limit"], "loop", "{respelt}");
+    }
     assert_eq!(
         run(
             &at(0, 22),

@@ -8,6 +8,7 @@ use super::stream::{Sink, SinkError};
 use crate::checks::redact;
 use crate::domain::enforce::grants::GrantCheck;
 use crate::domain::enforce::{Context, Facts, fingerprint};
+use crate::domain::policy::Policy;
 use crate::store::decisions::DecisionLog;
 use crate::store::grants::GrantEvent;
 use crate::store::telemetry::DecisionRow;
@@ -15,8 +16,10 @@ use crate::store::{Store, StoreError};
 use crate::wire::correction::Correction;
 use crate::wire::scan;
 
-/// The row a decision becomes: arguments, corrections and warnings redacted.
+/// The row a decision becomes: arguments, corrections and warnings redacted. `policy` is
+/// the one the call was decided under: its fingerprint counts the arguments the tool declares.
 pub fn decision_row(
+    policy: &Policy,
     decision: &Decision<'_>,
     context: &Context,
     ts_ms: i64,
@@ -24,7 +27,7 @@ pub fn decision_row(
 ) -> DecisionRow {
     let args = decision.call.as_ref().map(|c| c.args.to_map());
     let fingerprint = match (decision.tool(), &args) {
-        (Some(tool), Some(args)) => Some(fingerprint(tool, args)),
+        (Some(tool), Some(args)) => Some(fingerprint(tool, policy.tool(tool), args)),
         _ => None,
     };
     let args = args.map(|map| {
@@ -145,11 +148,11 @@ impl Sink for TelemetrySink {
         (self.now_ms)()
     }
 
-    fn record(&mut self, decision: &Decision<'_>, latency_us: u64) {
+    fn record(&mut self, policy: &Policy, decision: &Decision<'_>, latency_us: u64) {
         if !self.log.is_open() {
             return;
         }
-        let row = decision_row(decision, &self.context, (self.now_ms)(), latency_us);
+        let row = decision_row(policy, decision, &self.context, (self.now_ms)(), latency_us);
         let event = decision
             .grant_check
             .clone()
@@ -201,7 +204,6 @@ fn grant_event(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::policy::Policy;
     use crate::jobs::gate::{Options, Verdict, decide};
 
     #[test]
@@ -215,7 +217,7 @@ mod tests {
             caller: Some("agent".into()),
             intent: None,
         };
-        let row = decision_row(&d, &ctx, 42, 7);
+        let row = decision_row(&policy, &d, &ctx, 42, 7);
         assert_eq!(
             (row.tool.as_deref(), row.verdict, row.shape),
             (Some("code_execution_tool"), "corrected", Some("agent-zero"))

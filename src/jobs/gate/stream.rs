@@ -53,8 +53,8 @@ pub trait Sink {
     fn timed(&self) -> bool {
         true
     }
-    /// Called once per decided line, in order.
-    fn record(&mut self, decision: &Decision<'_>, latency_us: u64);
+    /// Called once per decided line, in order, with the policy it was decided under.
+    fn record(&mut self, policy: &Policy, decision: &Decision<'_>, latency_us: u64);
     /// Makes everything recorded so far durable; called before the lines are written.
     fn commit(&mut self) -> Result<(), SinkError>;
 }
@@ -85,7 +85,7 @@ impl Sink for NoSink {
     fn timed(&self) -> bool {
         false
     }
-    fn record(&mut self, _: &Decision<'_>, _: u64) {}
+    fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
     fn commit(&mut self) -> Result<(), SinkError> {
         Ok(())
     }
@@ -189,7 +189,11 @@ pub fn answer_one<E: Write>(
         decide_with(run, input, sink.facts(), now)
     };
     let latency = clock().saturating_duration_since(started).as_micros();
-    sink.record(&decision, u64::try_from(latency).unwrap_or(u64::MAX));
+    sink.record(
+        policy,
+        &decision,
+        u64::try_from(latency).unwrap_or(u64::MAX),
+    );
     let mut group = Group::new();
     render(&decision, options, &mut group.out);
     group.out.push(b'\n');
@@ -274,7 +278,7 @@ pub fn stream<R: Read, W: Write, E: Write>(
         } else {
             0
         };
-        sink.record(&decision, latency);
+        sink.record(policy, &decision, latency);
         render(&decision, options, &mut group.out);
         group.out.push(b'\n');
         group.lines += 1;
@@ -347,7 +351,7 @@ mod tests {
         fn now_ms(&self) -> i64 {
             0
         }
-        fn record(&mut self, _: &Decision<'_>, _: u64) {}
+        fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
         fn commit(&mut self) -> Result<(), SinkError> {
             Err(SinkError("disk full".into()))
         }
