@@ -18,3 +18,4 @@ mod properties;
 mod repair;
 mod telemetry;
 mod tools;
+mod url_parsers;
