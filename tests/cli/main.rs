@@ -12,6 +12,7 @@ mod fuzz_corpus;
 mod gate;
 mod generated;
 mod lint;
+mod mcp;
 mod permit;
 mod policy;
 mod policy_checks;
