@@ -18,6 +18,8 @@ mod policy;
 mod policy_checks;
 mod properties;
 mod repair;
+mod setup;
 mod telemetry;
+mod terminal;
 mod tools;
 mod url_parsers;

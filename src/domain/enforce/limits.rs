@@ -1,7 +1,7 @@
 //! Rates, the session quota and the loop breaker, counted from the calls the gate let
 //! through (rejections never count: only first attempts do).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{CallToCheck, Context, Inquiry, internal};
 use crate::domain::error::{Category, ToolError};
@@ -9,7 +9,11 @@ use crate::domain::events::format_time;
 use crate::domain::policy::rules::Rate;
 use crate::domain::policy::toml_key;
 use crate::domain::policy::{Policy, Tool};
+use crate::wire::args::{ArgValue, Args};
 use crate::wire::scan;
+
+/// Argument values longer than this are fingerprinted by their text as sent.
+pub const CANONICAL_UP_TO: usize = 64 * 1024;
 
 /// What a count is about.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -131,7 +135,7 @@ pub(super) fn check(
     }
     if let Some(lb) = limits.loop_breaker {
         let key = CountKey::Fingerprint {
-            fingerprint: fingerprint(tool, policy.tool(tool), &args.to_map()),
+            fingerprint: fingerprint(tool, policy.tool(tool), args),
             session: context.session.clone(),
             caller: context.caller.clone(),
         };
@@ -297,8 +301,9 @@ fn ordinal(n: u64) -> String {
 /// one space; numbers by value (`5`, `5.0` and `50e-1` are one); and, when the tool declares
 /// its arguments (`spec`), only the declared ones, so that an extra argument the tool does not
 /// read (a nonce) does not make a repeated call new. A model stuck in a loop varies exactly
-/// these; the call itself goes out as it came.
-pub fn fingerprint(tool: &str, spec: Option<&Tool>, args: &Map<String, Value>) -> i64 {
+/// these; the call itself goes out as it came. A value over [`CANONICAL_UP_TO`] bytes is
+/// taken as it was sent.
+pub fn fingerprint(tool: &str, spec: Option<&Tool>, args: &Args<'_>) -> i64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
         for b in bytes {
@@ -310,18 +315,26 @@ pub fn fingerprint(tool: &str, spec: Option<&Tool>, args: &Map<String, Value>) -
     feed(&[0]);
     // A tool that declares no arguments says nothing about which ones it reads: all count.
     let declared = spec.map(|t| &t.args).filter(|a| !a.is_empty());
-    let mut keys: Vec<&String> = args
-        .keys()
-        .filter(|k| declared.is_none_or(|d| d.contains_key(k.as_str())))
+    let mut fields: Vec<(&str, &ArgValue<'_>)> = args
+        .iter()
+        .filter(|(key, _)| declared.is_none_or(|d| d.contains_key(*key)))
         .collect();
-    keys.sort_unstable();
+    fields.sort_unstable_by_key(|(key, _)| *key);
     let mut value = Vec::with_capacity(64);
-    for k in keys {
-        feed(k.as_bytes());
+    for (key, arg) in fields {
+        feed(key.as_bytes());
         feed(b"=");
-        value.clear();
-        write_canonical(&args[k.as_str()], &mut value);
-        feed(&value);
+        match arg {
+            // A value this long is taken as it was sent: a call of many megabytes is not read
+            // into values (many times its size) to be told from the last one, and a loop
+            // repeats its text exactly.
+            ArgValue::Raw(text) if text.len() > CANONICAL_UP_TO => feed(text.as_bytes()),
+            _ => {
+                value.clear();
+                write_canonical(&arg.to_value(), &mut value);
+                feed(&value);
+            }
+        }
         feed(&[0]);
     }
     i64::from_ne_bytes(hash.to_ne_bytes())
@@ -408,8 +421,8 @@ fn write_number(text: &str, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
-    fn map(text: &str) -> Map<String, Value> {
-        serde_json::from_str(text).unwrap()
+    fn args(text: &str) -> Args<'_> {
+        Args::from_text(text).unwrap()
     }
 
     /// A tool that declares `query` (a string), `count` (a number) and `tags` (a list).
@@ -496,8 +509,8 @@ mod tests {
         ];
         for (what, a, b) in same {
             assert_eq!(
-                fingerprint("search", search, &map(a)),
-                fingerprint("search", search, &map(b)),
+                fingerprint("search", search, &args(a)),
+                fingerprint("search", search, &args(b)),
                 "{what}: {a} / {b}"
             );
         }
@@ -553,25 +566,25 @@ mod tests {
         ];
         for (what, a, b) in differ {
             assert_ne!(
-                fingerprint("search", search, &map(a)),
-                fingerprint("search", search, &map(b)),
+                fingerprint("search", search, &args(a)),
+                fingerprint("search", search, &args(b)),
                 "{what}: {a} / {b}"
             );
         }
-        let args = map(r#"{"query":"a"}"#);
+        let call = args(r#"{"query":"a"}"#);
         assert_ne!(
-            fingerprint("search", search, &args),
-            fingerprint("other", search, &args)
+            fingerprint("search", search, &call),
+            fingerprint("other", search, &call)
         );
         // A tool that declares no arguments, or none known: every argument counts.
         for spec in [policy.tool("bare"), None] {
             assert_ne!(
-                fingerprint("bare", spec, &map(r#"{"a":1}"#)),
-                fingerprint("bare", spec, &map(r#"{"a":1,"b":2}"#))
+                fingerprint("bare", spec, &args(r#"{"a":1}"#)),
+                fingerprint("bare", spec, &args(r#"{"a":1,"b":2}"#))
             );
             assert_eq!(
-                fingerprint("bare", spec, &map(r#"{"a":"x "}"#)),
-                fingerprint("bare", spec, &map(r#"{"a":"x"}"#))
+                fingerprint("bare", spec, &args(r#"{"a":"x "}"#)),
+                fingerprint("bare", spec, &args(r#"{"a":"x"}"#))
             );
         }
     }
@@ -599,6 +612,36 @@ mod tests {
             write_number(text, &mut out);
             assert_eq!(String::from_utf8(out).unwrap(), want, "{text}");
         }
+    }
+
+    #[test]
+    fn fingerprints_ignore_key_order_only() {
+        let args = |text| Args::from_text(text).unwrap();
+        let a = args(r#"{"x":1,"y":{"b":2,"a":1}}"#);
+        let b = args(r#"{"y":{"a":1,"b":2},"x":1}"#);
+        let c = args(r#"{"x":2,"y":{"a":1,"b":2}}"#);
+        assert_eq!(fingerprint("t", None, &a), fingerprint("t", None, &b));
+        assert_ne!(fingerprint("t", None, &a), fingerprint("t", None, &c));
+        assert_ne!(fingerprint("t", None, &a), fingerprint("u", None, &a));
+        // Read values and values as sent fingerprint alike.
+        let map: serde_json::Map<String, Value> =
+            serde_json::from_str(r#"{"y":{"a":1,"b":2},"x":1}"#).unwrap();
+        assert_eq!(
+            fingerprint("t", None, &Args::from_map(map)),
+            fingerprint("t", None, &a)
+        );
+        // A value past the limit is taken as sent: the same text, the same fingerprint.
+        let long = format!(r#"{{"text":"{}","n":1}}"#, "x".repeat(CANONICAL_UP_TO));
+        let again = long.clone();
+        let other = format!(r#"{{"text":"{}y","n":1}}"#, "x".repeat(CANONICAL_UP_TO));
+        assert_eq!(
+            fingerprint("t", None, &args(&long)),
+            fingerprint("t", None, &args(&again))
+        );
+        assert_ne!(
+            fingerprint("t", None, &args(&long)),
+            fingerprint("t", None, &args(&other))
+        );
     }
 
     #[test]
