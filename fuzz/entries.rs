@@ -14,6 +14,7 @@
 use std::cell::RefCell;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use metagate::checks::path::{self, Access, PathRules, RealFs};
@@ -23,6 +24,10 @@ use metagate::domain::policy::{Policy, Source, import};
 use metagate::jobs::gate::{self, Context, NoSink, Options, Run};
 use metagate::jobs::lint::render::{Format, Renderer};
 use metagate::jobs::lint::{Event, Linter, Summary};
+use metagate::jobs::mcp::calls::{Action, CallGate, CheckerSetup};
+use metagate::jobs::mcp::framing::{self, Kind, RequestId};
+use metagate::jobs::mcp::outcomes::{self, Ending, InFlight};
+use metagate::jobs::mcp::registry::{PolicyInputs, Registry};
 use metagate::wire::repair;
 
 /// The policy the `gate` and `lint_trace` targets decide with: the built-in tools, and one
@@ -91,6 +96,8 @@ struct World {
     checker: Checker,
     read_rules: PathRules,
     write_rules: PathRules,
+    policy_file: PathBuf,
+    protected: Vec<PathBuf>,
 }
 
 fn world() -> World {
@@ -122,7 +129,7 @@ fn world() -> World {
         Some(policy_file.clone()),
     )
     .expect("the fuzzing policy compiles");
-    let protected = vec![policy_file, root.join("state/metagate/metagate.db")];
+    let protected = vec![policy_file.clone(), root.join("state/metagate/metagate.db")];
     let checker = Checker::new(
         &policy,
         &Setup {
@@ -146,6 +153,8 @@ fn world() -> World {
         checker,
         read_rules: rules.clone().for_access(Access::Read),
         write_rules: rules,
+        policy_file,
+        protected,
     }
 }
 
@@ -403,4 +412,155 @@ pub fn tools_import(data: &[u8]) {
     let _ = Policy::load(None, None, &[PathBuf::from("tools.json")], &|_: &Path| {
         Ok(text.to_string())
     });
+}
+
+/// `metagate mcp`: the first line is what the server lists (the `result` of its `tools/list`),
+/// taken in as metagate's own listing; every other line is a message from the client. Each
+/// `tools/call` is decided under that registry and gets exactly one JSON line: the call,
+/// forwarded under its own id, or the client's answer; a line that is no message gets a
+/// JSON-RPC error; an answer is read as a call's outcome; a `tools/list`
+/// answer filtered for the caller stays one JSON line.
+pub fn mcp(data: &[u8]) {
+    let (listing, client) = match data.iter().position(|&b| b == b'\n') {
+        Some(end) => (&data[..end], &data[end + 1..]),
+        None => (data, &b""[..]),
+    };
+    with_world(|world| {
+        let inputs = PolicyInputs {
+            name: "metagate.toml".into(),
+            text: Some(POLICY.into()),
+            origin: Some(world.policy_file.clone()),
+            read: Arc::new(|p: &Path| Err(format!("{}: no such file", p.display()))),
+        };
+        let context = metagate::domain::enforce::Context {
+            session: Some("s1".into()),
+            caller: Some("fuzz".into()),
+            intent: None,
+        };
+        let diag: metagate::jobs::mcp::Diag = Arc::new(|line: &str| {
+            assert!(!line.contains('\n'), "a diagnostic is one line: {line:?}");
+        });
+        let registry = Registry::new(
+            inputs,
+            world.policy.clone(),
+            context.clone(),
+            Arc::clone(&diag),
+        );
+        let request = registry.session_ready().expect("the first listing starts");
+        let id = own_request_id(&request);
+        let answer = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{}}}",
+            id.to_json(),
+            String::from_utf8_lossy(listing)
+        );
+        match framing::read(answer.as_bytes()) {
+            Ok(message) => {
+                if let Some(next_page) = registry.answer(&message) {
+                    own_request_id(&next_page);
+                    registry.server_gone();
+                }
+            }
+            Err(_) => registry.server_gone(),
+        }
+        let mut gate = CallGate::new(
+            &world.policy,
+            CheckerSetup {
+                cwd: world.root.clone(),
+                protected: world.protected.clone(),
+                home: Some(world.root.clone()),
+            },
+            Options {
+                quiet: false,
+                explain: true,
+                ..Options::default()
+            },
+            context,
+            None,
+            Arc::new(|| 1_700_000_000_000),
+            diag,
+        );
+        for line in client.split(|&b| b == b'\n') {
+            if framing::is_blank(line) {
+                continue;
+            }
+            let message = match framing::read(line) {
+                Ok(message) => message,
+                Err(invalid) => {
+                    let (code, id, text) = invalid.answer();
+                    assert_one_json_line(&framing::error_line(id, code, text));
+                    continue;
+                }
+            };
+            match &message.kind {
+                Kind::Request { id, method } if method == "tools/call" => {
+                    let ready = registry.wait(Instant::now());
+                    let current = registry.policy();
+                    match gate.decide(ready, &current, line, id, message.params) {
+                        Action::Answer(answer) => {
+                            assert_one_json_line(&answer);
+                            assert_answers(&answer, id);
+                        }
+                        Action::Forward {
+                            line: call,
+                            call: in_flight,
+                        } => {
+                            assert_one_json_line(&call);
+                            let forwarded = framing::read(&call[..call.len() - 1])
+                                .expect("a forwarded call is a message");
+                            assert!(
+                                matches!(&forwarded.kind, Kind::Request { id: sent, method }
+                                    if sent == id && method == "tools/call"),
+                                "a call goes on as the same tools/call"
+                            );
+                            let _ = outcomes::outcome(&in_flight, &Ending::ServerGone, 0);
+                        }
+                    }
+                }
+                Kind::Request { .. } | Kind::Notification { .. } => {
+                    let _ = outcomes::task_of(message.params);
+                    let _ = RequestId::cancelled_by(message.params);
+                }
+                Kind::Response { .. } => {
+                    let call = InFlight {
+                        decision_id: None,
+                        tool: "read_file".into(),
+                        method: None,
+                        session: None,
+                        sent: Instant::now(),
+                    };
+                    let outcome = outcomes::outcome(&call, &Ending::Answered(&message), 0);
+                    if outcome.ok {
+                        assert!(outcome.error_type.is_none(), "a success has no error type");
+                        assert!(outcome.error_message.is_none(), "a success has no error");
+                    }
+                    let _ = outcomes::started_task(&message);
+                    if let Some(shown) = registry.shown(line) {
+                        assert_one_json_line(&shown);
+                    }
+                }
+                Kind::Batch(_) => {}
+            }
+        }
+    });
+}
+
+/// The id of one of metagate's own requests to the server, which is one JSON line.
+fn own_request_id(request: &[u8]) -> RequestId {
+    assert_one_json_line(request);
+    match framing::read(&request[..request.len() - 1]).map(|m| m.kind) {
+        Ok(Kind::Request { id, .. }) if Registry::is_own(&id) => id,
+        other => panic!("metagate's own request is a request with its own id: {other:?}"),
+    }
+}
+
+/// A refusal answers the request it refuses.
+fn assert_answers(answer: &[u8], id: &RequestId) {
+    let value: serde_json::Value =
+        serde_json::from_slice(answer).expect("checked to be JSON above");
+    let expected: serde_json::Value = serde_json::from_str(&id.to_json()).expect("an id is JSON");
+    assert_eq!(value["id"], expected, "the answer carries the call's id");
+    assert_eq!(
+        value["result"]["isError"], true,
+        "a refusal is a tool error"
+    );
 }

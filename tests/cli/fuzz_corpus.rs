@@ -22,6 +22,7 @@ const TARGETS: &[(&str, Entry)] = &[
     ("record_events", entries::record_events),
     ("lint_trace", entries::lint_trace),
     ("tools_import", entries::tools_import),
+    ("mcp", entries::mcp),
 ];
 
 #[test]

@@ -11,6 +11,7 @@ mod evaluate;
 mod fuzz_corpus;
 mod gate;
 mod generated;
+mod hardening;
 mod lint;
 mod mcp;
 mod permit;
