@@ -223,9 +223,12 @@ impl CallGate {
                 return Action::Answer(refusal(id, &error, stateless));
             }
             Ready::Failed(why) => {
-                (self.diag)(&format!(
-                    "metagate: warning: {why}; the call is checked with the policy alone (on_internal_error = \"pass\")"
-                ));
+                super::say(
+                    &self.diag,
+                    &format!(
+                        "metagate: warning: {why}; the call is checked with the policy alone (on_internal_error = \"pass\")"
+                    ),
+                );
                 Arc::clone(current)
             }
         };
