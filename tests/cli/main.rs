@@ -8,6 +8,7 @@
 mod common;
 
 mod evaluate;
+mod evaluate_week;
 mod fuzz_corpus;
 mod gate;
 mod generated;
