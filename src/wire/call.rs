@@ -89,6 +89,9 @@ pub enum ArgsForm {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotACall {
     pub message: String,
+    /// Whether the document may hold calls in another way (a message, a response, an array):
+    /// it is strict JSON, but no envelope's fields name a call in it.
+    pub holds_no_envelope: bool,
 }
 
 impl fmt::Display for NotACall {
@@ -102,6 +105,7 @@ impl std::error::Error for NotACall {}
 fn not_a_call(message: impl Into<String>) -> NotACall {
     NotACall {
         message: message.into(),
+        holds_no_envelope: false,
     }
 }
 
@@ -474,8 +478,9 @@ impl<'a> Call<'a> {
     ) -> Result<Call<'a>, NotACall> {
         twice(&fields, None)?;
         let marks = Marks::of(&fields);
-        let (shape, inner) = shape_marked(&fields, &marks).ok_or_else(|| {
-            not_a_call(
+        let (shape, inner) = shape_marked(&fields, &marks).ok_or_else(|| NotACall {
+            holds_no_envelope: true,
+            ..not_a_call(
                 "no tool name found: expected `tool_name` (Agent Zero), `function.name` (OpenAI), \
                  `name` with `input` (Anthropic) or `arguments`, `params.name` (MCP) or \
                  `functionCall.name` (Gemini)",
@@ -800,10 +805,13 @@ fn write_value(v: &Value, out: &mut Vec<u8>) {
 }
 
 fn expected_object(v: &Value) -> NotACall {
-    not_a_call(format!(
-        "expected a JSON object holding a tool call, got {}",
-        type_name(v)
-    ))
+    NotACall {
+        holds_no_envelope: v.is_array(),
+        ..not_a_call(format!(
+            "expected a JSON object holding a tool call, got {}",
+            type_name(v)
+        ))
+    }
 }
 
 /// Agent Zero's own validator refuses `tool`, `args` and a string `tool_args`: normalize them.

@@ -16,10 +16,12 @@ use crate::wire::call::{Call, Shape, split_method};
 use crate::wire::correction::{Correction, Kind};
 use crate::wire::repair::{self, Dialect};
 
+mod message;
 mod sink;
 mod stream;
 
 pub use crate::domain::enforce::Context;
+pub use message::{Answer, MessageAnswer, PlacedDecision};
 pub use sink::{TelemetrySink, decision_row};
 pub use stream::{NoSink, Sink, SinkError, StreamStats, answer_one, read_document, stream};
 
@@ -170,7 +172,7 @@ pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decisi
     )
 }
 
-/// Decides one document: read it, correct it, check it against the policy.
+/// Decides one call: read it, correct it, check it against the policy.
 /// `facts` answers what the checks ask of the world as of `now_ms`.
 pub fn decide_with<'a>(
     run: &Run<'_>,
@@ -178,13 +180,32 @@ pub fn decide_with<'a>(
     facts: &mut dyn Facts,
     now_ms: i64,
 ) -> Decision<'a> {
-    let mut explain = run.options.explain.then(Vec::new);
-    let mut d = decide_inner(run, input, facts, now_ms, &mut explain);
-    if let Some(mut lines) = explain {
-        lines.push(format!("verdict: {}", d.verdict.as_str()));
-        d.explain = lines;
+    match decide_inner(run, input, facts, now_ms, false) {
+        Inner::Decided(d) => d,
+        Inner::Container => unreachable!("containers are only looked for when asked"),
     }
-    d
+}
+
+/// Decides a document: one call, or every call of a whole assistant message, API response
+/// or array of calls, each on its own.
+pub fn decide_document<'a>(
+    run: &Run<'_>,
+    input: &'a [u8],
+    facts: &mut dyn Facts,
+    now_ms: i64,
+) -> Answer<'a> {
+    match decide_inner(run, input, facts, now_ms, true) {
+        Inner::Decided(d) => Answer::One(d),
+        Inner::Container => message::decide(run, input, facts, now_ms),
+    }
+}
+
+/// What reading a document came to.
+enum Inner<'a> {
+    Decided(Decision<'a>),
+    /// Strict JSON holding calls some other way than as one envelope (a message, a response,
+    /// an array): [`message::decide`] reads them.
+    Container,
 }
 
 fn decide_inner<'a>(
@@ -192,8 +213,30 @@ fn decide_inner<'a>(
     input: &'a [u8],
     facts: &mut dyn Facts,
     now_ms: i64,
+    containers: bool,
+) -> Inner<'a> {
+    let mut explain = run.options.explain.then(Vec::new);
+    let mut d = match decide_call(run, input, facts, now_ms, &mut explain, containers) {
+        Some(d) => d,
+        None => return Inner::Container,
+    };
+    if let Some(mut lines) = explain {
+        lines.push(format!("verdict: {}", d.verdict.as_str()));
+        d.explain = lines;
+    }
+    Inner::Decided(d)
+}
+
+/// The decision on one call, or `None` when `containers` asks for them and the document is
+/// one.
+fn decide_call<'a>(
+    run: &Run<'_>,
+    input: &'a [u8],
+    facts: &mut dyn Facts,
+    now_ms: i64,
     explain: &mut Option<Vec<String>>,
-) -> Decision<'a> {
+    containers: bool,
+) -> Option<Decision<'a>> {
     let policy = run.policy;
     let options = &run.options;
     let mut report = Report::default();
@@ -202,18 +245,23 @@ fn decide_inner<'a>(
         let e = malformed(format!(
             "input is more than the {MAX_DOCUMENT} bytes metagate reads as one call"
         ));
-        return Decision::rejected(input, e, report);
+        return Some(Decision::rejected(input, e, report));
     }
     // Fast path: strict JSON, read without building values for fields the gate does not own.
     let strict = Call::from_json(input, &mut report.corrections);
     let fast = matches!(strict, Ok(Some(_)));
     let (mut call, dialect, texts) = match strict {
         Ok(Some(call)) => (call, None, Vec::new()),
-        Err(e) => return Decision::rejected(input, malformed(e.message), report),
+        Err(e) if containers && e.holds_no_envelope && message::is_container(input) => {
+            return None;
+        }
+        Err(e) => return Some(Decision::rejected(input, malformed(e.message), report)),
         Ok(None) => {
             let parsed = match repair::parse(input) {
                 Ok(p) => p,
-                Err(e) => return Decision::rejected(input, malformed(e.to_string()), report),
+                Err(e) => {
+                    return Some(Decision::rejected(input, malformed(e.to_string()), report));
+                }
             };
             if parsed.repairs.is_empty() && parsed.dialect.is_none() && !parsed.warnings.is_empty()
             {
@@ -237,7 +285,7 @@ fn decide_inner<'a>(
             }
             match Call::from_value(parsed.value, &mut report.corrections) {
                 Ok(c) => (c, parsed.dialect, parsed.texts),
-                Err(e) => return Decision::rejected(input, malformed(e.message), report),
+                Err(e) => return Some(Decision::rejected(input, malformed(e.message), report)),
             }
         }
     };
@@ -321,7 +369,7 @@ fn decide_inner<'a>(
         d.dialect = dialect;
         d.call = Some(call);
         d.grant_check = grant_check;
-        return d;
+        return Some(d);
     }
     let target = options
         .emit
@@ -338,7 +386,7 @@ fn decide_inner<'a>(
         && target == shape
         // A raw CR inside is a line break to universal-newline readers: rewritten compactly.
         && memchr::memchr2(b'\n', b'\r', trim_ascii(input)).is_none();
-    Decision {
+    Some(Decision {
         verdict,
         shape: Some(shape),
         dialect,
@@ -351,7 +399,7 @@ fn decide_inner<'a>(
         explain: Vec::new(),
         grant_check,
         input,
-    }
+    })
 }
 
 fn dialect_label(d: Dialect) -> &'static str {
