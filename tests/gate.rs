@@ -1381,6 +1381,87 @@ fn names_and_types_are_corrected_when_exact_and_rejected_when_a_guess() {
     }
 }
 
+/// Issue 24, item 6: a number the declared type cannot hold (an integer outside i64, a number
+/// that is not finite as an f64) is a type mismatch naming the argument, with a short message
+/// however long the number; ordinary numbers pass as sent, and the gate's output gated again
+/// is the same bytes.
+#[test]
+fn numbers_beyond_the_declared_type_are_type_mismatches() {
+    let sb = Sandbox::new();
+    let policy = sb.file("names.toml", NAMES_POLICY);
+    let p = policy.to_str().unwrap();
+    // `user_id` is an integer, `ratio` a number.
+    let line = |arg: &str, value: &str| {
+        let user = if arg == "user_id" {
+            ""
+        } else {
+            r#""user_id":1,"#
+        };
+        format!("{{\"name\":\"lookup\",\"arguments\":{{{user}\"{arg}\":{value}}}}}\n")
+    };
+    let digits = |n: usize| format!("1{}", "0".repeat(n - 1));
+    let refused: Vec<(&str, String)> = vec![
+        ("user_id", "9223372036854775808".into()),
+        ("user_id", "-9223372036854775809".into()),
+        ("user_id", "18446744073709551616".into()),
+        ("user_id", "1e19".into()),
+        ("user_id", digits(100_000)),
+        ("user_id", "\"9223372036854775808\"".into()),
+        ("ratio", "1e99999999".into()),
+        ("ratio", "-1e99999999".into()),
+        ("ratio", "1e309".into()),
+        ("ratio", digits(100_000)),
+    ];
+    let input: String = refused
+        .iter()
+        .map(|(arg, value)| line(arg, value))
+        .collect();
+    let out = gate_lines(&sb, &["--policy", p], input.as_bytes());
+    assert_eq!(out.len(), refused.len());
+    for ((arg, value), v) in refused.iter().zip(&out) {
+        let shown = &value[..value.len().min(30)];
+        assert_eq!(
+            v["error"]["category"], "type_mismatch",
+            "{arg} = {shown}: {v}"
+        );
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&format!("\"{arg}\"")), "{message}");
+        assert!(message.len() < 300, "{arg} = {shown}: {message}");
+    }
+
+    let passed: &[(&str, &str)] = &[
+        ("user_id", "0"),
+        ("user_id", "-0"),
+        ("user_id", "42"),
+        ("user_id", "9223372036854775807"),
+        ("user_id", "-9223372036854775808"),
+        ("user_id", "5.0"),
+        ("user_id", "1e3"),
+        ("ratio", "0.7"),
+        ("ratio", "-2.5e-3"),
+        ("ratio", "1e308"),
+        ("ratio", "12345678901234567890"),
+        (
+            "ratio",
+            "3.14159265358979323846264338327950288419716939937510",
+        ),
+    ];
+    let input: String = passed.iter().map(|(arg, value)| line(arg, value)).collect();
+    let gate_jsonl = |stdin: Vec<u8>| {
+        let out = sb
+            .cmd()
+            .args(["gate", "--jsonl", "--quiet", "--policy", p])
+            .write_stdin(stdin)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let first = gate_jsonl(input.clone().into_bytes());
+    assert_eq!(first, input, "ordinary numbers pass as sent");
+    assert_eq!(gate_jsonl(first.clone().into_bytes()), first);
+}
+
 #[test]
 fn unknown_arguments_are_kept_dropped_or_rejected() {
     let sb = Sandbox::new();

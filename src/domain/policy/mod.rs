@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::domain::events::AxisTable;
-use crate::wire::args::{ArgValue, Args};
+use crate::wire::args::{ArgValue, Args, fits_f64, is_i64_integer};
 
 use file::{ArgFile, ToolFile, key_at, line_col, locate};
 pub use file::{
@@ -846,13 +846,11 @@ pub fn value_is(t: ArgType, v: &Value) -> bool {
         (ArgType::Object, Value::Object(_)) => true,
         (ArgType::Array, Value::Array(_)) => true,
         (ArgType::Null, Value::Null) => true,
-        (ArgType::Number, Value::Number(_)) => true,
-        (ArgType::Integer, Value::Number(n)) => is_integral(n),
+        (ArgType::Number, Value::Number(n)) => fits_f64(n),
+        (ArgType::Integer, Value::Number(n)) => is_i64_integer(n),
         _ => false,
     }
 }
-
-pub use crate::wire::args::integral as is_integral;
 
 fn json_of(v: &toml::Value) -> Result<Value, String> {
     match v {

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Decision, Options, Run, Verdict, decide_with, malformed, report_doc, trim_ascii};
+use super::{Decision, Options, Run, Verdict, decide_with, malformed, report_doc};
 use crate::domain::correct::Report;
 use crate::domain::enforce::Facts;
 use crate::domain::error::ToolError;
@@ -212,7 +212,7 @@ impl MessageAnswer<'_> {
         // Line breaks can only stand between the tokens of valid JSON: dropping them keeps
         // every value as it came and the answer on one line.
         let written = &out[doc_start..];
-        let trimmed = trim_ascii(written);
+        let trimmed = written.trim_ascii();
         let (lead, len) = (trimmed.as_ptr() as usize - written.as_ptr() as usize, trimmed.len());
         let one_line: Vec<u8> = out[doc_start + lead..doc_start + lead + len]
             .iter()
@@ -233,11 +233,9 @@ impl MessageAnswer<'_> {
                 #[serde(flatten)]
                 report: super::ReportDoc<'r>,
             }
+            let written: Vec<Option<String>> =
+                self.calls.iter().map(|c| report_call(&c.decision)).collect();
             let mut calls = Vec::with_capacity(self.calls.len());
-            let mut written = Vec::new();
-            for (index, c) in self.calls.iter().enumerate() {
-                written.push(report_call(&c.decision));
-            }
             for (index, (c, call)) in self.calls.iter().zip(&written).enumerate() {
                 calls.push(CallReport {
                     index,

@@ -155,7 +155,7 @@ impl<'a> Decision<'a> {
             return;
         }
         if self.unchanged {
-            out.extend_from_slice(trim_ascii(self.input));
+            out.extend_from_slice(self.input.trim_ascii());
         } else if let (Some(call), Some(target)) = (&self.call, self.target) {
             call.write_as(target, out);
         }
@@ -385,7 +385,7 @@ fn decide_call<'a>(
         && verdict == Verdict::Pass
         && target == shape
         // A raw CR inside is a line break to universal-newline readers: rewritten compactly.
-        && memchr::memchr2(b'\n', b'\r', trim_ascii(input)).is_none();
+        && memchr::memchr2(b'\n', b'\r', input.trim_ascii()).is_none();
     Some(Decision {
         verdict,
         shape: Some(shape),
@@ -423,30 +423,43 @@ pub fn render(decision: &Decision<'_>, options: &Options, out: &mut Vec<u8>) {
         let mut call_json = Vec::new();
         decision.write_call(&mut call_json);
         let call_text = std::str::from_utf8(&call_json).expect("the gate writes UTF-8");
-        let call = (!call_json.is_empty()).then(|| {
-            serde_json::from_str::<&RawValue>(call_text).expect("the gate writes valid JSON")
-        });
-        let doc = ReportDoc {
-            verdict: decision.verdict.as_str(),
-            tool: decision.tool(),
-            method: decision.method(),
-            shape: decision.shape.map(Shape::as_str),
-            call,
-            corrections: decision
-                .corrections
-                .iter()
-                .map(Correction::to_json)
-                .collect(),
-            warnings: &decision.warnings,
-            error: decision.error.as_ref().map(ToolError::to_json),
-            feedback: decision.error.as_ref().map(ToolError::feedback),
-        };
+        let call = (!call_json.is_empty()).then_some(call_text);
+        let doc = report_doc(decision, call);
         serde_json::to_writer(&mut *out, &doc).expect("writing to a Vec cannot fail");
         return;
     }
     match &decision.error {
         Some(error) => error.write_rejection(out),
         None => decision.write_call(out),
+    }
+}
+
+/// Writes a document's answer: a call's, or a message's (without the newline).
+pub fn render_answer(answer: &Answer<'_>, options: &Options, out: &mut Vec<u8>) {
+    match answer {
+        Answer::One(d) => render(d, options, out),
+        Answer::Message(m) => m.render(options, out),
+    }
+}
+
+/// The `--report` envelope of a decision; `call` is the call as written (none when refused).
+fn report_doc<'d>(decision: &'d Decision<'_>, call: Option<&'d str>) -> ReportDoc<'d> {
+    ReportDoc {
+        verdict: decision.verdict.as_str(),
+        tool: decision.tool(),
+        method: decision.method(),
+        shape: decision.shape.map(Shape::as_str),
+        call: call.map(|text| {
+            serde_json::from_str::<&RawValue>(text).expect("the gate writes valid JSON")
+        }),
+        corrections: decision
+            .corrections
+            .iter()
+            .map(Correction::to_json)
+            .collect(),
+        warnings: &decision.warnings,
+        error: decision.error.as_ref().map(ToolError::to_json),
+        feedback: decision.error.as_ref().map(ToolError::feedback),
     }
 }
 
@@ -464,30 +477,43 @@ struct ReportDoc<'a> {
     feedback: Option<String>,
 }
 
-pub(crate) fn trim_ascii(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
-    let end = bytes
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(start, |e| e + 1);
-    &bytes[start..end]
-}
-
 /// The stderr lines a decision produces: one per correction and warning, and one for a
 /// rejection. `line` is the input line number in a stream.
 pub fn notes(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
-    notes_only(decision, line, out);
+    let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    notes_at(decision, &place, out);
 }
 
 /// The `--explain` lines of a decision.
 pub fn explain_lines(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
-    if decision.explain.is_empty() {
-        return;
-    }
     let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    explain_at(decision, &place, out);
+}
+
+/// The stderr lines of a document's answer: each call's notes (unless `quiet`) and
+/// `--explain` lines, the calls of a message each named by their place in it.
+pub fn answer_notes(answer: &Answer<'_>, line: Option<u64>, quiet: bool, out: &mut Vec<u8>) {
+    let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    match answer {
+        Answer::One(d) => {
+            if !quiet {
+                notes_at(d, &place, out);
+            }
+            explain_at(d, &place, out);
+        }
+        Answer::Message(m) => {
+            for (i, c) in m.calls.iter().enumerate() {
+                let place = format!("{place}call {}: ", i + 1);
+                if !quiet {
+                    notes_at(&c.decision, &place, out);
+                }
+                explain_at(&c.decision, &place, out);
+            }
+        }
+    }
+}
+
+fn explain_at(decision: &Decision<'_>, place: &str, out: &mut Vec<u8>) {
     for l in &decision.explain {
         let _ = writeln!(
             out,
@@ -497,8 +523,7 @@ pub fn explain_lines(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u
     }
 }
 
-fn notes_only(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
-    let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+fn notes_at(decision: &Decision<'_>, place: &str, out: &mut Vec<u8>) {
     let tool = decision
         .tool()
         .map(|t| format!("{t}: "))

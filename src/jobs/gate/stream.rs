@@ -4,8 +4,8 @@ use std::io::{self, BufReader, Read, Write};
 use std::time::Instant;
 
 use super::{
-    Decision, MAX_DOCUMENT, Options, Run, Verdict, decide_with, explain_lines, malformed, notes,
-    render, trim_ascii,
+    Answer, Decision, MAX_DOCUMENT, Options, Run, Verdict, answer_notes, decide_document,
+    malformed, render, render_answer,
 };
 use crate::domain::correct::Report;
 use crate::domain::enforce::{Facts, NoFacts};
@@ -184,21 +184,18 @@ pub fn answer_one<E: Write>(
 ) -> io::Result<(Vec<u8>, Verdict)> {
     let (policy, options) = (run.policy, &run.options);
     let started = clock();
-    let decision = {
+    let answer = {
         let now = sink.now_ms();
-        decide_with(run, input, sink.facts(), now)
+        decide_document(run, input, sink.facts(), now)
     };
     let latency = clock().saturating_duration_since(started).as_micros();
-    sink.record(&decision, u64::try_from(latency).unwrap_or(u64::MAX));
+    record(sink, &answer, u64::try_from(latency).unwrap_or(u64::MAX));
     let mut group = Group::new();
-    render(&decision, options, &mut group.out);
+    render_answer(&answer, options, &mut group.out);
     group.out.push(b'\n');
     group.lines = 1;
-    if !options.quiet {
-        notes(&decision, None, &mut group.notes);
-    }
-    explain_lines(&decision, None, &mut group.notes);
-    let mut verdict = decision.verdict;
+    answer_notes(&answer, None, options.quiet, &mut group.notes);
+    let mut verdict = answer.verdict();
     let mut out = Vec::new();
     group.flush(policy, options, sink, &mut out, err)?;
     if group.last_failure.is_some() && policy.gate.on_internal_error == FailMode::Reject {
@@ -242,25 +239,25 @@ pub fn stream<R: Read, W: Write, E: Write>(
         }
         stats.lines += 1;
         let body = strip_newline(&line);
-        let decision = if body.len() > MAX_DOCUMENT {
-            Decision::rejected(
+        let answer = if body.len() > MAX_DOCUMENT {
+            Answer::One(Decision::rejected(
                 body,
                 malformed(format!(
                     "line is longer than the {MAX_DOCUMENT} bytes metagate reads as one call"
                 )),
                 Report::default(),
-            )
-        } else if trim_ascii(body).is_empty() {
-            Decision::rejected(
+            ))
+        } else if body.trim_ascii().is_empty() {
+            Answer::One(Decision::rejected(
                 body,
                 malformed("empty line: expected one tool call"),
                 Report::default(),
-            )
+            ))
         } else {
             let now = sink.now_ms();
-            decide_with(run, body, sink.facts(), now)
+            decide_document(run, body, sink.facts(), now)
         };
-        match decision.verdict {
+        match answer.verdict() {
             Verdict::Pass => stats.passed += 1,
             Verdict::Corrected => stats.corrected += 1,
             Verdict::Rejected => stats.rejected += 1,
@@ -274,20 +271,30 @@ pub fn stream<R: Read, W: Write, E: Write>(
         } else {
             0
         };
-        sink.record(&decision, latency);
-        render(&decision, options, &mut group.out);
+        record(sink, &answer, latency);
+        render_answer(&answer, options, &mut group.out);
         group.out.push(b'\n');
         group.lines += 1;
-        if !options.quiet {
-            notes(&decision, Some(stats.lines), &mut group.notes);
-        }
-        explain_lines(&decision, Some(stats.lines), &mut group.notes);
+        answer_notes(&answer, Some(stats.lines), options.quiet, &mut group.notes);
         if group.out.len() >= 4 << 20 {
             group.flush(policy, options, sink, out, err)?;
         }
     }
     group.flush(policy, options, sink, out, err)?;
     Ok(stats)
+}
+
+/// Records each decision of an answer; the calls of a message share its latency evenly.
+fn record(sink: &mut dyn Sink, answer: &Answer<'_>, latency_us: u64) {
+    match answer {
+        Answer::One(d) => sink.record(d, latency_us),
+        Answer::Message(m) => {
+            let each = latency_us / m.calls.len().max(1) as u64;
+            for c in &m.calls {
+                sink.record(&c.decision, each);
+            }
+        }
+    }
 }
 
 /// `e` saying which side of the stream failed; its kind is kept, so a closed stdout is still
