@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_telemetry.sql"),
     include_str!("migrations/0002_grants.sql"),
     include_str!("migrations/0003_evaluate.sql"),
+    include_str!("migrations/0004_call_ids.sql"),
 ];
 
 /// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
@@ -34,6 +35,8 @@ const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
         "eval_run_recommendations",
         "eval_alias_pairs",
     ],
+    // A column of `decisions`, no table.
+    &[],
 ];
 
 /// The schema version this metagate writes.

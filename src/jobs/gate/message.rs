@@ -123,12 +123,12 @@ pub(super) fn decide<'a>(
         let start = site.offset;
         let end = start + site.text.len();
         let bytes = &input[start..end];
-        let decision = decide_with(&run, bytes, facts, now_ms);
+        let mut decision = decide_with(&run, bytes, facts, now_ms);
         let shape = decision.shape.or_else(|| expected_shape(bytes));
-        let id = match &decision.call {
-            Some(call) => call.id(),
-            None => raw_id(bytes),
-        };
+        if decision.call_id.is_none() {
+            decision.call_id = raw_id(bytes);
+        }
+        let id = decision.call_id.clone();
         calls.push(PlacedDecision {
             start,
             end,

@@ -110,6 +110,8 @@ pub struct Decision<'a> {
     pub explain: Vec<String>,
     /// What the grant check decided, for the audit trail.
     pub grant_check: Option<GrantCheck>,
+    /// The call's id as its document gave it (an OpenAI or Anthropic id, an MCP request id).
+    pub call_id: Option<Value>,
     input: &'a [u8],
 }
 
@@ -127,6 +129,7 @@ impl<'a> Decision<'a> {
             unchanged: false,
             explain: Vec::new(),
             grant_check: None,
+            call_id: None,
             input,
         }
     }
@@ -367,6 +370,7 @@ fn decide_call<'a>(
         let mut d = Decision::rejected(input, *error, report);
         d.shape = Some(shape);
         d.dialect = dialect;
+        d.call_id = call.id();
         d.call = Some(call);
         d.grant_check = grant_check;
         return Some(d);
@@ -390,6 +394,7 @@ fn decide_call<'a>(
         verdict,
         shape: Some(shape),
         dialect,
+        call_id: call.id(),
         call: Some(call),
         target: Some(target),
         corrections: report.corrections,
