@@ -27,10 +27,12 @@ pub enum Shape {
     Mcp,
     Gemini,
     Plain,
+    /// Llama's `{"name", "parameters"}`.
+    Llama,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 7] = [
+    pub const ALL: [Shape; 8] = [
         Shape::AgentZero,
         Shape::OpenAiChat,
         Shape::OpenAiResponses,
@@ -38,6 +40,7 @@ impl Shape {
         Shape::Mcp,
         Shape::Gemini,
         Shape::Plain,
+        Shape::Llama,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +52,21 @@ impl Shape {
             Shape::Mcp => "mcp",
             Shape::Gemini => "gemini",
             Shape::Plain => "plain",
+            Shape::Llama => "llama",
+        }
+    }
+
+    /// What the shape looks like, in a few words.
+    pub fn looks_like(self) -> &'static str {
+        match self {
+            Shape::AgentZero => "{\"tool_name\", \"tool_args\"}",
+            Shape::OpenAiChat => "OpenAI chat tool_calls item",
+            Shape::OpenAiResponses => "OpenAI Responses function_call item",
+            Shape::Anthropic => "Anthropic tool_use block",
+            Shape::Mcp => "MCP tools/call request",
+            Shape::Gemini => "Gemini functionCall part",
+            Shape::Plain => "{\"name\", \"arguments\"}",
+            Shape::Llama => "{\"name\", \"parameters\"} (Llama)",
         }
     }
 }
@@ -154,6 +172,7 @@ fn slots(shape: Shape) -> Slots {
         Shape::Mcp => (Some("params"), "name", "arguments"),
         Shape::Gemini => (Some("functionCall"), "name", "args"),
         Shape::Plain => (None, "name", "arguments"),
+        Shape::Llama => (None, "name", "parameters"),
     };
     Slots { holder, name, args }
 }
@@ -260,6 +279,7 @@ struct Marks {
     name: Option<usize>,
     input: Option<usize>,
     arguments: Option<usize>,
+    parameters: Option<usize>,
     method: Option<usize>,
 }
 
@@ -279,6 +299,7 @@ impl Marks {
                 (Some(b'n'), "name") => &mut m.name,
                 (Some(b'i'), "input") => &mut m.input,
                 (Some(b'a'), "arguments") => &mut m.arguments,
+                (Some(b'p'), "parameters") => &mut m.parameters,
                 (Some(b'm'), "method") => &mut m.method,
                 _ => continue,
             };
@@ -323,6 +344,9 @@ fn shape_marked<'a>(fields: &Fields<'a>, m: &Marks) -> Option<(Shape, Option<Fie
         if m.input.is_some() && m.arguments.is_none() {
             return flat(Shape::Anthropic);
         }
+        if m.parameters.is_some() && m.arguments.is_none() && m.input.is_none() {
+            return flat(Shape::Llama);
+        }
         return flat(Shape::Plain);
     }
     None
@@ -347,7 +371,7 @@ fn second_envelope(
         Shape::Gemini => GEMINI,
         Shape::OpenAiChat => OPENAI,
         Shape::AgentZero => AGENT_ZERO,
-        Shape::Anthropic | Shape::OpenAiResponses | Shape::Plain => NAMED,
+        Shape::Anthropic | Shape::OpenAiResponses | Shape::Plain | Shape::Llama => NAMED,
     };
     let object = |mark| at(mark).is_some_and(|s| s.is_object());
     // Most calls hold the keys of one envelope only: nothing more to look at.
@@ -390,6 +414,75 @@ fn second_envelope(
     Some((own, other))
 }
 
+/// An argument (or a key inside one) given twice is two readings of the call: this gate
+/// checks one, and a tool's JSON reader may take the other (cJSON, gjson and simdjson keep the
+/// first, serde_json and Python the last). Refused rather than passed through as sent.
+fn refuse_repeated(found: Option<scan::RepeatedKey>) -> Result<(), NotACall> {
+    match found {
+        None => Ok(()),
+        Some(r) => {
+            let place = if r.pointer.is_empty() {
+                format!("argument `{}`", r.key)
+            } else {
+                format!("key `{}` (in the argument at {})", r.key, r.pointer)
+            };
+            Err(not_a_call(format!(
+                "the {place} is given twice: tools differ on which one they read, so the call \
+                 cannot be checked as the tool would run it; send it once"
+            )))
+        }
+    }
+}
+
+/// Keys that hold a call's arguments, or more calls, in one envelope or another.
+const ARGUMENT_KEYS: &[&str] = &[
+    "arguments",
+    "args",
+    "input",
+    "parameters",
+    "tool_args",
+    "tool_input",
+    "kwargs",
+    "action_input",
+    "params",
+    "function",
+    "functionCall",
+    "function_call",
+    "tool_calls",
+];
+
+/// A second place a reader could take the arguments (or another call) from, beside the one
+/// this envelope reads (`own`): a tool reading that one would run what the gate never checked,
+/// so the call is refused with both named. `holder` names the nested object `fields` are of.
+fn second_argument_field(fields: &Fields<'_>, own: &str, holder: Option<&str>) -> Result<(), NotACall> {
+    let named = |key: &str| match holder {
+        Some(h) => format!("`{h}.{key}`"),
+        None => format!("`{key}`"),
+    };
+    for (key, slot) in fields {
+        if key == own || !ARGUMENT_KEYS.contains(&key.as_ref()) {
+            continue;
+        }
+        // What could hold arguments or calls: an object, an array of calls, a string of JSON.
+        let could_hold = match slot.first_byte() {
+            b'{' => true,
+            b'[' => matches!(key.as_ref(), "tool_calls" | "function_call"),
+            b'"' => !matches!(key.as_ref(), "function" | "functionCall" | "params"),
+            _ => false,
+        };
+        if could_hold {
+            return Err(not_a_call(format!(
+                "the call holds its arguments in {} and also has {}: a tool reading the second \
+                 would run what the gate never checked; send the arguments in {} only",
+                named(own),
+                named(key),
+                named(own)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The envelope a strict JSON object is, judged by the fields that identify it (as the gate
 /// judges), without reading the call; `None` when `text` is not one strict JSON object or
 /// holds no envelope's identifying fields. `lint` uses it to tell a call from other records.
@@ -428,7 +521,14 @@ fn opens(key: &str, depth: usize) -> bool {
     match depth {
         1 => matches!(
             key,
-            "tool_args" | "args" | "arguments" | "input" | "function" | "params" | "functionCall"
+            "tool_args"
+                | "args"
+                | "arguments"
+                | "input"
+                | "parameters"
+                | "function"
+                | "params"
+                | "functionCall"
         ),
         2 => matches!(key, "arguments" | "args"),
         _ => false,
@@ -496,6 +596,17 @@ impl<'a> Call<'a> {
         if let (Some(inner), Some(key)) = (&inner, slots.holder) {
             twice(inner, Some(key))?;
         }
+        let own = slots.holder.unwrap_or(slots.args);
+        let agent_zero_args = shape == Shape::AgentZero && position(&fields, "tool_args").is_none();
+        let own = if agent_zero_args && position(&fields, "args").is_some() {
+            "args"
+        } else {
+            own
+        };
+        second_argument_field(&fields, own, None)?;
+        if let (Some(inner), Some(key)) = (&inner, slots.holder) {
+            second_argument_field(inner, slots.args, Some(key))?;
+        }
         if shape == Shape::AgentZero {
             normalize_agent_zero(&mut fields, fixes);
         }
@@ -532,7 +643,8 @@ impl<'a> Call<'a> {
             Some(at) => {
                 let slot = std::mem::replace(&mut holder[at].1, Slot::Args);
                 let value = match slot {
-                    Slot::Split(_, inner) => {
+                    Slot::Split(raw, inner) => {
+                        refuse_repeated(scan::repeated_among(raw, &inner, 2, &mut String::new()))?;
                         return Ok(Call {
                             shape,
                             name,
@@ -542,6 +654,7 @@ impl<'a> Call<'a> {
                         });
                     }
                     Slot::Raw(raw) if raw.starts_with('{') => {
+                        refuse_repeated(scan::repeated_key(raw))?;
                         let args = Args::from_text(raw).ok_or_else(|| {
                             not_a_call(format!("`{}` is not readable", slots.args))
                         })?;
@@ -626,7 +739,7 @@ impl<'a> Call<'a> {
                 Some(Slot::Holder(inner)) => get(inner, "id"),
                 _ => None,
             },
-            Shape::AgentZero | Shape::Plain => None,
+            Shape::AgentZero | Shape::Plain | Shape::Llama => None,
         }?;
         slot_value(slot).filter(|v| v.is_string() || v.is_number())
     }
@@ -782,6 +895,10 @@ impl<'a> Call<'a> {
                 out.insert("name".into(), name);
                 out.insert("arguments".into(), args);
             }
+            Shape::Llama => {
+                out.insert("name".into(), name);
+                out.insert("parameters".into(), args);
+            }
         }
         Value::Object(out)
     }
@@ -843,6 +960,7 @@ fn parse_args_string<'a>(
         return Ok(Args::new());
     }
     if let Some(args) = Args::from_text_owned(text) {
+        refuse_repeated(scan::repeated_key(text))?;
         return Ok(args);
     }
     match repair::parse(text.as_bytes()) {

@@ -158,37 +158,15 @@ pub enum Format {
     Json,
 }
 
-/// The envelope shapes, as `--emit` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EmitShape {
-    /// {"tool_name", "tool_args"}
-    AgentZero,
-    /// OpenAI chat tool_calls item
-    Openai,
-    /// OpenAI Responses function_call item
-    OpenaiResponses,
-    /// Anthropic tool_use block
-    Anthropic,
-    /// MCP tools/call request
-    Mcp,
-    /// Gemini functionCall part
-    Gemini,
-    /// {"name", "arguments"}
-    Plain,
-}
-
-impl From<EmitShape> for Shape {
-    fn from(s: EmitShape) -> Shape {
-        match s {
-            EmitShape::AgentZero => Shape::AgentZero,
-            EmitShape::Openai => Shape::OpenAiChat,
-            EmitShape::OpenaiResponses => Shape::OpenAiResponses,
-            EmitShape::Anthropic => Shape::Anthropic,
-            EmitShape::Mcp => Shape::Mcp,
-            EmitShape::Gemini => Shape::Gemini,
-            EmitShape::Plain => Shape::Plain,
-        }
-    }
+/// `--emit`: the envelope shapes the library knows, by name.
+fn shape_parser() -> impl clap::builder::TypedValueParser<Value = Shape> {
+    let names = Shape::ALL
+        .iter()
+        .map(|shape| clap::builder::PossibleValue::new(shape.as_str()).help(shape.looks_like()));
+    clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(names), |name| {
+        name.parse::<Shape>()
+            .expect("clap admits only the names of Shape::ALL")
+    })
 }
 
 #[derive(Debug, Subcommand)]

@@ -293,6 +293,20 @@ fn decide_call<'a>(
         }
     };
     let shape = call.shape;
+    // Spaces, line breaks and controls around a name are no part of it, and agents that trim
+    // names (Python's `.strip()`) would run the tool it names: read it as that name.
+    let edge = |c: char| c.is_whitespace() || c.is_control();
+    if call.name.starts_with(edge) || call.name.ends_with(edge) {
+        let trimmed = call.name.trim_matches(edge).to_string();
+        let mut fix = Correction::noted(
+            Kind::Envelope,
+            "removed the spaces and control characters around the tool name",
+        );
+        fix.from = Value::String(call.name.to_string());
+        fix.to = Value::String(trimmed.clone());
+        report.corrections.push(fix);
+        call.rename(trimmed);
+    }
     // A name the policy does not know but that means one tool it does, spaces, case and
     // separators aside: that tool, or it would pass unchecked (and run, for an agent that
     // trims names or finds its tools on a case-insensitive file system).
