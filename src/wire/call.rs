@@ -110,6 +110,9 @@ pub struct NotACall {
     /// Whether the document may hold calls in another way (a message, a response, an array):
     /// it is strict JSON, but no envelope's fields name a call in it.
     pub holds_no_envelope: bool,
+    /// The envelope the call was recognized as, when it got that far: the model is shown
+    /// how to send a call in it.
+    pub shape: Option<Shape>,
 }
 
 impl fmt::Display for NotACall {
@@ -124,6 +127,7 @@ fn not_a_call(message: impl Into<String>) -> NotACall {
     NotACall {
         message: message.into(),
         holds_no_envelope: false,
+        shape: None,
     }
 }
 
@@ -573,7 +577,7 @@ impl<'a> Call<'a> {
     }
 
     fn from_fields(
-        mut fields: Fields<'a>,
+        fields: Fields<'a>,
         fixes: &mut Vec<Correction>,
     ) -> Result<Call<'a>, NotACall> {
         twice(&fields, None)?;
@@ -592,6 +596,19 @@ impl<'a> Call<'a> {
                  would run a call the gate never checked; send one call in one envelope"
             )));
         }
+        Call::from_shape(fields, shape, inner, fixes).map_err(|e| NotACall {
+            shape: Some(shape),
+            ..e
+        })
+    }
+
+    /// The rest of [`Call::from_fields`], once the envelope is known to be `shape`.
+    fn from_shape(
+        mut fields: Fields<'a>,
+        shape: Shape,
+        inner: Option<Fields<'a>>,
+        fixes: &mut Vec<Correction>,
+    ) -> Result<Call<'a>, NotACall> {
         let slots = slots(shape);
         if let (Some(inner), Some(key)) = (&inner, slots.holder) {
             twice(inner, Some(key))?;

@@ -390,13 +390,14 @@ fn rename_args(
     shadowed
 }
 
-/// Declared names within a small edit distance of `folded`, scaled to the name's length:
-/// none under 5 characters, one edit up to 9, two from 10.
+/// Declared names within a small edit distance of `folded`, scaled to the declared name's
+/// length: none under 5 characters, one edit up to 9, two from 10. The declared name decides,
+/// so a letter dropped from a short name (`qury` for `query`) is one edit like any other.
 fn near_misses(tool: &Tool, folded: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for name in tool.args.keys() {
         let target = fold_name(name);
-        let len = target.chars().count().min(folded.chars().count());
+        let len = target.chars().count();
         let allowed = match len {
             0..=4 => 0,
             5..=9 => 1,
@@ -892,8 +893,10 @@ fn tool_not_found(policy: &Policy, name: &str) -> ToolError {
         format!("there is no tool named {name:?}"),
     )
     .tool(name)
+    // Not retryable: this call can never succeed. Another call can, which the suggestion
+    // says without asking the model to retry this one.
     .suggest(format!(
-        "call one of the available tools: {}",
+        "Do not call {name:?} again: no such tool exists. Use one of the available tools instead: {}",
         list.join(", ")
     ));
     e.details.insert("available", list.into());

@@ -258,7 +258,10 @@ fn decide_call<'a>(
         Err(e) if containers && e.holds_no_envelope && message::is_container(input) => {
             return None;
         }
-        Err(e) => return Some(Decision::rejected(input, malformed(e.message), report)),
+        Err(e) => {
+            let error = malformed_in(e.message, e.shape);
+            return Some(Decision::rejected(input, error, report));
+        }
         Ok(None) => {
             let parsed = match repair::parse(input) {
                 Ok(p) => p,
@@ -266,6 +269,16 @@ fn decide_call<'a>(
                     return Some(Decision::rejected(input, malformed(e.to_string()), report));
                 }
             };
+            if parsed.more_calls > 0 {
+                // One reading of one call would drop the rest, which the agent then never
+                // runs while the model believes it did.
+                let n = parsed.more_calls + 1;
+                let e = malformed(format!(
+                    "{n} calls came back to back, and one document is read as one call: send \
+                     them one at a time, or together in a JSON array (each one is checked)"
+                ));
+                return Some(Decision::rejected(input, e, report));
+            }
             if parsed.repairs.is_empty() && parsed.dialect.is_none() && !parsed.warnings.is_empty()
             {
                 // Text after the call was dropped: that changed the input too.
@@ -288,7 +301,10 @@ fn decide_call<'a>(
             }
             match Call::from_value(parsed.value, &mut report.corrections) {
                 Ok(c) => (c, parsed.dialect, parsed.texts),
-                Err(e) => return Some(Decision::rejected(input, malformed(e.message), report)),
+                Err(e) => {
+                    let error = malformed_in(e.message, e.shape);
+                    return Some(Decision::rejected(input, error, report));
+                }
             }
         }
     };
@@ -430,10 +446,31 @@ fn dialect_label(d: Dialect) -> &'static str {
 }
 
 pub fn malformed(message: impl Into<String>) -> ToolError {
-    ToolError::new(Category::MalformedCall, message).suggest(
-        "send exactly one tool call as a single JSON object, e.g. \
-         {\"tool_name\": \"…\", \"tool_args\": {…}}",
-    )
+    malformed_in(message, None)
+}
+
+/// A document that cannot be read as a call; the suggestion shows a call in `shape`, the
+/// envelope the model was writing when the gate could tell, else Agent Zero's.
+pub fn malformed_in(message: impl Into<String>, shape: Option<Shape>) -> ToolError {
+    let example = match shape.unwrap_or(Shape::AgentZero) {
+        Shape::AgentZero => r#"{"tool_name": "…", "tool_args": {…}}"#,
+        Shape::OpenAiChat => {
+            r#"{"id": "…", "type": "function", "function": {"name": "…", "arguments": "{…}"}} with `arguments` one complete JSON object encoded as a string"#
+        }
+        Shape::OpenAiResponses => {
+            r#"{"type": "function_call", "call_id": "…", "name": "…", "arguments": "{…}"} with `arguments` one complete JSON object encoded as a string"#
+        }
+        Shape::Anthropic => r#"{"type": "tool_use", "id": "…", "name": "…", "input": {…}}"#,
+        Shape::Mcp => {
+            r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "…", "arguments": {…}}}"#
+        }
+        Shape::Gemini => r#"{"functionCall": {"name": "…", "args": {…}}}"#,
+        Shape::Plain => r#"{"name": "…", "arguments": {…}}"#,
+        Shape::Llama => r#"{"name": "…", "parameters": {…}}"#,
+    };
+    ToolError::new(Category::MalformedCall, message).suggest(format!(
+        "send exactly one tool call as a single JSON object, e.g. {example}"
+    ))
 }
 
 /// Writes the output line for a decision (without the newline).

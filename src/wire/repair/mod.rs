@@ -72,6 +72,9 @@ pub struct Parsed {
     /// `{"a":1}`), each with its text: the dialect writes text, and only the tool's schema
     /// says which reading was meant (a string argument takes the text).
     pub texts: Vec<(String, String)>,
+    /// How many more objects (or dialect blocks) followed the first, back to back: more
+    /// calls, which one reading of one call would drop.
+    pub more_calls: usize,
 }
 
 /// The text dialects of tool calls that [`parse`] understands.
@@ -129,6 +132,7 @@ pub fn parse(input: &[u8]) -> Result<Parsed, ParseError> {
                 warnings: Vec::new(),
                 dialect: None,
                 texts: Vec::new(),
+                more_calls: 0,
             });
         }
         let first = skip_whitespace(input, 0, input.len());
@@ -198,6 +202,7 @@ fn read_call(text: &str, mut repairs: Vec<String>) -> Result<Parsed, ReadFailure
         warnings: out.warnings,
         dialect: None,
         texts: Vec::new(),
+        more_calls: out.more,
     })
 }
 
