@@ -2,10 +2,9 @@
 //! clock (`--now`): expiry, revocation, sessions, scopes, grant-like fields, audit, bad input,
 //! concurrent operators, and the interactive flow at a real pseudo-terminal.
 
-mod common;
-
-use common::{Sandbox, fixture_path};
 use serde_json::{Value, json};
+
+use crate::common::{BIN, Sandbox, fixture_path};
 
 /// A small policy in the sandbox: its path root is the sandbox.
 const POLICY: &str = r#"
@@ -232,7 +231,7 @@ fn the_suggested_command_works_from_anywhere() {
         "{command}"
     );
     let elsewhere = tempfile::tempdir().unwrap();
-    let command = command.replacen("metagate", &format!("{} --now {}", common::BIN, at(0)), 1);
+    let command = command.replacen("metagate", &format!("{} --now {}", BIN, at(0)), 1);
     let out = std::process::Command::new("sh")
         .args(["-c", &command])
         .env_clear()
@@ -925,7 +924,7 @@ fn concurrent_grants_and_revokes_lose_nothing() {
         // grants and revocations interleave across processes.
         let script = format!(
             "for i in $(seq {per}); do {bin} --policy {policy} permit grant --capability system_execute --for 1h --reason w{worker} >/dev/null || exit 9; {bin} permit revoke --all >/dev/null 2>&1; s=$?; [ $s -le 1 ] || exit 8; done",
-            bin = common::BIN,
+            bin = BIN,
             policy = env.policy,
         );
         let mut sh = std::process::Command::new("sh");
@@ -995,7 +994,7 @@ fn ctrl_c_at_a_prompt_leaves_the_cursor_shown() {
     let inner = format!(
         "HOME={dir} {bin} --policy {policy} --now {now} permit",
         dir = env.sb.path().display(),
-        bin = common::BIN,
+        bin = BIN,
         policy = env.policy,
         now = at(0),
     );
@@ -1037,7 +1036,7 @@ fn interactive_permit_at_a_real_terminal() {
         &format!(
             "#!/bin/sh\ncd {dir}\nHOME={dir} XDG_STATE_HOME={dir}/state {bin} --policy {policy} --now {now} permit; echo \"exit=$?\"; sleep 30\n",
             dir = env.sb.path().display(),
-            bin = common::BIN,
+            bin = BIN,
             policy = env.policy,
             now = at(0),
         ),
@@ -1420,7 +1419,7 @@ fn a_refusal_never_names_another_sessions_grant() {
 /// `now`: what an operator pasting it does.
 fn run_printed(shell: &str, command: &str, now: &str) -> std::process::Output {
     let elsewhere = tempfile::tempdir().unwrap();
-    let command = command.replacen("metagate", &format!("{} --now {now}", common::BIN), 1);
+    let command = command.replacen("metagate", &format!("{} --now {now}", BIN), 1);
     std::process::Command::new(shell)
         .args(["-c", &command])
         .env_clear()

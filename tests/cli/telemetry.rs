@@ -1,16 +1,15 @@
 //! The telemetry store through the real binary: decisions, `record`, redaction, concurrency,
 //! crashes, and stores that cannot be used.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Sandbox, fixture};
 use rusqlite::Connection;
 use serde_json::{Value, json};
+
+use crate::common::{BIN, Sandbox, fixture, gate};
 
 fn rows(db: &Path, sql: &str) -> Vec<Vec<Value>> {
     let conn = Connection::open(db).unwrap();
@@ -432,7 +431,7 @@ fn a_coprocess_has_each_event_stored_before_it_waits_for_more() {
     let stored = wait_for(&db, "SELECT count(*) FROM outcomes", 1);
     assert_eq!(stored, 1, "the event waits in memory");
     let deploy = r#"{"name":"deploy","arguments":{}}"#;
-    let (answer, code, _) = common::gate(
+    let (answer, code, _) = gate(
         &sb,
         &[
             "--policy",
@@ -520,7 +519,7 @@ fn record_strict_holds_no_lock_while_it_waits_for_input() {
         stdin.flush().unwrap();
         std::thread::sleep(Duration::from_millis(500));
         let call = br#"{"name":"response","arguments":{"text":"hi"}}"#;
-        let (answer, code, stderr) = common::gate(
+        let (answer, code, stderr) = gate(
             &sb,
             &["--policy", policy.to_str().unwrap(), "--quiet"],
             call,
@@ -775,12 +774,7 @@ fn unprivileged(sb: &Sandbox) -> Option<std::process::Command> {
     }
     give(sb.path());
     let mut c = std::process::Command::new(setpriv);
-    c.args([
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-        common::BIN,
-    ]);
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
     c.env_clear().current_dir(sb.path());
     for (k, v) in [
         ("HOME", sb.path().to_path_buf()),
@@ -1291,7 +1285,7 @@ fn a_full_disk_is_an_error_not_lost_data() {
         .collect();
     let script = format!(
         "trap '' XFSZ; ulimit -f 256; exec {} record --db {}",
-        common::BIN,
+        BIN,
         db.display()
     );
     let mut child = std::process::Command::new("bash")

@@ -1,12 +1,11 @@
 //! `metagate lint` over the traces in `fixtures/traces/`: diagnostics as parsed JSON, exit
 //! codes, every format, and the SARIF structure code-scanning services require.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::{Sandbox, fixture_path};
 use serde_json::{Value, json};
+
+use crate::common::{Sandbox, fixture_path};
 
 struct Lint {
     stdout: String,

@@ -1,11 +1,9 @@
 //! The checked-in completions and man pages match what the binary generates.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::Sandbox;
+use crate::common::Sandbox;
 
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)

@@ -1,10 +1,9 @@
 //! Tool definitions imported with `--tools` and `[[import]]`, checked by their JSON Schema
 //! after the correction rules ran on their declared properties.
 
-mod common;
-
-use common::{Sandbox, fixture_path, gate};
 use serde_json::{Value, json};
+
+use crate::common::{Sandbox, fixture_path, gate};
 
 fn tools(name: &str) -> String {
     fixture_path(&format!("tools/{name}")).display().to_string()

@@ -1,13 +1,12 @@
 //! `metagate gate` driven as a user drives it: stdin in, stdout and exit status out.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Sandbox, fixture, gate, gate_lines};
 use serde_json::{Value, json};
+
+use crate::common::{Sandbox, correction_kinds, fixture, fixture_path, gate, gate_lines};
 
 // ---- Seed 000's four verification scenarios ------------------------------------------------
 
@@ -650,7 +649,7 @@ fn jsonl_coprocess_gets_each_answer_before_sending_the_next_line() {
 #[test]
 fn gate_of_its_own_output_changes_nothing() {
     let sb = Sandbox::new();
-    let dir = common::fixture_path("calls");
+    let dir = fixture_path("calls");
     let mut checked = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -1117,11 +1116,11 @@ fn stderr_notes_are_one_safe_line_each() {
 #[test]
 fn a_full_stdout_is_named_and_never_a_panic() {
     let sb = Sandbox::new();
-    let policy = common::fixture_path("policies/sirthaddeus.toml");
+    let policy = fixture_path("policies/sirthaddeus.toml");
     let policy = policy.to_str().unwrap();
-    let trace = common::fixture_path("traces/clean");
+    let trace = fixture_path("traces/clean");
     let trace = trace.to_str().unwrap();
-    let call = common::fixture_path("calls/runtime-bash.json");
+    let call = fixture_path("calls/runtime-bash.json");
     let commands: &[&[&str]] = &[
         &["gate", "--no-telemetry"],
         &["policy", "show"],
@@ -1297,7 +1296,7 @@ fn names_and_types_are_corrected_when_exact_and_rejected_when_a_guess() {
             call.to_string().as_bytes(),
         );
         assert_eq!(code, 0, "{name}: {out}");
-        let kinds = common::correction_kinds(&out);
+        let kinds = correction_kinds(&out);
         assert!(kinds.iter().any(|k| k == kind), "{name}: {kinds:?}");
         let args = &out["call"]["arguments"];
         assert!(

@@ -1,12 +1,11 @@
 //! The operator's policy checks through the real binary: intents, callers, argument kinds,
 //! prerequisites, limits across processes, fail modes, `--explain`, and bad policies.
 
-mod common;
-
 use std::path::Path;
 
-use common::{Sandbox, fixture, fixture_path};
 use serde_json::{Value, json};
+
+use crate::common::{Sandbox, fixture, fixture_path};
 
 const EXAMPLE: &str = "policies/sirthaddeus.toml";
 

@@ -1,5 +1,4 @@
 //! Shared helpers: the real binary, run in a temporary home with its own config and state.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +10,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_metagate");
 
 /// A temporary HOME, XDG config and state, and working directory.
 pub struct Sandbox {
-    pub dir: TempDir,
+    dir: TempDir,
 }
 
 impl Sandbox {
@@ -49,7 +48,6 @@ impl Sandbox {
     }
 
     /// `metagate policy check FILE`: its exit status and what it wrote on stderr.
-    #[allow(dead_code)] // not every test binary checks policy files
     pub fn policy_check(&self, file: &Path) -> (i32, String) {
         let out = self
             .cmd()

@@ -1,12 +1,11 @@
 //! `metagate evaluate` and `metagate tools health` through the real binary, over stores built
 //! from `fixtures/telemetry/` (seed 001's acceptance scenarios).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{Sandbox, fixture_path};
 use serde_json::Value;
+
+use crate::common::{Sandbox, fixture_path, gate_lines};
 
 const NOW: &str = "2026-11-20T18:00:00Z";
 
@@ -225,6 +224,7 @@ fn every_scenario_together_keeps_each_verdict() {
     );
 }
 
+/// `gate --jsonl --report` over `db` for one session at a fixed time: one report per line.
 fn gate_session(
     sb: &Sandbox,
     db: &Path,
@@ -232,34 +232,11 @@ fn gate_session(
     input: &[u8],
     extra: &[&str],
 ) -> Vec<Value> {
-    let out = sb
-        .cmd()
-        .arg("--db")
-        .arg(db)
-        .args(["--now", "2026-11-20T16:00:00Z"])
-        .args(extra)
-        .args([
-            "gate",
-            "--jsonl",
-            "--quiet",
-            "--report",
-            "--session",
-            session,
-        ])
-        .write_stdin(input)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    let db = db.to_str().unwrap();
+    let mut args = vec!["--db", db, "--now", "2026-11-20T16:00:00Z"];
+    args.extend_from_slice(extra);
+    args.extend(["--report", "--session", session]);
+    gate_lines(sb, &args, input)
 }
 
 /// `evaluate --emit-policy-patch SANDBOX/patch.toml` over `db`, which must succeed: the

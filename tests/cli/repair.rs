@@ -1,10 +1,9 @@
 //! Every repair of the lenient reader and every text dialect, in every envelope, through the
 //! real binary, each with the exact call that must come out.
 
-mod common;
-
-use common::{Sandbox, correction_kinds, gate};
 use serde_json::{Value, json};
+
+use crate::common::{Sandbox, correction_kinds, gate};
 
 const ARGS: &str = r#"{"runtime":"terminal","code":"ls -la","session":0,"reset":false}"#;
 
@@ -143,7 +142,7 @@ fn every_repair_in_every_envelope() {
                 *call.pointer_mut(code_at).unwrap() = json!("ls -la");
             }
             assert_eq!(call, expected, "{case}");
-            let kinds = common::correction_kinds(&out);
+            let kinds = correction_kinds(&out);
             assert!(kinds.iter().any(|k| k == "repair"), "{case}: {kinds:?}");
             if *repair == "two objects back to back" {
                 assert!(!out["warnings"].as_array().unwrap().is_empty(), "{case}");
