@@ -458,7 +458,11 @@ const ARGUMENT_KEYS: &[&str] = &[
 /// A second place a reader could take the arguments (or another call) from, beside the one
 /// this envelope reads (`own`): a tool reading that one would run what the gate never checked,
 /// so the call is refused with both named. `holder` names the nested object `fields` are of.
-fn second_argument_field(fields: &Fields<'_>, own: &str, holder: Option<&str>) -> Result<(), NotACall> {
+fn second_argument_field(
+    fields: &Fields<'_>,
+    own: &str,
+    holder: Option<&str>,
+) -> Result<(), NotACall> {
     let named = |key: &str| match holder {
         Some(h) => format!("`{h}.{key}`"),
         None => format!("`{key}`"),
@@ -576,10 +580,7 @@ impl<'a> Call<'a> {
         }
     }
 
-    fn from_fields(
-        fields: Fields<'a>,
-        fixes: &mut Vec<Correction>,
-    ) -> Result<Call<'a>, NotACall> {
+    fn from_fields(fields: Fields<'a>, fixes: &mut Vec<Correction>) -> Result<Call<'a>, NotACall> {
         twice(&fields, None)?;
         let marks = Marks::of(&fields);
         let (shape, inner) = shape_marked(&fields, &marks).ok_or_else(|| NotACall {

@@ -222,6 +222,11 @@ impl<'a> Reader<'a> {
                 return Container::Call;
             }
         };
+        // An item of a Responses `output` list: a `message` item holds text, not a turn.
+        if in_list && probe.kind.as_deref() == Some("message") {
+            self.call_or_item(raw, Some(&probe), visit);
+            return Container::Call;
+        }
         if let Some(messages) = probe.messages {
             let messages = messages.get();
             if messages.starts_with('[') {
@@ -252,9 +257,12 @@ impl<'a> Reader<'a> {
             return Container::Message;
         }
         if let Some(candidates) = probe.candidates {
-            self.list(candidates.get(), "candidates", visit, &mut |r, item, visit| {
-                r.candidate(item, visit)
-            });
+            self.list(
+                candidates.get(),
+                "candidates",
+                visit,
+                &mut |r, item, visit| r.candidate(item, visit),
+            );
             return Container::Message;
         }
         if let Some(message) = probe.message
@@ -299,7 +307,11 @@ impl<'a> Reader<'a> {
                     if item.starts_with('{') {
                         each(self, item, visit);
                     } else {
-                        self.problem(item, format!("an element of `{key}` is not an object"), visit);
+                        self.problem(
+                            item,
+                            format!("an element of `{key}` is not an object"),
+                            visit,
+                        );
                     }
                 }
             }
@@ -317,12 +329,16 @@ impl<'a> Reader<'a> {
         match serde_json::from_str::<Choice<'a>>(raw) {
             Ok(Choice {
                 message: Some(message),
-            }) if message.get().starts_with('{') => match serde_json::from_str::<Probe<'a>>(
-                message.get(),
-            ) {
-                Ok(probe) => self.message(&probe, visit),
-                Err(e) => self.problem(message.get(), format!("cannot read this message: {e}"), visit),
-            },
+            }) if message.get().starts_with('{') => {
+                match serde_json::from_str::<Probe<'a>>(message.get()) {
+                    Ok(probe) => self.message(&probe, visit),
+                    Err(e) => self.problem(
+                        message.get(),
+                        format!("cannot read this message: {e}"),
+                        visit,
+                    ),
+                }
+            }
             Ok(_) => {}
             Err(e) => self.problem(raw, format!("cannot read this choice: {e}"), visit),
         }
@@ -364,7 +380,12 @@ impl<'a> Reader<'a> {
     /// An object standing where a call or another item may be: a call site, or (for a typed
     /// item that is no call, such as a `text` block, a Responses `message` or `reasoning`
     /// item, a Gemini `text` part) nothing.
-    fn call_or_item(&self, raw: &'a str, probe: Option<&Probe<'a>>, visit: &mut dyn FnMut(Item<'a>)) {
+    fn call_or_item(
+        &self,
+        raw: &'a str,
+        probe: Option<&Probe<'a>>,
+        visit: &mut dyn FnMut(Item<'a>),
+    ) {
         let owned;
         let probe = match probe {
             Some(p) => Some(p),

@@ -11,6 +11,7 @@ mod evaluate;
 mod gate;
 mod generated;
 mod lint;
+mod messages;
 mod permit;
 mod policy;
 mod policy_checks;

@@ -7,9 +7,8 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Decision, Options, Run, Verdict, decide_with, malformed, report_doc};
+use super::{Decision, Options, Run, Sink, Verdict, decide_with, malformed, report_doc};
 use crate::domain::correct::Report;
-use crate::domain::enforce::Facts;
 use crate::domain::error::ToolError;
 use crate::wire::call::Shape;
 use crate::wire::document::{self, Container, Item};
@@ -77,15 +76,13 @@ pub(super) fn is_container(input: &[u8]) -> bool {
 pub(super) fn decide<'a>(
     run: &Run<'_>,
     input: &'a [u8],
-    facts: &mut dyn Facts,
-    now_ms: i64,
+    sink: &mut dyn Sink,
+    latency: &mut dyn FnMut() -> u64,
 ) -> Answer<'a> {
-    let refuse = |message: String| {
-        Answer::One(Decision::rejected(
-            input,
-            malformed(message),
-            Report::default(),
-        ))
+    let mut refuse = |message: String| {
+        let d = Decision::rejected(input, malformed(message), Report::default());
+        sink.record(&d, latency());
+        Answer::One(d)
     };
     let Ok(text) = std::str::from_utf8(input) else {
         return refuse("the document is not UTF-8".to_string());
@@ -108,7 +105,16 @@ pub(super) fn decide<'a>(
         return refuse(format!("the message cannot be read: {}", p.message));
     }
     if sites.is_empty() {
-        return refuse("no tool call in the message".to_string());
+        // Not the model's mistake to fix by calling something: the agent sent a turn that
+        // answers in text, which needs no gate.
+        let e = malformed("no tool call in the message").suggest(
+            "A message of text alone is the model's answer, not a call: pass metagate only the \
+             turns that call tools (finish_reason \"tool_calls\", stop_reason \"tool_use\", \
+             function_call items, functionCall parts)",
+        );
+        let d = Decision::rejected(input, e, Report::default());
+        sink.record(&d, latency());
+        return Answer::One(d);
     }
     // Inside a document every call keeps its own envelope: `--emit` converts single calls.
     let run = Run {
@@ -123,12 +129,14 @@ pub(super) fn decide<'a>(
         let start = site.offset;
         let end = start + site.text.len();
         let bytes = &input[start..end];
-        let mut decision = decide_with(&run, bytes, facts, now_ms);
+        let now = sink.now_ms();
+        let mut decision = decide_with(&run, bytes, sink.facts(), now);
         let shape = decision.shape.or_else(|| expected_shape(bytes));
         if decision.call_id.is_none() {
             decision.call_id = raw_id(bytes);
         }
         let id = decision.call_id.clone();
+        sink.record(&decision, latency());
         calls.push(PlacedDecision {
             start,
             end,
@@ -213,7 +221,10 @@ impl MessageAnswer<'_> {
         // every value as it came and the answer on one line.
         let written = &out[doc_start..];
         let trimmed = written.trim_ascii();
-        let (lead, len) = (trimmed.as_ptr() as usize - written.as_ptr() as usize, trimmed.len());
+        let (lead, len) = (
+            trimmed.as_ptr() as usize - written.as_ptr() as usize,
+            trimmed.len(),
+        );
         let one_line: Vec<u8> = out[doc_start + lead..doc_start + lead + len]
             .iter()
             .copied()
@@ -233,8 +244,11 @@ impl MessageAnswer<'_> {
                 #[serde(flatten)]
                 report: super::ReportDoc<'r>,
             }
-            let written: Vec<Option<String>> =
-                self.calls.iter().map(|c| report_call(&c.decision)).collect();
+            let written: Vec<Option<String>> = self
+                .calls
+                .iter()
+                .map(|c| report_call(&c.decision))
+                .collect();
             let mut calls = Vec::with_capacity(self.calls.len());
             for (index, (c, call)) in self.calls.iter().zip(&written).enumerate() {
                 calls.push(CallReport {

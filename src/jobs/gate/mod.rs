@@ -190,16 +190,22 @@ pub fn decide_with<'a>(
 }
 
 /// Decides a document: one call, or every call of a whole assistant message, API response
-/// or array of calls, each on its own.
+/// or array of calls, each on its own. Each decision is handed to `sink` as soon as it is made
+/// (so the calls of one message count toward the limits of the next), with the time
+/// `latency` says it took.
 pub fn decide_document<'a>(
     run: &Run<'_>,
     input: &'a [u8],
-    facts: &mut dyn Facts,
-    now_ms: i64,
+    sink: &mut dyn Sink,
+    latency: &mut dyn FnMut() -> u64,
 ) -> Answer<'a> {
-    match decide_inner(run, input, facts, now_ms, true) {
-        Inner::Decided(d) => Answer::One(d),
-        Inner::Container => message::decide(run, input, facts, now_ms),
+    let now = sink.now_ms();
+    match decide_inner(run, input, sink.facts(), now, true) {
+        Inner::Decided(d) => {
+            sink.record(&d, latency());
+            Answer::One(d)
+        }
+        Inner::Container => message::decide(run, input, sink, latency),
     }
 }
 

@@ -183,13 +183,14 @@ pub fn answer_one<E: Write>(
     clock: &dyn Fn() -> Instant,
 ) -> io::Result<(Vec<u8>, Verdict)> {
     let (policy, options) = (run.policy, &run.options);
-    let started = clock();
-    let answer = {
-        let now = sink.now_ms();
-        decide_document(run, input, sink.facts(), now)
+    let mut started = clock();
+    let mut latency = || {
+        let now = clock();
+        let took = now.saturating_duration_since(started).as_micros();
+        started = now;
+        u64::try_from(took).unwrap_or(u64::MAX)
     };
-    let latency = clock().saturating_duration_since(started).as_micros();
-    record(sink, &answer, u64::try_from(latency).unwrap_or(u64::MAX));
+    let answer = decide_document(run, input, sink, &mut latency);
     let mut group = Group::new();
     render_answer(&answer, options, &mut group.out);
     group.out.push(b'\n');
@@ -239,39 +240,38 @@ pub fn stream<R: Read, W: Write, E: Write>(
         }
         stats.lines += 1;
         let body = strip_newline(&line);
-        let answer = if body.len() > MAX_DOCUMENT {
-            Answer::One(Decision::rejected(
-                body,
-                malformed(format!(
-                    "line is longer than the {MAX_DOCUMENT} bytes metagate reads as one call"
-                )),
-                Report::default(),
+        // One clock reading per decision: a call's latency runs from the end of the one before.
+        let mut latency = || {
+            if !timed {
+                return 0;
+            }
+            let now = clock();
+            let took = now.saturating_duration_since(started).as_micros();
+            started = now;
+            u64::try_from(took).unwrap_or(u64::MAX)
+        };
+        let refusal = if body.len() > MAX_DOCUMENT {
+            Some(format!(
+                "line is longer than the {MAX_DOCUMENT} bytes metagate reads as one call"
             ))
         } else if body.trim_ascii().is_empty() {
-            Answer::One(Decision::rejected(
-                body,
-                malformed("empty line: expected one tool call"),
-                Report::default(),
-            ))
+            Some("empty line: expected one tool call".to_string())
         } else {
-            let now = sink.now_ms();
-            decide_document(run, body, sink.facts(), now)
+            None
+        };
+        let answer = match refusal {
+            Some(message) => {
+                let d = Decision::rejected(body, malformed(message), Report::default());
+                sink.record(&d, latency());
+                Answer::One(d)
+            }
+            None => decide_document(run, body, sink, &mut latency),
         };
         match answer.verdict() {
             Verdict::Pass => stats.passed += 1,
             Verdict::Corrected => stats.corrected += 1,
             Verdict::Rejected => stats.rejected += 1,
         }
-        // One clock reading per line: a line's latency runs from the end of the one before.
-        let latency = if timed {
-            let now = clock();
-            let latency = now.saturating_duration_since(started).as_micros();
-            started = now;
-            u64::try_from(latency).unwrap_or(u64::MAX)
-        } else {
-            0
-        };
-        record(sink, &answer, latency);
         render_answer(&answer, options, &mut group.out);
         group.out.push(b'\n');
         group.lines += 1;
@@ -282,19 +282,6 @@ pub fn stream<R: Read, W: Write, E: Write>(
     }
     group.flush(policy, options, sink, out, err)?;
     Ok(stats)
-}
-
-/// Records each decision of an answer; the calls of a message share its latency evenly.
-fn record(sink: &mut dyn Sink, answer: &Answer<'_>, latency_us: u64) {
-    match answer {
-        Answer::One(d) => sink.record(d, latency_us),
-        Answer::Message(m) => {
-            let each = latency_us / m.calls.len().max(1) as u64;
-            for c in &m.calls {
-                sink.record(&c.decision, each);
-            }
-        }
-    }
 }
 
 /// `e` saying which side of the stream failed; its kind is kept, so a closed stdout is still

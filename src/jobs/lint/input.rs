@@ -7,8 +7,8 @@
 
 use serde_json::value::RawValue;
 
-pub use crate::wire::document::{Item, Origin, Problem, Site, UNKNOWN_SHAPE};
 use crate::wire::document::{self, names_a_container_key};
+pub use crate::wire::document::{Item, Origin, Problem, Site, UNKNOWN_SHAPE};
 
 /// Reads `text` (a whole file) and hands every call and problem to `visit`, in file order.
 pub fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
