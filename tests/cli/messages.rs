@@ -497,3 +497,272 @@ fn gate_and_lint_read_every_fixture_alike() {
     }
     assert!(checked > 25);
 }
+
+/// A second place that could hold the arguments (or another call) beside the one an envelope
+/// reads: a tool reading that one would run what the gate never checked. Every combination is
+/// refused as `malformed_call` naming both fields.
+#[test]
+fn a_second_place_for_arguments_is_refused_naming_both() {
+    let sb = Sandbox::new();
+    let checked = r#"{"runtime":"terminal","code":"ls"}"#;
+    let hidden = r#"{"runtime":"terminal","code":"sudo id"}"#;
+    let hidden_string = serde_json::to_string(hidden).unwrap();
+    let checked_string = serde_json::to_string(checked).unwrap();
+    let envelopes: Vec<(&str, String, &str)> = vec![
+        (
+            "plain",
+            format!(r#"{{"name":"code_execution_tool","arguments":{checked},@}}"#),
+            "`arguments`",
+        ),
+        (
+            "agent zero",
+            format!(r#"{{"tool_name":"code_execution_tool","tool_args":{checked},@}}"#),
+            "`tool_args`",
+        ),
+        (
+            "anthropic",
+            format!(
+                r#"{{"type":"tool_use","id":"t","name":"code_execution_tool","input":{checked},@}}"#
+            ),
+            "`input`",
+        ),
+        (
+            "responses",
+            format!(
+                r#"{{"type":"function_call","call_id":"c","name":"code_execution_tool","arguments":{checked_string},@}}"#
+            ),
+            "`arguments`",
+        ),
+        (
+            "llama",
+            format!(r#"{{"name":"code_execution_tool","parameters":{checked},@}}"#),
+            "`parameters`",
+        ),
+    ];
+    let seconds: Vec<(&str, String)> = vec![
+        ("input", format!(r#""input":{hidden}"#)),
+        ("parameters", format!(r#""parameters":{hidden}"#)),
+        ("args", format!(r#""args":{hidden}"#)),
+        ("kwargs", format!(r#""kwargs":{hidden}"#)),
+        ("action_input", format!(r#""action_input":{hidden_string}"#)),
+        (
+            "tool_calls",
+            format!(
+                r#""tool_calls":[{{"id":"x","type":"function","function":{{"name":"code_execution_tool","arguments":{hidden_string}}}}}]"#
+            ),
+        ),
+        (
+            "function_call",
+            format!(
+                r#""function_call":{{"name":"code_execution_tool","arguments":{hidden_string}}}"#
+            ),
+        ),
+        ("arguments", format!(r#""arguments":{hidden}"#)),
+        ("tool_args", format!(r#""tool_args":{hidden}"#)),
+    ];
+    let mut refused = 0;
+    for (envelope, template, own) in &envelopes {
+        for (field, second) in &seconds {
+            if own.trim_matches('`') == *field {
+                continue;
+            }
+            let call = template.replace('@', second);
+            let (out, code, _) = run(&sb, &["--quiet"], &call);
+            assert_eq!(code, 1, "{envelope} + {field}: {out}");
+            let v: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(
+                v["error"]["category"], "malformed_call",
+                "{envelope} + {field}"
+            );
+            let message = v["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains(&format!("`{field}`")) && message.contains(own),
+                "{envelope} + {field}: {message}"
+            );
+            refused += 1;
+        }
+    }
+    assert!(refused >= 40, "{refused}");
+    // Nested: `function.parameters` beside `function.arguments`, `params.input` beside
+    // `params.arguments`, `functionCall.arguments` beside `functionCall.args`.
+    for (call, both) in [
+        (
+            format!(
+                r#"{{"id":"c","type":"function","function":{{"name":"code_execution_tool","arguments":{checked_string},"parameters":{hidden}}}}}"#
+            ),
+            ["`function.arguments`", "`function.parameters`"],
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"code_execution_tool","arguments":{checked},"input":{hidden}}}}}"#
+            ),
+            ["`params.arguments`", "`params.input`"],
+        ),
+        (
+            format!(
+                r#"{{"functionCall":{{"name":"code_execution_tool","args":{checked},"arguments":{hidden}}}}}"#
+            ),
+            ["`functionCall.args`", "`functionCall.arguments`"],
+        ),
+    ] {
+        let (out, code, _) = run(&sb, &["--quiet"], &call);
+        assert_eq!(code, 1, "{call}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(both.iter().all(|b| message.contains(b)), "{message}");
+    }
+}
+
+/// A key given twice is two readings: this gate would check one and a tool's JSON reader may
+/// run the other. Refused wherever it is in the arguments, as sent or inside a string.
+#[test]
+fn a_repeated_key_in_the_arguments_is_refused() {
+    let sb = Sandbox::new();
+    for (call, key) in [
+        (
+            r#"{"tool_name":"code_execution_tool","tool_args":{"runtime":"terminal","code":"ls","code":"sudo id"}}"#,
+            "argument `code`",
+        ),
+        (
+            r#"{"id":"c","type":"function","function":{"name":"code_execution_tool","arguments":"{\"runtime\":\"terminal\",\"code\":\"sudo id\",\"code\":\"ls\"}"}}"#,
+            "argument `code`",
+        ),
+        (
+            r#"{"name":"memory_save","arguments":{"text":"a","metadata":{"k":1,"k":2}}}"#,
+            "key `k` (in the argument at /metadata)",
+        ),
+        (
+            r#"{"name":"memory_save","arguments":{"text":"a","list":[{"a":1},{"b":1,"b":2}]}}"#,
+            "key `b` (in the argument at /list/1)",
+        ),
+    ] {
+        let (out, code, _) = run(&sb, &["--quiet"], call);
+        assert_eq!(code, 1, "{call}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["error"]["category"], "malformed_call");
+        assert!(v["error"]["message"].as_str().unwrap().contains(key), "{v}");
+    }
+    // Distinct keys in distinct objects are fine.
+    let (_, code, _) = run(
+        &sb,
+        &["--quiet"],
+        r#"{"name":"memory_save","arguments":{"text":"a","metadata":{"k":1,"j":{"k":2}}}}"#,
+    );
+    assert_eq!(code, 0);
+}
+
+/// Tool names with spaces, line breaks or controls around them are the tool Python's
+/// `.strip()` would dispatch to: read as that name (an `envelope` correction) and checked.
+#[test]
+fn names_are_trimmed_of_whitespace_and_controls_before_lookup() {
+    let sb = Sandbox::new();
+    for name in [
+        "code_execution_tool\t",
+        "code_execution_tool\r",
+        "code_execution_tool\n",
+        "code_execution_tool\u{a0}",
+        " code_execution_tool",
+        "\u{2003}code_execution_tool\u{3000}",
+        "code_execution_tool\u{1f}",
+    ] {
+        let call =
+            json!({"tool_name": name, "tool_args": {"runtime": "terminal", "code": "sudo id"}});
+        let (out, code, _) = run(&sb, &["--report"], &call.to_string());
+        assert_eq!(code, 1, "{name:?}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["error"]["category"], "policy_blocked", "{name:?}: {v}");
+        assert_eq!(v["tool"], "code_execution_tool", "{name:?}");
+    }
+    let call = json!({"tool_name": "response\u{a0}", "tool_args": {"text": "x"}});
+    let (out, code, _) = run(&sb, &["--report"], &call.to_string());
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["call"]["tool_name"], "response");
+    assert!(
+        v["corrections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["kind"] == "envelope")
+    );
+}
+
+/// The Llama shape `{"name", "parameters"}` is read, corrected and written back as it came.
+#[test]
+fn the_llama_shape_is_read() {
+    let sb = Sandbox::new();
+    let (out, code, _) = run(
+        &sb,
+        &["--quiet"],
+        r#"{"name":"response","parameters":{"message":"done"}}"#,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "{\"name\":\"response\",\"parameters\":{\"text\":\"done\"}}\n"
+    );
+}
+
+/// Two calls back to back in one document: one reading would keep the first and drop the
+/// other, which the agent would then never run. Refused, saying how to send several.
+#[test]
+fn calls_back_to_back_are_refused_not_dropped() {
+    let sb = Sandbox::new();
+    for input in [
+        r#"{"tool_name":"response","tool_args":{"text":"a"}}{"tool_name":"response","tool_args":{"text":"b"}}"#,
+        "```json\n{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"a\"}}\n{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"b\"}}\n```",
+        r#"<tool_call>{"name":"response","arguments":{"text":"a"}}</tool_call><tool_call>{"name":"response","arguments":{"text":"b"}}</tool_call>"#,
+    ] {
+        let (out, code, _) = run(&sb, &["--quiet"], input);
+        assert_eq!(code, 1, "{input}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("2 calls came back to back"),
+            "{v}"
+        );
+    }
+}
+
+/// The smaller items: a letter dropped from a short name is one edit like any other; a
+/// `tool_not_found` says not to retry the call while pointing at the tools there are; a call
+/// cut off in an OpenAI envelope is shown an OpenAI call.
+#[test]
+fn near_misses_refusals_and_suggestions_fit_the_call() {
+    let sb = Sandbox::new();
+    for (sent, fixed) in [("qury", "query"), ("qeury", "query"), ("querry", "query")] {
+        let call = json!({"tool_name": "memory_load", "tool_args": {sent: "prefs"}});
+        let (out, code, _) = run(&sb, &["--quiet"], &call.to_string());
+        assert_eq!(code, 0, "{sent}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["tool_args"][fixed], "prefs", "{sent}");
+    }
+    let policy = sb.file("p.toml", "[gate]\nunknown_tools = \"reject\"\n");
+    let out = sb
+        .cmd()
+        .arg("--policy")
+        .arg(&policy)
+        .args(["gate", "--quiet", "--no-telemetry"])
+        .write_stdin(r#"{"tool_name":"no_such_tool","tool_args":{}}"#)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["category"], "tool_not_found");
+    assert_eq!(v["error"]["retryable"], false);
+    let suggestion = v["error"]["suggestion"].as_str().unwrap();
+    assert!(
+        suggestion.starts_with("Do not call \"no_such_tool\" again"),
+        "{suggestion}"
+    );
+    assert!(suggestion.contains("response"), "{suggestion}");
+
+    let cut = r#"{"id":"call_1","type":"function","function":{"name":"memory_load","arguments":"{\"query\":\"pre"}}"#;
+    let (out, code, _) = run(&sb, &["--quiet"], cut);
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let suggestion = v["error"]["suggestion"].as_str().unwrap();
+    assert!(suggestion.contains(r#""type": "function""#), "{suggestion}");
+    assert!(!suggestion.contains("tool_name"), "{suggestion}");
+}

@@ -10,7 +10,7 @@ mod gate;
 mod lint;
 mod permit;
 
-pub use evaluate::{EvaluateArgs, HealthArgs, HealthFormat, ToolsCommand};
+pub use evaluate::{EvaluateArgs, HealthArgs, HealthFormat, ToolsCheckArgs, ToolsCommand};
 pub use gate::GateArgs;
 pub use lint::{DenyLevel, LintArgs, LintFormat};
 pub use permit::{PermitArgs, PermitCommand, PermitGrantArgs};

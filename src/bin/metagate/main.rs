@@ -23,6 +23,7 @@ mod policy_cmd;
 mod prompt;
 mod record_cmd;
 mod runtime;
+mod tools_check_cmd;
 mod tools_cmd;
 
 use std::path::PathBuf;
@@ -71,6 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
+            config::warn_about_imports(&policy, args.quiet);
             gate_cmd::run(&args, &policy, &env.with_policy(&policy))
         }
         Command::Record(args) => {
@@ -82,6 +84,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
                 return lint_cmd::explain(code);
             }
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
+            config::warn_about_imports(&policy, false);
             lint_cmd::run(&args, &policy, &env)
         }
         Command::Policy { command } => policy_cmd::run(command, cli.policy.as_deref()),

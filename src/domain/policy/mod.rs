@@ -42,6 +42,9 @@ pub struct Policy {
     pub rules: Rules,
     /// What `policy check` warns about (the policy works, but may not mean what it says).
     pub warnings: Vec<PolicyError>,
+    /// What tool definitions (`[[import]]`, `--tools`) had to be read around: contradictions
+    /// repaired, JSON Schema left unchecked, tools left out. Each names its file and tool.
+    pub import_warnings: Vec<PolicyError>,
     /// Folded tool name (see [`fold_name`]) → the one tool it folds from; None where two do.
     folded_tools: FxHashMap<String, Option<String>>,
     /// Bit n set when a folded tool name is n bytes long (n < 64; bit 63 for longer ones): most
@@ -277,9 +280,10 @@ impl Policy {
             };
             wanted.push((p.clone(), entry, None));
         }
-        let (layer, schemas) = import_all(&wanted, source.as_ref(), read)?;
+        let (layer, schemas, import_warnings) = import_all(&wanted, source.as_ref(), read)?;
         let effective = base.layer(layer).layer(user);
         let mut policy = Policy::compile(origin, effective, source.as_ref())?;
+        policy.import_warnings = import_warnings;
         for (name, schema) in schemas {
             if let Some(tool) = policy.tools.get_mut(&name) {
                 tool.schema = Some(schema);
@@ -370,6 +374,7 @@ impl Policy {
                 tools,
                 rules,
                 warnings: warnings.located(source).0,
+                import_warnings: Vec::new(),
                 folded_tools,
                 folded_lengths,
             })
@@ -485,11 +490,12 @@ fn import_all(
     wanted: &[Wanted],
     source: Option<&Source<'_>>,
     read: &dyn Fn(&Path) -> Result<String, String>,
-) -> Result<(PolicyFile, Vec<(String, CompiledSchema)>), PolicyErrors> {
+) -> Result<(PolicyFile, Vec<(String, CompiledSchema)>, Vec<PolicyError>), PolicyErrors> {
     let mut layer = PolicyFile::default();
     let mut schemas = Vec::new();
     let mut from: IndexMap<String, String> = IndexMap::new();
     let mut errors = Vec::new();
+    let mut warnings = Vec::new();
     let fail = |file: &str, tool: Option<&str>, message: String| PolicyError {
         file: file.to_string(),
         key: tool.map(|t| format!("tool {t:?}")).unwrap_or_default(),
@@ -521,28 +527,38 @@ fn import_all(
                 }
             },
         };
-        let tools = match import::parse_tools(&name, &text, entry.format) {
+        let read = match import::parse_tools(&name, &text, entry.format) {
             Ok(t) => t,
             Err(e) => {
                 errors.push(fail(&e.file, e.tool.as_deref(), e.message));
                 continue;
             }
         };
-        for tool in tools {
+        warnings.extend(
+            read.warnings
+                .into_iter()
+                .map(|w| fail(&w.file, w.tool.as_deref(), w.message)),
+        );
+        for tool in read.tools {
             if let Some(first) = from.get(&tool.name) {
-                errors.push(fail(
+                warnings.push(fail(
                     &name,
                     Some(&tool.name),
-                    format!("also defined in {first}"),
+                    format!("also defined in {first}: the definition there is used"),
                 ));
                 continue;
             }
             match import::compile(&tool, &name) {
-                Ok(compiled) => schemas.push((tool.name.clone(), compiled)),
-                Err(e) => {
-                    errors.push(fail(&e.file, e.tool.as_deref(), e.message));
-                    continue;
-                }
+                Ok(Some(compiled)) => schemas.push((tool.name.clone(), compiled)),
+                Ok(None) => {}
+                Err(e) => warnings.push(fail(
+                    &e.file,
+                    e.tool.as_deref(),
+                    format!(
+                        "{}: calls are checked by their arguments' names and types only",
+                        e.message
+                    ),
+                )),
             }
             from.insert(tool.name.clone(), name.clone());
             layer.tools.insert(
@@ -552,7 +568,7 @@ fn import_all(
         }
     }
     if errors.is_empty() {
-        Ok((layer, schemas))
+        Ok((layer, schemas, warnings))
     } else {
         Err(PolicyErrors(errors))
     }

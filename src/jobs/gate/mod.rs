@@ -648,9 +648,12 @@ mod tests {
     #[test]
     fn text_read_leniently_is_never_echoed() {
         let first = r#"{"tool_name":"response","tool_args":{"text":"a"}}"#;
-        let (verdict, out) = gate(&format!("{first}{first}"));
+        let (verdict, out) = gate(&format!("Here it is: {first} (done)"));
         assert_eq!(verdict, Verdict::Corrected);
         assert_eq!(out, first);
+        // A second call after the first is not dropped in silence: refused.
+        let (verdict, _) = gate(&format!("{first}{first}"));
+        assert_eq!(verdict, Verdict::Rejected);
     }
 
     #[test]
