@@ -5,5 +5,6 @@ pub mod evaluate;
 pub mod gate;
 pub mod health;
 pub mod lint;
+pub mod own_files;
 pub mod permit;
 pub mod record;

@@ -221,6 +221,25 @@ pub fn locate(
     Some(state.join("metagate").join("metagate.db"))
 }
 
+/// Every place [`locate`] puts the store when neither `--db` nor `$METAGATE_DB` names one:
+/// under `$XDG_STATE_HOME` (when absolute) and under `~/.local/state`, both, since a run in
+/// another environment uses the other.
+pub fn default_locations(xdg_state_home: Option<&Path>, home: Option<&Path>) -> Vec<PathBuf> {
+    let states = [
+        xdg_state_home
+            .filter(|p| p.is_absolute())
+            .map(Path::to_path_buf),
+        home.map(|h| h.join(".local").join("state")),
+    ];
+    let mut found: Vec<PathBuf> = states
+        .into_iter()
+        .flatten()
+        .map(|state| state.join("metagate").join("metagate.db"))
+        .collect();
+    found.dedup();
+    found
+}
+
 thread_local! {
     /// The busy timeout of the store last opened on this thread, for the message of a
     /// lock that outlasted it.

@@ -65,7 +65,8 @@ fn seed_004_intent_table_admits_and_refuses() {
         ("screen_capture", json!({})),
         ("get_active_window", json!({})),
         ("file_read", json!({"path": "Cargo.toml"})),
-        ("file_list", json!({"path": "."})),
+        // Not `.`: the root is the policy's folder, which holds metagate's own file.
+        ("file_list", json!({"path": "notes"})),
         ("system_execute", json!({"command": "ls -la"})),
         ("memory_store_facts", json!({"facts": ["likes pie"]})),
         ("MemoryRetrieve", json!({"query": "pie"})),
@@ -1144,6 +1145,105 @@ fn path_arguments_cannot_reach_metagates_own_files() {
     // Mirror images: their neighbours are ordinary files.
     for path in ["notes.md", "state/other.db", "metagate.toml.bak"] {
         let (out, code) = gate(&sb, &flags, &call("read", json!({ "path": path })));
+        assert_eq!(code, 0, "{path}: {out}");
+    }
+}
+
+/// Every file metagate reads as configuration or state, and every folder on the way to one
+/// (issue 24), with the root at the home folder: the policy files of the whole lookup chain
+/// whether they exist or not, every store (the default ones while `--db` points elsewhere, the
+/// one `$METAGATE_DB` names), their SQLite companions, and `~` itself. Each row of `refused`
+/// but the first four passed before.
+#[test]
+fn metagates_own_files_and_their_folders_are_protected_in_the_whole_lookup_chain() {
+    let sb = Sandbox::new();
+    let home = sb.path().to_path_buf();
+    let policy = sb.file(
+        "ws/paths.toml",
+        &format!(
+            "extends = \"none\"\n[tools.read.args.path]\ntype = \"string\"\nkind = \"path\"\n\n[paths]\nroot = {:?}\n",
+            home.display().to_string()
+        ),
+    );
+    sb.file("notes.md", "x");
+    sb.file("state/metagate/metagate.db", "");
+    sb.file("state/other-app/log.txt", "x");
+    sb.file(".local/share/x", "x");
+    std::os::unix::fs::symlink(home.join("state"), home.join("link")).unwrap();
+    let db = home.join("elsewhere/run.db");
+    let (policy, db) = (policy.display().to_string(), db.display().to_string());
+    let home_text = home.display().to_string();
+    let local_state = home.join(".local/state").display().to_string();
+    let run = |path: &str| {
+        let out = sb
+            .cmd()
+            .env("METAGATE_POLICY", home.join("env/policy.toml"))
+            .env("METAGATE_DB", home.join("envdb/x.db"))
+            .args(["--policy", &policy, "--db", &db, "gate", "--quiet"])
+            .write_stdin(call("read", json!({ "path": path })).to_string())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let v: Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{e}: {stdout} / {}", String::from_utf8_lossy(&out.stderr)));
+        (v, out.status.code().unwrap())
+    };
+    let refused = [
+        // Refused before too: the policy in use and the store in use.
+        "ws/paths.toml",
+        "elsewhere/run.db",
+        "elsewhere/run.db-wal",
+        "elsewhere/run.db-journal",
+        // `./metagate.toml`, the XDG config and `~/.config`'s, not written yet.
+        "metagate.toml",
+        "config/metagate/metagate.toml",
+        ".config/metagate/metagate.toml",
+        // `$METAGATE_POLICY` while `--policy` wins, and `$METAGATE_DB` while `--db` wins.
+        "env/policy.toml",
+        "envdb/x.db",
+        "envdb/x.db-shm",
+        // The default stores while `--db` points elsewhere, existing or not.
+        "state/metagate/metagate.db",
+        "state/metagate/metagate.db-wal",
+        ".local/state/metagate/metagate.db",
+        // The folders on the way: deleting or moving one takes the file with it.
+        "state/metagate",
+        "state",
+        "link",
+        "link/metagate",
+        "notes/../state",
+        ".local/state",
+        &local_state,
+        ".local",
+        "config",
+        "config/metagate",
+        ".config",
+        "ws",
+        "elsewhere",
+        "envdb",
+        ".",
+        &home_text,
+    ];
+    for path in refused {
+        let (out, code) = run(path);
+        assert_eq!(code, 1, "{path}: {out}");
+        assert_eq!(
+            out["error"]["details"]["rule"], "metagate's own files are protected",
+            "{path}: {out}"
+        );
+    }
+    // Ordinary files inside the root still pass, beside and below the protected folders.
+    for path in [
+        "notes.md",
+        "state/other-app/log.txt",
+        "state/metagate.db",
+        ".local/share/x",
+        "config/other.toml",
+        "ws/other.toml",
+        "elsewhere/other.db",
+        "metagate.toml.bak",
+    ] {
+        let (out, code) = run(path);
         assert_eq!(code, 0, "{path}: {out}");
     }
 }

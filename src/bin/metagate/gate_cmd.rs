@@ -36,7 +36,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         caller: args.caller.clone(),
         intent: args.intent.clone(),
     };
-    let checker = env.checker(policy)?;
+    let checker = env.checker(policy, &args.tools)?;
     // One second of memory: a stream checking the same folders pays for them once a second.
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
     let run = Run {

@@ -68,7 +68,11 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             cli.db.len()
         );
     }
-    let env = runtime::Env::new(cli.db.first().map(PathBuf::as_path), cli.now.as_deref())?;
+    let env = runtime::Env::new(
+        cli.db.first().map(PathBuf::as_path),
+        cli.policy.as_deref(),
+        cli.now.as_deref(),
+    )?;
     match cli.command {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;

@@ -7,23 +7,26 @@ use anyhow::{Context, Result, bail};
 use metagate::domain::enforce::{Checker, Setup};
 use metagate::domain::events::parse_time;
 use metagate::domain::policy::Policy;
+use metagate::jobs::own_files::{Whereabouts, own_files};
 use metagate::store::{self, Store, StoreError};
 
 pub struct Env {
     db_flag: Option<PathBuf>,
+    policy_flag: Option<PathBuf>,
     store_options: store::Options,
     /// A fixed now (the hidden `--now`), for tests that control time.
     fixed_now_ms: Option<i64>,
 }
 
 impl Env {
-    pub fn new(db: Option<&Path>, now: Option<&str>) -> Result<Env> {
+    pub fn new(db: Option<&Path>, policy: Option<&Path>, now: Option<&str>) -> Result<Env> {
         let fixed_now_ms = now
             .map(|t| parse_time(t).map_err(anyhow::Error::msg))
             .transpose()
             .context("--now")?;
         Ok(Env {
             db_flag: db.map(Path::to_path_buf),
+            policy_flag: policy.map(Path::to_path_buf),
             store_options: store::Options::default(),
             fixed_now_ms,
         })
@@ -44,19 +47,34 @@ impl Env {
     }
 
     /// The policy checks as `gate` and `lint` run them: relative to the working folder, with
-    /// the policy file and the store protected (so the same call gets the same verdict in both).
-    pub fn checker(&self, policy: &Policy) -> Result<Checker> {
+    /// metagate's own files protected (so the same call gets the same verdict in both): every
+    /// policy file and store a run may read, and the tool definitions this one read (`tools`).
+    pub fn checker(&self, policy: &Policy, tools: &[PathBuf]) -> Result<Checker> {
         let cwd = std::env::current_dir().context("cannot read the working folder")?;
-        let mut protected: Vec<PathBuf> = policy.origin.iter().cloned().collect();
-        if let Ok(db) = self.db_path() {
-            protected.push(db);
-        }
+        let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+        let (home, xdg_config_home, xdg_state_home) =
+            (var("HOME"), var("XDG_CONFIG_HOME"), var("XDG_STATE_HOME"));
+        let (env_policy, env_db) = (var("METAGATE_POLICY"), var("METAGATE_DB"));
+        let protected = own_files(
+            &Whereabouts {
+                cwd: &cwd,
+                home: home.as_deref(),
+                xdg_config_home: xdg_config_home.as_deref(),
+                xdg_state_home: xdg_state_home.as_deref(),
+                policy_flag: self.policy_flag.as_deref(),
+                env_policy: env_policy.as_deref(),
+                db_flag: self.db_flag.as_deref(),
+                env_db: env_db.as_deref(),
+            },
+            policy,
+            tools,
+        );
         Ok(Checker::new(
             policy,
             &Setup {
                 cwd: &cwd,
                 protected,
-                home: std::env::var_os("HOME").map(Into::into),
+                home,
             },
         ))
     }

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Checker, Inquiry, blocked, internal};
 use crate::checks::host::url_host;
-use crate::checks::path;
+use crate::checks::path::{self, PathError};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::{ArgKind, Policy};
 use crate::shellcheck;
@@ -58,14 +58,15 @@ pub(super) fn check(
                     Err(e) => return internal(policy, tool, e),
                 };
                 match path::check(s, rules, fs) {
-                    Ok(relative) if checker.is_protected(&relative, fs) => {
+                    // The model is told the rule, not which of the operator's files it met.
+                    Err(PathError::Protected { .. }) => {
                         let rule = "metagate's own files are protected";
                         note(format_args!("{name} (path): {s:?} refused: {rule}"));
                         return Err(Box::new(
                             blocked(
                                 tool,
                                 refused(name, "path", s, rule),
-                                "Leave metagate's policy file and telemetry store alone"
+                                "Leave metagate's policy files, its telemetry store and the folders that hold them alone"
                                     .to_string(),
                                 rule,
                             )

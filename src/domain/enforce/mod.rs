@@ -8,13 +8,12 @@ pub mod grants;
 mod kinds;
 mod limits;
 
-use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-use crate::checks::path::{self, Fs, PathRules};
+use crate::checks::path::{Fs, PathRules};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::{FailMode, Policy};
 use crate::shellcheck::{Protected, ShellRules};
@@ -72,7 +71,7 @@ pub struct Checker {
     /// What path checks start from; the rules are built on the first path argument, as
     /// compiling the globs costs several times what the rest of a one-call run does.
     path_setup: PathSetup,
-    paths: OnceCell<Paths>,
+    paths: OnceCell<Result<PathRules, String>>,
     shell_protected: Protected,
     shell_constructs: Vec<String>,
     shell_commands: Vec<String>,
@@ -102,31 +101,25 @@ struct PathSetup {
     protected: Vec<PathBuf>,
 }
 
-/// The path rules, once built, and the protected files inside the root as
-/// `path::check` names them.
-struct Paths {
-    rules: Result<PathRules, String>,
-    protected_inside: Vec<String>,
-}
+/// What SQLite keeps beside a database file (`PRAGMA journal_mode` WAL, or rollback).
+const SQLITE_COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
 
 impl PathSetup {
-    fn build(&self, fs: &dyn Fs) -> Paths {
+    /// The rules, refusing metagate's own files, their SQLite companions (a policy file has
+    /// none, but a name is cheap) and the folders on the way to them.
+    fn build(&self, fs: &dyn Fs) -> Result<PathRules, String> {
         let rules = PathRules::new(&self.root, &self.deny, &self.allow, fs)
-            .map_err(|e| format!("[paths] {}: {}", e.glob, e.message));
-        // Resolved the way path arguments are, so every spelling of them is recognized.
-        let protected_inside = match &rules {
-            Ok(rules) => self
-                .protected
-                .iter()
-                .filter_map(|p| p.to_str())
-                .filter_map(|p| path::check(p, rules, fs).ok().map(Cow::into_owned))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        Paths {
-            rules,
-            protected_inside,
+            .map_err(|e| format!("[paths] {}: {}", e.glob, e.message))?;
+        let mut files = Vec::with_capacity(self.protected.len() * 4);
+        for file in &self.protected {
+            files.push(file.clone());
+            for suffix in SQLITE_COMPANIONS {
+                let mut companion = file.clone().into_os_string();
+                companion.push(suffix);
+                files.push(companion.into());
+            }
         }
+        Ok(rules.protecting(&files, fs))
     }
 }
 
@@ -143,7 +136,8 @@ struct Plans {
 const MAX_PLANS: usize = 4096;
 
 /// What the checker needs from the run: where the working folder is, and the files the
-/// gate must protect (its own policy file and database).
+/// gate must protect: every file metagate reads as configuration or state, wherever a run
+/// may find it (`jobs::own_files` lists them); relative ones are taken from `cwd`.
 pub struct Setup<'a> {
     pub cwd: &'a Path,
     pub protected: Vec<PathBuf>,
@@ -451,7 +445,7 @@ pub(crate) fn internal(policy: &Policy, tool: &str, reason: &str) -> Result<(), 
 impl Checker {
     /// The path rules, built on first use with the file system the check runs against.
     pub(crate) fn paths(&self, fs: &dyn Fs) -> &Result<PathRules, String> {
-        &self.paths.get_or_init(|| self.path_setup.build(fs)).rules
+        self.paths.get_or_init(|| self.path_setup.build(fs))
     }
 
     pub(crate) fn shell_rules(&self) -> ShellRules<'_> {
@@ -460,17 +454,6 @@ impl Checker {
             words: &self.shell_commands,
             protected: &self.shell_protected,
         }
-    }
-
-    /// Whether `relative` (as `path::check` returned it) is one of metagate's own files
-    /// or an SQLite companion of one.
-    pub(crate) fn is_protected(&self, relative: &str, fs: &dyn Fs) -> bool {
-        let paths = self.paths.get_or_init(|| self.path_setup.build(fs));
-        paths.protected_inside.iter().any(|p| {
-            relative
-                .strip_prefix(p.as_str())
-                .is_some_and(|rest| ["", "-wal", "-shm", "-journal"].contains(&rest))
-        })
     }
 }
 
