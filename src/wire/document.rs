@@ -114,6 +114,9 @@ struct Reader<'a> {
     base: &'a str,
 }
 
+/// What [`Reader::list`] does with each element of a list.
+type EachElement<'f, 'a> = dyn FnMut(&Reader<'a>, &'a str, &mut dyn FnMut(Item<'a>)) + 'f;
+
 /// The fields that tell a message, a response or a transcript from a call. Everything else is
 /// skipped.
 #[derive(Deserialize)]
@@ -298,7 +301,7 @@ impl<'a> Reader<'a> {
         raw: &'a str,
         key: &str,
         visit: &mut dyn FnMut(Item<'a>),
-        each: &mut dyn FnMut(&Self, &'a str, &mut dyn FnMut(Item<'a>)),
+        each: &mut EachElement<'_, 'a>,
     ) {
         match serde_json::from_str::<Vec<&'a RawValue>>(raw) {
             Ok(items) => {

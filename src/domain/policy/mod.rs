@@ -280,7 +280,11 @@ impl Policy {
             };
             wanted.push((p.clone(), entry, None));
         }
-        let (layer, schemas, import_warnings) = import_all(&wanted, source.as_ref(), read)?;
+        let Imports {
+            layer,
+            schemas,
+            warnings: import_warnings,
+        } = import_all(&wanted, source.as_ref(), read)?;
         let effective = base.layer(layer).layer(user);
         let mut policy = Policy::compile(origin, effective, source.as_ref())?;
         policy.import_warnings = import_warnings;
@@ -500,11 +504,19 @@ fn parse_file(source: &Source<'_>) -> Result<PolicyFile, PolicyErrors> {
 /// the policy's `[[import]]`s (None for `--tools`).
 type Wanted = (PathBuf, ImportFile, Option<usize>);
 
+/// What the tools files bring: the tools as a policy layer, their compiled schemas, and what
+/// had to be read around.
+struct Imports {
+    layer: PolicyFile,
+    schemas: Vec<(String, CompiledSchema)>,
+    warnings: Vec<PolicyError>,
+}
+
 fn import_all(
     wanted: &[Wanted],
     source: Option<&Source<'_>>,
     read: &dyn Fn(&Path) -> Result<String, String>,
-) -> Result<(PolicyFile, Vec<(String, CompiledSchema)>, Vec<PolicyError>), PolicyErrors> {
+) -> Result<Imports, PolicyErrors> {
     let mut layer = PolicyFile::default();
     let mut schemas = Vec::new();
     let mut from: IndexMap<String, String> = IndexMap::new();
@@ -582,7 +594,11 @@ fn import_all(
         }
     }
     if errors.is_empty() {
-        Ok((layer, schemas, warnings))
+        Ok(Imports {
+            layer,
+            schemas,
+            warnings,
+        })
     } else {
         Err(PolicyErrors(errors))
     }

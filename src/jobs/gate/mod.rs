@@ -183,10 +183,8 @@ pub fn decide_with<'a>(
     facts: &mut dyn Facts,
     now_ms: i64,
 ) -> Decision<'a> {
-    match decide_inner(run, input, facts, now_ms, false) {
-        Inner::Decided(d) => d,
-        Inner::Container => unreachable!("containers are only looked for when asked"),
-    }
+    decide_inner(run, input, facts, now_ms, false)
+        .expect("containers are only looked for when asked")
 }
 
 /// Decides a document: one call, or every call of a whole assistant message, API response
@@ -201,20 +199,12 @@ pub fn decide_document<'a>(
 ) -> Answer<'a> {
     let now = sink.now_ms();
     match decide_inner(run, input, sink.facts(), now, true) {
-        Inner::Decided(d) => {
+        Some(d) => {
             sink.record(&d, latency());
             Answer::One(d)
         }
-        Inner::Container => message::decide(run, input, sink, latency),
+        None => message::decide(run, input, sink, latency),
     }
-}
-
-/// What reading a document came to.
-enum Inner<'a> {
-    Decided(Decision<'a>),
-    /// Strict JSON holding calls some other way than as one envelope (a message, a response,
-    /// an array): [`message::decide`] reads them.
-    Container,
 }
 
 fn decide_inner<'a>(
@@ -223,17 +213,16 @@ fn decide_inner<'a>(
     facts: &mut dyn Facts,
     now_ms: i64,
     containers: bool,
-) -> Inner<'a> {
+) -> Option<Decision<'a>> {
     let mut explain = run.options.explain.then(Vec::new);
-    let mut d = match decide_call(run, input, facts, now_ms, &mut explain, containers) {
-        Some(d) => d,
-        None => return Inner::Container,
-    };
+    // None: strict JSON holding calls some other way than as one envelope (a message, a
+    // response, an array), which [`message::decide`] reads.
+    let mut d = decide_call(run, input, facts, now_ms, &mut explain, containers)?;
     if let Some(mut lines) = explain {
         lines.push(format!("verdict: {}", d.verdict.as_str()));
         d.explain = lines;
     }
-    Inner::Decided(d)
+    Some(d)
 }
 
 /// The decision on one call, or `None` when `containers` asks for them and the document is

@@ -8,9 +8,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::file::ToolsFormat;
 use super::file::{ArgFile, ArgType, ToolFile, TypeSpec};
 
 mod decoding;
@@ -18,29 +18,6 @@ mod sanitize;
 
 pub use decoding::{DecodingRisk, decoding_risks};
 pub use sanitize::Repair;
-
-/// The three formats a tools file can be in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolsFormat {
-    /// `[{"type":"function","function":{"name","description","parameters"}}]` (also the
-    /// Responses API's flat `{"type":"function","name","parameters"}`).
-    Openai,
-    /// `{"tools":[{"name","description","inputSchema"}]}`, bare or as a JSON-RPC `result`.
-    Mcp,
-    /// `[{"name","description","input_schema"}]`.
-    Anthropic,
-}
-
-impl ToolsFormat {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolsFormat::Openai => "openai",
-            ToolsFormat::Mcp => "mcp",
-            ToolsFormat::Anthropic => "anthropic",
-        }
-    }
-}
 
 /// One tool read from a tools file.
 #[derive(Debug, Clone)]
