@@ -285,12 +285,22 @@ struct Marks {
     arguments: Option<usize>,
     parameters: Option<usize>,
     method: Option<usize>,
+    /// How many keys of [`ARGUMENT_KEYS`] the call holds: more than one is a second place for
+    /// the arguments, looked at closely only then.
+    argument_keys: usize,
 }
 
 impl Marks {
     fn of(fields: &Fields<'_>) -> Marks {
         let mut m = Marks::default();
         for (i, (key, _)) in fields.iter().enumerate() {
+            if matches!(
+                key.as_bytes().first(),
+                Some(b'a' | b'i' | b'p' | b't' | b'k' | b'f')
+            ) && ARGUMENT_KEYS.contains(&key.as_ref())
+            {
+                m.argument_keys += 1;
+            }
             // The first byte rules out most keys (`thoughts`, `tool_args`, `id`) before any
             // comparison of the whole key.
             let mark = match (key.as_bytes().first(), key.as_ref()) {
@@ -597,7 +607,7 @@ impl<'a> Call<'a> {
                  would run a call the gate never checked; send one call in one envelope"
             )));
         }
-        Call::from_shape(fields, shape, inner, fixes).map_err(|e| NotACall {
+        Call::from_shape(fields, shape, inner, marks.argument_keys, fixes).map_err(|e| NotACall {
             shape: Some(shape),
             ..e
         })
@@ -608,6 +618,7 @@ impl<'a> Call<'a> {
         mut fields: Fields<'a>,
         shape: Shape,
         inner: Option<Fields<'a>>,
+        argument_keys: usize,
         fixes: &mut Vec<Correction>,
     ) -> Result<Call<'a>, NotACall> {
         let slots = slots(shape);
@@ -621,8 +632,13 @@ impl<'a> Call<'a> {
         } else {
             own
         };
-        second_argument_field(&fields, own, None)?;
-        if let (Some(inner), Some(key)) = (&inner, slots.holder) {
+        if argument_keys > 1 {
+            second_argument_field(&fields, own, None)?;
+        }
+        // A holder with more than a name and arguments may hold a second place for them.
+        if let (Some(inner), Some(key)) = (&inner, slots.holder)
+            && inner.len() > 2
+        {
             second_argument_field(inner, slots.args, Some(key))?;
         }
         if shape == Shape::AgentZero {

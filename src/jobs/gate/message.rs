@@ -134,10 +134,10 @@ pub(super) fn decide<'a>(
         let now = sink.now_ms();
         let mut decision = decide_with(&run, bytes, sink.facts(), now);
         let shape = decision.shape.or_else(|| expected_shape(bytes));
-        if decision.call_id.is_none() {
-            decision.call_id = raw_id(bytes);
+        if decision.call.is_none() {
+            decision.unread_id = raw_id(bytes);
         }
-        let id = decision.call_id.clone();
+        let id = decision.call_id();
         sink.record(&decision, latency());
         calls.push(PlacedDecision {
             start,

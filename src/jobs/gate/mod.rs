@@ -110,8 +110,9 @@ pub struct Decision<'a> {
     pub explain: Vec<String>,
     /// What the grant check decided, for the audit trail.
     pub grant_check: Option<GrantCheck>,
-    /// The call's id as its document gave it (an OpenAI or Anthropic id, an MCP request id).
-    pub call_id: Option<Value>,
+    /// The id of a call that could not be read, as its place in a message gave it; a call
+    /// that was read carries its own (see [`Decision::call_id`]).
+    pub unread_id: Option<Value>,
     input: &'a [u8],
 }
 
@@ -129,7 +130,7 @@ impl<'a> Decision<'a> {
             unchanged: false,
             explain: Vec::new(),
             grant_check: None,
-            call_id: None,
+            unread_id: None,
             input,
         }
     }
@@ -139,6 +140,15 @@ impl<'a> Decision<'a> {
         match &self.call {
             Some(call) => Some(call.tool()),
             None => self.error.as_ref().and_then(|e| e.tool.as_deref()),
+        }
+    }
+
+    /// The call's id as its document gave it (an OpenAI or Anthropic id, a Responses
+    /// `call_id`, an MCP request id), read only when asked: most runs never need it.
+    pub fn call_id(&self) -> Option<Value> {
+        match &self.call {
+            Some(call) => call.id(),
+            None => self.unread_id.clone(),
         }
     }
 
@@ -395,7 +405,6 @@ fn decide_call<'a>(
         let mut d = Decision::rejected(input, *error, report);
         d.shape = Some(shape);
         d.dialect = dialect;
-        d.call_id = call.id();
         d.call = Some(call);
         d.grant_check = grant_check;
         return Some(d);
@@ -419,7 +428,6 @@ fn decide_call<'a>(
         verdict,
         shape: Some(shape),
         dialect,
-        call_id: call.id(),
         call: Some(call),
         target: Some(target),
         corrections: report.corrections,
@@ -428,6 +436,7 @@ fn decide_call<'a>(
         unchanged,
         explain: Vec::new(),
         grant_check,
+        unread_id: None,
         input,
     })
 }
