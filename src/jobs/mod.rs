@@ -5,6 +5,7 @@ pub mod evaluate;
 pub mod gate;
 pub mod health;
 pub mod lint;
+pub mod mcp;
 pub mod own_files;
 pub mod permit;
 pub mod record;

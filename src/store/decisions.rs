@@ -67,6 +67,14 @@ impl DecisionLog {
         self.recorder.as_mut().ok().map(Recorder::store_mut)
     }
 
+    /// The row id of the last decision committed, if any was.
+    pub fn last_decision_id(&self) -> Option<i64> {
+        self.recorder
+            .as_ref()
+            .ok()
+            .and_then(Recorder::last_decision_id)
+    }
+
     /// Whether the store opened (decisions are only kept when it did).
     pub fn is_open(&self) -> bool {
         self.recorder.is_ok()

@@ -63,7 +63,12 @@ impl Sandbox {
 
     /// The same environment for a `std::process::Command`.
     pub fn std_cmd(&self) -> std::process::Command {
-        let mut c = std::process::Command::new(BIN);
+        self.program(BIN)
+    }
+
+    /// Another program, with the environment the binary gets.
+    pub fn program(&self, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+        let mut c = std::process::Command::new(program);
         c.env_clear();
         for (k, v) in self.vars() {
             c.env(k, v);

@@ -11,6 +11,7 @@ mod evaluate;
 mod gate;
 mod generated;
 mod lint;
+mod mcp;
 mod messages;
 mod permit;
 mod policy;

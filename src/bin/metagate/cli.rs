@@ -8,11 +8,13 @@ use metagate::wire::call::Shape;
 mod evaluate;
 mod gate;
 mod lint;
+mod mcp;
 mod permit;
 
 pub use evaluate::{EvaluateArgs, HealthArgs, HealthFormat, ToolsCheckArgs, ToolsCommand};
 pub use gate::GateArgs;
 pub use lint::{DenyLevel, LintArgs, LintFormat};
+pub use mcp::McpArgs;
 pub use permit::{PermitArgs, PermitCommand, PermitGrantArgs};
 
 #[derive(Debug, Parser)]
@@ -59,6 +61,24 @@ pub enum Command {
             2 metagate could not run. With --jsonl: 0 at end of input, rejections in-band."
     )]
     Gate(GateArgs),
+    /// Gate every tool call between an MCP client and an MCP server (stdio)
+    #[command(
+        long_about = "Gate every tool call between an MCP client and an MCP server.\n\n\
+            Runs SERVER_COMMAND as the MCP server and relays JSON-RPC between it (its stdin and \
+            stdout) and the client (metagate's stdin and stdout), each message as soon as it is \
+            complete. Every tools/call is decided first, with the server's own tools/list (every \
+            page) as the tool registry and the policy file's entries for those tools on top: \
+            corrected arguments go to the server; a refused call is answered to the client as a \
+            tool error (isError) carrying metagate's feedback, and never reaches the server. Each \
+            forwarded call's result is recorded as an outcome of its decision. The server's \
+            stderr is metagate's; signals are passed on to it. In a client's configuration, put \
+            `metagate mcp --` before the server's command.",
+        after_help = "Exit status: the server's own (128 + the signal when a signal ended it); \
+            2 metagate could not start (bad flags, an invalid policy, a store that cannot be \
+            opened, a server command that cannot be run).\n\n\
+            Example: metagate mcp --policy metagate.toml -- npx @modelcontextprotocol/server-filesystem /data"
+    )]
+    Mcp(McpArgs),
     /// Append tool outcomes and user turns to the telemetry store
     #[command(
         long_about = "Append tool outcomes and user turns to the telemetry store.\n\n\

@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result};
 use metagate::checks::path::CachedFs;
 use metagate::domain::enforce::Scope;
 use metagate::domain::policy::Policy;
-use metagate::jobs::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
+use metagate::jobs::gate::{self, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
 
 use crate::cli::GateArgs;
 use crate::exit::Status;
@@ -21,21 +21,11 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         explain: args.explain,
     };
     crate::runtime::check_intent(policy, args.intent.as_deref(), args.quiet)?;
-    // A blank ID would be recorded and counted as a session (or caller) of its own, one that
-    // `permit grant --session` refuses to name: refused here as there.
-    for (value, flag, var) in [
-        (&args.session, "--session", "METAGATE_SESSION"),
-        (&args.caller, "--caller", "METAGATE_CALLER"),
-    ] {
-        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-            anyhow::bail!("{flag} (or {var}) is empty: give an ID, or leave it unset");
-        }
-    }
-    let context = Context {
-        session: args.session.clone(),
-        caller: args.caller.clone(),
-        intent: args.intent.clone(),
-    };
+    let context = crate::runtime::call_context(
+        args.session.as_deref(),
+        args.caller.as_deref(),
+        args.intent.as_deref(),
+    )?;
     let checker = env.checker(policy, &args.tools)?;
     // One second of memory: a stream checking the same folders pays for them once a second.
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));

@@ -17,6 +17,7 @@ mod exit;
 mod gate_cmd;
 mod generate;
 mod lint_cmd;
+mod mcp_cmd;
 mod output;
 mod permit_cmd;
 mod policy_cmd;
@@ -79,6 +80,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             config::warn_about_imports(&policy, args.quiet);
             gate_cmd::run(&args, &policy, &env.with_policy(&policy))
         }
+        Command::Mcp(args) => mcp_cmd::run(&args, cli.policy.as_deref(), env),
         Command::Record(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &[])?;
             record_cmd::run(&args, &policy, &env.with_policy(&policy))

@@ -135,6 +135,35 @@ struct Plans {
 /// Tool names come from the model: past this many, the plans start again.
 const MAX_PLANS: usize = 4096;
 
+/// The intent calls are checked under: `--intent`, else the caller's own.
+fn intent_of<'p>(
+    policy: &'p Policy,
+    context: &Context,
+) -> Option<&'p crate::domain::policy::rules::Intent> {
+    let name = context.intent.as_deref().or_else(|| {
+        context
+            .caller
+            .as_deref()
+            .and_then(|c| policy.rules.caller_intents.get(c))
+            .map(String::as_str)
+    })?;
+    policy.rules.intents.get(name)
+}
+
+/// Whether the intent and the caller of `context` admit `tool` (the rest of the checks aside):
+/// what a tool list shown to that caller may hold.
+pub fn admits(policy: &Policy, tool: &str, context: &Context) -> bool {
+    let capability = policy.tool(tool).and_then(|t| t.capability.as_deref());
+    let intent_admits =
+        intent_of(policy, context).is_none_or(|i| i.admits(tool, capability).is_ok());
+    let caller_admits = context
+        .caller
+        .as_deref()
+        .and_then(|c| policy.rules.callers.get(c))
+        .is_none_or(|c| c.admits(tool, capability).is_ok());
+    intent_admits && caller_admits
+}
+
 /// What the checker needs from the run: where the working folder is, and the files the
 /// gate must protect: every file metagate reads as configuration or state, wherever a run
 /// may find it (`jobs::own_files` lists them); relative ones are taken from `cwd`.
@@ -205,17 +234,8 @@ impl Checker {
     fn make_plan(&self, policy: &Policy, tool: &str, context: &Context) -> Plan {
         let index = policy.tools.get_index_of(tool);
         let spec = index.map(|i| &policy.tools[i]);
-        let capability = spec.and_then(|t| t.capability.as_deref());
-        let intent_admits = self
-            .intent(policy, context)
-            .is_none_or(|i| i.admits(tool, capability).is_ok());
-        let caller_admits = context
-            .caller
-            .as_deref()
-            .and_then(|c| policy.rules.callers.get(c))
-            .is_none_or(|c| c.admits(tool, capability).is_ok());
         Plan {
-            admitted: intent_admits && caller_admits,
+            admitted: admits(policy, tool, context),
             kinds: spec.is_some_and(|t| t.args.values().any(|a| a.kind.is_some())),
             runtime: crate::domain::grants::needs_grant(policy, tool).is_some()
                 || policy.rules.requires.contains_key(tool)
@@ -230,14 +250,7 @@ impl Checker {
         policy: &'p Policy,
         context: &Context,
     ) -> Option<&'p crate::domain::policy::rules::Intent> {
-        let name = context.intent.as_deref().or_else(|| {
-            context
-                .caller
-                .as_deref()
-                .and_then(|c| policy.rules.caller_intents.get(c))
-                .map(String::as_str)
-        })?;
-        policy.rules.intents.get(name)
+        intent_of(policy, context)
     }
 
     /// Runs every check on a corrected call; each check notes its decision in `inquiry`.

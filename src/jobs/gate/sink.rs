@@ -138,6 +138,11 @@ impl TelemetrySink {
     pub fn store(&mut self) -> Option<&mut Store> {
         self.log.store()
     }
+
+    /// The row id of the last decision committed: what a tool's outcome recorded later names.
+    pub fn last_decision_id(&self) -> Option<i64> {
+        self.log.last_decision_id()
+    }
 }
 
 impl Sink for TelemetrySink {
