@@ -102,10 +102,16 @@ fn cases() -> Vec<Case> {
             expect: Rejected("type_mismatch"),
         },
         Case {
-            name: "anthropic: a short unknown name is not guessed, so text is missing",
+            name: "anthropic: a name two edits from a short one is not guessed, so text is missing",
+            tools: "anthropic.json",
+            call: json!({"type":"tool_use","id":"toolu_3","name":"translate","input":{"tx":"hello","target_language":"de"}}),
+            expect: Rejected("invalid_parameters"),
+        },
+        Case {
+            name: "anthropic: a letter dropped from a four-letter name is one edit",
             tools: "anthropic.json",
             call: json!({"type":"tool_use","id":"toolu_3","name":"translate","input":{"txt":"hello","target_language":"de"}}),
-            expect: Rejected("invalid_parameters"),
+            expect: Args(json!({"text":"hello","target_language":"de"})),
         },
         Case {
             name: "anthropic: a near miss with one candidate is corrected",
