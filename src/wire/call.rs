@@ -294,15 +294,8 @@ impl Marks {
     fn of(fields: &Fields<'_>) -> Marks {
         let mut m = Marks::default();
         for (i, (key, _)) in fields.iter().enumerate() {
-            if matches!(
-                key.as_bytes().first(),
-                Some(b'a' | b'i' | b'p' | b't' | b'k' | b'f')
-            ) && ARGUMENT_KEYS.contains(&key.as_ref())
-            {
-                m.argument_keys += 1;
-            }
-            // The first byte rules out most keys (`thoughts`, `tool_args`, `id`) before any
-            // comparison of the whole key.
+            // The first byte rules out most keys (`thoughts`, `id`) before any comparison of
+            // the whole key. A key that may hold arguments is counted as it is matched.
             let mark = match (key.as_bytes().first(), key.as_ref()) {
                 (Some(b'p'), "params") => &mut m.params,
                 (Some(b'f'), "functionCall") => &mut m.function_call,
@@ -315,8 +308,20 @@ impl Marks {
                 (Some(b'a'), "arguments") => &mut m.arguments,
                 (Some(b'p'), "parameters") => &mut m.parameters,
                 (Some(b'm'), "method") => &mut m.method,
+                (Some(b'a' | b't' | b'k' | b'f'), other) => {
+                    if ARGUMENT_KEYS.contains(&other) {
+                        m.argument_keys += 1;
+                    }
+                    continue;
+                }
                 _ => continue,
             };
+            if matches!(
+                key.as_ref(),
+                "params" | "functionCall" | "function" | "input" | "arguments" | "parameters"
+            ) {
+                m.argument_keys += 1;
+            }
             mark.get_or_insert(i);
         }
         m
@@ -570,6 +575,14 @@ impl<'a> Call<'a> {
             return Ok(None);
         };
         let first = text.trim_start().as_bytes().first().copied();
+        if first == Some(b'[') {
+            // An array may hold calls (a bare `tool_calls` list): the caller reads it as such,
+            // and an array that is not strict JSON is refused there.
+            return Err(NotACall {
+                holds_no_envelope: true,
+                ..not_a_call("expected a JSON object holding a tool call, got an array")
+            });
+        }
         if first != Some(b'{') {
             return match serde_json::from_str::<Value>(text) {
                 Ok(other) => Err(expected_object(&other)),

@@ -149,6 +149,30 @@ struct Probe<'a> {
     function_call_part: Option<&'a RawValue>,
     #[serde(borrow, default)]
     text: Option<&'a RawValue>,
+    // The fields that name a call in one envelope or another: only an object holding one of
+    // them is looked at as a call.
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    function: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+impl Probe<'_> {
+    /// Whether the object holds a field that names a call in some envelope.
+    fn names_a_call(&self) -> bool {
+        self.name.is_some()
+            || self.tool_name.is_some()
+            || self.tool.is_some()
+            || self.function.is_some()
+            || self.params.is_some()
+            || self.function_call_part.is_some()
+    }
 }
 
 /// An item's `type`, when it has one.
@@ -241,7 +265,7 @@ impl<'a> Reader<'a> {
         }
         // An envelope naming a call is a call, whatever else it carries: the gate refuses a
         // call with a second place for arguments or calls, naming both.
-        if call::shape_of_text(raw).is_some() {
+        if probe.names_a_call() && call::shape_of_text(raw).is_some() {
             self.site(raw, Origin::Record, visit);
             return Container::Call;
         }

@@ -7,10 +7,12 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Decision, Options, Run, Sink, Verdict, decide_with, malformed, report_doc};
+use super::{
+    Decision, Options, Run, Sink, Verdict, decide_with, malformed, malformed_in, report_doc,
+};
 use crate::domain::correct::Report;
 use crate::domain::error::ToolError;
-use crate::wire::call::Shape;
+use crate::wire::call::{NotACall, Shape};
 use crate::wire::document::{self, Container, Item};
 use crate::wire::scan;
 
@@ -63,21 +65,13 @@ pub struct MessageAnswer<'a> {
     pub calls: Vec<PlacedDecision<'a>>,
 }
 
-/// Whether `input` is strict JSON holding calls as a message, response, array or transcript
-/// does, rather than as one envelope.
-pub(super) fn is_container(input: &[u8]) -> bool {
-    let Ok(text) = std::str::from_utf8(input) else {
-        return false;
-    };
-    let text = text.trim_ascii();
-    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
-        && document::read(text, text, &mut |_| {}) != Container::Call
-}
-
-/// Decides every call in the document `input` (which [`is_container`] said holds them).
+/// Decides every call in the document `input`: strict JSON that names no envelope
+/// (`not_a_call` says why it is no call). A document holding no calls in any way a message,
+/// response or array does is refused as that.
 pub(super) fn decide<'a>(
     run: &Run<'_>,
     input: &'a [u8],
+    not_a_call: NotACall,
     sink: &mut dyn Sink,
     latency: &mut dyn FnMut() -> u64,
 ) -> Answer<'a> {
@@ -96,6 +90,15 @@ pub(super) fn decide<'a>(
         Item::Call(site) => sites.push(site),
         Item::Problem(p) => problems.push(p),
     });
+    if container == Container::Call {
+        let d = Decision::rejected(
+            input,
+            malformed_in(not_a_call.message, not_a_call.shape),
+            Report::default(),
+        );
+        sink.record(&d, latency());
+        return Answer::One(d);
+    }
     if container == Container::Transcript {
         return refuse(
             "this is a transcript of past turns, not calls to make: send the assistant's last \
@@ -223,6 +226,9 @@ impl MessageAnswer<'_> {
         // every value as it came and the answer on one line.
         let written = &out[doc_start..];
         let trimmed = written.trim_ascii();
+        if trimmed.len() == written.len() && memchr::memchr2(b'\n', b'\r', written).is_none() {
+            return;
+        }
         let (lead, len) = (
             trimmed.as_ptr() as usize - written.as_ptr() as usize,
             trimmed.len(),

@@ -12,7 +12,7 @@ use crate::domain::enforce::grants::GrantCheck;
 use crate::domain::enforce::{CallToCheck, Checker, Facts, Inquiry, NoFacts, Scope};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::Policy;
-use crate::wire::call::{Call, Shape, split_method};
+use crate::wire::call::{Call, NotACall, Shape, split_method};
 use crate::wire::correction::{Correction, Kind};
 use crate::wire::repair::{self, Dialect};
 
@@ -194,7 +194,7 @@ pub fn decide_with<'a>(
     now_ms: i64,
 ) -> Decision<'a> {
     decide_inner(run, input, facts, now_ms, false)
-        .expect("containers are only looked for when asked")
+        .unwrap_or_else(|_| unreachable!("containers are only looked for when asked"))
 }
 
 /// Decides a document: one call, or every call of a whole assistant message, API response
@@ -209,11 +209,11 @@ pub fn decide_document<'a>(
 ) -> Answer<'a> {
     let now = sink.now_ms();
     match decide_inner(run, input, sink.facts(), now, true) {
-        Some(d) => {
+        Ok(d) => {
             sink.record(&d, latency());
             Answer::One(d)
         }
-        None => message::decide(run, input, sink, latency),
+        Err(not_a_call) => message::decide(run, input, not_a_call, sink, latency),
     }
 }
 
@@ -223,20 +223,20 @@ fn decide_inner<'a>(
     facts: &mut dyn Facts,
     now_ms: i64,
     containers: bool,
-) -> Option<Decision<'a>> {
+) -> Result<Decision<'a>, NotACall> {
     let mut explain = run.options.explain.then(Vec::new);
-    // None: strict JSON holding calls some other way than as one envelope (a message, a
-    // response, an array), which [`message::decide`] reads.
+    // An error: strict JSON naming no envelope, which may hold calls some other way (a
+    // message, a response, an array): [`message::decide`] reads it, or refuses it as this.
     let mut d = decide_call(run, input, facts, now_ms, &mut explain, containers)?;
     if let Some(mut lines) = explain {
         lines.push(format!("verdict: {}", d.verdict.as_str()));
         d.explain = lines;
     }
-    Some(d)
+    Ok(d)
 }
 
-/// The decision on one call, or `None` when `containers` asks for them and the document is
-/// one.
+/// The decision on one call; when `containers` asks for them, the reason strict JSON that
+/// names no envelope is not a call, for the caller to read it as a message.
 fn decide_call<'a>(
     run: &Run<'_>,
     input: &'a [u8],
@@ -244,7 +244,7 @@ fn decide_call<'a>(
     now_ms: i64,
     explain: &mut Option<Vec<String>>,
     containers: bool,
-) -> Option<Decision<'a>> {
+) -> Result<Decision<'a>, NotACall> {
     let policy = run.policy;
     let options = &run.options;
     let mut report = Report::default();
@@ -253,25 +253,23 @@ fn decide_call<'a>(
         let e = malformed(format!(
             "input is more than the {MAX_DOCUMENT} bytes metagate reads as one call"
         ));
-        return Some(Decision::rejected(input, e, report));
+        return Ok(Decision::rejected(input, e, report));
     }
     // Fast path: strict JSON, read without building values for fields the gate does not own.
     let strict = Call::from_json(input, &mut report.corrections);
     let fast = matches!(strict, Ok(Some(_)));
     let (mut call, dialect, texts) = match strict {
         Ok(Some(call)) => (call, None, Vec::new()),
-        Err(e) if containers && e.holds_no_envelope && message::is_container(input) => {
-            return None;
-        }
+        Err(e) if containers && e.holds_no_envelope => return Err(e),
         Err(e) => {
             let error = malformed_in(e.message, e.shape);
-            return Some(Decision::rejected(input, error, report));
+            return Ok(Decision::rejected(input, error, report));
         }
         Ok(None) => {
             let parsed = match repair::parse(input) {
                 Ok(p) => p,
                 Err(e) => {
-                    return Some(Decision::rejected(input, malformed(e.to_string()), report));
+                    return Ok(Decision::rejected(input, malformed(e.to_string()), report));
                 }
             };
             if parsed.more_calls > 0 {
@@ -282,7 +280,7 @@ fn decide_call<'a>(
                     "{n} calls came back to back, and one document is read as one call: send \
                      them one at a time, or together in a JSON array (each one is checked)"
                 ));
-                return Some(Decision::rejected(input, e, report));
+                return Ok(Decision::rejected(input, e, report));
             }
             if parsed.repairs.is_empty() && parsed.dialect.is_none() && !parsed.warnings.is_empty()
             {
@@ -308,7 +306,7 @@ fn decide_call<'a>(
                 Ok(c) => (c, parsed.dialect, parsed.texts),
                 Err(e) => {
                     let error = malformed_in(e.message, e.shape);
-                    return Some(Decision::rejected(input, error, report));
+                    return Ok(Decision::rejected(input, error, report));
                 }
             }
         }
@@ -317,7 +315,12 @@ fn decide_call<'a>(
     // Spaces, line breaks and controls around a name are no part of it, and agents that trim
     // names (Python's `.strip()`) would run the tool it names: read it as that name.
     let edge = |c: char| c.is_whitespace() || c.is_control();
-    if call.name.starts_with(edge) || call.name.ends_with(edge) {
+    let plain_ends = |b: &[u8]| {
+        b.first().is_some_and(u8::is_ascii_graphic) && b.last().is_some_and(u8::is_ascii_graphic)
+    };
+    if !plain_ends(call.name.as_bytes())
+        && (call.name.starts_with(edge) || call.name.ends_with(edge))
+    {
         let trimmed = call.name.trim_matches(edge).to_string();
         let mut fix = Correction::noted(
             Kind::Envelope,
@@ -407,7 +410,7 @@ fn decide_call<'a>(
         d.dialect = dialect;
         d.call = Some(call);
         d.grant_check = grant_check;
-        return Some(d);
+        return Ok(d);
     }
     let target = options
         .emit
@@ -424,7 +427,7 @@ fn decide_call<'a>(
         && target == shape
         // A raw CR inside is a line break to universal-newline readers: rewritten compactly.
         && memchr::memchr2(b'\n', b'\r', input.trim_ascii()).is_none();
-    Some(Decision {
+    Ok(Decision {
         verdict,
         shape: Some(shape),
         dialect,
@@ -553,6 +556,13 @@ pub fn explain_lines(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u
 /// The stderr lines of a document's answer: each call's notes (unless `quiet`) and
 /// `--explain` lines, the calls of a message each named by their place in it.
 pub fn answer_notes(answer: &Answer<'_>, line: Option<u64>, quiet: bool, out: &mut Vec<u8>) {
+    let says_nothing = |d: &Decision<'_>| {
+        d.explain.is_empty()
+            && (quiet || (d.corrections.is_empty() && d.warnings.is_empty() && d.error.is_none()))
+    };
+    if answer.decisions().into_iter().all(says_nothing) {
+        return;
+    }
     let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
     match answer {
         Answer::One(d) => {
