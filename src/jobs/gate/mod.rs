@@ -113,6 +113,9 @@ pub struct Decision<'a> {
     /// The id of a call that could not be read, as its place in a message gave it; a call
     /// that was read carries its own (see [`Decision::call_id`]).
     pub unread_id: Option<Value>,
+    /// Refused because the document nests deeper than metagate reads: nothing is known of
+    /// what it holds, not even whether it is a call.
+    pub too_deep: bool,
     input: &'a [u8],
 }
 
@@ -131,6 +134,7 @@ impl<'a> Decision<'a> {
             explain: Vec::new(),
             grant_check: None,
             unread_id: None,
+            too_deep: false,
             input,
         }
     }
@@ -274,7 +278,9 @@ fn decide_call<'a>(
             let parsed = match repair::parse(input) {
                 Ok(p) => p,
                 Err(e) => {
-                    return Ok(Decision::rejected(input, malformed(e.to_string()), report));
+                    let mut d = Decision::rejected(input, malformed(e.to_string()), report);
+                    d.too_deep = e.too_deep;
+                    return Ok(d);
                 }
             };
             if parsed.more_calls > 0 {
@@ -445,6 +451,7 @@ fn decide_call<'a>(
         explain: Vec::new(),
         grant_check,
         unread_id: None,
+        too_deep: false,
         input,
     })
 }

@@ -108,6 +108,8 @@ pub struct ParseError {
     pub line: usize,
     /// 1-based column (in characters) of the offending byte.
     pub column: usize,
+    /// The text nests deeper than the reader goes, so nothing is known of what it holds.
+    pub too_deep: bool,
 }
 
 impl fmt::Display for ParseError {
@@ -144,6 +146,7 @@ pub fn parse(input: &[u8]) -> Result<Parsed, ParseError> {
             ),
             line,
             column,
+            too_deep: false,
         });
     }
     let mut repairs = Vec::new();
@@ -160,6 +163,7 @@ pub fn parse(input: &[u8]) -> Result<Parsed, ParseError> {
             message: fail.message.into_owned(),
             line,
             column,
+            too_deep: fail.too_deep,
         }
     })
 }

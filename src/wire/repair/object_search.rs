@@ -148,7 +148,7 @@ impl<'a> ObjectSearch<'a> {
                     }
                     scan_from = after;
                 }
-                Err(f) if f.message == MSG_DEPTH => return BraceScan::Refused(f),
+                Err(f) if f.too_deep => return BraceScan::Refused(f),
                 Err(f) => {
                     let c = f.offset.max(first + 1) - first;
                     self.failed_work += c;
