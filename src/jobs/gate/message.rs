@@ -37,11 +37,12 @@ impl<'a> Answer<'a> {
     }
 
     /// The decisions, one per call, in document order.
-    pub fn decisions(&self) -> Vec<&Decision<'a>> {
-        match self {
-            Answer::One(d) => vec![d],
-            Answer::Message(m) => m.calls.iter().map(|c| &c.decision).collect(),
-        }
+    pub fn decisions(&self) -> impl Iterator<Item = &Decision<'a>> {
+        let (one, placed) = match self {
+            Answer::One(d) => (Some(d), &[][..]),
+            Answer::Message(m) => (None, &m.calls[..]),
+        };
+        one.into_iter().chain(placed.iter().map(|c| &c.decision))
     }
 }
 

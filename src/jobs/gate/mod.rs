@@ -217,13 +217,16 @@ pub fn decide_document<'a>(
     latency: &mut dyn FnMut() -> u64,
 ) -> Answer<'a> {
     let now = sink.now_ms();
-    match decide_inner(run, input, sink.facts(), now, true) {
-        Ok(d) => {
-            sink.record(&d, latency());
-            Answer::One(d)
-        }
-        Err(not_a_call) => message::decide(run, input, not_a_call, sink, latency),
+    // Wrapped first and recorded where it lies: each move of a decision is a copy of a few
+    // hundred bytes, on every call.
+    let answer = match decide_inner(run, input, sink.facts(), now, true) {
+        Ok(d) => Answer::One(d),
+        Err(not_a_call) => return message::decide(run, input, not_a_call, sink, latency),
+    };
+    if let Answer::One(d) = &answer {
+        sink.record(d, latency());
     }
+    answer
 }
 
 fn decide_inner<'a>(
@@ -236,16 +239,21 @@ fn decide_inner<'a>(
     let mut explain = run.options.explain.then(Vec::new);
     // An error: strict JSON naming no envelope, which may hold calls some other way (a
     // message, a response, an array): [`message::decide`] reads it, or refuses it as this.
-    let mut d = decide_call(run, input, facts, now_ms, &mut explain, containers)?;
-    if let Some(mut lines) = explain {
+    let mut decided = decide_call(run, input, facts, now_ms, &mut explain, containers);
+    // Completed where it lies: a decision is a few hundred bytes, and moving it out of the
+    // result and back in costs a copy per call.
+    if let (Ok(d), Some(mut lines)) = (&mut decided, explain) {
         lines.push(format!("verdict: {}", d.verdict.as_str()));
         d.explain = lines;
     }
-    Ok(d)
+    decided
 }
 
 /// The decision on one call; when `containers` asks for them, the reason strict JSON that
 /// names no envelope is not a call, for the caller to read it as a message.
+// Inlined into its one caller so that the decision is built where it is returned, not
+// copied there.
+#[inline(always)]
 fn decide_call<'a>(
     run: &Run<'_>,
     input: &'a [u8],
@@ -572,7 +580,7 @@ pub fn answer_notes(answer: &Answer<'_>, line: Option<u64>, quiet: bool, out: &m
         d.explain.is_empty()
             && (quiet || (d.corrections.is_empty() && d.warnings.is_empty() && d.error.is_none()))
     };
-    if answer.decisions().into_iter().all(says_nothing) {
+    if answer.decisions().all(says_nothing) {
         return;
     }
     let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
