@@ -13,6 +13,7 @@ mod gate;
 mod generated;
 mod lint;
 mod mcp;
+mod messages;
 mod permit;
 mod policy;
 mod policy_checks;
