@@ -403,7 +403,7 @@ pub fn tools_import(data: &[u8]) {
     ];
     for format in formats {
         if let Ok(tools) = import::parse_tools("tools.json", text, format) {
-            for tool in &tools {
+            for tool in &tools.tools {
                 let _ = import::compile(tool, "tools.json");
                 let _ = import::tool_file(tool, true);
             }

@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_grants.sql"),
     include_str!("migrations/0003_evaluate.sql"),
     include_str!("migrations/0004_evaluate_evidence.sql"),
+    include_str!("migrations/0005_call_ids.sql"),
 ];
 
 /// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
@@ -37,6 +38,8 @@ const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
         "eval_alias_pairs",
     ],
     // Columns and indexes only.
+    &[],
+    // A column of `decisions`, no table.
     &[],
 ];
 

@@ -15,6 +15,7 @@ mod generated;
 mod hardening;
 mod lint;
 mod mcp;
+mod messages;
 mod permit;
 mod policy;
 mod policy_checks;
