@@ -65,7 +65,12 @@ impl Sandbox {
 
     /// The same environment for a `std::process::Command`.
     pub fn std_cmd(&self) -> std::process::Command {
-        let mut c = std::process::Command::new(BIN);
+        self.std_cmd_of(BIN)
+    }
+
+    /// `std_cmd` for another build of the binary.
+    pub fn std_cmd_of(&self, bin: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+        let mut c = std::process::Command::new(bin);
         c.env_clear();
         for (k, v) in self.vars() {
             c.env(k, v);

@@ -7,7 +7,7 @@ const KEY: u8 = 1;
 const WORD: u8 = 2;
 /// `[A-Za-z0-9+/_-]`: entropy-run characters.
 const RUN: u8 = 4;
-/// `= : -`: anchors of the structured rules.
+/// `= : - >`: anchors of the structured rules.
 pub(super) const ANCHOR: u8 = 8;
 /// First letters of the word-start rules (JWT, Bearer, well-known prefixes).
 pub(super) const START: u8 = 16;
@@ -29,7 +29,7 @@ const fn build_classes() -> [u8; 256] {
         if b == b'+' || b == b'/' {
             t[c] |= RUN;
         }
-        if b == b'=' || b == b':' || b == b'-' {
+        if b == b'=' || b == b':' || b == b'-' || b == b'>' {
             t[c] |= ANCHOR;
         }
         c += 1;

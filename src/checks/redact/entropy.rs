@@ -162,11 +162,11 @@ fn is_structured_identifier(run: &[u8]) -> bool {
         })
 }
 
-/// Shannon entropy in bits per character of an ASCII run.
-fn shannon_entropy(run: &[u8]) -> f64 {
-    let mut counts = [0u32; 128];
+/// Shannon entropy in bits per byte (the same measure gitleaks' thresholds use).
+pub(super) fn shannon_entropy(run: &[u8]) -> f64 {
+    let mut counts = [0u32; 256];
     for &c in run {
-        counts[usize::from(c & 0x7f)] += 1;
+        counts[usize::from(c)] += 1;
     }
     let n = run.len() as f64;
     counts

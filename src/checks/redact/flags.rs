@@ -44,8 +44,9 @@ pub(super) fn flag_at(b: &[u8], i: usize) -> Option<Hit> {
         ValueCtx {
             key_quoted: false,
             code_assign: false,
-            header: kind == KeyKind::Header,
+            kind,
             assignment: false,
+            option: false,
             key,
         },
     )
@@ -64,6 +65,15 @@ fn user_pass_at(b: &[u8], start: usize) -> Option<(usize, usize)> {
         None => return None,
     };
     let colon = vs + b[vs..end].iter().position(|&c| c == b':')?;
+    // A user name, not `date -u +%H:%M`.
+    let user = &b[vs..colon];
+    if user.is_empty()
+        || !user.iter().all(|&c| {
+            c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'@' | b'$' | b'\\')
+        })
+    {
+        return None;
+    }
     let pw = &b[colon + 1..end];
     if pw.is_empty()
         || pw.iter().all(u8::is_ascii_digit)

@@ -2,7 +2,7 @@
 
 use super::bytes::has_at;
 
-/// Longest normalized key `is_secret_key` will consider; longer keys are not secret keys.
+/// Longest normalized key `classify_key` will consider; longer keys are not secret keys.
 const MAX_KEY_LEN: usize = 128;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -13,6 +13,9 @@ pub(super) enum KeyKind {
     Secret,
     /// `authorization` / `cookie`: a header whose unquoted value runs to the end of the line.
     Header,
+    /// `pass` / `pwd`: a password, but also an everyday word (a test count, the shell's working
+    /// directory), so a value that is a number or a path is kept.
+    Ambiguous,
 }
 
 const SECRET_SUFFIXES: &[&[u8]] = &[
@@ -82,11 +85,11 @@ const TOKEN_NOT_SECRET_AFTER: &[&[u8]] = &[
     b"end",
 ];
 
-/// Every secret word of [`is_secret_key`] contains one of these trigrams
-/// (`tok`en, `pas`sword/`pas`swd/`pas`sphrase, se`cre`t/`cre`dential, api`key`,
-/// `ses`sionid/`ses`sid, `aut`h/`aut`horization, c`ook`ie): keys without any
+/// Every secret word of `classify_key` contains one of these trigrams
+/// (`tok`en, `pas`sword/`pas`swd/`pas`sphrase/`pas`s, se`cre`t/`cre`dential, api`key`,
+/// `ses`sionid/`ses`sid, `aut`h/`aut`horization, c`ook`ie, `pwd`): keys without any
 /// are rejected after one pass.
-const SECRET_TRIGRAMS: [u32; 7] = [
+const SECRET_TRIGRAMS: [u32; 8] = [
     trigram(b"tok"),
     trigram(b"pas"),
     trigram(b"cre"),
@@ -94,6 +97,7 @@ const SECRET_TRIGRAMS: [u32; 7] = [
     trigram(b"ses"),
     trigram(b"aut"),
     trigram(b"ook"),
+    trigram(b"pwd"),
 ];
 
 const fn trigram(t: &[u8; 3]) -> u32 {
@@ -114,6 +118,51 @@ fn has_secret_trigram(key: &[u8]) -> bool {
     false
 }
 
+/// Whether, and how, an object key names a secret: `Plain` when it does not.
+///
+/// The key is normalized: ASCII letters are lowercased, every ASCII character
+/// that is not a letter or digit is dropped (this covers `_ - . space`, and
+/// also `: / [ ] $ @`), and trailing digits are dropped (`password2`).
+/// Component boundaries (a dropped separator, or a lower-case → upper-case
+/// camelCase step) are remembered for the few rules that need them. Keys whose
+/// normalized form is longer than 128 bytes are never secret keys.
+///
+/// The normalized key `k` names a secret (`Secret`, or `Header` for
+/// `authorization`/`cookie`) when `k`, or `k` minus one trailing
+/// *modifier* (`value`, `str`, `string`, `plain`, `plaintext`, `raw`, `b64`,
+/// `base64`, `encoded`, `data`, `bytes`, `confirm`, `confirmation`,
+/// `header`), satisfies one of:
+///
+/// * ends with `token` (`token`, `access_token`, `refresh_token`, `id_token`,
+///   `auth_token`, `session_token`, `csrftoken`, `x-auth-token`, `GITHUB_TOKEN`),
+///   **except** when what precedes `token` ends with a count/cursor/tokenizer
+///   word: `max min num total count page next prev previous continuation
+///   cancellation cancel sync bos eos pad unk sep cls mask stop special start
+///   end` (words of 3 letters must start a component: `max_token`,
+///   `next_page_token`, `eos_token` are not secrets, `backend_token` is).
+///   Plurals and counts (`tokens`, `max_tokens`, `token_count`,
+///   `tokenizer`, `token_type`) never end with `token`;
+/// * ends with one of `password passwords passwd passphrase secret secrets
+///   apikey apikeys accesskey privatekey secretkey sessionkey signingkey
+///   encryptionkey sessionid sessid credential credentials authorization
+///   cookie cookies` (so `client_secret`, `db.password`, `x-api-key`,
+///   `Api.Key`, `AWS_SECRET_ACCESS_KEY`, `Set-Cookie`, `Proxy-Authorization`);
+/// * is exactly `auth`, ends with an `auth` component (`basic_auth`,
+///   `proxyAuth`), or is `x-auth` / starts with an `x-auth-` component
+///   (`X-Auth-Key`);
+/// * with a modifier: `secretValue`, `api_key_value`, `password_confirmation`,
+///   `auth_header`.
+///
+/// `pass` and `pwd` as the whole key are `Ambiguous`: everyday words too, so a
+/// number or a path under them is kept (`{"pass": 12}`, `PWD=/home/bob`). As the
+/// last component of a longer key (`db_pass`, `MYSQL_PWD`) they are `Secret`, and
+/// so is `sshpass`.
+///
+/// Deliberately **not** secret keys: plain `key` (dict/memory keys), `session`
+/// (an integer in Agent Zero), `author`, `authority`, `oauth`, `secretary`,
+/// `keyboard`, `monkey`, `tokens`, `max_tokens`, `token_count`, `tokenizer`,
+/// `token_type`, `password_hash`, `password_file`, `token_url`, `signature`,
+/// `pin`, `ssn`, `code`, `text`, `query`, `message`, `reset`, `runtime`.
 pub(super) fn classify_key(key: &[u8]) -> KeyKind {
     if !has_secret_trigram(key) {
         return KeyKind::Plain;
@@ -194,7 +243,19 @@ fn core_kind(c: &[u8], bounds: u128) -> KeyKind {
             KeyKind::Secret
         };
     }
-    if SECRET_SUFFIXES.iter().any(|s| ends_with(c, s)) {
+    if SECRET_SUFFIXES.iter().any(|s| ends_with(c, s)) || c == b"sshpass" {
+        return KeyKind::Secret;
+    }
+    // Alone, `pass` and `pwd` may be a count of passed tests or the working directory; as the
+    // last component of a longer key (`db_pass`, `MYSQL_PWD`, but not `bypass`, `compass` or
+    // `OLDPWD`) they name a password.
+    if c == b"pass" || c == b"pwd" {
+        return KeyKind::Ambiguous;
+    }
+    let last_component = |word: &[u8]| {
+        ends_with(c, word) && c.len() > word.len() && bit(bounds, c.len() - word.len())
+    };
+    if last_component(b"pass") || last_component(b"pwd") {
         return KeyKind::Secret;
     }
     if c == b"auth"

@@ -26,12 +26,18 @@ pub(super) struct ValueCtx<'a> {
     pub(super) key_quoted: bool,
     /// `key = value` with spaces, or `key := value`: probably code.
     pub(super) code_assign: bool,
-    /// Unquoted value runs to the end of the line.
-    pub(super) header: bool,
+    /// What the key names; a `Header` value runs to the end of the line when unquoted.
+    pub(super) kind: KeyKind,
     /// `key=value`: an unquoted value also ends at `& ( < > |` (query strings, shell).
     pub(super) assignment: bool,
+    /// `--password=value`: a command-line option, whose unquoted value is the rest of the word
+    /// (`&` included: it is part of a password more often than a shell operator there).
+    pub(super) option: bool,
     pub(super) key: &'a [u8],
 }
+
+/// How far before a `value` key the `name` or `key` beside it is looked for.
+const PAIR_LOOKBACK: usize = 256;
 
 /// `sep` is the index of a `=` or `:`.
 pub(super) fn key_value_at(b: &[u8], sep: usize) -> Option<Hit> {
@@ -82,8 +88,25 @@ pub(super) fn key_value_at(b: &[u8], sep: usize) -> Option<Hit> {
         return None;
     }
     let key = &b[j..key_end];
-    let kind = classify_key(key);
+    let kind = match classify_key(key) {
+        KeyKind::Plain if key.eq_ignore_ascii_case(b"value") => named_pair_kind_before(b, j),
+        KeyKind::Plain if b[sep] == b'=' && j > 0 && matches!(b[j - 1], b'?' | b'&') => {
+            query_key_kind(key)
+        }
+        kind => kind,
+    };
     if kind == KeyKind::Plain || value_start > n {
+        return None;
+    }
+    // "Nothing to pass: {}", "the out-of-band pass: `evaluate`": in prose `pass:` is English.
+    // As a key it is quoted (JSON), starts its line (YAML, headers) or a quoted argument
+    // (`curl -H "X-DB-Pass: …"`).
+    if kind == KeyKind::Ambiguous
+        && b[sep] == b':'
+        && quotes == 0
+        && !starts_line(b, j)
+        && !(j > 0 && matches!(b[j - 1], b'"' | b'\''))
+    {
         return None;
     }
     parse_value(
@@ -92,11 +115,71 @@ pub(super) fn key_value_at(b: &[u8], sep: usize) -> Option<Hit> {
         ValueCtx {
             key_quoted: quotes > 0,
             code_assign,
-            header: kind == KeyKind::Header,
+            kind,
             assignment: b[sep] == b'=',
+            option: b[sep] == b'=' && key[0] == b'-',
             key,
         },
     )
+}
+
+/// Only indentation or a YAML list dash is between the start of `b[at]`'s line and `at`.
+fn starts_line(b: &[u8], at: usize) -> bool {
+    b[..at]
+        .iter()
+        .rev()
+        .take_while(|&&c| c != b'\n' && c != b'\r')
+        .all(|&c| matches!(c, b' ' | b'\t' | b'-'))
+}
+
+/// A URL query parameter that carries a signature rather than naming a secret: `sig=`
+/// (Azure shared access signatures), `signature=`, `X-Amz-Signature=`, `X-Goog-Signature=`.
+/// Anyone holding the URL holds the access it grants.
+fn query_key_kind(key: &[u8]) -> KeyKind {
+    let signature = b"signature";
+    let ends_signature = key.len() >= signature.len()
+        && key[key.len() - signature.len()..].eq_ignore_ascii_case(signature);
+    if key.eq_ignore_ascii_case(b"sig") || ends_signature {
+        KeyKind::Secret
+    } else {
+        KeyKind::Plain
+    }
+}
+
+/// The kind of the secret a `value` key holds when the `name` or `key` just before it names
+/// one, in text: `- name: DB_PASSWORD` / `value: …` (Kubernetes), `<add key="ApiKey"
+/// value="…"/>` (.NET settings), `{"name": "X-Api-Key", "value": "…"}` (HAR headers). The
+/// last such name within [`PAIR_LOOKBACK`] bytes before `key_start` counts.
+fn named_pair_kind_before(b: &[u8], key_start: usize) -> KeyKind {
+    let from = key_start.saturating_sub(PAIR_LOOKBACK);
+    let mut kind = KeyKind::Plain;
+    let mut i = from;
+    while i < key_start {
+        let at_word = i == 0 || !is_key_byte(b[i - 1]);
+        let word_end = if !at_word {
+            None
+        } else if b[i..key_start].len() >= 4 && b[i..i + 4].eq_ignore_ascii_case(b"name") {
+            Some(i + 4)
+        } else if b[i..key_start].len() >= 3 && b[i..i + 3].eq_ignore_ascii_case(b"key") {
+            Some(i + 3)
+        } else {
+            None
+        };
+        let Some(word_end) = word_end.filter(|&e| e < key_start && !is_key_byte(b[e])) else {
+            i += 1;
+            continue;
+        };
+        let k = scan_while(b, word_end, |c| matches!(c, b'"' | b'\'' | b'\\' | b' '));
+        if k < key_start && matches!(b[k], b'=' | b':') {
+            let vs = scan_while(b, k + 1, |c| matches!(c, b'"' | b'\'' | b'\\' | b' '));
+            let ve = scan_while(b, vs, is_key_byte).min(key_start);
+            if ve > vs {
+                kind = classify_key(&b[vs..ve]);
+            }
+        }
+        i = word_end;
+    }
+    kind
 }
 
 /// Parses the value of a secret key starting at `start` (spaces allowed):
@@ -137,8 +220,11 @@ pub(super) fn parse_value(b: &[u8], start: usize, ctx: ValueCtx<'_>) -> Option<H
             !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'' | b'`' | b'\\' | b',' | b';')
         }),
         None if scheme => scan_while(b, cs, |c| c != b'\n' && c != b'\r'),
-        None if ctx.header => scan_while(b, cs, |c| {
+        None if ctx.kind == KeyKind::Header => scan_while(b, cs, |c| {
             !matches!(c, b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'\\')
+        }),
+        None if ctx.option => scan_while(b, cs, |c| {
+            !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'' | b'`' | b'\\')
         }),
         None if ctx.assignment => scan_while(b, cs, |c| !is_value_stop(c)),
         None => scan_while(b, cs, |c| {
@@ -155,6 +241,8 @@ pub(super) fn parse_value(b: &[u8], start: usize, ctx: ValueCtx<'_>) -> Option<H
     }
     let v = &b[cs..end];
     let not_secret = is_placeholder(v)
+        || (ctx.kind == KeyKind::Ambiguous
+            && (is_number_or_path(v) || quote == Some(b'`') || names_key(v, ctx.key)))
         || (quote.is_none()
             && !scheme
             && (is_code_word(v)
@@ -248,6 +336,16 @@ pub(super) fn is_placeholder(v: &[u8]) -> bool {
         }
         _ => false,
     }
+}
+
+/// A number (`pass: 12`, tests that passed) or a path (`PWD=/home/bob`, the shell's working
+/// directory): what the everyday words `pass` and `pwd` usually hold.
+pub(super) fn is_number_or_path(v: &[u8]) -> bool {
+    (!v.is_empty() && v.iter().all(u8::is_ascii_digit))
+        || v.starts_with(b"/")
+        || v.starts_with(b"~")
+        || v.starts_with(b"./")
+        || v.starts_with(b"../")
 }
 
 /// Type names and literals that follow a secret-named variable in code.

@@ -4,7 +4,7 @@
 //! is written to the telemetry store, so that no credential ever reaches the
 //! database file. Two independent mechanisms are applied:
 //!
-//! 1. **Secret keys** (`is_secret_key`): under an object key that names a
+//! 1. **Secret keys** (`classify_key`): under an object key that names a
 //!    secret, the whole value (string, number, object, array) is replaced by
 //!    [`REDACTED`]. `null`, `""` and booleans are left alone: they carry no
 //!    secret, and keeping flags such as `"withCredentials": true` readable is
@@ -15,11 +15,15 @@
 //!
 //! As an extra, inside an array a string that is a secret command-line flag
 //! (`"--password"`, `"--api-key"`, …) causes the *next* string item to be
-//! redacted whole (argv-style arrays).
+//! redacted whole, and arrays that are a command line (`["mysql", "-pX"]`) are
+//! read as one; and the `value` beside a `name` or `key` that names a secret is
+//! redacted whole (`{"name": "DB_PASSWORD", "value": "…"}`).
 //!
-//! The scanner is hand-written (no regex), works on bytes, does two linear
-//! passes over each string of at least `MIN_SCAN_LEN` bytes, and does not
-//! allocate when nothing is found. See the documentation of [`redact_text`] for
+//! The scanner is hand-written, works on bytes, does linear passes over each
+//! string of at least `MIN_SCAN_LEN` bytes, and does not allocate when nothing
+//! is found. Beside it run gitleaks' maintained rules, read as data
+//! (`gitleaks.toml`, see `gitleaks.rs`): each rule's regex runs only on texts
+//! that hold one of its keywords. See the documentation of [`redact_text`] for
 //! the exact text rules and thresholds.
 //!
 //! Redaction is idempotent: `[REDACTED]` is never matched again, and
@@ -30,7 +34,7 @@ use serde_json::Value;
 
 use key_names::{KeyKind, classify_key};
 use spans::redact_text_counted;
-use values::{redact_array, redact_string, redact_whole};
+use values::{redact_array, redact_for_kind, redact_object, redact_string, redact_whole};
 
 /// The replacement for every redacted span or value.
 pub const REDACTED: &str = "[REDACTED]";
@@ -52,8 +56,10 @@ const PREFIX_MIN_BODY: usize = 16;
 const MAX_TEXT_KEY_LEN: usize = 64;
 
 mod bytes;
+mod commands;
 mod entropy;
 mod flags;
+mod gitleaks;
 mod key_names;
 mod key_values;
 mod prose;
@@ -62,15 +68,20 @@ mod structured;
 mod tokens;
 mod urls;
 mod values;
+mod xml;
 
 #[cfg(test)]
 mod tests;
 
 /// Replaces secrets in `value` in place; returns how many replacements were made.
 ///
-/// * Object entries whose key satisfies `is_secret_key` have their whole value
+/// * Object entries whose key names a secret (`classify_key`) have their whole value
 ///   replaced by `"[REDACTED]"` (one replacement), unless the value is `null`,
-///   `""`, a boolean, or already `"[REDACTED]"`.
+///   `""`, a boolean, or already `"[REDACTED]"`; under `pass` and `pwd`, which are
+///   also everyday words, a number or a path is kept too.
+/// * The `value` of an object whose `name` or `key` names a secret is redacted
+///   whole: `{"name": "DB_PASSWORD", "value": "…"}` (Kubernetes env entries, HAR
+///   and Postman headers, .NET settings).
 /// * Every other string (object values and array items, at any depth) goes
 ///   through [`redact_text`]; each redacted span counts as one replacement.
 /// * In an array, the string following a secret flag item such as
@@ -80,62 +91,24 @@ pub fn redact_value(value: &mut Value) -> usize {
     match value {
         Value::String(s) => redact_string(s),
         Value::Array(items) => redact_array(items),
-        Value::Object(map) => {
-            let mut count = 0;
-            for (key, v) in map.iter_mut() {
-                count += if is_secret_key(key) {
-                    redact_whole(v)
-                } else {
-                    redact_value(v)
-                };
-            }
-            count
-        }
+        Value::Object(map) => redact_object(map),
         Value::Null | Value::Bool(_) | Value::Number(_) => 0,
     }
 }
 
-/// True when an object key names a secret.
-///
-/// The key is normalized: ASCII letters are lowercased, every ASCII character
-/// that is not a letter or digit is dropped (this covers `_ - . space`, and
-/// also `: / [ ] $ @`), and trailing digits are dropped (`password2`).
-/// Component boundaries (a dropped separator, or a lower-case → upper-case
-/// camelCase step) are remembered for the few rules that need them. Keys whose
-/// normalized form is longer than 128 bytes are never secret keys.
-///
-/// The normalized key `k` names a secret when `k`, or `k` minus one trailing
-/// *modifier* (`value`, `str`, `string`, `plain`, `plaintext`, `raw`, `b64`,
-/// `base64`, `encoded`, `data`, `bytes`, `confirm`, `confirmation`,
-/// `header`), satisfies one of:
-///
-/// * ends with `token` (`token`, `access_token`, `refresh_token`, `id_token`,
-///   `auth_token`, `session_token`, `csrftoken`, `x-auth-token`, `GITHUB_TOKEN`),
-///   **except** when what precedes `token` ends with a count/cursor/tokenizer
-///   word: `max min num total count page next prev previous continuation
-///   cancellation cancel sync bos eos pad unk sep cls mask stop special start
-///   end` (words of 3 letters must start a component: `max_token`,
-///   `next_page_token`, `eos_token` are not secrets, `backend_token` is).
-///   Plurals and counts (`tokens`, `max_tokens`, `token_count`,
-///   `tokenizer`, `token_type`) never end with `token`;
-/// * ends with one of `password passwords passwd passphrase secret secrets
-///   apikey apikeys accesskey privatekey secretkey sessionkey signingkey
-///   encryptionkey sessionid sessid credential credentials authorization
-///   cookie cookies` (so `client_secret`, `db.password`, `x-api-key`,
-///   `Api.Key`, `AWS_SECRET_ACCESS_KEY`, `Set-Cookie`, `Proxy-Authorization`);
-/// * is exactly `auth`, ends with an `auth` component (`basic_auth`,
-///   `proxyAuth`), or is `x-auth` / starts with an `x-auth-` component
-///   (`X-Auth-Key`);
-/// * with a modifier: `secretValue`, `api_key_value`, `password_confirmation`,
-///   `auth_header`.
-///
-/// Deliberately **not** secret keys: plain `key` (dict/memory keys), `session`
-/// (an integer in Agent Zero), `author`, `authority`, `oauth`, `secretary`,
-/// `keyboard`, `monkey`, `tokens`, `max_tokens`, `token_count`, `tokenizer`,
-/// `token_type`, `password_hash`, `password_file`, `token_url`, `signature`,
-/// `pin`, `ssn`, `code`, `text`, `query`, `message`, `reset`, `runtime`.
-fn is_secret_key(key: &str) -> bool {
-    classify_key(key.as_bytes()) != KeyKind::Plain
+/// Redacts a value that was found at `path`, a JSON pointer into a call's arguments
+/// (`/db/password`), as [`redact_value`] would have redacted it in place: whole when a
+/// segment of the path names a secret, else its secrets only. For values taken out of their
+/// object, such as the `from` and `to` of a correction.
+pub fn redact_at_path(path: &str, value: &mut Value) -> usize {
+    let mut last = KeyKind::Plain;
+    for segment in path.split('/') {
+        last = classify_key(segment.as_bytes());
+        if matches!(last, KeyKind::Secret | KeyKind::Header) {
+            return redact_whole(value);
+        }
+    }
+    redact_for_kind(last, value)
 }
 
 /// Redacts secrets inside one free-text string (a shell command, a header line,
@@ -146,13 +119,14 @@ fn is_secret_key(key: &str) -> bool {
 /// spans are merged. Rules (first pass, structured):
 ///
 /// * **`key=value` / `key: value`** where `key` (a run of `[A-Za-z0-9_.-]`,
-///   optionally in quotes) satisfies `is_secret_key`: URL query strings
+///   optionally in quotes) names a secret (`classify_key`): URL query strings
 ///   (`?api_key=XYZ&x=1`), env assignments (`PASSWORD=hunter2 ./run`,
 ///   `export GITHUB_TOKEN=…`), headers (`X-Api-Key: …`), YAML, and JSON-ish
 ///   `"password": "…"` (also with `\"` escapes). Only the value is replaced.
 ///   A quoted value runs to its closing quote (or end of line); an unquoted
 ///   one to whitespace or one of ``" ' ` , ; ) } \`` (after `=` also
-///   `& ( | < >`, for query strings and shell commands). For
+///   `& ( | < >`, for query strings and shell commands, except after an
+///   option: `--password=a&b` is redacted whole). For
 ///   `authorization`/`cookie` keys an unquoted value runs to the end of the
 ///   line (or a quote). An auth scheme word at the start of the value
 ///   (`Bearer`, `Basic`, `Token`, `Bot`, `Digest`, …) is kept:
@@ -164,9 +138,25 @@ fn is_secret_key(key: &str) -> bool {
 ///   expression containing `.` or `[` or the key's own name (`token = token`);
 ///   after a quoted key (`"token": x`) an unquoted value unless it is a number;
 ///   `::`, `==`, `=>`, `!=`, `<=`, `>=`; and a key directly after `://` (URL
-///   user names are handled by the userinfo rule).
+///   user names are handled by the userinfo rule). The keys `pass` and `pwd`
+///   alone keep a number, a path, a backquoted command or their own name
+///   (`PWD=/home/bob`, `pass: 3`), and `pass:` counts only where a key can
+///   start (a line, a quote), not in prose ("nothing to pass: {}"). A `value`
+///   key counts when a `name` or `key` naming a secret comes just before it
+///   (`- name: DB_PASSWORD` / `value: …`, `<add key="ApiKey" value="…"/>`), and
+///   in a URL query `sig=`, `signature=` and `X-Amz-Signature=` count too.
+/// * **XML elements** whose name names a secret, closed right after their text:
+///   `<password>…</password>`, `<db:apiKey><![CDATA[…]]></db:apiKey>`.
 /// * **`--secret-flag value`** (`--password hunter2`, `--token "x"`), and
 ///   **`-u`/`--user user:password`** (curl): the value / the password part.
+/// * **Password options of known commands**, after the command in the same
+///   simple command (quotes do not end it, so `bash -c "mysql -pX"` counts):
+///   `mysql -pX`, `sshpass -p X`, `docker login -p X`, `redis-cli -a X`,
+///   `zip -P X`, `7z -pX`, `ldapsearch -w X`, `smbclient -U user%X`,
+///   `mongosh -p X`, `sqlcmd -P X`, `plink -pw X`, `keytool -storepass X`,
+///   `openssl -passin pass:X`, `ssh-keygen -N X`, `xfreerdp /p:X`,
+///   `lftp -u user,X`, `snmpwalk -A X -X Y`, `sqlplus user/X@db` (the table
+///   is in `commands.rs`).
 /// * **URL userinfo** `scheme://user:password@host` → the password part.
 /// * **PEM private keys**: from `-----BEGIN … PRIVATE KEY-----` through the
 ///   matching `-----END … PRIVATE KEY-----`, or to the end of the string.
@@ -174,6 +164,10 @@ fn is_secret_key(key: &str) -> bool {
 ///   least two dots (first segment ≥ 10 characters, second ≥ 2).
 /// * **`Bearer <token>`** anywhere: token of ≥ 8 `[A-Za-z0-9._~+/=-]`
 ///   characters containing a digit.
+/// * **Secrets told in prose**: `my password is hunter2`, and a word naming a
+///   secret followed by one that looks like a password (`use password
+///   Hn7tQ2zX`: 6 bytes or more, a letter and a digit or a symbol, not a path,
+///   file name, version or markup).
 /// * **Well-known prefixes** at a token boundary (previous byte not
 ///   `[A-Za-z0-9_-]`, so `disk-usage` never matches `sk-`), followed by ≥ 16
 ///   characters `[A-Za-z0-9_-]` (35 for `AIza`) that mix at least two of
@@ -225,6 +219,10 @@ fn is_secret_key(key: &str) -> bool {
 /// standard library, `/etc` and `/usr/include`, 3.7 % are flagged, nearly
 /// all genuinely random (base64 certificates, signatures, generated tables)
 /// plus some mangled C++ symbols and acronym-heavy paths.
+///
+/// Last (**gitleaks' rules**): each of gitleaks' rules whose keywords occur in
+/// the text runs its regex; its secret (first capture group) is redacted unless
+/// its entropy is at or under the rule's threshold or an allowlist accepts it.
 pub fn redact_text(text: &str) -> Option<String> {
     redact_text_counted(text).map(|(redacted, _)| redacted)
 }

@@ -1,6 +1,8 @@
 //! Finding the secret spans of a text and replacing them, until nothing more is found.
 
+use super::commands::scan_commands;
 use super::entropy::scan_runs;
+use super::gitleaks::scan_gitleaks;
 use super::prose::scan_prose;
 use super::structured::scan_structured;
 use super::{MIN_SCAN_LEN, REDACTED};
@@ -74,8 +76,10 @@ fn apply_spans(text: &str, spans: &mut [(usize, usize)]) -> (String, usize) {
 fn collect_spans(b: &[u8], out: &mut Vec<(usize, usize)>, depth: u8) {
     scan_structured(b, out);
     scan_prose(b, out);
+    scan_commands(b, out);
     let structured = out.len();
     scan_runs(b, out, structured, depth);
+    scan_gitleaks(b, out);
 }
 
 pub(super) fn has_secret(text: &[u8], depth: u8) -> bool {

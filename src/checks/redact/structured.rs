@@ -1,12 +1,14 @@
-//! The first pass over a text: rules anchored on a separator, a dash or a word start.
+//! The first pass over a text: rules anchored on a separator, a dash, the end of a tag or a
+//! word start.
 
 use super::bytes::{ANCHOR, CLASS, START, find, has_at, is_word_byte};
 use super::flags::flag_at;
 use super::key_values::{Hit, key_value_at};
 use super::tokens::{PEM_BEGIN, pem_at, word_token_at};
 use super::urls::userinfo_at;
+use super::xml::element_at;
 
-/// First pass: rules anchored on a separator, a dash or a word start.
+/// First pass: rules anchored on a separator, a dash, the end of a tag or a word start.
 pub(super) fn scan_structured(b: &[u8], out: &mut Vec<(usize, usize)>) {
     let n = b.len();
     let mut i = 0;
@@ -31,6 +33,7 @@ pub(super) fn scan_structured(b: &[u8], out: &mut Vec<(usize, usize)>) {
                     None
                 }
             }),
+            b'>' if keyed => element_at(b, i),
             b'-' => pem_at(b, i)
                 .map(Hit::redact)
                 .or_else(|| keyed.then(|| flag_at(b, i)).flatten()),

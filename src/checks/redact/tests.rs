@@ -1,9 +1,14 @@
+use super::key_names::{KeyKind, classify_key};
 use super::*;
 use proptest::prelude::*;
 use serde_json::json;
 
 const JWT: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
 const PEM_BODY: &str = "MIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB";
+
+fn is_secret_key(key: &str) -> bool {
+    classify_key(key.as_bytes()) != KeyKind::Plain
+}
 
 fn pem() -> String {
     format!(
@@ -569,6 +574,278 @@ fn secrets_told_in_prose() {
     }
 }
 
+/// Issue 24: each of these reached the store before, whole or in part.
+#[test]
+fn issue_24_texts_are_redacted() {
+    for (text, want) in [
+        (
+            "mycli --password=Nb7p&Y@b3vDDAYBE --verbose",
+            "mycli --password=[REDACTED] --verbose",
+        ),
+        (
+            "mysql -u root -pXq7vR2mP9 -h db",
+            "mysql -u root -p[REDACTED] -h db",
+        ),
+        (
+            "mysql -uroot -p'Xq 7v' app",
+            "mysql -uroot -p'[REDACTED]' app",
+        ),
+        (
+            "docker exec -it db mysql -uroot -pDk8rExec3 -e 'show tables'",
+            "docker exec -it db mysql -uroot -p[REDACTED] -e 'show tables'",
+        ),
+        (
+            "bash -c \"mysqldump -u admin -pDumpPw7Qx shop > shop.sql\"",
+            "bash -c \"mysqldump -u admin -p[REDACTED] shop > shop.sql\"",
+        ),
+        (
+            "sshpass -p 'Lk8#pQ2wZ' ssh admin@host",
+            "sshpass -p '[REDACTED]' ssh admin@host",
+        ),
+        (
+            "sshpass -pLk8pQ2wZx scp f h:",
+            "sshpass -p[REDACTED] scp f h:",
+        ),
+        (
+            "docker login -u bob -p Dk3rPw9xQ registry.example.com",
+            "docker login -u bob -p [REDACTED] registry.example.com",
+        ),
+        (
+            "redis-cli -h cache -a Rd5sPw8qZ ping",
+            "redis-cli -h cache -a [REDACTED] ping",
+        ),
+        (
+            "redis-cli --pass RdPass5Yt info",
+            "redis-cli --pass [REDACTED] info",
+        ),
+        (
+            "zip -r -P Zp9wQ2xL out.zip dir",
+            "zip -r -P [REDACTED] out.zip dir",
+        ),
+        (
+            "ldapsearch -x -D cn=admin -w Ld4pW7qZ -b dc=ex",
+            "ldapsearch -x -D cn=admin -w [REDACTED] -b dc=ex",
+        ),
+        (
+            "smbclient //srv/share -U alice%Sm8bPw3qZ -c ls",
+            "smbclient //srv/share -U alice%[REDACTED] -c ls",
+        ),
+        ("pwd=Pw6dQ9xZ ./run.sh", "pwd=[REDACTED] ./run.sh"),
+        (
+            "connect?user=bob&pwd=Pw6dQ9xZ&db=1",
+            "connect?user=bob&pwd=[REDACTED]&db=1",
+        ),
+        (
+            "Server=db;Uid=sa;Pwd=OdbcPw4Kz9;",
+            "Server=db;Uid=sa;Pwd=[REDACTED];",
+        ),
+        (
+            "<user>bob</user><password>Xm1Pw4qZt</password>",
+            "<user>bob</user><password>[REDACTED]</password>",
+        ),
+        (
+            "<db:Password type=\"x\">Xm1 Pw4</db:Password>",
+            "<db:Password type=\"x\">[REDACTED]</db:Password>",
+        ),
+        (
+            "<secret><![CDATA[Cd4t&Sec9]]></secret>",
+            "<secret><![CDATA[[REDACTED]]]></secret>",
+        ),
+        (
+            "<add key=\"ClearTextPassword\" value=\"NuPw6Xz2\" />",
+            "<add key=\"ClearTextPassword\" value=\"[REDACTED]\" />",
+        ),
+        (
+            "env:\n  - name: DB_PASSWORD\n    value: YmlK8s4Pw\n",
+            "env:\n  - name: DB_PASSWORD\n    value: [REDACTED]\n",
+        ),
+        ("smtp:\n  pass: YamlPs6Qw\n", "smtp:\n  pass: [REDACTED]\n"),
+        (
+            "curl -H \"X-DB-Pass: HdrTxt8Pw\" https://x",
+            "curl -H \"X-DB-Pass: [REDACTED]\" https://x",
+        ),
+        (
+            "the password hunter2zz for the staging box",
+            "the password [REDACTED] for the staging box",
+        ),
+        (
+            "use password Hn7tQ2zX to log in",
+            "use password [REDACTED] to log in",
+        ),
+        (
+            "https://a.blob.core.windows.net/c/f?sv=2020&sig=8f7d6e5c4b3a2918ff0e1d2c3b4a5968&se=2025",
+            "https://a.blob.core.windows.net/c/f?sv=2020&sig=[REDACTED]&se=2025",
+        ),
+        (
+            "https://b.s3.amazonaws.com/k?X-Amz-Expires=300&X-Amz-Signature=4a5b6c7d8e9f00112233445566778899",
+            "https://b.s3.amazonaws.com/k?X-Amz-Expires=300&X-Amz-Signature=[REDACTED]",
+        ),
+        (
+            "ssh-keygen -t ed25519 -N 'Kg7nPw3Qz' -f key",
+            "ssh-keygen -t ed25519 -N '[REDACTED]' -f key",
+        ),
+        (
+            "openssl pkcs12 -export -passout pass:P12Out5Kq -out c.p12",
+            "openssl pkcs12 -export -passout pass:[REDACTED] -out c.p12",
+        ),
+        (
+            "keytool -list -keystore ks.jks -storepass Ks9tPw2Lm",
+            "keytool -list -keystore ks.jks -storepass [REDACTED]",
+        ),
+        (
+            "sqlplus -s scott/Tig3rOra7@orcl @r.sql",
+            "sqlplus -s scott/[REDACTED]@orcl @r.sql",
+        ),
+        // gitleaks' curl rule takes the user name with the password.
+        (
+            "curl -uadmin:CurlAtt4Pw https://x",
+            "curl -u[REDACTED] https://x",
+        ),
+        (
+            "export SSHPASS=SshEnv4Pw && sshpass -e ssh h",
+            "export SSHPASS=[REDACTED] && sshpass -e ssh h",
+        ),
+        (
+            "databricks jobs list # dapi1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d",
+            "databricks jobs list # [REDACTED]",
+        ),
+        (
+            "MAILCHIMP_KEY=3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c-us20 node sync.js",
+            "MAILCHIMP_KEY=[REDACTED] node sync.js",
+        ),
+    ] {
+        assert_eq!(redact_text(text).as_deref(), Some(want), "{text}");
+    }
+}
+
+/// Issue 24, in values: keys `pass` and `pwd`, name/value pairs, argv arrays.
+#[test]
+fn issue_24_values_are_redacted() {
+    for (mut value, want) in [
+        (
+            json!({"user": "bob", "pass": "Ps7wQ2zX"}),
+            json!({"user": "bob", "pass": REDACTED}),
+        ),
+        (
+            json!({"db": {"pwd": "Ps7wQ2zX"}}),
+            json!({"db": {"pwd": REDACTED}}),
+        ),
+        (json!({"DB_PASS": 73519468}), json!({"DB_PASS": REDACTED})),
+        (
+            json!({"env": [{"name": "DB_PASSWORD", "value": "K8sEnvPw3"}, {"name": "USER", "value": "bob"}]}),
+            json!({"env": [{"name": "DB_PASSWORD", "value": REDACTED}, {"name": "USER", "value": "bob"}]}),
+        ),
+        (
+            json!([{"key": "X-Api-Key", "value": "NvKey5Qz8"}]),
+            json!([{"key": "X-Api-Key", "value": REDACTED}]),
+        ),
+        (
+            json!(["mysql", "-uroot", "-pMyArgv9Zq", "app"]),
+            json!(["mysql", "-uroot", "-p[REDACTED]", "app"]),
+        ),
+        (
+            json!(["sshpass", "-p", "SshArgv3Zt", "ssh", "host"]),
+            json!(["sshpass", "-p", REDACTED, "ssh", "host"]),
+        ),
+        (
+            json!(["smbclient", "//srv/x", "-U", "eve%SmArgv2Pw"]),
+            json!(["smbclient", "//srv/x", "-U", "eve%[REDACTED]"]),
+        ),
+        (
+            json!(["redis-cli", "--pass", "RdPass5Yt"]),
+            json!(["redis-cli", "--pass", REDACTED]),
+        ),
+    ] {
+        redact_value(&mut value);
+        assert_eq!(value, want);
+    }
+    for (path, mut value, want) in [
+        ("/password", json!(73519468), json!(REDACTED)),
+        ("/credentials/pin", json!(1234), json!(REDACTED)),
+        ("/db/pass", json!("Abc7Tok"), json!(REDACTED)),
+        ("/db/pass", json!(12), json!(12)),
+        ("/user", json!("bob"), json!("bob")),
+        (
+            "/code",
+            json!("mysql -pX7q9Zt2"),
+            json!("mysql -p[REDACTED]"),
+        ),
+    ] {
+        redact_at_path(path, &mut value);
+        assert_eq!(value, want, "{path}");
+    }
+}
+
+/// What the issue 24 rules must leave alone: the same letters as options of other commands,
+/// `pwd` and `pass` as everyday words, tags in prose, URLs and ids without secrets.
+#[test]
+fn ordinary_commands_and_words_are_kept() {
+    for text in [
+        "docker run -p 8080:80 nginx && mkdir -p /tmp/x",
+        "ssh -p 2222 admin@host uptime",
+        "mysql -p appdb < dump.sql",
+        "mysql -u root -p",
+        "7z x archive.7z -p",
+        "git log -p --stat -- src/",
+        "grep -w word file.txt; ls -a /tmp",
+        "zip -r out.zip dir && unzip -l out.zip",
+        "date -u +%Y-%m-%dT%H:%M:%S",
+        "printf '%s %d\\n' name 3",
+        "smbclient -L //srv -N",
+        "smbclient -U alice //srv/share",
+        "docker run -u 1000:1000 img",
+        "redis-cli -h cache ping",
+        "ldapsearch -x -b dc=example,dc=org '(uid=bob)'",
+        "sshpass -e ssh host",
+        "docker login registry.example.com",
+        "docker login --password-stdin -u bob r.io",
+        "ssh-keygen -t ed25519 -N '' -f key",
+        "openssl enc -aes-256-cbc -pass env:ENC_PASS -in a -out b",
+        "openssl req -new -passin file:/run/pw.txt",
+        "keytool -list -keystore ks.jks -storepass:env KS_PASS",
+        "sqlplus / as sysdba",
+        "cd $PWD && echo $OLDPWD",
+        "PWD=/home/bob ls",
+        "export PWD=~/src",
+        "PWD=`pwd`",
+        "pwd && ls -la",
+        "pass: 3\nfail: 0",
+        "the out-of-band pass: tool health",
+        "Nothing to pass: {}.",
+        "git show 9fceb02d0ae598e95dc970b74767f19372d61af8 --stat",
+        "kubectl get pod 550e8400-e29b-41d4-a716-446655440000",
+        "curl https://example.com/search?q=rust&page=2&sort=desc",
+        "https://api.github.com/repos/rust-lang/rust/commits?sha=master&per_page=5",
+        "see https://example.com/docs?signature_help=1",
+        "the password field is required",
+        "the password reset link expired",
+        "rotate the API token daily",
+        "session token v2.1.0 released",
+        "the password in secrets.json",
+        "SELECT password FROM users WHERE id = 5",
+        "read -s password && echo ok",
+        "replace <token> with your own and keep <password/> empty",
+        "<password>${DB_PASSWORD}</password>",
+        "<password></password>",
+        "- name: HOME\n  value: /root",
+    ] {
+        assert_eq!(redact_text(text), None, "{text}");
+    }
+    for value in [
+        json!({"pwd": "/home/bob/project"}),
+        json!({"tests": {"pass": 12, "fail": 0}}),
+        json!({"pass": true}),
+        json!({"env": [{"name": "HOME", "value": "/root"}]}),
+        json!({"headers": [{"name": "Accept", "value": "application/json"}]}),
+        json!(["docker", "run", "-p", "8080:80", "nginx"]),
+        json!(["mysql", "-p", "appdb"]),
+    ] {
+        let mut got = value.clone();
+        assert_eq!(redact_value(&mut got), 0, "{value}");
+        assert_eq!(got, value);
+    }
+}
+
 /// Inputs built to make a scanner backtrack end (their speed is the bench's business) and
 /// redacting the result again changes nothing.
 #[test]
@@ -600,6 +877,21 @@ fn adversarial_inputs_finish_and_stay_redacted() {
         ":",
         "-",
         "\\\"",
+        "<password>",
+        "<password>a",
+        "</",
+        ">",
+        "mysql -p",
+        "mysql -pa ",
+        "smbclient -U a%",
+        "value=",
+        "name: DB_PASSWORD\nvalue: ",
+        "password ",
+        "password a1b2c3 ",
+        "?sig=",
+        "--password=",
+        "dapi",
+        "key=",
     ];
     for p in patterns {
         let text = p.repeat(200_000 / p.len());
