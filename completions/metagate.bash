@@ -31,6 +31,9 @@ _metagate() {
             metagate,lint)
                 cmd="metagate__subcmd__lint"
                 ;;
+            metagate,mcp)
+                cmd="metagate__subcmd__mcp"
+                ;;
             metagate,permit)
                 cmd="metagate__subcmd__permit"
                 ;;
@@ -69,6 +72,9 @@ _metagate() {
                 ;;
             metagate__subcmd__help,lint)
                 cmd="metagate__subcmd__help__subcmd__lint"
+                ;;
+            metagate__subcmd__help,mcp)
+                cmd="metagate__subcmd__help__subcmd__mcp"
                 ;;
             metagate__subcmd__help,permit)
                 cmd="metagate__subcmd__help__subcmd__permit"
@@ -164,7 +170,7 @@ _metagate() {
 
     case "${cmd}" in
         metagate)
-            opts="-h -V --policy --db --help --version gate record lint policy db evaluate tools permit help"
+            opts="-h -V --policy --db --help --version gate mcp record lint policy db evaluate tools permit help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -364,7 +370,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help)
-            opts="gate record lint policy db evaluate tools permit help"
+            opts="gate mcp record lint policy db evaluate tools permit help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -448,6 +454,20 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__lint)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__mcp)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -625,6 +645,40 @@ _metagate() {
                     return 0
                     ;;
                 --explain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --caller)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --intent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__mcp)
+            opts="-q -h --no-telemetry --explain --quiet --session --caller --intent --policy --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --session)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -25,6 +25,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand gate 'Correct or reject a tool call read on stdin'
+            cand mcp 'Gate every tool call between an MCP client and an MCP server (stdio)'
             cand record 'Append tool outcomes and user turns to the telemetry store'
             cand lint 'Check recorded tool-call traces with the gate''s rules, for CI'
             cand policy 'Show or check policy files'
@@ -48,6 +49,19 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --quiet 'Do not write a line on stderr per correction, warning or rejection'
             cand --no-telemetry 'Do not record decisions in the telemetry store'
             cand --explain 'Write every stage''s decision on stderr: envelope, corrections, each policy check with the rule it applied, limits with counts, the verdict'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'metagate;mcp'= {
+            cand --session 'Session the calls belong to (recorded with each decision and outcome)'
+            cand --caller 'Who is calling: an agent, persona or user (recorded with each decision)'
+            cand --intent 'What the caller is doing: one of the policy''s intents. Tools it does not allow are left out of tools/list, and refused if called'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand --no-telemetry 'Do not record decisions and tool outcomes in the telemetry store'
+            cand --explain 'Write every stage of each tools/call decision on stderr: envelope, corrections, each policy check with the rule it applied, the verdict'
+            cand -q 'Do not write a line on stderr per correction, warning or refusal'
+            cand --quiet 'Do not write a line on stderr per correction, warning or refusal'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -219,6 +233,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;help'= {
             cand gate 'Correct or reject a tool call read on stdin'
+            cand mcp 'Gate every tool call between an MCP client and an MCP server (stdio)'
             cand record 'Append tool outcomes and user turns to the telemetry store'
             cand lint 'Check recorded tool-call traces with the gate''s rules, for CI'
             cand policy 'Show or check policy files'
@@ -229,6 +244,8 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;help;gate'= {
+        }
+        &'metagate;help;mcp'= {
         }
         &'metagate;help;record'= {
         }

@@ -29,6 +29,7 @@ complete -c metagate -n "__fish_metagate_needs_command" -l db -d 'Telemetry stor
 complete -c metagate -n "__fish_metagate_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_needs_command" -s V -l version -d 'Print version'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
+complete -c metagate -n "__fish_metagate_needs_command" -f -a "mcp" -d 'Gate every tool call between an MCP client and an MCP server (stdio)'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "lint" -d 'Check recorded tool-call traces with the gate\'s rules, for CI'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "policy" -d 'Show or check policy files'
@@ -56,6 +57,15 @@ complete -c metagate -n "__fish_metagate_using_subcommand gate" -s q -l quiet -d
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l no-telemetry -d 'Do not record decisions in the telemetry store'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l explain -d 'Write every stage\'s decision on stderr: envelope, corrections, each policy check with the rule it applied, limits with counts, the verdict'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l session -d 'Session the calls belong to (recorded with each decision and outcome)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l caller -d 'Who is calling: an agent, persona or user (recorded with each decision)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l intent -d 'What the caller is doing: one of the policy\'s intents. Tools it does not allow are left out of tools/list, and refused if called' -r
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l no-telemetry -d 'Do not record decisions and tool outcomes in the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l explain -d 'Write every stage of each tools/call decision on stderr: envelope, corrections, each policy check with the rule it applied, the verdict'
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -s q -l quiet -d 'Do not write a line on stderr per correction, warning or refusal'
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l strict -d 'All or nothing: one bad line and no line is stored'
@@ -165,15 +175,16 @@ complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_see
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'End a grant now, or (--all) every grant not yet revoked'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "lint" -d 'Check recorded tool-call traces with the gate\'s rules, for CI'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "policy" -d 'Show or check policy files'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "db" -d 'Look at the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate record lint policy db evaluate tools permit help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "mcp" -d 'Gate every tool call between an MCP client and an MCP server (stdio)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "lint" -d 'Check recorded tool-call traces with the gate\'s rules, for CI'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "policy" -d 'Show or check policy files'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "db" -d 'Look at the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'

@@ -2,9 +2,19 @@
 //! confirmation. The questions go through [`Prompter`], so tests script the answers and the
 //! binary asks them with dialoguer at a terminal.
 
+use std::fmt;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::checks::path::Fs;
+use crate::domain::events::format_time;
 use crate::domain::grants::{
-    DEFAULT_DURATION_MS, SESSION_DURATION_MS, ScopeEntry, human_duration, parse_duration,
+    self, DEFAULT_DURATION_MS, Grant, GrantId, SESSION_DURATION_MS, ScopeEntry, Status,
+    human_duration, parse_duration,
 };
+use crate::domain::policy::Policy;
+use crate::store::grants::GrantEvent;
 
 /// Why a prompt gave no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,6 +151,179 @@ pub fn summary(r: &Request) -> String {
         s.push_str(&format!(", session {sess}"));
     }
     s
+}
+
+/// A grant asked for with flags (`metagate permit grant`), as typed.
+pub struct GrantFlags<'a> {
+    pub capability: &'a str,
+    /// `--for`, as typed.
+    pub duration: &'a str,
+    pub scope: &'a [String],
+    pub session: Option<&'a str>,
+    pub reason: Option<&'a str>,
+}
+
+/// A request the operator must correct: the message names the flag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidRequest(pub String);
+
+impl fmt::Display for InvalidRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidRequest {}
+
+impl Request {
+    /// Checks the flags the way the interactive flow checks its answers; scopes resolve
+    /// against `cwd`.
+    pub fn from_flags(
+        flags: &GrantFlags<'_>,
+        policy: &Policy,
+        cwd: &Path,
+        fs: &dyn Fs,
+    ) -> Result<Request, InvalidRequest> {
+        let invalid = |m: String| InvalidRequest(m);
+        let capability = flags.capability.trim();
+        let known: Vec<String> = policy
+            .tools
+            .values()
+            .filter_map(|t| t.capability.clone())
+            .collect();
+        if !known.iter().any(|k| k == capability) {
+            let mut known = known;
+            known.sort();
+            known.dedup();
+            return Err(invalid(format!(
+                "unknown capability {capability:?}: no tool of the policy has it (capabilities: {})",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
+        let duration_ms =
+            parse_duration(flags.duration).map_err(|e| invalid(format!("--for: {e}")))?;
+        if !flags.scope.is_empty() && !grants::scopable(policy, capability) {
+            return Err(invalid(format!(
+                "--scope: no tool with capability {capability} has a path or url argument, so a scope could never be checked; grant it without --scope"
+            )));
+        }
+        let scope = flags
+            .scope
+            .iter()
+            .map(|s| {
+                grants::resolve_scope(policy, cwd, s, fs)
+                    .map_err(|e| invalid(format!("--scope: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(e) = scope
+            .iter()
+            .find_map(|e| grants::scope_mismatch(policy, capability, e))
+        {
+            return Err(invalid(format!("--scope: {e}")));
+        }
+        if let Some(s) = flags.session
+            && s.trim().is_empty()
+        {
+            return Err(invalid("--session: the session ID is empty".to_string()));
+        }
+        Ok(Request {
+            capability: capability.to_string(),
+            scope,
+            session: flags.session.map(str::to_string),
+            duration_ms,
+            reason: flags
+                .reason
+                .filter(|r| !r.trim().is_empty())
+                .map(str::to_string),
+        })
+    }
+
+    /// The grant this request makes at `now_ms`, with a fresh random `id`, by `granted_by`.
+    pub fn grant(&self, id: GrantId, now_ms: i64, granted_by: String) -> Grant {
+        Grant {
+            id,
+            capability: self.capability.clone(),
+            scope: self.scope.clone(),
+            unreadable: None,
+            session: self.session.clone(),
+            granted_at_ms: now_ms,
+            expires_at_ms: now_ms.saturating_add(self.duration_ms),
+            revoked_at_ms: None,
+            granted_by: Some(granted_by),
+            reason: self.reason.clone(),
+        }
+    }
+}
+
+/// A grant as `permit grant --format json` and `permit list --format json` show it.
+pub fn grant_json(g: &Grant, now_ms: i64) -> Value {
+    json!({
+        "id": g.id.as_str(),
+        "capability": g.capability,
+        // An unreadable scope is no list: an empty one would read as the whole capability.
+        "scope": match g.unreadable {
+            None => json!(g.scope.iter().map(ScopeEntry::to_text).collect::<Vec<_>>()),
+            Some(_) => Value::Null,
+        },
+        "scope_error": g.unreadable,
+        "session": g.session,
+        "granted_at": format_time(g.granted_at_ms),
+        "expires_at": format_time(g.expires_at_ms),
+        "revoked_at": g.revoked_at_ms.map(format_time),
+        "granted_by": g.granted_by,
+        "reason": g.reason,
+        "status": g.status(now_ms).as_str(),
+        "expires_in_ms": (g.status(now_ms) == Status::Live).then(|| g.expires_at_ms - now_ms),
+    })
+}
+
+/// When a grant ends, in words, as `permit list` shows it.
+pub fn expires_in(g: &Grant, now: i64) -> String {
+    match g.status(now) {
+        Status::Live => human_duration(g.expires_at_ms - now),
+        Status::Expired => format!("{} ago", human_duration(now - g.expires_at_ms)),
+        Status::Revoked => "-".to_string(),
+        Status::NotYet => format!("starts in {}", human_duration(g.granted_at_ms - now)),
+    }
+}
+
+/// An audit event as `permit list --all --format json` shows it.
+pub fn event_json(e: &GrantEvent) -> Value {
+    json!({
+        "ts": format_time(e.ts_ms),
+        "event": e.event,
+        "grant": e.grant_id,
+        "capability": e.capability,
+        "tool": e.tool,
+        "session": e.session,
+        "decision": e.decision_id,
+        "actor": e.actor,
+        "detail": e.detail,
+    })
+}
+
+/// The non-interactive equivalent of the interactive flow, for when there is no terminal to
+/// ask at; `store` is the store the gate uses.
+pub fn equivalent_command(policy: &Policy, store: Option<&Path>) -> String {
+    let caps: Vec<&str> = policy
+        .rules
+        .permit_require
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let flags = grants::setup_flags(policy.origin.as_deref(), store);
+    format!(
+        "metagate{flags} permit grant --capability {} [--scope PATH|HOST]... [--for 5m] [--session ID] [--reason TEXT]",
+        if caps.len() == 1 {
+            caps[0].to_string()
+        } else {
+            format!("<{}>", caps.join("|"))
+        }
+    )
 }
 
 #[cfg(test)]

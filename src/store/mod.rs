@@ -2,6 +2,7 @@
 //! first, then migrations compiled into the binary), and the errors a person can act on.
 
 pub mod aggregate;
+pub mod decisions;
 pub mod grants;
 pub mod runs;
 pub mod synth;
@@ -217,6 +218,25 @@ pub fn locate(
     Some(state.join("metagate").join("metagate.db"))
 }
 
+/// Every place [`locate`] puts the store when neither `--db` nor `$METAGATE_DB` names one:
+/// under `$XDG_STATE_HOME` (when absolute) and under `~/.local/state`, both, since a run in
+/// another environment uses the other.
+pub fn default_locations(xdg_state_home: Option<&Path>, home: Option<&Path>) -> Vec<PathBuf> {
+    let states = [
+        xdg_state_home
+            .filter(|p| p.is_absolute())
+            .map(Path::to_path_buf),
+        home.map(|h| h.join(".local").join("state")),
+    ];
+    let mut found: Vec<PathBuf> = states
+        .into_iter()
+        .flatten()
+        .map(|state| state.join("metagate").join("metagate.db"))
+        .collect();
+    found.dedup();
+    found
+}
+
 thread_local! {
     /// The busy timeout of the store last opened on this thread, for the message of a
     /// lock that outlasted it.
@@ -227,12 +247,18 @@ thread_local! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     pub busy_timeout: Duration,
+    /// Each commit waits for the disk (SQLite's `synchronous = FULL`). Without it a commit is
+    /// still atomic and seen at once by every other connection, and survives metagate being
+    /// killed, but the last ones may be lost when the machine itself stops (`NORMAL`): for a
+    /// writer that commits one call at a time and cannot wait a disk sync on each.
+    pub durable: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             busy_timeout: BUSY_TIMEOUT,
+            durable: true,
         }
     }
 }
@@ -271,7 +297,7 @@ impl Store {
             .busy_timeout(options.busy_timeout)
             .map_err(|e| StoreError::from_sqlite(path, e))?;
         store.refuse_foreign()?;
-        store.set_pragmas(options.busy_timeout)?;
+        store.set_pragmas(options)?;
         store.migrate()?;
         Ok(store)
     }
@@ -346,17 +372,19 @@ impl Store {
         StoreError::from_sqlite(&self.path, e)
     }
 
-    fn set_pragmas(&mut self, busy_timeout: Duration) -> Result<(), StoreError> {
+    fn set_pragmas(&mut self, options: Options) -> Result<(), StoreError> {
         let path = self.path.clone();
         let fail = |e| StoreError::from_sqlite(&path, e);
-        let mode = self.journal_mode_wal(busy_timeout).map_err(fail)?;
+        let mode = self.journal_mode_wal(options.busy_timeout).map_err(fail)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::NoWal { path, mode });
         }
-        // Every decision is durable before its line is written: FULL syncs the log on each
-        // commit, and commits are grouped, so this costs one sync per group.
+        // Unless the opener says otherwise, every decision is durable before its line is
+        // written: FULL syncs the log on each commit, and commits are grouped, so this costs
+        // one sync per group.
+        let synchronous = if options.durable { "FULL" } else { "NORMAL" };
         self.conn
-            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384; PRAGMA wal_autocheckpoint = 16384;")
+            .execute_batch(&format!("PRAGMA synchronous = {synchronous}; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384; PRAGMA wal_autocheckpoint = 16384;"))
             .map_err(fail)?;
         Ok(())
     }

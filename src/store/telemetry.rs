@@ -43,6 +43,8 @@ pub struct Recorder {
     grant_events: Vec<(usize, crate::store::grants::GrantEvent)>,
     /// Whether [`Recorder::lock`] opened the write transaction the next commit ends.
     locked: bool,
+    /// The row id of the last decision committed: what an outcome recorded later names.
+    last_decision_id: Option<i64>,
 }
 
 impl Recorder {
@@ -52,6 +54,7 @@ impl Recorder {
             pending: Vec::new(),
             grant_events: Vec::new(),
             locked: false,
+            last_decision_id: None,
         }
     }
 
@@ -100,12 +103,17 @@ impl Recorder {
                 .execute_batch("BEGIN IMMEDIATE")
                 .map_err(fail)?;
         }
-        let written = self.write_pending().and_then(|n| {
+        let written = self.write_pending().and_then(|(n, last)| {
             self.store.conn().execute_batch("COMMIT")?;
-            Ok(n)
+            Ok((n, last))
         });
         match written {
-            Ok(n) => Ok(n),
+            Ok((n, last)) => {
+                if last.is_some() {
+                    self.last_decision_id = last;
+                }
+                Ok(n)
+            }
             Err(e) => {
                 // Nothing of the group stays, and the lock is let go: a failed ROLLBACK (the
                 // transaction already ended) leaves nothing to undo.
@@ -115,13 +123,20 @@ impl Recorder {
         }
     }
 
-    /// Inserts the pending rows (and their grant events) in the open transaction.
-    fn write_pending(&mut self) -> rusqlite::Result<usize> {
+    /// The row id of the last decision committed, if any was.
+    pub fn last_decision_id(&self) -> Option<i64> {
+        self.last_decision_id
+    }
+
+    /// Inserts the pending rows (and their grant events) in the open transaction; returns how
+    /// many, and the id of the last.
+    fn write_pending(&mut self) -> rusqlite::Result<(usize, Option<i64>)> {
         let rows = std::mem::take(&mut self.pending);
         let mut grant_events = std::mem::take(&mut self.grant_events)
             .into_iter()
             .peekable();
         let tx = self.store.conn_ref();
+        let mut last = None;
         {
             let mut insert = tx.prepare_cached(INSERT_DECISION)?;
             for (i, r) in rows.iter().enumerate() {
@@ -141,13 +156,15 @@ impl Recorder {
                     r.fingerprint,
                     r.latency_us,
                 ])?;
+                let id = tx.last_insert_rowid();
+                last = Some(id);
                 while let Some((_, mut event)) = grant_events.next_if(|(row, _)| *row == i) {
-                    event.decision_id = Some(tx.last_insert_rowid());
+                    event.decision_id = Some(id);
                     crate::store::grants::insert_event(tx, &event)?;
                 }
             }
         }
-        Ok(rows.len())
+        Ok((rows.len(), last))
     }
 
     pub fn store(&self) -> &Store {

@@ -68,14 +68,39 @@ impl<'a> ArgValue<'a> {
         }
     }
 
-    /// Whether this is a number without a fractional part (`5`, `5.0`, `1e3`), as JSON Schema
-    /// counts integers.
-    pub fn is_integer(&self) -> bool {
+    /// How this number reads as an integer ([`integer_fit`]); `None` when it is not a number.
+    pub fn integer_fit(&self) -> Option<IntegerFit> {
+        match self {
+            ArgValue::Raw(text) if self.json_type() == JsonType::Number => Some(integer_fit(text)),
+            ArgValue::Value(Value::Number(n)) => Some(integer_fit(n.as_str())),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a number the `integer` type holds: no fractional part (`5`, `5.0`, `1e3`,
+    /// as JSON Schema counts integers) and within i64.
+    pub fn is_i64_integer(&self) -> bool {
+        // Most integers are short plain digits, which always fit.
+        if let ArgValue::Raw(text) = self
+            && text.len() <= 18
+            && text.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+            && self.json_type() == JsonType::Number
+        {
+            return true;
+        }
+        self.integer_fit() == Some(IntegerFit::Fits)
+    }
+
+    /// Whether this is a number the `number` type holds: finite as an f64 ([`fits_f64`]).
+    pub fn is_f64_number(&self) -> bool {
         match self {
             ArgValue::Raw(text) if self.json_type() == JsonType::Number => {
-                !text.contains(['.', 'e', 'E']) || self.as_number().is_some_and(|n| integral(&n))
+                // Without an exponent, 308 characters hold at most 308 integer digits, which
+                // stay below f64::MAX (1.8e308): no need to read the number.
+                (!text.contains(['e', 'E']) && text.len() <= 308)
+                    || self.as_number().is_some_and(|n| fits_f64(&n))
             }
-            ArgValue::Value(Value::Number(n)) => integral(n),
+            ArgValue::Value(Value::Number(n)) => fits_f64(n),
             _ => false,
         }
     }
@@ -137,12 +162,79 @@ impl<'a> ArgValue<'a> {
     }
 }
 
-/// Whether a number has no fractional part.
-pub fn integral(n: &Number) -> bool {
-    n.is_i64()
-        || n.is_u64()
-        || n.as_f64()
-            .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+/// How a number reads as an integer of the `integer` type (a 64-bit signed integer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntegerFit {
+    /// A whole number within i64: `5`, `-0`, `5.0`, `1e3`, `-9223372036854775808`.
+    Fits,
+    /// A fractional part remains: `5.5`, `1e-400`, `1.0000000000000000001`.
+    HasFraction,
+    /// A whole number outside i64: `9223372036854775808`, `1e19`, `1e99999999`, 100,000 digits.
+    OutsideI64,
+}
+
+/// How a JSON number's text reads as an integer, decided on its decimal digits: no rounding
+/// through an f64, which would take `1e-400` for 0 and `-9223372036854775809.0` for i64::MIN.
+/// DESIGN.md: a number beyond what the type can hold is a type mismatch, never lossy.
+pub fn integer_fit(number: &str) -> IntegerFit {
+    let unsigned = number.strip_prefix('-').unwrap_or(number);
+    let (mantissa, exponent) = unsigned.split_once(['e', 'E']).unwrap_or((unsigned, "0"));
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    // An exponent too long for an i64 is far beyond any digit count: saturate.
+    let exponent =
+        exponent
+            .trim_start_matches('+')
+            .parse::<i64>()
+            .unwrap_or(if exponent.starts_with('-') {
+                i64::MIN / 2
+            } else {
+                i64::MAX / 2
+            });
+    let digits = || whole.bytes().chain(fraction.bytes());
+    let count = whole.len() + fraction.len();
+    let leading_zeros = digits().take_while(|&b| b == b'0').count();
+    if leading_zeros == count {
+        return IntegerFit::Fits;
+    }
+    let trailing_zeros = digits().rev().take_while(|&b| b == b'0').count();
+    let significant = count - leading_zeros - trailing_zeros;
+    // The value is the significant digits times 10^scale.
+    let scale = exponent
+        .saturating_sub(fraction.len() as i64)
+        .saturating_add(trailing_zeros as i64);
+    if scale < 0 {
+        return IntegerFit::HasFraction;
+    }
+    // 19 digits hold every i64 and numbers up to 10^19 - 1, which an i128 holds.
+    if (significant as i64).saturating_add(scale) > 19 {
+        return IntegerFit::OutsideI64;
+    }
+    let mut value = digits()
+        .skip(leading_zeros)
+        .take(significant)
+        .fold(0i128, |v, b| v * 10 + i128::from(b - b'0'));
+    for _ in 0..scale {
+        value *= 10;
+    }
+    if number.starts_with('-') {
+        value = -value;
+    }
+    if i64::try_from(value).is_ok() {
+        IntegerFit::Fits
+    } else {
+        IntegerFit::OutsideI64
+    }
+}
+
+/// Whether a number is an integer the `integer` type holds ([`integer_fit`]).
+pub fn is_i64_integer(n: &Number) -> bool {
+    integer_fit(n.as_str()) == IntegerFit::Fits
+}
+
+/// Whether a number is finite as a 64-bit float, as the `number` type needs: `1e308` and
+/// `1e-400` (read as 0) are; `1e309`, `1e99999999` and a 400-digit integer are not.
+pub fn fits_f64(n: &Number) -> bool {
+    n.as_f64().is_some_and(f64::is_finite)
 }
 
 /// The arguments of one call, in order.
@@ -352,6 +444,65 @@ mod tests {
         assert!(args.get("t").unwrap().equals(&json!(true)));
         assert!(args.get("x").unwrap().equals(&json!(5)));
         assert_eq!(args.get("e").unwrap().as_str().unwrap(), "a\"b");
+    }
+
+    /// (number text, holds as `integer`, holds as `number`): the raw text's quick answers and
+    /// the read value's agree, and the ends of each range are where they should be.
+    #[test]
+    fn numbers_fit_their_type_only_within_its_range() {
+        let long = |n: usize| format!("1{}", "0".repeat(n - 1));
+        let (d309, d310, d100k) = (long(309), long(310), long(100_000));
+        let cases: Vec<(&str, bool, bool)> = vec![
+            ("0", true, true),
+            ("-0", true, true),
+            ("5", true, true),
+            ("5.5", false, true),
+            ("5.0", true, true),
+            ("1e3", true, true),
+            ("999999999999999999", true, true),
+            ("9223372036854775807", true, true),
+            ("-9223372036854775808", true, true),
+            ("9223372036854775808", false, true),
+            ("-9223372036854775809", false, true),
+            ("12345678901234567890", false, true),
+            ("9.2e18", true, true),
+            ("9.3e18", false, true),
+            // Read on the digits, not through an f64 (which makes both of these i64::MIN).
+            ("-9223372036854775808.0", true, true),
+            ("-9223372036854775809.0", false, true),
+            ("9223372036854775807e0", true, true),
+            ("922337203685477580.7e1", true, true),
+            ("922337203685477580.8e1", false, true),
+            ("10000000000000000000e-1", true, true),
+            ("1.5e1", true, true),
+            ("0e99999999", true, true),
+            ("-0.000e-5", true, true),
+            ("1e+3", true, true),
+            ("1E3", true, true),
+            ("1.0000000000000000001", false, true),
+            ("1e19", false, true),
+            ("1e308", false, true),
+            ("-1.7976931348623157e308", false, true),
+            ("1e309", false, false),
+            ("-1e309", false, false),
+            ("1e99999999", false, false),
+            ("1e-400", false, true),
+            ("1e-99999999999999999999", false, true),
+            ("1e99999999999999999999", false, false),
+            // 10^308 is below f64::MAX (1.8e308), 10^309 above.
+            (&d309, false, true),
+            (&d310, false, false),
+            (&d100k, false, false),
+        ];
+        for (text, integer, number) in cases {
+            let shown = &text[..text.len().min(24)];
+            let raw = ArgValue::Raw(Cow::Borrowed(text));
+            let read = ArgValue::Value(serde_json::from_str(text).unwrap());
+            assert_eq!(raw.is_i64_integer(), integer, "{shown} as integer, raw");
+            assert_eq!(read.is_i64_integer(), integer, "{shown} as integer, read");
+            assert_eq!(raw.is_f64_number(), number, "{shown} as number, raw");
+            assert_eq!(read.is_f64_number(), number, "{shown} as number, read");
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::wire::args::Args;
 use crate::wire::correction::{Correction, Kind};
-use crate::wire::repair;
+use crate::wire::repair::{self, json_type_phrase};
 use crate::wire::scan;
 
 /// The envelope shapes `gate` reads and writes.
@@ -514,7 +514,9 @@ impl<'a> Call<'a> {
                 None => {
                     return Err(not_a_call(format!(
                         "the tool name must be a string, got {}",
-                        slot_value(slot).as_ref().map_or("nothing", type_name)
+                        slot_value(slot)
+                            .as_ref()
+                            .map_or("nothing", json_type_phrase)
                     )));
                 }
             },
@@ -585,7 +587,7 @@ impl<'a> Call<'a> {
                         return Err(not_a_call(format!(
                             "`{}` must be an object, got {}",
                             slots.args,
-                            type_name(&other)
+                            json_type_phrase(&other)
                         )));
                     }
                 }
@@ -802,7 +804,7 @@ fn write_value(v: &Value, out: &mut Vec<u8>) {
 fn expected_object(v: &Value) -> NotACall {
     not_a_call(format!(
         "expected a JSON object holding a tool call, got {}",
-        type_name(v)
+        json_type_phrase(v)
     ))
 }
 
@@ -846,7 +848,7 @@ fn parse_args_string<'a>(
                 Value::Object(map) => Ok(Args::from_map(map)),
                 other => Err(not_a_call(format!(
                     "`{field}` must encode a JSON object, got {}",
-                    type_name(&other)
+                    json_type_phrase(&other)
                 ))),
             }
         }
@@ -864,17 +866,6 @@ pub fn split_method(name: &str) -> (&str, Option<&str>) {
             (&name[..at], (!method.is_empty()).then_some(method))
         }
         _ => (name, None),
-    }
-}
-
-pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

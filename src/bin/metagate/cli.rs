@@ -5,6 +5,18 @@ use std::path::PathBuf;
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use metagate::wire::call::Shape;
 
+mod evaluate;
+mod gate;
+mod lint;
+mod mcp;
+mod permit;
+
+pub use evaluate::{EvaluateArgs, HealthArgs, HealthFormat, ToolsCommand};
+pub use gate::GateArgs;
+pub use lint::{DenyLevel, LintArgs, LintFormat};
+pub use mcp::McpArgs;
+pub use permit::{PermitArgs, PermitCommand, PermitGrantArgs};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "metagate",
@@ -49,6 +61,24 @@ pub enum Command {
             2 metagate could not run. With --jsonl: 0 at end of input, rejections in-band."
     )]
     Gate(GateArgs),
+    /// Gate every tool call between an MCP client and an MCP server (stdio)
+    #[command(
+        long_about = "Gate every tool call between an MCP client and an MCP server.\n\n\
+            Runs SERVER_COMMAND as the MCP server and relays JSON-RPC between it (its stdin and \
+            stdout) and the client (metagate's stdin and stdout), each message as soon as it is \
+            complete. Every tools/call is decided first, with the server's own tools/list (every \
+            page) as the tool registry and the policy file's entries for those tools on top: \
+            corrected arguments go to the server; a refused call is answered to the client as a \
+            tool error (isError) carrying metagate's feedback, and never reaches the server. Each \
+            forwarded call's result is recorded as an outcome of its decision. The server's \
+            stderr is metagate's; signals are passed on to it. In a client's configuration, put \
+            `metagate mcp --` before the server's command.",
+        after_help = "Exit status: the server's own (128 + the signal when a signal ended it); \
+            2 metagate could not start (bad flags, an invalid policy, a store that cannot be \
+            opened, a server command that cannot be run).\n\n\
+            Example: metagate mcp --policy metagate.toml -- npx @modelcontextprotocol/server-filesystem /data"
+    )]
+    Mcp(McpArgs),
     /// Append tool outcomes and user turns to the telemetry store
     #[command(
         long_about = "Append tool outcomes and user turns to the telemetry store.\n\n\
@@ -118,178 +148,6 @@ pub enum Command {
     /// Write shell completions and man pages (for packagers and the repository)
     #[command(hide = true)]
     Generate(GenerateArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct PermitArgs {
-    #[command(subcommand)]
-    pub command: Option<PermitCommand>,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum PermitCommand {
-    /// Allow a capability for a while
-    Grant(PermitGrantArgs),
-    /// Show grants: the live ones, or (--all) every one with the audit trail
-    List {
-        /// Every grant (expired and revoked too) and every granted, revoked, used and denied event
-        #[arg(long)]
-        all: bool,
-        /// Output format
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
-    },
-    /// End a grant now, or (--all) every grant not yet revoked
-    Revoke {
-        /// The grant id (mg_…, as `permit list` shows it)
-        #[arg(
-            value_name = "ID",
-            required_unless_present = "all",
-            conflicts_with = "all"
-        )]
-        id: Option<String>,
-        /// Revoke every grant not yet revoked: live, dated later, and expired (so that none
-        /// comes back if the clock moves back); prints how many were live
-        #[arg(long)]
-        all: bool,
-    },
-}
-
-#[derive(Debug, Args)]
-pub struct PermitGrantArgs {
-    /// The capability to allow (one the policy's [permit] require names)
-    #[arg(long, value_name = "CAPABILITY")]
-    pub capability: String,
-    /// Limit the grant to a file or folder (inside the policy's path root; path:NAME is never
-    /// read as a glob), a path glob (./docs/*.md) or a host (example.com, *.example.com,
-    /// host:NAME); repeatable
-    #[arg(long, value_name = "PATH|HOST")]
-    pub scope: Vec<String>,
-    /// How long the grant lasts: 90s, 5m, 15m, 1h (at most 30d)
-    #[arg(
-        long = "for",
-        value_name = "DURATION",
-        default_value = "5m",
-        allow_hyphen_values = true
-    )]
-    pub duration: String,
-    /// Bind the grant to one session (gate --session / METAGATE_SESSION)
-    #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
-    /// Why, for the audit trail
-    #[arg(long, value_name = "TEXT")]
-    pub reason: Option<String>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-}
-
-#[derive(Debug, Args)]
-pub struct GateArgs {
-    /// Read one call per line and answer each with one line, until end of input
-    #[arg(long)]
-    pub jsonl: bool,
-
-    /// Write a report envelope per call: verdict, call, corrections, warnings, error, feedback
-    #[arg(long)]
-    pub report: bool,
-
-    /// Write calls in this envelope instead of the one they came in
-    #[arg(long, value_name = "SHAPE")]
-    pub emit: Option<EmitShape>,
-
-    /// Do not write a line on stderr per correction, warning or rejection
-    #[arg(long, short)]
-    pub quiet: bool,
-
-    /// Import tool definitions: an OpenAI tools array, an MCP tools/list result or an
-    /// Anthropic tools array (repeatable)
-    #[arg(long = "tools", value_name = "FILE")]
-    pub tools: Vec<PathBuf>,
-
-    /// Do not record decisions in the telemetry store
-    #[arg(long)]
-    pub no_telemetry: bool,
-
-    /// Write every stage's decision on stderr: envelope, corrections, each policy check with
-    /// the rule it applied, limits with counts, the verdict
-    #[arg(long)]
-    pub explain: bool,
-
-    /// Session the calls belong to (recorded with each decision)
-    #[arg(long, env = "METAGATE_SESSION", value_name = "ID")]
-    pub session: Option<String>,
-
-    /// Who is calling: an agent, persona or user (recorded with each decision)
-    #[arg(long, env = "METAGATE_CALLER", value_name = "NAME")]
-    pub caller: Option<String>,
-
-    /// What the caller is doing: one of the policy's intents, which decides the tools it may
-    /// use (recorded with each decision)
-    #[arg(long, env = "METAGATE_INTENT", value_name = "NAME")]
-    pub intent: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct LintArgs {
-    /// Trace files, or directories to walk for *.json, *.jsonl and *.ndjson files; `-` reads
-    /// stdin
-    #[arg(value_name = "PATH", required_unless_present = "explain")]
-    pub paths: Vec<PathBuf>,
-
-    /// Output format
-    #[arg(long, value_enum, default_value_t = LintFormat::Human)]
-    pub format: LintFormat,
-
-    /// Fail (exit 1) on findings at or above this severity
-    #[arg(long, value_enum, default_value_t = DenyLevel::Error, value_name = "SEVERITY")]
-    pub deny: DenyLevel,
-
-    /// Exit 0 even when there are findings (report-only jobs); failures still exit 2
-    #[arg(long)]
-    pub exit_zero: bool,
-
-    /// Drop the findings of this code, e.g. MG110 (repeatable)
-    #[arg(long, value_name = "CODE")]
-    pub ignore: Vec<String>,
-
-    /// Import tool definitions, as gate does (repeatable)
-    #[arg(long = "tools", value_name = "FILE")]
-    pub tools: Vec<PathBuf>,
-
-    /// Explain a diagnostic code (MG003, or its name); `all` lists every code
-    #[arg(long, value_name = "CODE")]
-    pub explain: Option<String>,
-
-    /// Check every call as made by this caller: its allow and deny lists and its own intent
-    #[arg(long, env = "METAGATE_CALLER", value_name = "NAME")]
-    pub caller: Option<String>,
-
-    /// Check every call under this intent of the policy, as `gate --intent` does
-    #[arg(long, env = "METAGATE_INTENT", value_name = "NAME")]
-    pub intent: Option<String>,
-}
-
-/// How `lint` writes its findings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LintFormat {
-    /// Compiler-style lines and a summary (colour on a terminal)
-    Human,
-    /// One JSON document: diagnostics, failures, summary
-    Json,
-    /// SARIF 2.1.0, for code-scanning services
-    Sarif,
-    /// GitHub Actions workflow commands (annotations)
-    Github,
-}
-
-/// The severities `--deny` takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DenyLevel {
-    /// Calls the gate would reject
-    Error,
-    /// Calls the gate would correct, and rejections
-    Warning,
 }
 
 #[derive(Debug, Args)]
@@ -370,93 +228,4 @@ pub struct GenerateArgs {
     /// Directory that receives completions/ and man/
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub out: PathBuf,
-}
-
-#[derive(Debug, Args)]
-pub struct EvaluateArgs {
-    /// Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time
-    #[arg(long, value_name = "WHEN", default_value = "7d")]
-    pub since: String,
-
-    /// End of the window (exclusive), as --since [default: now]
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
-
-    /// Compute and report, but store nothing (every store's bytes stay as they are)
-    #[arg(long)]
-    pub dry_run: bool,
-
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-
-    /// Write the proposed argument aliases as a TOML fragment to merge into a policy
-    #[arg(long, value_name = "FILE")]
-    pub emit_policy_patch: Option<PathBuf>,
-
-    /// Mark a recommendation accepted (by its id) instead of running the pass
-    #[arg(long, value_name = "ID", conflicts_with_all = ["reject", "dry_run", "emit_policy_patch"])]
-    pub accept: Option<String>,
-
-    /// Mark a recommendation rejected (by its id) instead of running the pass
-    #[arg(long, value_name = "ID", conflicts_with_all = ["dry_run", "emit_policy_patch"])]
-    pub reject: Option<String>,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum ToolsCommand {
-    /// One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion
-    #[command(
-        long_about = "One row per tool and method: calls, pass/corrected/rejected shares, boundary \
-            and low-utility referrals, user corrections, utility, a cohesion warning and the top \
-            boundary axes; what evaluate over now would count: the latest evaluate run whose window \
-            ends by now, plus live counts of the events up to now it did not count.\n\n\
-            --format known-tools writes a <known_tools> block for a Tool Builder prompt: ranked \
-            (degraded last, then utility x recency), at most --top entries, never longer than \
-            --budget characters."
-    )]
-    Health(HealthArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct HealthArgs {
-    /// Output format
-    #[arg(long, value_enum, default_value_t = HealthFormat::Table)]
-    pub format: HealthFormat,
-
-    /// At most this many entries [default: 12 for known-tools, else all]
-    #[arg(long, value_name = "N")]
-    pub top: Option<usize>,
-
-    /// known-tools: the block is never longer than this many characters
-    #[arg(long, value_name = "CHARS", default_value_t = 2000)]
-    pub budget: usize,
-
-    /// Row order (known-tools always ranks)
-    #[arg(long, value_enum, default_value_t = HealthSort::Calls)]
-    pub sort: HealthSort,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HealthFormat {
-    Table,
-    Json,
-    /// A <known_tools> block for a Tool Builder prompt
-    KnownTools,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HealthSort {
-    /// Most calls first
-    Calls,
-    /// Lowest utility first
-    Utility,
-    /// Most user corrections first
-    Corrections,
-    /// Most boundary referrals first
-    Boundary,
-    /// By name
-    Name,
-    /// Degraded last, then utility x recency
-    Rank,
 }

@@ -4,8 +4,14 @@
 use std::env;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result, anyhow};
-use metagate::domain::policy::{LookupEnv, Policy, PolicyLocation, Source, locate_policy};
+use metagate::domain::policy::{
+    LookupEnv, Policy, PolicyErrors, PolicyLocation, Source, locate_policy,
+};
+use metagate::jobs::mcp::PolicyInputs;
+use metagate::jobs::mcp::registry::ReadFile;
 
 /// Where the policy for this run comes from.
 pub fn policy_location(flag: Option<&Path>) -> PolicyLocation {
@@ -42,15 +48,20 @@ fn read_capped(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
-/// The policy for this run, with the tool definitions given by `--tools`.
-pub fn load_policy(flag: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
-    // Set but empty (`METAGATE_POLICY=$UNSET`) is a mistake: read as unset it would fall back
-    // to the built-in policy, without the restrictions the operator meant to set.
+/// Set but empty (`METAGATE_POLICY=$UNSET`) is a mistake: read as unset it would fall back
+/// to the built-in policy, without the restrictions the operator meant to set.
+fn refuse_empty_env(flag: Option<&Path>) -> Result<()> {
     if flag.is_none() && env::var_os("METAGATE_POLICY").is_some_and(|v| v.is_empty()) {
         anyhow::bail!(
             "METAGATE_POLICY is set but empty: name a policy file, or unset it for the usual lookup"
         );
     }
+    Ok(())
+}
+
+/// The policy for this run, with the tool definitions given by `--tools`.
+pub fn load_policy(flag: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
+    refuse_empty_env(flag)?;
     match policy_location(flag) {
         PolicyLocation::Builtin if tools.is_empty() => Ok(Policy::builtin()),
         PolicyLocation::Builtin => load(None, tools),
@@ -79,17 +90,57 @@ fn load(path: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
     // The origin goes into suggested commands (`permit grant --policy …`), which an operator
     // may run from another folder: absolute.
     let origin = path.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
-    Policy::load(source, origin, tools, &read).map_err(|errors| {
-        let lines: Vec<String> = errors.0.iter().map(|e| format!("  {e}")).collect();
-        // Each line names its file; the heading names everything that went into the policy.
-        let mut what = match path {
-            Some(_) => format!("policy {name}"),
-            None => name.clone(),
-        };
-        if !tools.is_empty() {
-            let files: Vec<String> = tools.iter().map(|t| t.display().to_string()).collect();
-            what.push_str(&format!(" with --tools {}", files.join(", ")));
-        }
-        anyhow!("{what} is invalid:\n{}", lines.join("\n"))
+    Policy::load(source, origin, tools, &read)
+        .map_err(|errors| invalid(&name, path.is_some(), tools, &errors))
+}
+
+/// Every problem of a policy, under a heading that names everything that went into it.
+fn invalid(name: &str, is_file: bool, tools: &[PathBuf], errors: &PolicyErrors) -> anyhow::Error {
+    // Each line names its file.
+    let lines: Vec<String> = errors.0.iter().map(|e| format!("  {e}")).collect();
+    let mut what = if is_file {
+        format!("policy {name}")
+    } else {
+        name.to_string()
+    };
+    if !tools.is_empty() {
+        let files: Vec<String> = tools.iter().map(|t| t.display().to_string()).collect();
+        what.push_str(&format!(" with --tools {}", files.join(", ")));
+    }
+    anyhow!("{what} is invalid:\n{}", lines.join("\n"))
+}
+
+/// What `metagate mcp` builds its policy from: the policy file's text (none: the built-in
+/// policy) and how to read what it imports. The policy is built again from them with each
+/// listing of the server's tools.
+pub fn policy_inputs(flag: Option<&Path>) -> Result<PolicyInputs> {
+    refuse_empty_env(flag)?;
+    let read: ReadFile = Arc::new(|p: &Path| {
+        read_capped(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    });
+    Ok(match policy_location(flag) {
+        PolicyLocation::Builtin => PolicyInputs {
+            name: "the built-in policy".to_string(),
+            text: None,
+            origin: None,
+            read,
+        },
+        PolicyLocation::Given(path) | PolicyLocation::Found(path) => PolicyInputs {
+            name: path.display().to_string(),
+            text: Some(
+                read_capped(&path)
+                    .with_context(|| format!("cannot read policy file {}", path.display()))?,
+            ),
+            origin: Some(std::path::absolute(&path).unwrap_or_else(|_| path.clone())),
+            read,
+        },
     })
+}
+
+/// The policy `inputs` make before the server has listed its tools.
+pub fn base_policy(inputs: &PolicyInputs) -> Result<Policy> {
+    inputs
+        .build(&[])
+        .map(|(policy, _)| policy)
+        .map_err(|errors| invalid(&inputs.name, inputs.text.is_some(), &[], &errors))
 }

@@ -11,6 +11,8 @@ pub enum Status {
     Rejected,
     /// 2: metagate itself could not run.
     Failure,
+    /// Another program's status, passed on (`mcp` ends with its server's).
+    Passed(u8),
 }
 
 impl From<Status> for ExitCode {
@@ -19,6 +21,7 @@ impl From<Status> for ExitCode {
             Status::Success => 0,
             Status::Rejected => 1,
             Status::Failure => 2,
+            Status::Passed(code) => code,
         })
     }
 }

@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use metagate::checks::path::CachedFs;
-use metagate::domain::enforce::{NoFacts, Scope};
+use metagate::domain::enforce::Scope;
 use metagate::domain::policy::Policy;
-use metagate::jobs::gate::{self, Context, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
+use metagate::jobs::gate::{self, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
 
 use crate::cli::GateArgs;
 use crate::exit::Status;
@@ -21,22 +21,12 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         explain: args.explain,
     };
     crate::runtime::check_intent(policy, args.intent.as_deref(), args.quiet)?;
-    // A blank ID would be recorded and counted as a session (or caller) of its own, one that
-    // `permit grant --session` refuses to name: refused here as there.
-    for (value, flag, var) in [
-        (&args.session, "--session", "METAGATE_SESSION"),
-        (&args.caller, "--caller", "METAGATE_CALLER"),
-    ] {
-        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-            anyhow::bail!("{flag} (or {var}) is empty: give an ID, or leave it unset");
-        }
-    }
-    let context = Context {
-        session: args.session.clone(),
-        caller: args.caller.clone(),
-        intent: args.intent.clone(),
-    };
-    let checker = env.checker(policy)?;
+    let context = crate::runtime::call_context(
+        args.session.as_deref(),
+        args.caller.as_deref(),
+        args.intent.as_deref(),
+    )?;
+    let checker = env.checker(policy, &args.tools)?;
     // One second of memory: a stream checking the same folders pays for them once a second.
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
     let run = Run {
@@ -48,7 +38,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         scope: Scope { runtime: true },
     };
     let mut sink: Box<dyn Sink> = if args.no_telemetry {
-        Box::new(NoSink(NoFacts(env.clock()())))
+        Box::new(NoSink::at(env.clock()()))
     } else {
         Box::new(TelemetrySink::new(
             env.open_store(),

@@ -82,7 +82,7 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
         })
         .collect::<Result<Vec<_>>>()?;
     crate::runtime::check_intent(policy, args.intent.as_deref(), false)?;
-    let checker = env.checker(policy)?;
+    let checker = env.checker(policy, &args.tools)?;
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
     let context = Context {
         session: None,

@@ -17,9 +17,11 @@ mod exit;
 mod gate_cmd;
 mod generate;
 mod lint_cmd;
+mod mcp_cmd;
 mod output;
 mod permit_cmd;
 mod policy_cmd;
+mod prompt;
 mod record_cmd;
 mod runtime;
 mod tools_cmd;
@@ -66,12 +68,17 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             cli.db.len()
         );
     }
-    let env = runtime::Env::new(cli.db.first().map(PathBuf::as_path), cli.now.as_deref())?;
+    let env = runtime::Env::new(
+        cli.db.first().map(PathBuf::as_path),
+        cli.policy.as_deref(),
+        cli.now.as_deref(),
+    )?;
     match cli.command {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
             gate_cmd::run(&args, &policy, &env.with_policy(&policy))
         }
+        Command::Mcp(args) => mcp_cmd::run(&args, cli.policy.as_deref(), env),
         Command::Record(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &[])?;
             record_cmd::run(&args, &policy, &env.with_policy(&policy))

@@ -6,21 +6,22 @@ use std::io::{IsTerminal, Write};
 
 use anyhow::{Context as _, Result, bail};
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
-use dialoguer::{Confirm, Input, Select, console::Term};
+use dialoguer::console::Term;
 use metagate::checks::path::RealFs;
 use metagate::domain::events::format_time;
-use metagate::domain::grants::{
-    self, Grant, GrantId, ScopeEntry, Status as GrantStatus, human_duration, parse_duration,
-};
+use metagate::domain::grants::{self, Grant, GrantId, ScopeEntry, human_duration};
 use metagate::domain::policy::Policy;
-use metagate::jobs::permit::{self, Offer, PromptError, Prompter, Request};
+use metagate::jobs::permit::{
+    self, GrantFlags, Offer, PromptError, Request, event_json, expires_in, grant_json,
+};
 use metagate::store::StoreError;
-use metagate::store::grants::{self as grant_store, GrantEvent, Revoked};
+use metagate::store::grants::{self as grant_store, Revoked};
 use metagate::wire::display::{one_line, plural};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::cli::{Format, PermitArgs, PermitCommand, PermitGrantArgs};
 use crate::exit::Status;
+use crate::prompt::Dialoguer;
 use crate::runtime::Env;
 
 /// Bad input: the message goes to stderr and the exit status is 2.
@@ -55,66 +56,21 @@ fn new_id() -> Result<GrantId> {
     Ok(GrantId::from_bytes(bytes))
 }
 
-/// Checks the flags the way the interactive flow checks its answers.
-fn request_of(g: &PermitGrantArgs, policy: &Policy) -> Result<Request, String> {
-    let capability = g.capability.trim();
-    let known: Vec<String> = policy
-        .tools
-        .values()
-        .filter_map(|t| t.capability.clone())
-        .collect();
-    if !known.iter().any(|k| k == capability) {
-        let mut known = known;
-        known.sort();
-        known.dedup();
-        return Err(format!(
-            "unknown capability {capability:?}: no tool of the policy has it (capabilities: {})",
-            if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            }
-        ));
-    }
-    let duration_ms = parse_duration(&g.duration).map_err(|e| format!("--for: {e}"))?;
-    if !g.scope.is_empty() && !grants::scopable(policy, capability) {
-        return Err(format!(
-            "--scope: no tool with capability {capability} has a path or url argument, so a scope could never be checked; grant it without --scope"
-        ));
-    }
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the working folder: {e}"))?;
-    let scope = g
-        .scope
-        .iter()
-        .map(|s| {
-            grants::resolve_scope(policy, &cwd, s, &RealFs).map_err(|e| format!("--scope: {e}"))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if let Some(e) = scope
-        .iter()
-        .find_map(|e| grants::scope_mismatch(policy, capability, e))
-    {
-        return Err(format!("--scope: {e}"));
-    }
-    if let Some(s) = &g.session
-        && s.trim().is_empty()
-    {
-        return Err("--session: the session ID is empty".to_string());
-    }
-    Ok(Request {
-        capability: capability.to_string(),
-        scope,
-        session: g.session.clone(),
-        duration_ms,
-        reason: g.reason.clone().filter(|r| !r.trim().is_empty()),
-    })
-}
-
 fn grant(g: &PermitGrantArgs, policy: &Policy, env: &Env, now: i64) -> Result<Status> {
-    let request = match request_of(g, policy) {
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => return usage(format!("cannot read the working folder: {e}")),
+    };
+    let flags = GrantFlags {
+        capability: &g.capability,
+        duration: &g.duration,
+        scope: &g.scope,
+        session: g.session.as_deref(),
+        reason: g.reason.as_deref(),
+    };
+    let request = match Request::from_flags(&flags, policy, &cwd, &RealFs) {
         Ok(r) => r,
-        Err(e) => return usage(e),
+        Err(e) => return usage(e.0),
     };
     if !policy.rules.permit_require.contains(&request.capability) {
         say!(
@@ -147,42 +103,10 @@ fn shown(g: &Grant, printed: Result<()>) -> Result<Status> {
 }
 
 fn store_grant(r: &Request, env: &Env, now: i64) -> Result<Grant> {
-    let g = Grant {
-        id: new_id()?,
-        capability: r.capability.clone(),
-        scope: r.scope.clone(),
-        unreadable: None,
-        session: r.session.clone(),
-        granted_at_ms: now,
-        expires_at_ms: now.saturating_add(r.duration_ms),
-        revoked_at_ms: None,
-        granted_by: Some(actor()),
-        reason: r.reason.clone(),
-    };
+    let g = r.grant(new_id()?, now, actor());
     let mut store = env.open_store()?;
     grant_store::insert(&mut store, &g)?;
     Ok(g)
-}
-
-fn grant_json(g: &Grant, now: i64) -> Value {
-    json!({
-        "id": g.id.as_str(),
-        "capability": g.capability,
-        // An unreadable scope is no list: an empty one would read as the whole capability.
-        "scope": match g.unreadable {
-            None => json!(g.scope.iter().map(ScopeEntry::to_text).collect::<Vec<_>>()),
-            Some(_) => Value::Null,
-        },
-        "scope_error": g.unreadable,
-        "session": g.session,
-        "granted_at": format_time(g.granted_at_ms),
-        "expires_at": format_time(g.expires_at_ms),
-        "revoked_at": g.revoked_at_ms.map(format_time),
-        "granted_by": g.granted_by,
-        "reason": g.reason,
-        "status": g.status(now).as_str(),
-        "expires_in_ms": (g.status(now) == GrantStatus::Live).then(|| g.expires_at_ms - now),
-    })
 }
 
 fn print_grant(g: &Grant, format: Format, now: i64) -> Result<()> {
@@ -214,29 +138,6 @@ fn print_grant(g: &Grant, format: Format, now: i64) -> Result<()> {
     }
     out.flush()?;
     Ok(())
-}
-
-fn expires_in(g: &Grant, now: i64) -> String {
-    match g.status(now) {
-        GrantStatus::Live => human_duration(g.expires_at_ms - now),
-        GrantStatus::Expired => format!("{} ago", human_duration(now - g.expires_at_ms)),
-        GrantStatus::Revoked => "-".to_string(),
-        GrantStatus::NotYet => format!("starts in {}", human_duration(g.granted_at_ms - now)),
-    }
-}
-
-fn event_json(e: &GrantEvent) -> Value {
-    json!({
-        "ts": format_time(e.ts_ms),
-        "event": e.event,
-        "grant": e.grant_id,
-        "capability": e.capability,
-        "tool": e.tool,
-        "session": e.session,
-        "decision": e.decision_id,
-        "actor": e.actor,
-        "detail": e.detail,
-    })
 }
 
 fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
@@ -425,25 +326,11 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
 
 /// The non-interactive equivalent, for when there is no terminal to ask at.
 fn equivalent(policy: &Policy, env: &Env) -> String {
-    let caps: Vec<&str> = policy
-        .rules
-        .permit_require
-        .iter()
-        .map(String::as_str)
-        .collect();
     let store = env
         .db_path()
         .ok()
         .map(|p| std::path::absolute(&p).unwrap_or(p));
-    let flags = grants::setup_flags(policy.origin.as_deref(), store.as_deref());
-    format!(
-        "metagate{flags} permit grant --capability {} [--scope PATH|HOST]... [--for 5m] [--session ID] [--reason TEXT]",
-        if caps.len() == 1 {
-            caps[0].to_string()
-        } else {
-            format!("<{}>", caps.join("|"))
-        }
-    )
+    permit::equivalent_command(policy, store.as_deref())
 }
 
 fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
@@ -499,59 +386,5 @@ fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
             Ok(Status::Rejected)
         }
         Err(PromptError::Io(e)) => bail!("the terminal failed: {e}"),
-    }
-}
-
-/// The questions, asked on stderr's terminal.
-struct Dialoguer(Term);
-
-fn prompt_error(e: dialoguer::Error) -> PromptError {
-    let dialoguer::Error::IO(e) = e;
-    if e.kind() == std::io::ErrorKind::Interrupted {
-        PromptError::Cancelled
-    } else {
-        PromptError::Io(e.to_string())
-    }
-}
-
-impl Prompter for Dialoguer {
-    fn select(
-        &mut self,
-        prompt: &str,
-        items: &[String],
-        default: usize,
-    ) -> Result<usize, PromptError> {
-        Select::new()
-            .with_prompt(prompt)
-            .items(items)
-            .default(default)
-            .interact_on_opt(&self.0)
-            .map_err(prompt_error)?
-            .ok_or(PromptError::Cancelled)
-    }
-
-    fn input(
-        &mut self,
-        prompt: &str,
-        default: Option<&str>,
-        check: &mut dyn FnMut(&str) -> Result<(), String>,
-    ) -> Result<String, PromptError> {
-        let mut input = Input::<String>::new()
-            .with_prompt(prompt)
-            .allow_empty(true)
-            .validate_with(|s: &String| check(s));
-        if let Some(d) = default.filter(|d| !d.is_empty()) {
-            input = input.default(d.to_string());
-        }
-        input.interact_text_on(&self.0).map_err(prompt_error)
-    }
-
-    fn confirm(&mut self, prompt: &str, default: bool) -> Result<bool, PromptError> {
-        Confirm::new()
-            .with_prompt(prompt)
-            .default(default)
-            .interact_on_opt(&self.0)
-            .map_err(prompt_error)?
-            .ok_or(PromptError::Cancelled)
     }
 }

@@ -1,29 +1,35 @@
 //! What every command may need from the world: the clock and where the store is.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use metagate::domain::enforce::{Checker, Setup};
 use metagate::domain::events::parse_time;
 use metagate::domain::policy::Policy;
+use metagate::jobs::gate::Context as CallContext;
+use metagate::jobs::mcp::{CheckerSetup, Clock, OpenStore};
+use metagate::jobs::own_files::{Whereabouts, own_files};
 use metagate::store::{self, Store, StoreError};
 
 pub struct Env {
     db_flag: Option<PathBuf>,
+    policy_flag: Option<PathBuf>,
     store_options: store::Options,
     /// A fixed now (the hidden `--now`), for tests that control time.
     fixed_now_ms: Option<i64>,
 }
 
 impl Env {
-    pub fn new(db: Option<&Path>, now: Option<&str>) -> Result<Env> {
+    pub fn new(db: Option<&Path>, policy: Option<&Path>, now: Option<&str>) -> Result<Env> {
         let fixed_now_ms = now
             .map(|t| parse_time(t).map_err(anyhow::Error::msg))
             .transpose()
             .context("--now")?;
         Ok(Env {
             db_flag: db.map(Path::to_path_buf),
+            policy_flag: policy.map(Path::to_path_buf),
             store_options: store::Options::default(),
             fixed_now_ms,
         })
@@ -44,21 +50,68 @@ impl Env {
     }
 
     /// The policy checks as `gate` and `lint` run them: relative to the working folder, with
-    /// the policy file and the store protected (so the same call gets the same verdict in both).
-    pub fn checker(&self, policy: &Policy) -> Result<Checker> {
-        let cwd = std::env::current_dir().context("cannot read the working folder")?;
-        let mut protected: Vec<PathBuf> = policy.origin.iter().cloned().collect();
-        if let Ok(db) = self.db_path() {
-            protected.push(db);
-        }
+    /// metagate's own files protected (so the same call gets the same verdict in both): every
+    /// policy file and store a run may read, and the tool definitions this one read (`tools`).
+    pub fn checker(&self, policy: &Policy, tools: &[PathBuf]) -> Result<Checker> {
+        let setup = self.checker_setup(policy, tools)?;
         Ok(Checker::new(
             policy,
             &Setup {
-                cwd: &cwd,
-                protected,
-                home: std::env::var_os("HOME").map(Into::into),
+                cwd: &setup.cwd,
+                protected: setup.protected,
+                home: setup.home,
             },
         ))
+    }
+
+    /// What [`Env::checker`] builds the checks from, for a job that builds them again.
+    pub fn checker_setup(&self, policy: &Policy, tools: &[PathBuf]) -> Result<CheckerSetup> {
+        let cwd = std::env::current_dir().context("cannot read the working folder")?;
+        let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+        let (home, xdg_config_home, xdg_state_home) =
+            (var("HOME"), var("XDG_CONFIG_HOME"), var("XDG_STATE_HOME"));
+        let (env_policy, env_db) = (var("METAGATE_POLICY"), var("METAGATE_DB"));
+        let protected = own_files(
+            &Whereabouts {
+                cwd: &cwd,
+                home: home.as_deref(),
+                xdg_config_home: xdg_config_home.as_deref(),
+                xdg_state_home: xdg_state_home.as_deref(),
+                policy_flag: self.policy_flag.as_deref(),
+                env_policy: env_policy.as_deref(),
+                db_flag: self.db_flag.as_deref(),
+                env_db: env_db.as_deref(),
+            },
+            policy,
+            tools,
+        );
+        Ok(CheckerSetup {
+            cwd,
+            protected,
+            home,
+        })
+    }
+
+    /// [`Env::clock`] for a job's threads.
+    pub fn shared_clock(&self) -> Clock {
+        match self.fixed_now_ms {
+            Some(ms) => Arc::new(move || ms),
+            None => Arc::new(wall_clock_ms),
+        }
+    }
+
+    /// Opens the store for writing, as often as a job's threads need a connection of their own.
+    /// Not `durable`: see [`store::Options::durable`].
+    pub fn store_opener(&self, durable: bool) -> OpenStore {
+        let path = self.db_path().ok();
+        let options = store::Options {
+            durable,
+            ..self.store_options
+        };
+        Arc::new(move || match &path {
+            Some(path) => Store::open_with(path, options),
+            None => Err(StoreError::NoPath),
+        })
     }
 
     /// Where the store is, in the documented order.
@@ -118,4 +171,26 @@ pub fn check_intent(policy: &Policy, intent: Option<&str>, quiet: bool) -> Resul
         );
     }
     Ok(())
+}
+
+/// Who is calling and why. A blank ID would be recorded and counted as a session (or caller)
+/// of its own, one that `permit grant --session` refuses to name: refused here as there.
+pub fn call_context(
+    session: Option<&str>,
+    caller: Option<&str>,
+    intent: Option<&str>,
+) -> Result<CallContext> {
+    for (value, flag, var) in [
+        (session, "--session", "METAGATE_SESSION"),
+        (caller, "--caller", "METAGATE_CALLER"),
+    ] {
+        if value.is_some_and(|v| v.trim().is_empty()) {
+            bail!("{flag} (or {var}) is empty: give an ID, or leave it unset");
+        }
+    }
+    Ok(CallContext {
+        session: session.map(str::to_string),
+        caller: caller.map(str::to_string),
+        intent: intent.map(str::to_string),
+    })
 }

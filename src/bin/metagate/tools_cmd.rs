@@ -5,15 +5,14 @@ use std::io::Write;
 use anyhow::Result;
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use metagate::domain::events::format_time;
-use metagate::domain::evolution::health::{self, Sort};
-use metagate::domain::evolution::{Tally, Window, tools_json};
+use metagate::domain::evolution::Tally;
+use metagate::domain::evolution::health::{known_tools, rows};
 use metagate::domain::policy::Policy;
 use metagate::domain::policy::thresholds::Thresholds;
-use metagate::store::runs as results;
+use metagate::jobs::health;
 use metagate::wire::display::one_line;
-use serde_json::{Map, Value};
 
-use crate::cli::{HealthArgs, HealthFormat, HealthSort, ToolsCommand};
+use crate::cli::{HealthArgs, HealthFormat, ToolsCommand};
 use crate::exit::Status;
 use crate::runtime::Env;
 
@@ -31,18 +30,8 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let t = policy.thresholds();
     let now_ms = (env.clock())();
     let store = env.open_existing_store()?;
-    let fail = |e| store.err(e);
-    // What `evaluate` over now would count: the run's window, and everything after it up to
-    // now (an event dated ahead counts once its time comes).
-    let until_ms = now_ms.saturating_add(1);
-    let run = results::latest(store.conn_ref(), until_ms).map_err(fail)?;
-    let (counted, from_ms) = match &run {
-        Some(r) => (results::Counted::of(r), r.window_from_ms),
-        None => (results::Counted::NOTHING, i64::MIN),
-    };
-    let window = Window::new(from_ms, until_ms, now_ms, &t);
-    let live = results::live(store.conn_ref(), &counted, &window, &t).map_err(fail)?;
-    match &run {
+    let report = health::read(&store, policy, now_ms)?;
+    match &report.base {
         Some(r) => say!(
             "metagate: tools health: evaluate run {} ({} → {}, made {}) plus live counts since",
             r.id,
@@ -50,7 +39,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
             format_time(r.window_to_ms),
             format_time(r.ran_at_ms)
         ),
-        None if results::any_run(store.conn_ref()).map_err(fail)? => say!(
+        None if report.any_run => say!(
             "metagate: tools health: every evaluate run in {} has a window ending after now ({}): live counts only (no re-asks, which only evaluate detects)",
             store.path().display(),
             format_time(now_ms)
@@ -60,7 +49,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
             store.path().display()
         ),
     }
-    if let Some(r) = &run {
+    if let Some(r) = &report.base {
         for (tool, method, why) in &r.unreadable {
             let name = if method.is_empty() {
                 tool.clone()
@@ -74,19 +63,12 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
             );
         }
     }
-    let tallies = match run {
-        // The run weighed evidence as of its window's end, or when it ran if sooner.
-        Some(r) => {
-            let age = now_ms.saturating_sub(r.ran_at_ms.min(r.window_to_ms));
-            health::combine(r.tallies, age, live, &t)
-        }
-        None => live,
-    };
+    let tallies = &report.tallies;
     let mut out = crate::output::stdout();
     match args.format {
         HealthFormat::KnownTools => {
-            let block = health::known_tools(
-                &tallies,
+            let block = known_tools(
+                tallies,
                 args.top.unwrap_or(KNOWN_TOOLS_TOP),
                 args.budget,
                 now_ms,
@@ -101,25 +83,11 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
             write!(out, "{block}")?;
         }
         HealthFormat::Json => {
-            let sort = sort_of(args.sort);
-            let mut order: Vec<String> = Vec::new();
-            for (tool, _, _) in health::rows(&tallies, sort, now_ms, &t) {
-                if !order.contains(&tool) {
-                    order.push(tool);
-                }
-            }
-            order.truncate(args.top.unwrap_or(usize::MAX));
-            let all = tools_json(&tallies, &t);
-            let mut doc = Map::new();
-            for tool in order {
-                if let Some(v) = all.get(&tool) {
-                    doc.insert(tool, v.clone());
-                }
-            }
-            writeln!(out, "{}", Value::Object(doc))?;
+            let top = args.top.unwrap_or(usize::MAX);
+            writeln!(out, "{}", report.to_json(policy, args.sort, top, now_ms))?;
         }
         HealthFormat::Table => {
-            let mut rows = health::rows(&tallies, sort_of(args.sort), now_ms, &t);
+            let mut rows = rows(tallies, args.sort, now_ms, &t);
             let recorded = rows.len();
             rows.truncate(args.top.unwrap_or(usize::MAX));
             if recorded == 0 {
@@ -134,17 +102,6 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
     }
     out.flush()?;
     Ok(Status::Success)
-}
-
-fn sort_of(s: HealthSort) -> Sort {
-    match s {
-        HealthSort::Calls => Sort::Calls,
-        HealthSort::Utility => Sort::Utility,
-        HealthSort::Corrections => Sort::Corrections,
-        HealthSort::Boundary => Sort::Boundary,
-        HealthSort::Name => Sort::Name,
-        HealthSort::Rank => Sort::Rank,
-    }
 }
 
 /// One row per tool and method, shared with `evaluate`'s report.

@@ -17,9 +17,9 @@ use serde_json::{Number, Value};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::{
     Arg, ArgType, CompiledSchema, NamePattern, Policy, Tool, UnknownArgs, UnknownTools,
-    condition_holds, fold_name, is_integral,
+    condition_holds, fold_name,
 };
-use crate::wire::args::{ArgValue, Args, JsonType};
+use crate::wire::args::{ArgValue, Args, IntegerFit, JsonType, fits_f64, is_i64_integer};
 use crate::wire::correction::{Correction, Kind, arg_pointer};
 
 /// What the pipeline did to a call that it did not reject.
@@ -482,7 +482,7 @@ fn fix_value(
                 problems.types.push(TypeProblem {
                     arg: name.to_string(),
                     expected: spec.type_names(),
-                    got: describe(args.value_at(i)),
+                    got: describe_misfit(spec, args.value_at(i)),
                 });
                 return;
             }
@@ -511,7 +511,10 @@ fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
         JsonType::Object => has(ArgType::Object),
         JsonType::Array => has(ArgType::Array),
         JsonType::Null => has(ArgType::Null) || spec.nullable,
-        JsonType::Number => has(ArgType::Number) || (has(ArgType::Integer) && value.is_integer()),
+        JsonType::Number => {
+            (has(ArgType::Number) && value.is_f64_number())
+                || (has(ArgType::Integer) && value.is_i64_integer())
+        }
     }
 }
 
@@ -554,14 +557,13 @@ fn read_integer(text: &str) -> Option<Value> {
         return None;
     }
     let n: Number = text.parse().ok()?;
-    is_integral(&n).then_some(Value::Number(n))
+    is_i64_integer(&n).then_some(Value::Number(n))
 }
 
 fn read_number(text: &str) -> Option<Value> {
     // JSON's own number grammar: no `+`, no leading `.`, no `NaN` or `inf`.
     let n: Number = text.parse().ok()?;
-    n.as_f64().filter(|f| f.is_finite())?;
-    Some(Value::Number(n))
+    fits_f64(&n).then_some(Value::Number(n))
 }
 
 fn describe(v: &ArgValue<'_>) -> String {
@@ -578,8 +580,46 @@ fn describe(v: &ArgValue<'_>) -> String {
             Some(s) if s.chars().count() <= 40 => format!("{kind} ({s:?})"),
             _ => kind.to_string(),
         },
-        JsonType::Number | JsonType::Bool => format!("{kind} ({})", v.to_value()),
+        JsonType::Number => format!("{kind} ({})", number_for_message(v)),
+        JsonType::Bool => format!("{kind} ({})", v.to_value()),
         _ => kind.to_string(),
+    }
+}
+
+/// [`describe`] for a value that does not fit its declared type: a number the type would
+/// take but for its size says so, since "must be a number, got a number" would not.
+fn describe_misfit(spec: &Arg, value: &ArgValue<'_>) -> String {
+    if value.json_type() == JsonType::Number {
+        let has = |t: ArgType| spec.types.contains(&t);
+        let range = if has(ArgType::Number) {
+            Some("64-bit float")
+        } else if has(ArgType::Integer) {
+            (value.integer_fit() == Some(IntegerFit::OutsideI64)).then_some("64-bit integer")
+        } else {
+            None
+        };
+        if let Some(range) = range {
+            return format!(
+                "a number outside the {range} range ({})",
+                number_for_message(value)
+            );
+        }
+    }
+    describe(value)
+}
+
+/// A number's text for a message: whole up to 40 characters, else its start and its length
+/// (a model can send 100,000 digits; the message it gets back stays short).
+fn number_for_message(value: &ArgValue<'_>) -> String {
+    let text = match value {
+        ArgValue::Raw(text) => Cow::Borrowed(text.as_ref()),
+        ArgValue::Value(v) => Cow::Owned(v.to_string()),
+    };
+    if text.len() <= 40 {
+        text.into_owned()
+    } else {
+        // A JSON number's text is ASCII: any byte is a character boundary.
+        format!("{}…, {} characters", &text[..20], text.len())
     }
 }
 
@@ -977,6 +1017,132 @@ mod tests {
         r.unwrap();
         assert_eq!(out["threshold"], json!(0.7));
         assert_eq!(out["limit"], json!(10));
+    }
+
+    /// Runs the built-in policy over one number-typed argument given as JSON text, so that it
+    /// keeps the digits it was written with (a `json!` literal could not hold most of these):
+    /// `session` (of `code_execution_tool`) and `limit` are integers, `threshold` a number.
+    fn run_number_arg(arg: &str, value: &str) -> (Result<(), Box<ToolError>>, String, Report) {
+        let (tool, required) = match arg {
+            "session" => ("code_execution_tool", r#""runtime":"output""#),
+            _ => ("memory_load", r#""query":"x""#),
+        };
+        run_builtin_text(tool, &format!("{{{required},\"{arg}\":{value}}}"))
+    }
+
+    fn run_builtin_text(tool: &str, args: &str) -> (Result<(), Box<ToolError>>, String, Report) {
+        let policy = Policy::builtin();
+        let mut args = Args::from_text(args).unwrap();
+        let mut report = Report::default();
+        let r = run(&policy, tool, None, &mut args, &mut report);
+        (r, args.to_json_string(), report)
+    }
+
+    /// A number the declared type cannot hold is a type mismatch naming the argument (issue
+    /// 24, item 6): an integer outside i64, a number that is not finite as an f64. Every case
+    /// passed before.
+    #[test]
+    fn numbers_beyond_the_declared_type_are_type_mismatches() {
+        let digits = |n: usize| format!("1{}", "0".repeat(n - 1));
+        let (d400, d100k) = (digits(400), digits(100_000));
+        let (minus_d100k, d400_and_a_half) = (format!("-{d100k}"), format!("{d400}.5"));
+        let cases: &[(&str, &str)] = &[
+            ("session", "9223372036854775808"),
+            ("session", "-9223372036854775809"),
+            ("session", "12345678901234567890"),
+            ("session", "18446744073709551616"),
+            ("session", "9.3e18"),
+            ("session", "-1e19"),
+            ("session", "1e300"),
+            ("session", &d100k),
+            ("session", &minus_d100k),
+            // A string is coerced only to an integer the type holds.
+            ("session", "\"9223372036854775808\""),
+            // Whole only once rounded through an f64: the integer type cannot hold them either.
+            ("session", "1e-400"),
+            ("session", "1.0000000000000000001"),
+            ("limit", "9223372036854775808"),
+            ("limit", &d400),
+            ("threshold", "1e99999999"),
+            ("threshold", "-1e99999999"),
+            ("threshold", "1e309"),
+            ("threshold", "1.5e400"),
+            ("threshold", "2e308"),
+            ("threshold", &d400),
+            ("threshold", &d100k),
+            ("threshold", &d400_and_a_half),
+        ];
+        for (arg, value) in cases {
+            let shown = &value[..value.len().min(30)];
+            let (r, _, _) = run_number_arg(arg, value);
+            let e = r.expect_err(&format!("{arg} = {shown}… passed"));
+            assert_eq!(e.category, Category::TypeMismatch, "{arg} = {shown}…: {e}");
+            assert!(e.message.contains(&format!("\"{arg}\"")), "{e}");
+            // The message stays short whatever the number's length.
+            assert!(e.message.len() < 300, "{arg} = {shown}…: {}", e.message);
+        }
+    }
+
+    /// Ordinary numbers, and the ends of each type's range, still pass (a string only through
+    /// an exact coercion); the gate applied to its own output changes nothing.
+    #[test]
+    fn numbers_the_declared_type_holds_still_pass() {
+        let long_decimal = format!("0.{}", "3".repeat(400));
+        let digits_300 = format!("1{}", "0".repeat(299));
+        let cases: &[(&str, &str, &str)] = &[
+            ("session", "0", "0"),
+            ("session", "-0", "-0"),
+            ("session", "5", "5"),
+            ("session", "9223372036854775807", "9223372036854775807"),
+            ("session", "-9223372036854775808", "-9223372036854775808"),
+            ("session", "5.0", "5.0"),
+            ("session", "1e3", "1e3"),
+            ("session", "9.2e18", "9.2e18"),
+            ("session", "\"42\"", "42"),
+            ("session", "\" -3 \"", "-3"),
+            ("session", "\"9223372036854775807\"", "9223372036854775807"),
+            (
+                "session",
+                "\"-9223372036854775808\"",
+                "-9223372036854775808",
+            ),
+            ("limit", "10", "10"),
+            ("threshold", "0.7", "0.7"),
+            ("threshold", "-2.5e-3", "-2.5e-3"),
+            ("threshold", "1e308", "1e308"),
+            (
+                "threshold",
+                "-1.7976931348623157e308",
+                "-1.7976931348623157e308",
+            ),
+            ("threshold", "5e-324", "5e-324"),
+            // Too small to tell from zero is still a finite number (it reads as 0.0).
+            ("threshold", "1e-400", "1e-400"),
+            ("threshold", "12345678901234567890", "12345678901234567890"),
+            ("threshold", &digits_300, &digits_300),
+            ("threshold", &long_decimal, &long_decimal),
+            ("threshold", "\"0.7\"", "0.7"),
+        ];
+        for &(arg, value, want) in cases {
+            let (r, out, report) = run_number_arg(arg, value);
+            r.unwrap_or_else(|e| panic!("{arg} = {value}: {e}"));
+            assert!(
+                out.contains(&format!("\"{arg}\":{want}")),
+                "{arg} = {value}: {out}"
+            );
+            let was_coerced = report.corrections.iter().any(|c| c.kind == Kind::Coerce);
+            assert_eq!(was_coerced, value.starts_with('"'), "{arg} = {value}");
+            // Its own output again: passes, nothing corrected, the same text.
+            let tool = if arg == "session" {
+                "code_execution_tool"
+            } else {
+                "memory_load"
+            };
+            let (again, out_again, report_again) = run_builtin_text(tool, &out);
+            again.unwrap_or_else(|e| panic!("{arg} = {value}, second pass: {e}"));
+            assert!(report_again.corrections.is_empty(), "{arg} = {value}");
+            assert_eq!(out_again, out, "{arg} = {value}");
+        }
     }
 
     #[test]

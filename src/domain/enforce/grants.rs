@@ -3,9 +3,9 @@
 //! paths usually are known to resolve inside the root; those that do not are covered by no
 //! scoped grant) and before prerequisites and limits.
 
+use super::{CallToCheck, Checker, Inquiry, Unanswerable};
 use crate::checks::host::{host_problem, url_host};
 use crate::checks::path::{self, Fs};
-use crate::domain::enforce::{Checker, Context, Facts};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::grants::{
     GrantId, Need, Refusal, ScopeEntry, Unresolved, find, grant_command, needs_grant,
@@ -30,76 +30,66 @@ pub enum GrantCheck {
     },
 }
 
-/// Why grants could not be looked up. Either way no grant can allow the call, so the refusal
-/// says what keeps the gate from seeing grants instead of suggesting one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unavailable {
-    /// `gate --no-telemetry`: there is no store to look in.
-    TelemetryOff,
-    /// The store could not be opened, or the grants in it could not be read.
-    Store(String),
+/// Why the call is refused when grants cannot be looked up, after "needs an operator's grant
+/// for capability …: ". No grant can allow the call then, so the refusal says what keeps the
+/// gate from seeing grants instead of suggesting one.
+fn unavailable_reason(why: &Unanswerable) -> String {
+    match why {
+        Unanswerable::TelemetryOff => {
+            "grants are kept in the telemetry store, and telemetry is off (--no-telemetry)"
+                .to_string()
+        }
+        Unanswerable::Store(e) => format!("grants cannot be read from the telemetry store: {e}"),
+    }
 }
 
-impl Unavailable {
-    /// Why the call is refused, after "needs an operator's grant for capability …: ".
-    fn reason(&self) -> String {
-        match self {
-            Unavailable::TelemetryOff => {
-                "grants are kept in the telemetry store, and telemetry is off (--no-telemetry)"
-                    .to_string()
-            }
-            Unavailable::Store(e) => format!("grants cannot be read from the telemetry store: {e}"),
-        }
-    }
-
-    /// What the operator must do first.
-    fn suggestion(&self, capability: &str) -> String {
-        match self {
-            Unavailable::TelemetryOff => format!(
-                "Do not retry: this gate runs with --no-telemetry and cannot see grants, so no grant can allow this call; the operator must run the gate with telemetry on for {capability} to be allowed"
-            ),
-            Unavailable::Store(_) => format!(
-                "Do not retry: this gate cannot read grants from its telemetry store, so no grant can allow this call until the operator repairs the store (see `metagate db info`) for {capability} to be allowed"
-            ),
-        }
+/// What the operator must do first when grants cannot be looked up.
+fn unavailable_suggestion(why: &Unanswerable, capability: &str) -> String {
+    match why {
+        Unanswerable::TelemetryOff => format!(
+            "Do not retry: this gate runs with --no-telemetry and cannot see grants, so no grant can allow this call; the operator must run the gate with telemetry on for {capability} to be allowed"
+        ),
+        Unanswerable::Store(_) => format!(
+            "Do not retry: this gate cannot read grants from its telemetry store, so no grant can allow this call until the operator repairs the store (see `metagate db info`) for {capability} to be allowed"
+        ),
     }
 }
 
 /// Checks the grant a call needs, if it needs one.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn check(
     checker: &Checker,
     policy: &Policy,
-    tool: &str,
-    args: &Args<'_>,
-    context: &Context,
-    facts: &mut dyn Facts,
-    fs: &dyn Fs,
-    note: &mut dyn FnMut(std::fmt::Arguments<'_>),
+    call: &CallToCheck<'_, '_>,
+    inquiry: &mut Inquiry<'_>,
 ) -> Result<(), Box<ToolError>> {
+    let CallToCheck {
+        tool,
+        args,
+        context,
+    } = *call;
     let Some(capability) = needs_grant(policy, tool) else {
         return Ok(());
     };
     let need = Need {
         capability,
         session: context.session.as_deref(),
-        ..need_of(checker, policy, tool, args, fs)
+        ..need_of(checker, policy, tool, args, inquiry.fs)
     };
-    let now = facts.now_ms();
+    let now = inquiry.now_ms;
     let mut unavailable = None;
-    let (reason, nearest) = match facts.grants(capability) {
+    let (reason, nearest) = match inquiry.facts.grants(capability, now) {
         Err(e) => {
-            let reason = e.reason();
+            let reason = unavailable_reason(&e);
             unavailable = Some(e);
             (reason, None)
         }
         Ok(grants) => match find(&grants, &need, now) {
             Ok(g) => {
-                note(format_args!(
+                inquiry.note(format_args!(
                     "grant: {capability} for {tool} covered by {}",
                     g.id
                 ));
-                facts.grant_checked(GrantCheck::Used {
+                inquiry.grant_check = Some(GrantCheck::Used {
                     grant: g.id.clone(),
                     capability: capability.to_string(),
                     tool: tool.to_string(),
@@ -122,10 +112,10 @@ pub(crate) fn check(
             ),
         },
     };
-    note(format_args!(
+    inquiry.note(format_args!(
         "grant: {capability} for {tool} refused: {reason}"
     ));
-    facts.grant_checked(GrantCheck::Denied {
+    inquiry.grant_check = Some(GrantCheck::Denied {
         capability: capability.to_string(),
         tool: tool.to_string(),
         reason: reason.clone(),
@@ -140,7 +130,7 @@ pub(crate) fn check(
     .detail("rule", "permit.require");
     e = match (unavailable, need.unresolved.first()) {
         // A grant the gate cannot see would change nothing: no command is suggested.
-        (Some(why), _) => e.suggest(why.suggestion(capability)),
+        (Some(why), _) => e.suggest(unavailable_suggestion(&why, capability)),
         // No scope could name it, and a command that cannot allow the call is not suggested.
         (None, Some(u)) => e.suggest(format!(
             "Do not retry: the {} {:?} cannot be resolved ({}), and no grant scoped to paths or hosts covers what cannot be resolved",
@@ -159,7 +149,7 @@ pub(crate) fn check(
                 context.session.as_deref(),
                 &scope,
                 policy.origin.as_deref(),
-                facts.grant_store(),
+                inquiry.facts.grant_store(),
             );
             e.suggest(format!(
                 "Do not retry: a person must allow this first. Ask the operator to run: {command}"
@@ -255,33 +245,36 @@ mod tests {
     #[test]
     fn checker_consults_grants_only_at_runtime() {
         use crate::checks::path::RealFs;
-        use crate::domain::enforce::{Checker, Context, Facts, NoFacts, Scope, Setup};
+        use crate::domain::enforce::{
+            CallToCheck, Checker, Context, Count, CountKey, Counts, Facts, GrantLookup, Inquiry,
+            NoFacts, Scope, Setup,
+        };
         use crate::domain::error::Category;
         use crate::domain::policy::Source;
         use crate::wire::args::Args;
 
-        struct Granted(Vec<Grant>, Option<GrantCheck>);
-        impl Facts for Granted {
-            fn now_ms(&self) -> i64 {
-                1001 * MIN
-            }
+        struct Granted(Vec<Grant>);
+        impl Counts for Granted {
             fn count(
                 &mut self,
-                _: &crate::domain::enforce::CountKey,
+                _: &CountKey,
                 _: Option<i64>,
+                _: i64,
                 _: u64,
-            ) -> Result<crate::domain::enforce::Count, String> {
-                Ok(crate::domain::enforce::Count::default())
+            ) -> Result<Count, Unanswerable> {
+                Ok(Count::default())
             }
             fn completed(
                 &mut self,
                 _: &str,
                 _: &str,
                 _: crate::domain::policy::file::Evidence,
-            ) -> Result<bool, String> {
+            ) -> Result<bool, Unanswerable> {
                 Ok(true)
             }
-            fn grants(&mut self, capability: &str) -> Result<Vec<Grant>, Unavailable> {
+        }
+        impl GrantLookup for Granted {
+            fn grants(&mut self, capability: &str, _: i64) -> Result<Vec<Grant>, Unanswerable> {
                 Ok(self
                     .0
                     .iter()
@@ -289,8 +282,8 @@ mod tests {
                     .cloned()
                     .collect())
             }
-            fn grant_checked(&mut self, c: GrantCheck) {
-                self.1 = Some(c);
+            fn grant_store(&self) -> Option<&std::path::Path> {
+                None
             }
         }
 
@@ -315,38 +308,46 @@ mod tests {
         let args = Args::from_map(serde_json::from_str(r#"{"command":"ls"}"#).unwrap());
         let ctx = Context::default();
         let run = |facts: &mut dyn Facts, runtime: bool| {
-            checker.check(
-                &policy,
-                "x",
-                &args,
-                &ctx,
+            let mut explain = None;
+            let mut inquiry = Inquiry {
                 facts,
-                &RealFs,
-                Scope { runtime },
-                &mut None,
-            )
+                fs: &RealFs,
+                now_ms: 1001 * MIN,
+                scope: Scope { runtime },
+                explain: &mut explain,
+                grant_check: None,
+            };
+            let call = CallToCheck {
+                tool: "x",
+                args: &args,
+                context: &ctx,
+            };
+            let verdict = checker.check(&policy, &call, &mut inquiry);
+            (verdict, inquiry.grant_check)
         };
         // lint: no grant, no store, still fine.
-        assert!(run(&mut NoFacts(0), false).is_ok());
+        assert!(run(&mut NoFacts, false).0.is_ok());
         // gate without a store: refused, never assumed.
-        let e = run(&mut NoFacts(0), true).unwrap_err();
+        let e = run(&mut NoFacts, true).0.unwrap_err();
         assert_eq!(e.category, Category::ConfirmationRequired);
         assert!(!e.retryable());
         assert!(e.message.contains("telemetry is off"), "{}", e.message);
         // With a live grant it passes, and the check reports which grant it used.
-        let mut facts = Granted(vec![grant(&[], None)], None);
-        assert!(run(&mut facts, true).is_ok());
+        let (verdict, check) = run(&mut Granted(vec![grant(&[], None)]), true);
+        assert!(verdict.is_ok());
         assert!(
-            matches!(facts.1, Some(GrantCheck::Used { ref grant, .. }) if grant.as_str() == GrantId::from_bytes([7; 16]).as_str())
+            matches!(check, Some(GrantCheck::Used { ref grant, .. }) if grant.as_str() == GrantId::from_bytes([7; 16]).as_str())
         );
         // Another capability's grant does not count, and the denial is reported.
         let mut other = grant(&[], None);
         other.capability = "file_access".into();
-        let mut facts = Granted(vec![other], None);
-        let e = run(&mut facts, true).unwrap_err();
-        assert_eq!(e.category, Category::ConfirmationRequired);
+        let (verdict, check) = run(&mut Granted(vec![other]), true);
+        assert_eq!(
+            verdict.unwrap_err().category,
+            Category::ConfirmationRequired
+        );
         assert!(matches!(
-            facts.1,
+            check,
             Some(GrantCheck::Denied { grant: None, .. })
         ));
     }

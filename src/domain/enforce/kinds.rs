@@ -4,27 +4,33 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::{Checker, blocked, internal};
+use super::{Checker, Inquiry, blocked, internal};
 use crate::checks::host::url_host;
-use crate::checks::path::{self, Fs};
+use crate::checks::path::{self, PathError};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::{ArgKind, Policy};
 use crate::shellcheck;
 use crate::wire::args::ArgValue;
 
+/// An argument whose kind switches checks on.
+pub(super) struct ArgToCheck<'v, 'a> {
+    pub name: &'v str,
+    pub kind: ArgKind,
+    pub value: &'v ArgValue<'a>,
+}
+
 /// Checks every string the argument holds: a string, or every string inside an array or an
 /// object, however deep (see [`texts`]).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn check(
     checker: &Checker,
     policy: &Policy,
     tool: &str,
-    name: &str,
-    kind: ArgKind,
-    value: &ArgValue<'_>,
-    fs: &dyn Fs,
-    note: &mut dyn FnMut(std::fmt::Arguments<'_>),
+    arg: &ArgToCheck<'_, '_>,
+    inquiry: &mut Inquiry<'_>,
 ) -> Result<(), Box<ToolError>> {
+    let ArgToCheck { name, kind, value } = *arg;
+    let fs = inquiry.fs;
+    let mut note = |line: std::fmt::Arguments<'_>| inquiry.note(line);
     // Most arguments are one string, read without building a JSON value (or a list).
     let one;
     let single: [&str; 1];
@@ -52,14 +58,15 @@ pub(super) fn check(
                     Err(e) => return internal(policy, tool, e),
                 };
                 match path::check(s, rules, fs) {
-                    Ok(relative) if checker.is_protected(&relative, fs) => {
+                    // The model is told the rule, not which of the operator's files it met.
+                    Err(PathError::Protected { .. }) => {
                         let rule = "metagate's own files are protected";
                         note(format_args!("{name} (path): {s:?} refused: {rule}"));
                         return Err(Box::new(
                             blocked(
                                 tool,
                                 refused(name, "path", s, rule),
-                                "Leave metagate's policy file and telemetry store alone"
+                                "Leave metagate's policy files, its telemetry store and the folders that hold them alone"
                                     .to_string(),
                                 rule,
                             )

@@ -3,13 +3,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Context, Facts, internal};
+use super::{CallToCheck, Context, Inquiry, internal};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::events::format_time;
 use crate::domain::policy::Policy;
 use crate::domain::policy::rules::Rate;
 use crate::domain::policy::toml_key;
-use crate::wire::args::Args;
 use crate::wire::scan;
 
 /// What a count is about.
@@ -73,39 +72,41 @@ fn tool_rate(policy: &Policy, tool: &str) -> Rate {
 
 pub(super) fn check(
     policy: &Policy,
-    tool: &str,
-    args: &Args<'_>,
-    context: &Context,
-    facts: &mut dyn Facts,
-    note: &mut dyn FnMut(std::fmt::Arguments<'_>),
+    call: &CallToCheck<'_, '_>,
+    inquiry: &mut Inquiry<'_>,
 ) -> Result<(), Box<ToolError>> {
+    let CallToCheck {
+        tool,
+        args,
+        context,
+    } = *call;
     let limits = &policy.rules.limits;
-    let now = facts.now_ms();
+    let now = inquiry.now_ms;
     if let Some(caller) = &context.caller {
         let rate = caller_rate(policy, caller);
         if !rate.is_unlimited() {
             let key = CountKey::Caller(caller.clone());
-            rate_check(policy, tool, "per_caller", &key, rate, now, facts, note)?;
+            rate_check(policy, tool, "per_caller", &key, rate, inquiry)?;
         }
     } else if !limits.per_caller.is_unlimited() {
-        note(format_args!(
+        inquiry.note(format_args!(
             "limits per caller: no caller given, not counted"
         ));
     }
     let tool_rate = tool_rate(policy, tool);
     if !tool_rate.is_unlimited() {
         let key = CountKey::Tool(tool.to_string());
-        rate_check(policy, tool, "per_tool", &key, tool_rate, now, facts, note)?;
+        rate_check(policy, tool, "per_tool", &key, tool_rate, inquiry)?;
     }
     if let Some(quota) = limits.session_quota {
         match &context.session {
             Some(session) => {
                 let key = CountKey::Session(session.clone());
-                let count = match facts.count(&key, None, quota) {
+                let count = match inquiry.facts.count(&key, None, now, quota) {
                     Ok(c) => c,
-                    Err(e) => return internal(policy, tool, &e),
+                    Err(e) => return internal(policy, tool, &e.reason("limits are counted")),
                 };
-                note(format_args!(
+                inquiry.note(format_args!(
                     "session quota {}: {}/{quota}",
                     session, count.n
                 ));
@@ -114,16 +115,18 @@ pub(super) fn check(
                         tool,
                         format!("session {session} has used its quota of {quota} calls"),
                         "Start a new session, or ask the operator to raise the quota".to_string(),
-                        "session_quota",
-                        "limits.session_quota".to_string(),
-                        quota,
-                        count.n,
-                        None,
-                        None,
+                        LimitReached {
+                            limit: "session_quota",
+                            rule: "limits.session_quota".to_string(),
+                            max: quota,
+                            count: count.n,
+                            resets_ms: None,
+                            now: None,
+                        },
                     )));
                 }
             }
-            None => note(format_args!("session quota: no session given, not counted")),
+            None => inquiry.note(format_args!("session quota: no session given, not counted")),
         }
     }
     if let Some(lb) = limits.loop_breaker {
@@ -132,12 +135,15 @@ pub(super) fn check(
             session: context.session.clone(),
             caller: context.caller.clone(),
         };
-        let count = match facts.count(&key, Some(now - lb.window_ms + 1), lb.repeat) {
+        let count = match inquiry
+            .facts
+            .count(&key, Some(now - lb.window_ms + 1), now, lb.repeat)
+        {
             Ok(c) => c,
-            Err(e) => return internal(policy, tool, &e),
+            Err(e) => return internal(policy, tool, &e.reason("limits are counted")),
         };
         let secs = lb.window_ms / 1000;
-        note(format_args!(
+        inquiry.note(format_args!(
             "loop breaker: {} identical calls in the last {secs} s (the {} is refused)",
             count.n,
             ordinal(lb.repeat)
@@ -151,29 +157,29 @@ pub(super) fn check(
                 ),
                 "Do not repeat the same call: change the arguments, try another tool, or answer with what you have"
                     .to_string(),
-                "loop",
-                "limits.loop".to_string(),
-                lb.repeat - 1,
-                count.n,
-                count.oldest_ms.map(|o| o + lb.window_ms),
-                Some(now),
+                LimitReached {
+                    limit: "loop",
+                    rule: "limits.loop".to_string(),
+                    max: lb.repeat - 1,
+                    count: count.n,
+                    resets_ms: count.oldest_ms.map(|o| o + lb.window_ms),
+                    now: Some(now),
+                },
             )));
         }
     }
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn rate_check(
     policy: &Policy,
     tool: &str,
     scope: &str,
     key: &CountKey,
     rate: Rate,
-    now: i64,
-    facts: &mut dyn Facts,
-    note: &mut dyn FnMut(std::fmt::Arguments<'_>),
+    inquiry: &mut Inquiry<'_>,
 ) -> Result<(), Box<ToolError>> {
+    let now = inquiry.now_ms;
     let (kind, name) = match key {
         CountKey::Caller(c) => ("caller ", c.as_str()),
         CountKey::Tool(t) => ("tool ", t.as_str()),
@@ -200,11 +206,11 @@ fn rate_check(
         (rate.per_hour, HOUR_MS, "hour"),
     ] {
         let Some(max) = max else { continue };
-        let count = match facts.count(key, Some(now - window + 1), max) {
+        let count = match inquiry.facts.count(key, Some(now - window + 1), now, max) {
             Ok(c) => c,
-            Err(e) => return internal(policy, tool, &e),
+            Err(e) => return internal(policy, tool, &e.reason("limits are counted")),
         };
-        note(format_args!(
+        inquiry.note(format_args!(
             "limit {scope} per {unit} ({kind}{name}): {}/{max}",
             count.n
         ));
@@ -217,30 +223,46 @@ fn rate_check(
                     Some(r) => format!("Wait until {} before calling again", format_time(r)),
                     None => "Wait before calling again".to_string(),
                 },
-                &format!("{scope}_per_{unit}"),
-                format!("{table}.per_{unit}"),
-                max,
-                count.n,
-                resets,
-                Some(now),
+                LimitReached {
+                    limit: &format!("{scope}_per_{unit}"),
+                    rule: format!("{table}.per_{unit}"),
+                    max,
+                    count: count.n,
+                    resets_ms: resets,
+                    now: Some(now),
+                },
             )));
         }
     }
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn limited(
-    tool: &str,
-    message: String,
-    suggestion: String,
-    limit: &str,
+/// A limit a call reached: which, where the policy sets it, and when it frees a slot.
+struct LimitReached<'l> {
+    /// The limit's name in `details.limit` (`per_caller_per_minute`, `loop`, …).
+    limit: &'l str,
+    /// The policy key that set it.
     rule: String,
     max: u64,
     count: u64,
     resets_ms: Option<i64>,
     now: Option<i64>,
+}
+
+fn limited(
+    tool: &str,
+    message: String,
+    suggestion: String,
+    reached: LimitReached<'_>,
 ) -> ToolError {
+    let LimitReached {
+        limit,
+        rule,
+        max,
+        count,
+        resets_ms,
+        now,
+    } = reached;
     let mut e = ToolError::new(Category::RateLimited, message)
         .tool(tool)
         .suggest(suggestion)

@@ -3,23 +3,23 @@
 //! Deterministic: the world (time, counts, the file system) comes in through [`Facts`] and
 //! [`Fs`], so every check is testable in-process.
 
+pub mod facts;
 pub mod grants;
 mod kinds;
 mod limits;
 
-use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-use crate::checks::path::{self, Fs, PathRules};
+use crate::checks::path::{Fs, PathRules};
 use crate::domain::error::{Category, ToolError};
-use crate::domain::policy::file::Evidence;
 use crate::domain::policy::{FailMode, Policy};
 use crate::shellcheck::{Protected, ShellRules};
 use crate::wire::args::Args;
 
+pub use facts::{Counts, Facts, GrantLookup, NoFacts, Unanswerable};
 pub use kinds::texts;
 pub use limits::{Count, CountKey, fingerprint};
 
@@ -31,57 +31,39 @@ pub struct Context {
     pub intent: Option<String>,
 }
 
-/// What the checks need to know about the world.
-pub trait Facts {
-    /// Milliseconds since the epoch.
-    fn now_ms(&self) -> i64;
-    /// Calls the gate let through (passed or corrected; rejections never count) that match
-    /// `key` at or after `since_ms` (all of them when `None`). The count may stop at `cap`:
-    /// a limit of `cap` needs to know no more, and `oldest_ms` is then the oldest of the
-    /// `cap` most recent calls, when the window frees a slot.
-    fn count(&mut self, key: &CountKey, since_ms: Option<i64>, cap: u64) -> Result<Count, String>;
-    /// Whether `tool` completed in `session`, as `evidence` says.
-    fn completed(&mut self, session: &str, tool: &str, evidence: Evidence) -> Result<bool, String>;
-    /// The grants for `capability` that may cover a call now (unrevoked and unexpired, and a
-    /// few recent others so a refusal can say why); the checker decides which one covers it.
-    /// Without a store there are none to look up, and every call needing one is refused; the
-    /// error says which (telemetry off, or a store that cannot be opened or read), so the
-    /// refusal never suggests a grant the gate could not see.
-    fn grants(
-        &mut self,
-        _capability: &str,
-    ) -> Result<Vec<crate::domain::grants::Grant>, crate::domain::enforce::grants::Unavailable>
-    {
-        Err(crate::domain::enforce::grants::Unavailable::TelemetryOff)
-    }
-    /// What the grant check decided for the call being checked (audited with its decision).
-    fn grant_checked(&mut self, _check: crate::domain::enforce::grants::GrantCheck) {}
-    /// The store grants are looked up in, absolute: the command a refusal suggests names it,
-    /// so that the grant it makes is the one the gate will find.
-    fn grant_store(&self) -> Option<&std::path::Path> {
-        None
-    }
-}
-
-/// The world when there is no telemetry store: limits and prerequisites cannot be counted.
-pub struct NoFacts(pub i64);
-
-impl Facts for NoFacts {
-    fn now_ms(&self) -> i64 {
-        self.0
-    }
-    fn count(&mut self, _: &CountKey, _: Option<i64>, _: u64) -> Result<Count, String> {
-        Err("limits are counted in the telemetry store, and telemetry is off".to_string())
-    }
-    fn completed(&mut self, _: &str, _: &str, _: Evidence) -> Result<bool, String> {
-        Err("prerequisites are looked up in the telemetry store, and telemetry is off".to_string())
-    }
-}
-
 /// Which checks run: `lint` checks calls without telemetry, limits or prerequisites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scope {
     pub runtime: bool,
+}
+
+/// One call to check: the tool, its corrected arguments, and who is calling.
+pub struct CallToCheck<'c, 'a> {
+    pub tool: &'c str,
+    pub args: &'c Args<'a>,
+    pub context: &'c Context,
+}
+
+/// What the checks of one call may consult, and what they report back.
+pub struct Inquiry<'i> {
+    pub facts: &'i mut dyn Facts,
+    pub fs: &'i dyn Fs,
+    /// Milliseconds since the epoch, for limits and grants.
+    pub now_ms: i64,
+    pub scope: Scope,
+    /// One line per check, when `--explain` asked for them.
+    pub explain: &'i mut Option<Vec<String>>,
+    /// What the grant check decided, for the audit trail (`used` or `denied`).
+    pub grant_check: Option<grants::GrantCheck>,
+}
+
+impl Inquiry<'_> {
+    /// Notes a check's decision; the line is only formatted when someone asked for it.
+    fn note(&mut self, line: std::fmt::Arguments<'_>) {
+        if let Some(lines) = self.explain.as_mut() {
+            lines.push(line.to_string());
+        }
+    }
 }
 
 /// The policy checks, set up once per run.
@@ -89,7 +71,7 @@ pub struct Checker {
     /// What path checks start from; the rules are built on the first path argument, as
     /// compiling the globs costs several times what the rest of a one-call run does.
     path_setup: PathSetup,
-    paths: OnceCell<Paths>,
+    paths: OnceCell<Result<PathRules, String>>,
     shell_protected: Protected,
     shell_constructs: Vec<String>,
     shell_commands: Vec<String>,
@@ -119,31 +101,25 @@ struct PathSetup {
     protected: Vec<PathBuf>,
 }
 
-/// The path rules, once built, and the protected files inside the root as
-/// `path::check` names them.
-struct Paths {
-    rules: Result<PathRules, String>,
-    protected_inside: Vec<String>,
-}
+/// What SQLite keeps beside a database file (`PRAGMA journal_mode` WAL, or rollback).
+const SQLITE_COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
 
 impl PathSetup {
-    fn build(&self, fs: &dyn Fs) -> Paths {
+    /// The rules, refusing metagate's own files, their SQLite companions (a policy file has
+    /// none, but a name is cheap) and the folders on the way to them.
+    fn build(&self, fs: &dyn Fs) -> Result<PathRules, String> {
         let rules = PathRules::new(&self.root, &self.deny, &self.allow, fs)
-            .map_err(|e| format!("[paths] {}: {}", e.glob, e.message));
-        // Resolved the way path arguments are, so every spelling of them is recognized.
-        let protected_inside = match &rules {
-            Ok(rules) => self
-                .protected
-                .iter()
-                .filter_map(|p| p.to_str())
-                .filter_map(|p| path::check(p, rules, fs).ok().map(Cow::into_owned))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        Paths {
-            rules,
-            protected_inside,
+            .map_err(|e| format!("[paths] {}: {}", e.glob, e.message))?;
+        let mut files = Vec::with_capacity(self.protected.len() * 4);
+        for file in &self.protected {
+            files.push(file.clone());
+            for suffix in SQLITE_COMPANIONS {
+                let mut companion = file.clone().into_os_string();
+                companion.push(suffix);
+                files.push(companion.into());
+            }
         }
+        Ok(rules.protecting(&files, fs))
     }
 }
 
@@ -159,8 +135,38 @@ struct Plans {
 /// Tool names come from the model: past this many, the plans start again.
 const MAX_PLANS: usize = 4096;
 
+/// The intent calls are checked under: `--intent`, else the caller's own.
+fn intent_of<'p>(
+    policy: &'p Policy,
+    context: &Context,
+) -> Option<&'p crate::domain::policy::rules::Intent> {
+    let name = context.intent.as_deref().or_else(|| {
+        context
+            .caller
+            .as_deref()
+            .and_then(|c| policy.rules.caller_intents.get(c))
+            .map(String::as_str)
+    })?;
+    policy.rules.intents.get(name)
+}
+
+/// Whether the intent and the caller of `context` admit `tool` (the rest of the checks aside):
+/// what a tool list shown to that caller may hold.
+pub fn admits(policy: &Policy, tool: &str, context: &Context) -> bool {
+    let capability = policy.tool(tool).and_then(|t| t.capability.as_deref());
+    let intent_admits =
+        intent_of(policy, context).is_none_or(|i| i.admits(tool, capability).is_ok());
+    let caller_admits = context
+        .caller
+        .as_deref()
+        .and_then(|c| policy.rules.callers.get(c))
+        .is_none_or(|c| c.admits(tool, capability).is_ok());
+    intent_admits && caller_admits
+}
+
 /// What the checker needs from the run: where the working folder is, and the files the
-/// gate must protect (its own policy file and database).
+/// gate must protect: every file metagate reads as configuration or state, wherever a run
+/// may find it (`jobs::own_files` lists them); relative ones are taken from `cwd`.
 pub struct Setup<'a> {
     pub cwd: &'a Path,
     pub protected: Vec<PathBuf>,
@@ -228,17 +234,8 @@ impl Checker {
     fn make_plan(&self, policy: &Policy, tool: &str, context: &Context) -> Plan {
         let index = policy.tools.get_index_of(tool);
         let spec = index.map(|i| &policy.tools[i]);
-        let capability = spec.and_then(|t| t.capability.as_deref());
-        let intent_admits = self
-            .intent(policy, context)
-            .is_none_or(|i| i.admits(tool, capability).is_ok());
-        let caller_admits = context
-            .caller
-            .as_deref()
-            .and_then(|c| policy.rules.callers.get(c))
-            .is_none_or(|c| c.admits(tool, capability).is_ok());
         Plan {
-            admitted: intent_admits && caller_admits,
+            admitted: admits(policy, tool, context),
             kinds: spec.is_some_and(|t| t.args.values().any(|a| a.kind.is_some())),
             runtime: crate::domain::grants::needs_grant(policy, tool).is_some()
                 || policy.rules.requires.contains_key(tool)
@@ -253,44 +250,33 @@ impl Checker {
         policy: &'p Policy,
         context: &Context,
     ) -> Option<&'p crate::domain::policy::rules::Intent> {
-        let name = context.intent.as_deref().or_else(|| {
-            context
-                .caller
-                .as_deref()
-                .and_then(|c| policy.rules.caller_intents.get(c))
-                .map(String::as_str)
-        })?;
-        policy.rules.intents.get(name)
+        intent_of(policy, context)
     }
 
-    /// Runs every check on a corrected call. `explain` receives one line per check.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs every check on a corrected call; each check notes its decision in `inquiry`.
     pub fn check(
         &self,
         policy: &Policy,
-        tool: &str,
-        args: &Args<'_>,
-        context: &Context,
-        facts: &mut dyn Facts,
-        fs: &dyn Fs,
-        scope: Scope,
-        explain: &mut Option<Vec<String>>,
+        call: &CallToCheck<'_, '_>,
+        inquiry: &mut Inquiry<'_>,
     ) -> Result<(), Box<ToolError>> {
+        let CallToCheck {
+            tool,
+            args,
+            context,
+        } = *call;
         // With nobody asking for each step, a tool the plan says needs nothing more is done.
-        let plan = explain.is_none().then(|| self.plan(policy, tool, context));
+        let plan = inquiry
+            .explain
+            .is_none()
+            .then(|| self.plan(policy, tool, context));
         if let Some(plan) = plan
             && plan.admitted
             && !plan.kinds
-            && !(scope.runtime && plan.runtime)
+            && !(inquiry.scope.runtime && plan.runtime)
         {
             return Ok(());
         }
-        // Lines are only formatted when someone asked for them.
-        let mut note = |line: std::fmt::Arguments<'_>| {
-            if let Some(lines) = explain.as_mut() {
-                lines.push(line.to_string());
-            }
-        };
         let spec = match plan {
             Some(p) => p.index.map(|i| &policy.tools[i]),
             None => policy.tool(tool),
@@ -298,7 +284,7 @@ impl Checker {
         let capability = spec.and_then(|t| t.capability.as_deref());
         // Intent and caller, unless the plan has already seen them admit the tool.
         if !plan.is_some_and(|p| p.admitted) {
-            self.admit(policy, tool, capability, context, &mut note)?;
+            self.admit(policy, tool, capability, context, inquiry)?;
         }
         // Argument kinds.
         if let Some(t) = spec {
@@ -307,7 +293,7 @@ impl Checker {
                 if !spec.kind_when.is_empty()
                     && !crate::domain::policy::condition_holds(&spec.kind_when, args)
                 {
-                    note(format_args!(
+                    inquiry.note(format_args!(
                         "{name} ({}): not this time (kind_when does not hold)",
                         kind.as_str()
                     ));
@@ -316,20 +302,18 @@ impl Checker {
                 let Some(value) = args.get(name) else {
                     continue;
                 };
-                kinds::check(self, policy, tool, name, kind, value, fs, &mut note)?;
+                let arg = kinds::ArgToCheck { name, kind, value };
+                kinds::check(self, policy, tool, &arg, inquiry)?;
             }
         }
-        if !scope.runtime || plan.is_some_and(|p| !p.runtime) {
+        if !inquiry.scope.runtime || plan.is_some_and(|p| !p.runtime) {
             return Ok(());
         }
-        // Grants.
-        crate::domain::enforce::grants::check(
-            self, policy, tool, args, context, facts, fs, &mut note,
-        )?;
+        grants::check(self, policy, call, inquiry)?;
         // Prerequisites.
         if let Some(required) = policy.rules.requires.get(tool) {
             let Some(session) = context.session.as_deref() else {
-                note(format_args!(
+                inquiry.note(format_args!(
                     "prerequisites: {tool} requires {}, and there is no session",
                     required.join(", ")
                 ));
@@ -344,10 +328,14 @@ impl Checker {
                 )));
             };
             for r in required {
-                let done = facts
+                let done = inquiry
+                    .facts
                     .completed(session, r, policy.rules.evidence)
-                    .or_else(|e| internal(policy, tool, &e).map(|()| true))?;
-                note(format_args!(
+                    .or_else(|e| {
+                        internal(policy, tool, &e.reason("prerequisites are looked up"))
+                            .map(|()| true)
+                    })?;
+                inquiry.note(format_args!(
                     "prerequisite {r} in session {session}: {}",
                     if done { "met" } else { "not met" }
                 ));
@@ -364,8 +352,7 @@ impl Checker {
                 }
             }
         }
-        // Limits.
-        limits::check(policy, tool, args, context, facts, &mut note)
+        limits::check(policy, call, inquiry)
     }
 
     /// The intent and caller checks: whether they admit `tool`, noting each decision.
@@ -375,13 +362,13 @@ impl Checker {
         tool: &str,
         capability: Option<&str>,
         context: &Context,
-        note: &mut dyn FnMut(std::fmt::Arguments<'_>),
+        inquiry: &mut Inquiry<'_>,
     ) -> Result<(), Box<ToolError>> {
         match self.intent(policy, context) {
             Some(intent) => match intent.admits(tool, capability) {
-                Ok(()) => note(format_args!("intent {}: admits {tool}", intent.name)),
+                Ok(()) => inquiry.note(format_args!("intent {}: admits {tool}", intent.name)),
                 Err(rule) => {
-                    note(format_args!(
+                    inquiry.note(format_args!(
                         "intent {}: refuses {tool} ({rule})",
                         intent.name
                     ));
@@ -410,7 +397,7 @@ impl Checker {
                     ));
                 }
             },
-            None => note(format_args!("intent: none given, no intent check")),
+            None => inquiry.note(format_args!("intent: none given, no intent check")),
         }
         // Caller.
         if let Some(caller) = context
@@ -419,9 +406,9 @@ impl Checker {
             .and_then(|c| policy.rules.callers.get(c))
         {
             match caller.admits(tool, capability) {
-                Ok(()) => note(format_args!("caller {}: admits {tool}", caller.name)),
+                Ok(()) => inquiry.note(format_args!("caller {}: admits {tool}", caller.name)),
                 Err(rule) => {
-                    note(format_args!(
+                    inquiry.note(format_args!(
                         "caller {}: refuses {tool} ({rule})",
                         caller.name
                     ));
@@ -471,7 +458,7 @@ pub(crate) fn internal(policy: &Policy, tool: &str, reason: &str) -> Result<(), 
 impl Checker {
     /// The path rules, built on first use with the file system the check runs against.
     pub(crate) fn paths(&self, fs: &dyn Fs) -> &Result<PathRules, String> {
-        &self.paths.get_or_init(|| self.path_setup.build(fs)).rules
+        self.paths.get_or_init(|| self.path_setup.build(fs))
     }
 
     pub(crate) fn shell_rules(&self) -> ShellRules<'_> {
@@ -480,17 +467,6 @@ impl Checker {
             words: &self.shell_commands,
             protected: &self.shell_protected,
         }
-    }
-
-    /// Whether `relative` (as `path::check` returned it) is one of metagate's own files
-    /// or an SQLite companion of one.
-    pub(crate) fn is_protected(&self, relative: &str, fs: &dyn Fs) -> bool {
-        let paths = self.paths.get_or_init(|| self.path_setup.build(fs));
-        paths.protected_inside.iter().any(|p| {
-            relative
-                .strip_prefix(p.as_str())
-                .is_some_and(|rest| ["", "-wal", "-shm", "-journal"].contains(&rest))
-        })
     }
 }
 
@@ -562,17 +538,21 @@ limits = { per_hour = 100 }
             Args::from_map(serde_json::from_str(r#"{"command":"ls -la; echo $(id)"}"#).unwrap());
         let verdict = |checker: &Checker, tool: &str, ctx: &Context, runtime: bool, explain| {
             let mut explain = explain;
+            let mut inquiry = Inquiry {
+                facts: &mut NoFacts,
+                fs: &RealFs,
+                now_ms: 0,
+                scope: Scope { runtime },
+                explain: &mut explain,
+                grant_check: None,
+            };
+            let call = CallToCheck {
+                tool,
+                args: &args,
+                context: ctx,
+            };
             checker
-                .check(
-                    &policy,
-                    tool,
-                    &args,
-                    ctx,
-                    &mut NoFacts(0),
-                    &RealFs,
-                    Scope { runtime },
-                    &mut explain,
-                )
+                .check(&policy, &call, &mut inquiry)
                 .map_err(|e| (e.category, e.message))
         };
         let mut refused = 0;

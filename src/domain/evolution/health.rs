@@ -41,6 +41,30 @@ pub enum Sort {
     Rank,
 }
 
+impl Sort {
+    /// Every order: its name where a person chooses it, and what it means in a few words.
+    pub const ALL: [(Sort, &'static str, &'static str); 6] = [
+        (Sort::Calls, "calls", "Most calls first"),
+        (Sort::Utility, "utility", "Lowest utility first"),
+        (
+            Sort::Corrections,
+            "corrections",
+            "Most user corrections first",
+        ),
+        (Sort::Boundary, "boundary", "Most boundary referrals first"),
+        (Sort::Name, "name", "By name"),
+        (Sort::Rank, "rank", "Degraded last, then utility x recency"),
+    ];
+
+    /// The order a name given by [`Sort::ALL`] stands for.
+    pub fn from_name(name: &str) -> Option<Sort> {
+        Sort::ALL
+            .iter()
+            .find(|(_, n, _)| *n == name)
+            .map(|(sort, _, _)| *sort)
+    }
+}
+
 /// One row per tool and method (the method `""` when calls named none).
 pub fn rows(
     tallies: &Tallies,

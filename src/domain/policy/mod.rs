@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::domain::events::AxisTable;
-use crate::wire::args::{ArgValue, Args};
+use crate::wire::args::{ArgValue, Args, fits_f64, is_i64_integer};
 
 use file::{ArgFile, ToolFile, key_at, line_col, locate};
 pub use file::{
@@ -422,6 +422,20 @@ impl Policy {
     /// The thresholds of `evaluate` and `tools health`.
     pub fn thresholds(&self) -> thresholds::Thresholds {
         self.file.evaluate.thresholds()
+    }
+
+    /// The tool definition files the policy's `[[import]]`s read, relative ones taken from
+    /// the policy file's folder (as [`Policy::load`] reads them).
+    pub fn imported_files(&self) -> Vec<PathBuf> {
+        let folder = self.origin.as_deref().and_then(Path::parent);
+        self.file
+            .imports
+            .iter()
+            .map(|import| match folder {
+                Some(dir) => dir.join(&import.path),
+                None => PathBuf::from(&import.path),
+            })
+            .collect()
     }
 
     /// The effective policy as TOML, saved anywhere meaning the same: paths written relative
@@ -846,13 +860,11 @@ pub fn value_is(t: ArgType, v: &Value) -> bool {
         (ArgType::Object, Value::Object(_)) => true,
         (ArgType::Array, Value::Array(_)) => true,
         (ArgType::Null, Value::Null) => true,
-        (ArgType::Number, Value::Number(_)) => true,
-        (ArgType::Integer, Value::Number(n)) => is_integral(n),
+        (ArgType::Number, Value::Number(n)) => fits_f64(n),
+        (ArgType::Integer, Value::Number(n)) => is_i64_integer(n),
         _ => false,
     }
 }
-
-pub use crate::wire::args::integral as is_integral;
 
 fn json_of(v: &toml::Value) -> Result<Value, String> {
     match v {
@@ -921,6 +933,33 @@ pub fn locate_policy(env: &LookupEnv<'_>) -> PolicyLocation {
         }
     }
     PolicyLocation::Builtin
+}
+
+/// Every policy file a run may read, whether it exists or not: `--policy`, `$METAGATE_POLICY`,
+/// `./metagate.toml`, and the user's file under `$XDG_CONFIG_HOME` and under `~/.config` (both:
+/// a run in another environment reads the other). [`locate_policy`] takes the first of these
+/// that is given or exists; these are the files the checks protect (`exists` is not asked).
+pub fn policy_lookup_chain(env: &LookupEnv<'_>) -> Vec<PathBuf> {
+    let mut chain: Vec<PathBuf> = [
+        env.flag,
+        env.env_policy.filter(|p| !p.as_os_str().is_empty()),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|p| env.cwd.join(p))
+    .collect();
+    chain.push(env.cwd.join("metagate.toml"));
+    let config_homes = [
+        env.xdg_config_home
+            .filter(|p| p.is_absolute())
+            .map(Path::to_path_buf),
+        env.home.map(|h| h.join(".config")),
+    ];
+    for dir in config_homes.into_iter().flatten() {
+        chain.push(dir.join("metagate").join("metagate.toml"));
+    }
+    chain.dedup();
+    chain
 }
 
 /// A TOML basic string on one line: fit for a key as for a value (a multi-line string, which

@@ -8,7 +8,8 @@ use serde_json::value::RawValue;
 
 use crate::checks::path::{Fs, RealFs};
 use crate::domain::correct::{self, Report};
-use crate::domain::enforce::{Checker, Facts, NoFacts, Scope};
+use crate::domain::enforce::grants::GrantCheck;
+use crate::domain::enforce::{CallToCheck, Checker, Facts, Inquiry, NoFacts, Scope};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::Policy;
 use crate::wire::call::{Call, Shape, split_method};
@@ -105,6 +106,8 @@ pub struct Decision<'a> {
     pub unchanged: bool,
     /// Every stage's decision, when `--explain` asked for them.
     pub explain: Vec<String>,
+    /// What the grant check decided, for the audit trail.
+    pub grant_check: Option<GrantCheck>,
     input: &'a [u8],
 }
 
@@ -121,6 +124,7 @@ impl<'a> Decision<'a> {
             error: Some(error),
             unchanged: false,
             explain: Vec::new(),
+            grant_check: None,
             input,
         }
     }
@@ -149,7 +153,7 @@ impl<'a> Decision<'a> {
             return;
         }
         if self.unchanged {
-            out.extend_from_slice(trim_ascii(self.input));
+            out.extend_from_slice(self.input.trim_ascii());
         } else if let (Some(call), Some(target)) = (&self.call, self.target) {
             call.write_as(target, out);
         }
@@ -161,14 +165,21 @@ pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decisi
     decide_with(
         &Run::corrections_only(policy, *options),
         input,
-        &mut NoFacts(0),
+        &mut NoFacts,
+        0,
     )
 }
 
 /// Decides one document: read it, correct it, check it against the policy.
-pub fn decide_with<'a>(run: &Run<'_>, input: &'a [u8], facts: &mut dyn Facts) -> Decision<'a> {
+/// `facts` answers what the checks ask of the world as of `now_ms`.
+pub fn decide_with<'a>(
+    run: &Run<'_>,
+    input: &'a [u8],
+    facts: &mut dyn Facts,
+    now_ms: i64,
+) -> Decision<'a> {
     let mut explain = run.options.explain.then(Vec::new);
-    let mut d = decide_inner(run, input, facts, &mut explain);
+    let mut d = decide_inner(run, input, facts, now_ms, &mut explain);
     if let Some(mut lines) = explain {
         lines.push(format!("verdict: {}", d.verdict.as_str()));
         d.explain = lines;
@@ -180,6 +191,7 @@ fn decide_inner<'a>(
     run: &Run<'_>,
     input: &'a [u8],
     facts: &mut dyn Facts,
+    now_ms: i64,
     explain: &mut Option<Vec<String>>,
 ) -> Decision<'a> {
     let policy = run.policy;
@@ -283,25 +295,32 @@ fn decide_inner<'a>(
             ));
         }
     }
+    let mut grant_check = None;
     if outcome.is_ok()
         && let Some(checker) = run.checker
     {
-        outcome = checker.check(
-            policy,
-            tool,
-            &call.args,
-            run.context,
+        let mut inquiry = Inquiry {
             facts,
-            run.fs,
-            run.scope,
+            fs: run.fs,
+            now_ms,
+            scope: run.scope,
             explain,
-        );
+            grant_check: None,
+        };
+        let to_check = CallToCheck {
+            tool,
+            args: &call.args,
+            context: run.context,
+        };
+        outcome = checker.check(policy, &to_check, &mut inquiry);
+        grant_check = inquiry.grant_check;
     }
     if let Err(error) = outcome {
         let mut d = Decision::rejected(input, *error, report);
         d.shape = Some(shape);
         d.dialect = dialect;
         d.call = Some(call);
+        d.grant_check = grant_check;
         return d;
     }
     let target = options
@@ -318,7 +337,7 @@ fn decide_inner<'a>(
         && verdict == Verdict::Pass
         && target == shape
         // A raw CR inside is a line break to universal-newline readers: rewritten compactly.
-        && memchr::memchr2(b'\n', b'\r', trim_ascii(input)).is_none();
+        && memchr::memchr2(b'\n', b'\r', input.trim_ascii()).is_none();
     Decision {
         verdict,
         shape: Some(shape),
@@ -330,6 +349,7 @@ fn decide_inner<'a>(
         error: None,
         unchanged,
         explain: Vec::new(),
+        grant_check,
         input,
     }
 }
@@ -394,18 +414,6 @@ struct ReportDoc<'a> {
     warnings: &'a [String],
     error: Option<Value>,
     feedback: Option<String>,
-}
-
-pub(crate) fn trim_ascii(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
-    let end = bytes
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(start, |e| e + 1);
-    &bytes[start..end]
 }
 
 /// The stderr lines a decision produces: one per correction and warning, and one for a

@@ -1,16 +1,16 @@
 //! Recording gate decisions in the telemetry store: one row per call, redacted, committed in
 //! groups before the calls' lines are written.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 use super::Decision;
 use super::stream::{Sink, SinkError};
 use crate::checks::redact;
-use crate::domain::enforce::{Context, Count, CountKey, Facts, fingerprint};
-use crate::domain::policy::file::Evidence;
-use crate::store::telemetry::{self, DecisionRow, Recorder};
+use crate::domain::enforce::grants::GrantCheck;
+use crate::domain::enforce::{Context, Facts, fingerprint};
+use crate::store::decisions::DecisionLog;
+use crate::store::grants::GrantEvent;
+use crate::store::telemetry::DecisionRow;
 use crate::store::{Store, StoreError};
 use crate::wire::correction::Correction;
 use crate::wire::scan;
@@ -114,24 +114,9 @@ fn write_correction(c: &Correction, out: &mut Vec<u8>) {
 /// from it. A store that could not be opened fails every commit with the reason, and the gate
 /// answers as the policy's `on_internal_error` says.
 pub struct TelemetrySink {
-    recorder: Result<Recorder, String>,
+    log: DecisionLog,
     context: Context,
     now_ms: Box<dyn Fn() -> i64>,
-    /// Whether limits are counted (then calls recorded but not yet committed count too).
-    counting: bool,
-    /// Calls let through since the last commit, by what they count toward.
-    pending: HashMap<CountKey, Count>,
-    /// Counts read from the store since the last commit, by key and window length: a group of
-    /// lines asks the store once per key, not once per line.
-    read: HashMap<(CountKey, Option<i64>), Count>,
-    /// What the grant check decided about the call being decided, audited with its row.
-    grant_check: Option<crate::domain::enforce::grants::GrantCheck>,
-    /// Grants read from the store since the last commit, by capability: a group of lines asks
-    /// once per capability. A grant made or revoked by another process counts from the next
-    /// group on; expiry is judged per call.
-    grants_read: HashMap<String, Vec<crate::domain::grants::Grant>>,
-    /// The store's path made absolute, for [`Facts::grant_store`].
-    store_path: Option<std::path::PathBuf>,
 }
 
 impl TelemetrySink {
@@ -144,173 +129,47 @@ impl TelemetrySink {
         counting: bool,
         loop_breaker: bool,
     ) -> TelemetrySink {
-        let store = store.and_then(|mut s| {
-            if counting {
-                s.ensure_limit_indexes(loop_breaker)?;
-            }
-            Ok(s)
-        });
-        let store_path = store
-            .as_ref()
-            .ok()
-            .map(|s| std::path::absolute(s.path()).unwrap_or_else(|_| s.path().to_path_buf()));
         TelemetrySink {
-            store_path,
-            recorder: store.map(Recorder::new).map_err(|e| e.to_string()),
+            log: DecisionLog::new(store, counting, loop_breaker),
             context,
             now_ms,
-            counting,
-            pending: HashMap::new(),
-            read: HashMap::new(),
-            grant_check: None,
-            grants_read: HashMap::new(),
         }
     }
 
     /// The store, when it opened.
     pub fn store(&mut self) -> Option<&mut Store> {
-        self.recorder.as_mut().ok().map(Recorder::store_mut)
+        self.log.store()
     }
 
-    fn count_pending(&mut self, row: &DecisionRow) {
-        if row.verdict == "rejected" {
-            return;
-        }
-        let mut keys = Vec::with_capacity(4);
-        if let Some(c) = &row.caller {
-            keys.push(CountKey::Caller(c.clone()));
-        }
-        if let Some(t) = &row.tool {
-            keys.push(CountKey::Tool(t.clone()));
-        }
-        if let Some(s) = &row.session {
-            keys.push(CountKey::Session(s.clone()));
-        }
-        if let Some(f) = row.fingerprint {
-            keys.push(CountKey::Fingerprint {
-                fingerprint: f,
-                session: row.session.clone(),
-                caller: row.caller.clone(),
-            });
-        }
-        for key in keys {
-            let c = self.pending.entry(key).or_default();
-            c.n += 1;
-            c.oldest_ms = Some(c.oldest_ms.map_or(row.ts_ms, |o| o.min(row.ts_ms)));
-        }
-    }
-}
-
-impl Facts for TelemetrySink {
-    fn now_ms(&self) -> i64 {
-        (self.now_ms)()
-    }
-
-    fn count(&mut self, key: &CountKey, since_ms: Option<i64>, cap: u64) -> Result<Count, String> {
-        let now = (self.now_ms)();
-        let window = since_ms.map(|s| now - s);
-        let stored = match self.read.get(&(key.clone(), window)) {
-            Some(c) => *c,
-            None => {
-                let recorder = match &mut self.recorder {
-                    Ok(r) => r,
-                    Err(reason) => return Err(reason.clone()),
-                };
-                // Counted under the write lock, held until this group's rows are committed:
-                // a process counting at the same moment waits, then sees these calls.
-                recorder.lock().map_err(|e| e.to_string())?;
-                let c = telemetry::count(recorder.store(), key, since_ms, cap)
-                    .map_err(|e| e.to_string())?;
-                self.read.insert((key.clone(), window), c);
-                c
-            }
-        };
-        let pending = self.pending.get(key).copied().unwrap_or_default();
-        let in_window = pending
-            .oldest_ms
-            .is_some_and(|o| since_ms.is_none_or(|s| o >= s));
-        let pending_n = if in_window { pending.n } else { 0 };
-        let oldest = match (stored.oldest_ms, pending.oldest_ms.filter(|_| in_window)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        Ok(Count {
-            n: stored.n + pending_n,
-            oldest_ms: oldest,
-        })
-    }
-
-    fn completed(&mut self, session: &str, tool: &str, evidence: Evidence) -> Result<bool, String> {
-        let store = match &self.recorder {
-            Ok(r) => r.store(),
-            Err(reason) => return Err(reason.clone()),
-        };
-        telemetry::completed(store, session, tool, evidence).map_err(|e| e.to_string())
-    }
-
-    fn grant_store(&self) -> Option<&std::path::Path> {
-        self.store_path.as_deref()
-    }
-
-    fn grants(
-        &mut self,
-        capability: &str,
-    ) -> Result<Vec<crate::domain::grants::Grant>, crate::domain::enforce::grants::Unavailable>
-    {
-        use crate::domain::enforce::grants::Unavailable;
-        if let Some(g) = self.grants_read.get(capability) {
-            return Ok(g.clone());
-        }
-        let now = (self.now_ms)();
-        let grants = match &self.recorder {
-            Ok(r) => crate::store::grants::candidates(r.store().conn_ref(), capability, now)
-                .map_err(|e| Unavailable::Store(r.store().err(e).to_string()))?,
-            Err(reason) => return Err(Unavailable::Store(reason.clone())),
-        };
-        self.grants_read
-            .insert(capability.to_string(), grants.clone());
-        Ok(grants)
-    }
-
-    fn grant_checked(&mut self, check: crate::domain::enforce::grants::GrantCheck) {
-        self.grant_check = Some(check);
+    /// The row id of the last decision committed: what a tool's outcome recorded later names.
+    pub fn last_decision_id(&self) -> Option<i64> {
+        self.log.last_decision_id()
     }
 }
 
 impl Sink for TelemetrySink {
     fn facts(&mut self) -> &mut dyn Facts {
-        self
+        &mut self.log
+    }
+
+    fn now_ms(&self) -> i64 {
+        (self.now_ms)()
     }
 
     fn record(&mut self, decision: &Decision<'_>, latency_us: u64) {
-        let grant_check = self.grant_check.take();
-        if self.recorder.is_err() {
+        if !self.log.is_open() {
             return;
         }
         let row = decision_row(decision, &self.context, (self.now_ms)(), latency_us);
-        if self.counting {
-            self.count_pending(&row);
-        }
-        let event = grant_check.and_then(|c| grant_event(c, decision, &row));
-        if let Ok(recorder) = &mut self.recorder {
-            recorder.push(row);
-            if let Some(e) = event {
-                recorder.push_grant_event(e);
-            }
-        }
+        let event = decision
+            .grant_check
+            .clone()
+            .and_then(|c| grant_event(c, decision, &row));
+        self.log.push(row, event);
     }
 
     fn commit(&mut self) -> Result<(), SinkError> {
-        self.pending.clear();
-        self.read.clear();
-        self.grants_read.clear();
-        match &mut self.recorder {
-            Ok(recorder) => recorder
-                .commit()
-                .map(|_| ())
-                .map_err(|e| SinkError(e.to_string())),
-            Err(reason) => Err(SinkError(reason.clone())),
-        }
+        self.log.commit().map(|_| ()).map_err(SinkError)
     }
 }
 
@@ -318,11 +177,10 @@ impl Sink for TelemetrySink {
 /// check may still have refused it: then the grant was not used), `denied` when the grant
 /// check refused it.
 fn grant_event(
-    check: crate::domain::enforce::grants::GrantCheck,
+    check: GrantCheck,
     decision: &Decision<'_>,
     row: &DecisionRow,
-) -> Option<crate::store::grants::GrantEvent> {
-    use crate::domain::enforce::grants::GrantCheck;
+) -> Option<GrantEvent> {
     let rejected = decision.error.is_some();
     let (event, grant, capability, tool, detail) = match check {
         GrantCheck::Used {
@@ -338,7 +196,7 @@ fn grant_event(
         } if rejected => ("denied", grant, capability, tool, Some(reason)),
         _ => return None,
     };
-    Some(crate::store::grants::GrantEvent {
+    Some(GrantEvent {
         ts_ms: row.ts_ms,
         event,
         grant_id: grant.map(|g| g.to_string()),

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::{
     Decision, MAX_DOCUMENT, Options, Run, Verdict, decide_with, explain_lines, malformed, notes,
-    render, trim_ascii,
+    render,
 };
 use crate::domain::correct::Report;
 use crate::domain::enforce::{Facts, NoFacts};
@@ -47,6 +47,8 @@ impl std::fmt::Display for SinkError {
 pub trait Sink {
     /// What the policy checks may ask.
     fn facts(&mut self) -> &mut dyn Facts;
+    /// Milliseconds since the epoch, for the policy checks of the next call.
+    fn now_ms(&self) -> i64;
     /// Whether [`Sink::record`] wants each line's latency (reading the clock costs a little).
     fn timed(&self) -> bool {
         true
@@ -58,11 +60,27 @@ pub trait Sink {
 }
 
 /// A sink that keeps nothing (`--no-telemetry`); limits and prerequisites cannot be counted.
-pub struct NoSink(pub NoFacts);
+pub struct NoSink {
+    facts: NoFacts,
+    now_ms: i64,
+}
+
+impl NoSink {
+    /// A sink for a run that started at `now_ms`.
+    pub fn at(now_ms: i64) -> NoSink {
+        NoSink {
+            facts: NoFacts,
+            now_ms,
+        }
+    }
+}
 
 impl Sink for NoSink {
     fn facts(&mut self) -> &mut dyn Facts {
-        &mut self.0
+        &mut self.facts
+    }
+    fn now_ms(&self) -> i64 {
+        self.now_ms
     }
     fn timed(&self) -> bool {
         false
@@ -166,7 +184,10 @@ pub fn answer_one<E: Write>(
 ) -> io::Result<(Vec<u8>, Verdict)> {
     let (policy, options) = (run.policy, &run.options);
     let started = clock();
-    let decision = decide_with(run, input, sink.facts());
+    let decision = {
+        let now = sink.now_ms();
+        decide_with(run, input, sink.facts(), now)
+    };
     let latency = clock().saturating_duration_since(started).as_micros();
     sink.record(&decision, u64::try_from(latency).unwrap_or(u64::MAX));
     let mut group = Group::new();
@@ -229,14 +250,15 @@ pub fn stream<R: Read, W: Write, E: Write>(
                 )),
                 Report::default(),
             )
-        } else if trim_ascii(body).is_empty() {
+        } else if body.trim_ascii().is_empty() {
             Decision::rejected(
                 body,
                 malformed("empty line: expected one tool call"),
                 Report::default(),
             )
         } else {
-            decide_with(run, body, sink.facts())
+            let now = sink.now_ms();
+            decide_with(run, body, sink.facts(), now)
         };
         match decision.verdict {
             Verdict::Pass => stats.passed += 1,
@@ -296,7 +318,7 @@ mod tests {
     fn stream_answers_every_line_in_order() {
         let policy = Policy::builtin();
         let input = "{\"tool_name\":\"response\",\"tool_args\":{\"message\":\"a\"}}\nnot json\n\n{\"tool_name\":\"x\"}\r\n";
-        let (stats, lines, err) = run(input, &policy, &mut NoSink(NoFacts(0)));
+        let (stats, lines, err) = run(input, &policy, &mut NoSink::at(0));
         assert_eq!(lines.len(), 4);
         assert_eq!(
             stats,
@@ -322,6 +344,9 @@ mod tests {
         fn facts(&mut self) -> &mut dyn Facts {
             &mut self.0
         }
+        fn now_ms(&self) -> i64 {
+            0
+        }
         fn record(&mut self, _: &Decision<'_>, _: u64) {}
         fn commit(&mut self) -> Result<(), SinkError> {
             Err(SinkError("disk full".into()))
@@ -332,7 +357,7 @@ mod tests {
     fn a_failing_sink_fails_closed_or_open_as_the_policy_says() {
         let input = "{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"a\"}}\n".repeat(3);
         let closed = Policy::builtin();
-        let (_, lines, err) = run(&input, &closed, &mut Broken(NoFacts(0)));
+        let (_, lines, err) = run(&input, &closed, &mut Broken(NoFacts));
         assert_eq!(lines.len(), 3);
         assert!(
             lines
@@ -348,7 +373,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let (_, lines, err) = run(&input, &open, &mut Broken(NoFacts(0)));
+        let (_, lines, err) = run(&input, &open, &mut Broken(NoFacts));
         assert!(lines.iter().all(|l| l["tool_args"]["text"] == "a"));
         assert!(err.contains("pass unrecorded"));
     }

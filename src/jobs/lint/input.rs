@@ -61,9 +61,13 @@ pub fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
     };
     let reader = Reader { base: text };
     if matches!(body.as_bytes()[start], b'[' | b'{') {
-        match serde_json::from_str::<&RawValue>(body) {
-            Ok(raw) => return reader.document(raw.get(), visit),
-            Err(e) if !e.to_string().starts_with("trailing characters") => {
+        // The first value alone, then whether anything follows it: a value with more after
+        // it is JSON Lines (or concatenated calls), read line by line below.
+        let mut first = serde_json::Deserializer::from_str(body);
+        match <&RawValue as serde::Deserialize>::deserialize(&mut first) {
+            Ok(raw) if first.end().is_ok() => return reader.document(raw.get(), visit),
+            Ok(_) => {}
+            Err(e) => {
                 // An error past the first line of the first value: one document, spread over
                 // lines, that is broken. An error on the first line: JSON Lines, read below;
                 // so too a first line cut off before the next opens a call of its own.
@@ -76,7 +80,6 @@ pub fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
                     }));
                 }
             }
-            Err(_) => {}
         }
     }
     let mut at = 0;

@@ -151,7 +151,7 @@ impl<'r> Linter<'r> {
         site: &Site<'_>,
         emit: &mut dyn FnMut(Event<'f>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let d = gate::decide_with(&self.run, site.text.as_bytes(), &mut NoFacts(self.now_ms));
+        let d = gate::decide_with(&self.run, site.text.as_bytes(), &mut NoFacts, self.now_ms);
         let tool = d.tool().map(str::to_string);
         let diagnostic = |code: &'static Code, message: String| Diagnostic {
             code,

@@ -1,0 +1,91 @@
+//! The flags of `metagate evaluate` and `metagate tools health`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+use metagate::domain::evolution::health::Sort;
+
+use super::Format;
+
+#[derive(Debug, Args)]
+pub struct EvaluateArgs {
+    /// Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time
+    #[arg(long, value_name = "WHEN", default_value = "7d")]
+    pub since: String,
+
+    /// End of the window (exclusive), as --since [default: now]
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+
+    /// Compute and report, but store nothing (every store's bytes stay as they are)
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Write the proposed argument aliases as a TOML fragment to merge into a policy
+    #[arg(long, value_name = "FILE")]
+    pub emit_policy_patch: Option<PathBuf>,
+
+    /// Mark a recommendation accepted (by its id) instead of running the pass
+    #[arg(long, value_name = "ID", conflicts_with_all = ["reject", "dry_run", "emit_policy_patch"])]
+    pub accept: Option<String>,
+
+    /// Mark a recommendation rejected (by its id) instead of running the pass
+    #[arg(long, value_name = "ID", conflicts_with_all = ["dry_run", "emit_policy_patch"])]
+    pub reject: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion
+    #[command(
+        long_about = "One row per tool and method: calls, pass/corrected/rejected shares, boundary \
+            and low-utility referrals, user corrections, utility, a cohesion warning and the top \
+            boundary axes; what evaluate over now would count: the latest evaluate run whose window \
+            ends by now, plus live counts of the events up to now it did not count.\n\n\
+            --format known-tools writes a <known_tools> block for a Tool Builder prompt: ranked \
+            (degraded last, then utility x recency), at most --top entries, never longer than \
+            --budget characters."
+    )]
+    Health(HealthArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = HealthFormat::Table)]
+    pub format: HealthFormat,
+
+    /// At most this many entries [default: 12 for known-tools, else all]
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+
+    /// known-tools: the block is never longer than this many characters
+    #[arg(long, value_name = "CHARS", default_value_t = 2000)]
+    pub budget: usize,
+
+    /// Row order (known-tools always ranks)
+    #[arg(long, default_value = "calls", value_parser = sort_parser())]
+    pub sort: Sort,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HealthFormat {
+    Table,
+    Json,
+    /// A <known_tools> block for a Tool Builder prompt
+    KnownTools,
+}
+
+/// `--sort`: the orders the library knows, by name.
+fn sort_parser() -> impl clap::builder::TypedValueParser<Value = Sort> {
+    let names = Sort::ALL
+        .iter()
+        .map(|(_, name, help)| clap::builder::PossibleValue::new(*name).help(*help));
+    clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(names), |name| {
+        Sort::from_name(&name).expect("clap admits only the names of Sort::ALL")
+    })
+}

@@ -1,0 +1,38 @@
+//! The flags of `metagate mcp`.
+
+use std::ffi::OsString;
+
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Do not record decisions and tool outcomes in the telemetry store
+    #[arg(long)]
+    pub no_telemetry: bool,
+
+    /// Write every stage of each tools/call decision on stderr: envelope, corrections, each
+    /// policy check with the rule it applied, the verdict
+    #[arg(long)]
+    pub explain: bool,
+
+    /// Do not write a line on stderr per correction, warning or refusal
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Session the calls belong to (recorded with each decision and outcome)
+    #[arg(long, env = "METAGATE_SESSION", value_name = "ID")]
+    pub session: Option<String>,
+
+    /// Who is calling: an agent, persona or user (recorded with each decision)
+    #[arg(long, env = "METAGATE_CALLER", value_name = "NAME")]
+    pub caller: Option<String>,
+
+    /// What the caller is doing: one of the policy's intents. Tools it does not allow are
+    /// left out of tools/list, and refused if called
+    #[arg(long, env = "METAGATE_INTENT", value_name = "NAME")]
+    pub intent: Option<String>,
+
+    /// The MCP server to run and its arguments, after `--`
+    #[arg(last = true, required = true, num_args = 1.., value_name = "SERVER_COMMAND")]
+    pub server: Vec<OsString>,
+}

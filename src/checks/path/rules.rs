@@ -1,0 +1,116 @@
+//! The operator's rules compiled once: the canonical root, the deny globs and the allow globs.
+
+use std::path::{Path, PathBuf};
+
+use super::globs::GlobList;
+use super::protected::Protected;
+use super::resolve::clean_absolute;
+use super::{Fs, PathError, RuleError};
+
+/// Compiled path rules.
+#[derive(Debug, Clone)]
+pub struct PathRules {
+    /// Tells these rules from any others, for answers remembered by
+    /// [`Fs::checked`](super::Fs::checked).
+    pub(super) id: u64,
+    pub(super) root: PathBuf,
+    deny: GlobList,
+    allow: GlobList,
+    /// Set by [`PathRules::protecting`]; none by default.
+    pub(super) protected: Protected,
+}
+
+/// A number no other rules have had in this process.
+pub(super) fn next_id() -> u64 {
+    static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl PathRules {
+    /// `root` must be absolute; it is canonicalized through `fs` (it must exist; it should be
+    /// a directory, which is not checked). `deny` and `allow` are globs relative to the root
+    /// (gitignore-ish: `**/secrets/**`, `*.pem`, `.env*`), matched case-insensitively against
+    /// the path relative to the root, with `/` as the only separator; a glob without a `/`
+    /// matches a name at any depth (like gitignore), a leading `/` anchors it at the root, and
+    /// a glob ending in `/**` also matches the directory itself. A glob matching a directory
+    /// also matches everything under it, for deny and allow alike. The root itself is matched
+    /// as `.` (so with allow globs set, the root is refused unless one matches `.`). An invalid
+    /// glob is an error naming it.
+    pub fn new(
+        root: &Path,
+        deny: &[String],
+        allow: &[String],
+        fs: &dyn Fs,
+    ) -> Result<PathRules, RuleError> {
+        let root_error = |message: String| RuleError {
+            glob: root.display().to_string(),
+            message,
+        };
+        if !root.is_absolute() {
+            return Err(root_error("root must be an absolute path".to_string()));
+        }
+        let canonical = fs
+            .canonicalize(root)
+            .map_err(|e| root_error(format!("root cannot be resolved: {e}")))?;
+        let root = clean_absolute(canonical)
+            .ok_or_else(|| root_error("root resolves to a relative path".to_string()))?;
+        Ok(PathRules {
+            id: next_id(),
+            root,
+            deny: GlobList::new(deny)?,
+            allow: GlobList::new(allow)?,
+            protected: Protected::default(),
+        })
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Containment: the `/`-separated path of `resolved` relative to the root.
+    pub(super) fn relative(&self, resolved: &Path) -> Result<String, PathError> {
+        let outside = || PathError::Outside {
+            root: self.root.clone(),
+            resolved: resolved.to_path_buf(),
+        };
+        // Both are clean absolute paths, so containment by components is a byte prefix that
+        // ends at a separator.
+        let root = self.root.as_os_str().as_encoded_bytes();
+        let path = resolved.as_os_str().as_encoded_bytes();
+        let rest = match path.strip_prefix(root) {
+            Some([]) => return Ok(".".to_string()),
+            Some(rest) if root == b"/" => rest,
+            Some([b'/', rest @ ..]) => rest,
+            _ => return Err(outside()),
+        };
+        match std::str::from_utf8(rest) {
+            Ok(rest) => Ok(rest.to_string()),
+            Err(_) => Err(PathError::NotUtf8 {
+                resolved: resolved.to_path_buf(),
+            }),
+        }
+    }
+
+    /// Deny first, then allow, then the protected files.
+    pub(super) fn judge(&self, relative: &str) -> Result<(), PathError> {
+        if let Some(glob) = self.deny.first_match(relative) {
+            return Err(PathError::Denied {
+                glob: glob.to_string(),
+                relative: relative.to_string(),
+            });
+        }
+        if !self.allow.is_empty() && self.allow.first_match(relative).is_none() {
+            return Err(PathError::NotAllowed {
+                relative: relative.to_string(),
+            });
+        }
+        if let Some(protected) = self.protected.reached_by(relative) {
+            return Err(PathError::Protected {
+                relative: relative.to_string(),
+                protected: protected.to_string(),
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,295 @@
+//! Deciding one `tools/call`: the gate's decision on the request as one document, made
+//! durable before the call goes on; a refused call is answered to the client as a tool error
+//! (`isError`, with the gate's feedback as its text) and never reaches the server.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use super::framing::RequestId;
+use super::outcomes::InFlight;
+use super::registry::Ready;
+use super::{Clock, Diag, OpenStore};
+use crate::checks::path::CachedFs;
+use crate::domain::correct::Report;
+use crate::domain::enforce::{Checker, Context, Facts, NoFacts, Scope, Setup};
+use crate::domain::error::{Category, ToolError};
+use crate::domain::policy::{FailMode, Policy};
+use crate::jobs::gate::{
+    Decision, Options, Run, Sink, SinkError, TelemetrySink, Verdict, decide_with, explain_lines,
+    malformed, notes,
+};
+use crate::wire::call::Shape;
+
+/// What the policy checks need from the run: where the working folder is, metagate's own
+/// files (which no call may touch), and the home folder.
+#[derive(Debug, Clone, Default)]
+pub struct CheckerSetup {
+    pub cwd: PathBuf,
+    pub protected: Vec<PathBuf>,
+    pub home: Option<PathBuf>,
+}
+
+/// What happens to a call.
+pub enum Action {
+    /// Send this line (the call, corrected where it was) to the server.
+    Forward { line: Vec<u8>, call: InFlight },
+    /// Answer the client with this line; the server never sees the call.
+    Answer(Vec<u8>),
+}
+
+/// Decides calls; lives in the thread that reads the client.
+pub struct CallGate {
+    setup: CheckerSetup,
+    options: Options,
+    context: Context,
+    fs: CachedFs<fn() -> Instant>,
+    sink: Recording,
+    /// The checker, built for the policy it holds (a new registry gets a new one).
+    checker: Option<(Arc<Policy>, Checker)>,
+    diag: Diag,
+}
+
+enum Recording {
+    Store(Box<TelemetrySink>),
+    Off(Unrecorded),
+}
+
+impl Recording {
+    fn sink(&mut self) -> &mut dyn Sink {
+        match self {
+            Recording::Store(s) => s.as_mut(),
+            Recording::Off(s) => s,
+        }
+    }
+}
+
+/// Telemetry off: nothing kept, nothing counted, but the clock goes on (grants expire).
+struct Unrecorded {
+    facts: NoFacts,
+    clock: Clock,
+}
+
+impl Sink for Unrecorded {
+    fn facts(&mut self) -> &mut dyn Facts {
+        &mut self.facts
+    }
+    fn now_ms(&self) -> i64 {
+        (self.clock)()
+    }
+    fn timed(&self) -> bool {
+        false
+    }
+    fn record(&mut self, _: &Decision<'_>, _: u64) {}
+    fn commit(&mut self) -> Result<(), SinkError> {
+        Ok(())
+    }
+}
+
+impl CallGate {
+    /// `base` sets what is counted (the limits come from the policy file, whatever the server
+    /// lists); `telemetry` opens the store, `None` with telemetry off.
+    pub fn new(
+        base: &Policy,
+        setup: CheckerSetup,
+        options: Options,
+        context: Context,
+        telemetry: Option<&OpenStore>,
+        clock: Clock,
+        diag: Diag,
+    ) -> CallGate {
+        let sink = match telemetry {
+            Some(open) => {
+                let now = Arc::clone(&clock);
+                Recording::Store(Box::new(TelemetrySink::new(
+                    open(),
+                    context.clone(),
+                    Box::new(move || now()),
+                    base.rules.counts(),
+                    base.rules.limits.loop_breaker.is_some(),
+                )))
+            }
+            None => Recording::Off(Unrecorded {
+                facts: NoFacts,
+                clock,
+            }),
+        };
+        CallGate {
+            setup,
+            options,
+            context,
+            // One second of memory: a session checking the same folders pays for them once a second.
+            fs: CachedFs::new(Instant::now as fn() -> Instant, Duration::from_secs(1)),
+            sink,
+            checker: None,
+            diag,
+        }
+    }
+
+    /// Decides the `tools/call` request `line` (id `id`, params `params`) with what the
+    /// registry gave (`ready`); `current` is the registry's policy, for a failed listing.
+    pub fn decide(
+        &mut self,
+        ready: Ready,
+        current: &Arc<Policy>,
+        line: &[u8],
+        id: &RequestId,
+        params: Option<&RawValue>,
+    ) -> Action {
+        let stateless = super::registry::session_meta(params).is_some();
+        let policy = match ready {
+            Ready::Policy(p) => p,
+            Ready::Failed(why) if current.gate.on_internal_error == FailMode::Reject => {
+                let mut error = ToolError::new(
+                    Category::ServerError,
+                    format!("metagate cannot check this call: {why}"),
+                )
+                .suggest("Try again later; if it keeps failing, the operator must look at the MCP server and metagate's log");
+                if let Some(name) = tool_name(params) {
+                    error = error.tool(name);
+                }
+                let decision = Decision::rejected(line, error.clone(), Report::default());
+                self.sink.sink().record(&decision, 0);
+                let _ = self.sink.sink().commit();
+                self.say(&decision);
+                return Action::Answer(refusal(id, &error, stateless));
+            }
+            Ready::Failed(why) => {
+                (self.diag)(&format!(
+                    "metagate: warning: {why}; the call is checked with the policy alone (on_internal_error = \"pass\")"
+                ));
+                Arc::clone(current)
+            }
+        };
+        if self
+            .checker
+            .as_ref()
+            .is_none_or(|(p, _)| !Arc::ptr_eq(p, &policy))
+        {
+            let checker = Checker::new(
+                &policy,
+                &Setup {
+                    cwd: &self.setup.cwd,
+                    protected: self.setup.protected.clone(),
+                    home: self.setup.home.clone(),
+                },
+            );
+            self.checker = Some((Arc::clone(&policy), checker));
+        }
+        let (_, checker) = self.checker.as_ref().expect("set above");
+        let run = Run {
+            policy: &policy,
+            options: self.options,
+            checker: Some(checker),
+            context: &self.context,
+            fs: &self.fs,
+            scope: Scope { runtime: true },
+        };
+        let started = Instant::now();
+        let sink = self.sink.sink();
+        let now = sink.now_ms();
+        let mut decision = decide_with(&run, line, sink.facts(), now);
+        if decision.error.is_none() && decision.shape != Some(Shape::Mcp) {
+            // The server reads `params`; a call the gate read from any other field is not
+            // the call the server would run.
+            decision.verdict = Verdict::Rejected;
+            decision.error = Some(malformed(
+                "the request was not read as an MCP tools/call (its params.name and params.arguments)",
+            ));
+        }
+        let latency = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        sink.record(&decision, latency);
+        let committed = sink.commit();
+        self.say(&decision);
+        if let Err(failure) = committed {
+            let fail_closed = policy.gate.on_internal_error == FailMode::Reject;
+            (self.diag)(&format!(
+                "metagate: error: telemetry: {failure}; {}",
+                if fail_closed {
+                    "the call is refused (on_internal_error = \"reject\")"
+                } else {
+                    "the call goes on unrecorded (on_internal_error = \"pass\")"
+                }
+            ));
+            if fail_closed {
+                let error = ToolError::new(
+                    Category::ServerError,
+                    format!("metagate could not record this decision, and its policy fails closed: {failure}"),
+                )
+                .suggest("Try again later; if it keeps failing, the operator must look at metagate's telemetry store");
+                return Action::Answer(refusal(id, &error, stateless));
+            }
+        }
+        if let Some(error) = &decision.error {
+            return Action::Answer(refusal(id, error, stateless));
+        }
+        let mut out = Vec::with_capacity(line.len() + 1);
+        decision.write_call(&mut out);
+        out.push(b'\n');
+        let call = InFlight {
+            decision_id: match &self.sink {
+                Recording::Store(s) => s.last_decision_id(),
+                Recording::Off(_) => None,
+            },
+            tool: decision.tool().unwrap_or_default().to_string(),
+            method: decision.method().map(str::to_string),
+            session: self.context.session.clone(),
+            sent: Instant::now(),
+        };
+        Action::Forward { line: out, call }
+    }
+
+    /// The stderr lines of a decision: one per correction, warning and rejection (unless
+    /// quiet), and every stage with `--explain`.
+    fn say(&self, decision: &Decision<'_>) {
+        let mut text = Vec::new();
+        if !self.options.quiet {
+            notes(decision, None, &mut text);
+        }
+        explain_lines(decision, None, &mut text);
+        for line in String::from_utf8_lossy(&text).lines() {
+            (self.diag)(line);
+        }
+    }
+}
+
+/// The tool a `tools/call` names, for a refusal made before the gate read it.
+fn tool_name(params: Option<&RawValue>) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Params {
+        name: Option<String>,
+    }
+    serde_json::from_str::<Params>(params?.get()).ok()?.name
+}
+
+/// The answer to a refused call: a `CallToolResult` with `isError`, the gate's feedback as its
+/// text (what the model reads, and can act on), and the structured error in `_meta`.
+pub fn refusal(id: &RequestId, error: &ToolError, stateless: bool) -> Vec<u8> {
+    let mut meta = Map::new();
+    meta.insert("metagate/error".into(), error.to_json());
+    let mut result = Map::new();
+    result.insert(
+        "content".into(),
+        json!([{ "type": "text", "text": error.feedback() }]),
+    );
+    result.insert("isError".into(), Value::Bool(true));
+    result.insert("_meta".into(), Value::Object(meta));
+    if stateless {
+        // 2026-07-28 results say what they are.
+        result.insert("resultType".into(), "complete".into());
+    }
+    let mut answer = Map::new();
+    answer.insert("jsonrpc".into(), "2.0".into());
+    answer.insert(
+        "id".into(),
+        serde_json::from_str(&id.to_json()).expect("an id is JSON"),
+    );
+    answer.insert("result".into(), Value::Object(result));
+    let mut line = serde_json::to_vec(&Value::Object(answer)).expect("JSON serializes");
+    line.push(b'\n');
+    line
+}

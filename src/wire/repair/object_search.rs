@@ -1,0 +1,295 @@
+//! Finding the one object in the text a model emitted: inside code fences first, then at each
+//! `{` in turn, past prose, doubled braces and objects that follow.
+
+use super::bytes::{
+    bracketed_span_end, find_byte, find_bytes, find_fence_at_line_start, has_non_whitespace,
+    is_fence_tag_byte, is_json_whitespace, skip_whitespace,
+};
+use super::json_reader::JsonReader;
+use super::messages::{
+    MSG_DEPTH, MSG_NO_OBJECT, MSG_TOP_ARRAY, ReadFailure, RepairKind, more_followed_warning,
+};
+use serde_json::{Map, Value};
+
+/// An object read successfully from a candidate `{`.
+struct CandidateObject {
+    map: Map<String, Value>,
+    /// Offset of its `{`.
+    start: usize,
+    /// Offset just past where reading it stopped.
+    end: usize,
+    /// It came wrapped in a doubled (or tripled) root `{{ … }}`.
+    doubled: bool,
+    /// Each kind of repair made while reading it, with its count, in the order first made.
+    repairs_counted: Vec<(RepairKind, u32)>,
+    /// What was appended to complete output that was cut off, innermost first.
+    closers: String,
+}
+
+/// What trying each `{` of a region came to.
+enum BraceScan {
+    Found(CandidateObject),
+    /// No object; the most promising failure and how far it read.
+    NotFound(Option<(ReadFailure, usize)>),
+    /// A verdict that ends the search (a top-level array, nesting too deep).
+    Refused(ReadFailure),
+}
+
+/// An object found by [`ObjectSearch::find_json_object`], with what was repaired and ignored.
+pub(super) struct FoundObject {
+    pub(super) map: Map<String, Value>,
+    pub(super) repairs: Vec<String>,
+    pub(super) warnings: Vec<String>,
+    /// Offset of the object's `{`.
+    pub(super) start: usize,
+}
+
+/// Keeps in `best` whichever failure read further before it failed.
+fn keep_furthest_failure(
+    best: &mut Option<(ReadFailure, usize)>,
+    other: Option<(ReadFailure, usize)>,
+) {
+    if let Some((f, c)) = other
+        && best.as_ref().is_none_or(|(_, bc)| c > *bc)
+    {
+        *best = Some((f, c));
+    }
+}
+
+/// The search for the one call in the whole (decoded) input.
+pub(super) struct ObjectSearch<'a> {
+    pub(super) text: &'a str,
+    pub(super) bytes: &'a [u8],
+    reader: JsonReader<'a>,
+    /// Bytes read by failed attempts so far.
+    failed_work: usize,
+    /// Past this, failed attempts no longer retry from the next `{` inside
+    /// what they read, which keeps the whole search linear.
+    failed_work_budget: usize,
+}
+
+impl<'a> ObjectSearch<'a> {
+    pub(super) fn new(text: &'a str) -> Self {
+        ObjectSearch {
+            text,
+            bytes: text.as_bytes(),
+            reader: JsonReader::new(text),
+            failed_work: 0,
+            failed_work_budget: 4 * text.len() + 4096,
+        }
+    }
+
+    /// Finds and reads the object in `from..to`: first inside code fences,
+    /// then anywhere.
+    pub(super) fn find_json_object(
+        &mut self,
+        from: usize,
+        to: usize,
+    ) -> Result<FoundObject, ReadFailure> {
+        let b = self.bytes;
+        let mut best = None;
+        // Fences are looked for only when the region does not itself start
+        // with the value (whose strings may hold fenced code).
+        let first = skip_whitespace(b, from, to);
+        let fenced = find_bytes(b, b"```", from, to).is_some();
+        let mut open = if fenced && first < to && b[first] != b'{' && b[first] != b'[' {
+            find_fence_at_line_start(b, from, to)
+        } else {
+            None
+        };
+        while let Some(o) = open {
+            let mut cs = o + 3;
+            while cs < to && is_fence_tag_byte(b[cs]) {
+                cs += 1;
+            }
+            let close = find_bytes(b, b"```", cs, to);
+            match self.try_each_brace(cs, close.unwrap_or(to), to, true) {
+                BraceScan::Found(f) => {
+                    return Ok(self.finish_candidate(f, Some((o, cs)), from, to));
+                }
+                BraceScan::Refused(e) => return Err(e),
+                BraceScan::NotFound(e) => keep_furthest_failure(&mut best, e),
+            }
+            if self.failed_work > self.failed_work_budget {
+                break;
+            }
+            open = close.and_then(|c| find_fence_at_line_start(b, c + 3, to));
+        }
+        match self.try_each_brace(from, to, to, fenced) {
+            BraceScan::Found(f) => Ok(self.finish_candidate(f, None, from, to)),
+            BraceScan::Refused(e) => Err(e),
+            BraceScan::NotFound(e) => {
+                keep_furthest_failure(&mut best, e);
+                Err(best.map_or_else(
+                    || ReadFailure::new(MSG_NO_OBJECT, skip_whitespace(b, from, to)),
+                    |(f, _)| f,
+                ))
+            }
+        }
+    }
+
+    /// Tries each `{` in `from..to` in turn (reading up to `limit`).
+    fn try_each_brace(&mut self, from: usize, to: usize, limit: usize, fence: bool) -> BraceScan {
+        let b = self.bytes;
+        self.reader.limit = limit;
+        self.reader.stop_at_fence = fence;
+        let mut best: Option<(ReadFailure, usize)> = None;
+        let mut scan_from = from;
+        let first = skip_whitespace(b, from, to);
+        if first < to && b[first] == b'[' {
+            self.reader.restart_at(first);
+            match self.reader.read_value(0) {
+                Ok(_) => {
+                    let after = self.reader.pos;
+                    if find_byte(b, b'{', after, to).is_none() {
+                        return BraceScan::Refused(ReadFailure::new(MSG_TOP_ARRAY, first));
+                    }
+                    scan_from = after;
+                }
+                Err(f) if f.message == MSG_DEPTH => return BraceScan::Refused(f),
+                Err(f) => {
+                    let c = f.offset.max(first + 1) - first;
+                    self.failed_work += c;
+                    best = Some((f, c));
+                }
+            }
+        }
+        // An empty `{}` inside prose is more likely prose than the call: keep
+        // it only if no non-empty object follows.
+        let mut empty_in_prose: Option<CandidateObject> = None;
+        let mut next = find_byte(b, b'{', scan_from, to);
+        while let Some(p) = next {
+            match self.reader.read_root(p) {
+                Ok((map, doubled)) => {
+                    let found = CandidateObject {
+                        map,
+                        start: p,
+                        end: self.reader.pos.max(p + 1),
+                        doubled,
+                        repairs_counted: self.reader.repairs_counted(),
+                        closers: std::mem::take(&mut self.reader.closers),
+                    };
+                    if !found.map.is_empty() || !has_non_whitespace(b, from, p) {
+                        return BraceScan::Found(found);
+                    }
+                    next = find_byte(b, b'{', found.end, to);
+                    empty_in_prose.get_or_insert(found);
+                }
+                Err(f) if f.message == MSG_DEPTH => return BraceScan::Refused(f),
+                Err(f) => {
+                    let fp = f.offset.max(p + 1);
+                    let c = fp - p;
+                    self.failed_work += c;
+                    keep_furthest_failure(&mut best, Some((f, c)));
+                    // Retry at the next `{` inside what this attempt read only
+                    // while it looked like prose (never got to a `:`), and only
+                    // within the work budget; otherwise go on past the failure.
+                    // An object opening with a quoted key is JSON, not prose in braces.
+                    let keyed = b.get(skip_whitespace(b, p + 1, to)) == Some(&b'"');
+                    next = if self.reader.root_reached_colon
+                        || keyed
+                        || self.failed_work > self.failed_work_budget
+                    {
+                        // Not inside what failed: a `{` there is one of its values (its
+                        // arguments), and taking that for the call would run another tool.
+                        find_byte(b, b'{', bracketed_span_end(b, p, to).max(fp), to)
+                    } else {
+                        // A `{` right after another was already tried as the
+                        // inner one of a doubled root.
+                        let mut q = find_byte(b, b'{', p + 1, to);
+                        while let Some(c) = q {
+                            let k = b[..c].iter().rposition(|&x| !is_json_whitespace(x));
+                            if k.is_none_or(|k| k < from || b[k] != b'{') {
+                                break;
+                            }
+                            q = find_byte(b, b'{', c + 1, to);
+                        }
+                        q
+                    };
+                }
+            }
+        }
+        match empty_in_prose {
+            Some(found) => BraceScan::Found(found),
+            None => BraceScan::NotFound(best),
+        }
+    }
+
+    /// Turns a found object into the value, repairs and warnings.
+    fn finish_candidate(
+        &mut self,
+        f: CandidateObject,
+        fence: Option<(usize, usize)>,
+        from: usize,
+        to: usize,
+    ) -> FoundObject {
+        let b = self.bytes;
+        let mut repairs = Vec::new();
+        let before = match fence {
+            Some((open, cs)) => {
+                repairs.push("removed a markdown code fence".to_owned());
+                has_non_whitespace(b, from, open) || has_non_whitespace(b, cs, f.start)
+            }
+            None => has_non_whitespace(b, from, f.start),
+        };
+        if before {
+            repairs.push("ignored text before the object".to_owned());
+        }
+        if f.doubled {
+            repairs.push("unwrapped a doubled root `{{ … }}`".to_owned());
+        }
+        for &(kind, n) in &f.repairs_counted {
+            repairs.push(kind.message(n));
+        }
+        let (extra, after) = self.look_past_object(f.end, to, fence.is_some());
+        if after {
+            repairs.push("ignored text after the object".to_owned());
+        }
+        if !f.closers.is_empty() {
+            repairs.push(format!(
+                "completed output that was cut off with `{}`",
+                f.closers
+            ));
+        }
+        let mut warnings = Vec::new();
+        if extra > 0 {
+            warnings.push(more_followed_warning(extra, "object", "objects"));
+        }
+        FoundObject {
+            map: f.map,
+            repairs,
+            warnings,
+            start: f.start,
+        }
+    }
+
+    /// Looks past the object: counts further objects that follow directly
+    /// and tells whether any other text follows.
+    fn look_past_object(&mut self, mut p: usize, to: usize, fenced: bool) -> (usize, bool) {
+        let b = self.bytes;
+        let mut fence_open = fenced;
+        let mut extra = 0;
+        self.reader.limit = to;
+        loop {
+            p = skip_whitespace(b, p, to);
+            if p >= to {
+                return (extra, false);
+            }
+            if fence_open && b[p..to].starts_with(b"```") {
+                fence_open = false;
+                p += 3;
+                continue;
+            }
+            let mut q = p;
+            if b[q] == b',' {
+                q = skip_whitespace(b, q + 1, to);
+            }
+            if q < to && b[q] == b'{' && self.reader.read_root(q).is_ok() {
+                extra += 1;
+                p = self.reader.pos.max(q + 1);
+                continue;
+            }
+            return (extra, true);
+        }
+    }
+}

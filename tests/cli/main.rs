@@ -1,0 +1,21 @@
+//! The integration tests, one binary linked once: each module drives the real `metagate` (or, for
+//! `properties`, the library's gate) for one command or concern, with the shared sandbox and
+//! runners in `common`.
+//!
+//! proptest keeps the failures it finds in `tests/proptest-regressions/<module>.txt`: its default
+//! persistence looks for the folder holding `main.rs` (this one) and writes beside it.
+
+mod common;
+
+mod evaluate;
+mod gate;
+mod generated;
+mod lint;
+mod mcp;
+mod permit;
+mod policy;
+mod policy_checks;
+mod properties;
+mod repair;
+mod telemetry;
+mod tools;

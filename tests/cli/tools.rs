@@ -1,0 +1,332 @@
+//! Tool definitions imported with `--tools` and `[[import]]`, checked by their JSON Schema
+//! after the correction rules ran on their declared properties.
+
+use serde_json::{Value, json};
+
+use crate::common::{Sandbox, fixture_path, gate};
+
+fn tools(name: &str) -> String {
+    fixture_path(&format!("tools/{name}")).display().to_string()
+}
+
+/// (tools file, call, exit, what must come out: the corrected arguments, or the category)
+struct Case {
+    name: &'static str,
+    tools: &'static str,
+    call: Value,
+    expect: Expect,
+}
+
+enum Expect {
+    Args(Value),
+    Rejected(&'static str),
+}
+
+fn cases() -> Vec<Case> {
+    use Expect::*;
+    vec![
+        Case {
+            name: "openai: clean call passes",
+            tools: "openai.json",
+            call: json!({"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Oslo, Norway\"}"}}),
+            expect: Args(json!({"location":"Oslo, Norway"})),
+        },
+        Case {
+            name: "openai: case style, enum case and coercion on declared properties",
+            tools: "openai.json",
+            call: json!({"id":"c2","type":"function","function":{"name":"get_weather","arguments":"{\"Location\":\"Oslo\",\"unit\":\"Celsius\",\"days\":\"3\"}"}}),
+            expect: Args(json!({"location":"Oslo","unit":"celsius","days":3})),
+        },
+        Case {
+            name: "openai: a schema default is not filled in",
+            tools: "openai.json",
+            call: json!({"id":"c3","type":"function","function":{"name":"search_issues","arguments":"{\"repo\":\"rust-lang/rust\",\"query\":\"ICE\",\"limit\":\"50\",\"include_prs\":\"false\"}"}}),
+            expect: Args(
+                json!({"repo":"rust-lang/rust","query":"ICE","limit":50,"include_prs":false}),
+            ),
+        },
+        Case {
+            name: "openai: additionalProperties false rejects an unknown argument",
+            tools: "openai.json",
+            call: json!({"id":"c4","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Oslo\",\"wind\":true}"}}),
+            expect: Rejected("invalid_parameters"),
+        },
+        Case {
+            name: "openai: a nested type error is the schema's, with its path",
+            tools: "openai.json",
+            call: json!({"id":"c5","type":"function","function":{"name":"create_event","arguments":"{\"title\":\"Sync\",\"start\":\"2026-11-23T10:00:00Z\",\"reminder\":{\"minutes_before\":\"ten\"}}"}}),
+            expect: Rejected("type_mismatch"),
+        },
+        Case {
+            name: "openai: a bound is the schema's",
+            tools: "openai.json",
+            call: json!({"id":"c6","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Oslo\",\"days\":40}"}}),
+            expect: Rejected("invalid_parameters"),
+        },
+        Case {
+            name: "openai: a missing required argument is named",
+            tools: "openai.json",
+            call: json!({"id":"c7","type":"function","function":{"name":"search_issues","arguments":"{\"repo\":\"a/b\"}"}}),
+            expect: Rejected("invalid_parameters"),
+        },
+        Case {
+            name: "mcp: near-miss name and nullable integer",
+            tools: "mcp.json",
+            call: json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"src/main.rs","max_btyes":"null"}}}),
+            expect: Args(json!({"path":"src/main.rs","max_bytes":null})),
+        },
+        Case {
+            name: "mcp: a JSON-encoded array where an array is declared",
+            tools: "mcp.json",
+            call: json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run_query","arguments":{"sql":"select 1","params":"[1, \"a\", null]","timeoutMs":"500"}}}),
+            expect: Args(json!({"sql":"select 1","params":[1,"a",null],"timeout_ms":500})),
+        },
+        Case {
+            name: "mcp: a const inside a nested object",
+            tools: "mcp.json",
+            call: json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run_query","arguments":{"sql":"select 1","options":{"readonly":false}}}}),
+            expect: Rejected("invalid_parameters"),
+        },
+        Case {
+            name: "anthropic: enum case and a required array",
+            tools: "anthropic.json",
+            call: json!({"type":"tool_use","id":"toolu_1","name":"send_email","input":{"to":["a@example.com"],"subject":"Hi","body":"Hello","priority":"HIGH"}}),
+            expect: Args(
+                json!({"to":["a@example.com"],"subject":"Hi","body":"Hello","priority":"high"}),
+            ),
+        },
+        Case {
+            name: "anthropic: a string is not an array",
+            tools: "anthropic.json",
+            call: json!({"type":"tool_use","id":"toolu_2","name":"send_email","input":{"to":"a@example.com","subject":"Hi","body":"Hello"}}),
+            expect: Rejected("type_mismatch"),
+        },
+        Case {
+            name: "anthropic: a short unknown name is not guessed, so text is missing",
+            tools: "anthropic.json",
+            call: json!({"type":"tool_use","id":"toolu_3","name":"translate","input":{"txt":"hello","target_language":"de"}}),
+            expect: Rejected("invalid_parameters"),
+        },
+        Case {
+            name: "anthropic: a near miss with one candidate is corrected",
+            tools: "anthropic.json",
+            call: json!({"type":"tool_use","id":"toolu_4","name":"translate","input":{"text":"hello","target_langauge":"DE"}}),
+            expect: Args(json!({"text":"hello","target_language":"de"})),
+        },
+    ]
+}
+
+fn args_of(out: &Value) -> Value {
+    for pointer in [
+        "/function/arguments",
+        "/params/arguments",
+        "/input",
+        "/tool_args",
+    ] {
+        if let Some(a) = out.pointer(pointer) {
+            return match a {
+                Value::String(s) => serde_json::from_str(s).unwrap(),
+                other => other.clone(),
+            };
+        }
+    }
+    panic!("no arguments in {out}")
+}
+
+#[test]
+fn imported_definitions_correct_and_check_calls() {
+    let sb = Sandbox::new();
+    for case in cases() {
+        let file = tools(case.tools);
+        let (out, code, _) = gate(
+            &sb,
+            &["--quiet", "--tools", &file],
+            case.call.to_string().as_bytes(),
+        );
+        match case.expect {
+            Expect::Args(want) => {
+                assert_eq!(code, 0, "{}: {out}", case.name);
+                assert_eq!(args_of(&out), want, "{}", case.name);
+            }
+            Expect::Rejected(category) => {
+                assert_eq!(code, 1, "{}: {out}", case.name);
+                assert_eq!(out["error"]["category"], category, "{}: {out}", case.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn schema_errors_carry_their_paths() {
+    let sb = Sandbox::new();
+    let call = json!({"type":"function","function":{"name":"create_event","arguments":{"title":"Sync","start":"2026-11-23T10:00:00Z","attendees":[{"email":"a@b.c","optional":"no"}]}}});
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet", "--tools", &tools("openai.json")],
+        call.to_string().as_bytes(),
+    );
+    assert_eq!(code, 1);
+    let errors = out["error"]["details"]["schema_errors"].as_array().unwrap();
+    assert!(
+        errors.iter().any(|e| e["path"] == "/attendees/0/optional"),
+        "{errors:?}"
+    );
+    assert!(
+        out["feedback"]
+            .as_str()
+            .unwrap()
+            .contains("/attendees/0/optional")
+    );
+}
+
+#[test]
+fn policy_imports_with_aliases_and_defaults_on_top() {
+    let sb = Sandbox::new();
+    let policy = sb.file(
+        "policy/metagate.toml",
+        &format!(
+            "[[import]]\npath = {:?}\nfill_defaults = true\n\n[[import]]\npath = \"../tools/mcp.json\"\nformat = \"mcp\"\n\n\
+             [tools.get_weather.aliases]\ncity = \"location\"\n\n[tools.get_weather.args.unit.values]\nc = \"celsius\"\n",
+            tools("openai.json")
+        ),
+    );
+    sb.file(
+        "tools/mcp.json",
+        &std::fs::read_to_string(fixture_path("tools/mcp.json")).unwrap(),
+    );
+    let p = policy.to_str().unwrap();
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet", "--policy", p],
+        br#"{"name":"get_weather","arguments":{"city":"Bergen","unit":"C"}}"#,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out["arguments"],
+        json!({"location":"Bergen","unit":"celsius"})
+    );
+    // fill_defaults = true: the schema's default for `unit` is filled in when absent.
+    let (out, _, _) = gate(
+        &sb,
+        &["--quiet", "--policy", p],
+        br#"{"name":"get_weather","arguments":{"location":"Bergen"}}"#,
+    );
+    assert_eq!(
+        out["arguments"],
+        json!({"location":"Bergen","unit":"celsius"})
+    );
+    // The relative import resolved against the policy's folder.
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet", "--policy", p],
+        br#"{"name":"read_file","arguments":{"path":"a"}}"#,
+    );
+    assert_eq!(code, 0, "{out}");
+    // Built-in tools are still there.
+    let (out, _, _) = gate(
+        &sb,
+        &["--quiet", "--policy", p],
+        br#"{"tool_name":"response","tool_args":{"message":"x"}}"#,
+    );
+    assert_eq!(out["tool_args"], json!({"text":"x"}));
+    // policy show prints the import and the tools it brought.
+    let shown = sb
+        .cmd()
+        .args(["policy", "show", "--policy", p])
+        .output()
+        .unwrap();
+    let shown: toml::Table = toml::from_str(&String::from_utf8(shown.stdout).unwrap()).unwrap();
+    assert_eq!(shown["import"].as_array().unwrap().len(), 2);
+    assert!(shown["tools"].get("run_query").is_some());
+}
+
+#[test]
+fn bad_tools_files_exit_2_naming_file_and_tool() {
+    let sb = Sandbox::new();
+    for (file, must) in [
+        (
+            "not-tools.json",
+            vec!["not-tools.json", "not an OpenAI tools array"],
+        ),
+        (
+            "invalid-schema.json",
+            vec!["invalid-schema.json", "broken_tool", "invalid JSON Schema"],
+        ),
+    ] {
+        let out = sb
+            .cmd()
+            .args(["gate", "--tools", &tools(file)])
+            .write_stdin(r#"{"name":"fine","arguments":{}}"#)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        for m in must {
+            assert!(err.contains(m), "{file}: {err}");
+        }
+        assert!(
+            err.contains(&format!(
+                "the built-in policy with --tools {} is invalid",
+                tools(file)
+            )),
+            "{file}: the heading must name the tools file: {err}"
+        );
+    }
+    let out = sb
+        .cmd()
+        .args(["gate", "--tools", "/nonexistent/tools.json"])
+        .write_stdin("{}")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/tools.json"));
+    // One tool in two files is ambiguous.
+    let out = sb
+        .cmd()
+        .args([
+            "gate",
+            "--tools",
+            &tools("openai.json"),
+            "--tools",
+            &tools("openai.json"),
+        ])
+        .write_stdin("{}")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("also defined in"));
+}
+
+/// An `[[import]]` whose file cannot be read is the policy's mistake: `policy check` and every
+/// command name the policy, the line of that import's `path` and the key.
+#[test]
+fn an_unreadable_import_names_the_policy_line_and_key() {
+    let sb = Sandbox::new();
+    sb.file(
+        "tools.json",
+        &std::fs::read_to_string(tools("openai.json")).unwrap(),
+    );
+    let policy = sb.file(
+        "p.toml",
+        "[[import]]\npath = \"tools.json\"\n\n[[import]]\nformat = \"mcp\"\npath = \"gone.json\"\n",
+    );
+    let (code, err) = sb.policy_check(&policy);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("p.toml:6:1: import.path: cannot read "),
+        "{err}"
+    );
+    assert!(err.contains("gone.json"), "{err}");
+    let out = sb
+        .cmd()
+        .arg("--policy")
+        .arg(&policy)
+        .arg("gate")
+        .write_stdin("{}")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("p.toml:6:1: import.path"));
+}
