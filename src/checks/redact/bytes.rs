@@ -1,4 +1,4 @@
-//! Byte classes and the small byte-slice helpers every text rule uses.
+//! Byte classes and the small byte-slice helpers every text rule uses, entropy included.
 
 // Byte classes, looked up in `CLASS` (one table load instead of a chain of compares).
 /// `[A-Za-z0-9_.-]`: key characters in text.
@@ -107,4 +107,21 @@ pub(super) fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
 
 pub(super) fn contains(hay: &[u8], needle: &[u8]) -> bool {
     find(hay, 0, needle).is_some()
+}
+
+/// Shannon entropy in bits per byte (the same measure gitleaks' thresholds use).
+pub(super) fn shannon_entropy(run: &[u8]) -> f64 {
+    let mut counts = [0u32; 256];
+    for &c in run {
+        counts[usize::from(c)] += 1;
+    }
+    let n = run.len() as f64;
+    counts
+        .iter()
+        .filter(|&&k| k > 0)
+        .map(|&k| {
+            let p = f64::from(k) / n;
+            -p * p.log2()
+        })
+        .sum()
 }

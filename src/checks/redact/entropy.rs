@@ -1,6 +1,6 @@
 //! The second pass: long runs of token characters that look random.
 
-use super::bytes::{is_run_byte, scan_while};
+use super::bytes::{is_run_byte, scan_while, shannon_entropy};
 use super::spans::has_secret;
 use super::{BIGRAM_MAX_PERCENT, ENTROPY_MIN_BITS, ENTROPY_MIN_LEN};
 
@@ -160,23 +160,6 @@ fn is_structured_identifier(run: &[u8]) -> bool {
             let lower = seg.iter().filter(|c| c.is_ascii_lowercase()).count();
             seg.len() <= 8 || upper == 0 || lower == 0 || is_wordy(seg) || is_camel_words(seg)
         })
-}
-
-/// Shannon entropy in bits per byte (the same measure gitleaks' thresholds use).
-pub(super) fn shannon_entropy(run: &[u8]) -> f64 {
-    let mut counts = [0u32; 256];
-    for &c in run {
-        counts[usize::from(c)] += 1;
-    }
-    let n = run.len() as f64;
-    counts
-        .iter()
-        .filter(|&&k| k > 0)
-        .map(|&k| {
-            let p = f64::from(k) / n;
-            -p * p.log2()
-        })
-        .sum()
 }
 
 fn b64_value(c: u8) -> Option<u32> {

@@ -20,7 +20,7 @@ use aho_corasick::AhoCorasick;
 use regex::bytes::Regex;
 
 use super::REDACTED_B;
-use super::entropy::shannon_entropy;
+use super::bytes::shannon_entropy;
 
 /// What an allowlist's regexes are matched against.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
