@@ -16,7 +16,7 @@
 
 use std::sync::OnceLock;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::bytes::Regex;
 
 use super::REDACTED_B;
@@ -78,8 +78,11 @@ fn keywords() -> &'static Keywords {
                 rule_of.push(index);
             }
         }
+        // A contiguous NFA: about as fast as a DFA on short texts, at a third of the build
+        // time, which every process that records pays once.
         let automaton = AhoCorasick::builder()
             .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(&patterns)
             .expect("gitleaks keywords build an automaton");
         Keywords { automaton, rule_of }
