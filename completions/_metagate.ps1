@@ -21,7 +21,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
 
     $completions = @(switch ($command) {
         'metagate' {
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -45,7 +45,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Session the calls belong to (recorded with each decision)')
             [CompletionResult]::new('--caller', '--caller', [CompletionResultType]::ParameterName, 'Who is calling: an agent, persona or user (recorded with each decision)')
             [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'What the caller is doing: one of the policy''s intents, which decides the tools it may use (recorded with each decision)')
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--jsonl', '--jsonl', [CompletionResultType]::ParameterName, 'Read one call per line and answer each with one line, until end of input')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback')
@@ -61,7 +61,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Session the calls belong to (recorded with each decision and outcome)')
             [CompletionResult]::new('--caller', '--caller', [CompletionResultType]::ParameterName, 'Who is calling: an agent, persona or user (recorded with each decision)')
             [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'What the caller is doing: one of the policy''s intents. Tools it does not allow are left out of tools/list, and refused if called')
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--no-telemetry', '--no-telemetry', [CompletionResultType]::ParameterName, 'Do not record decisions and tool outcomes in the telemetry store')
             [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Write every stage of each tools/call decision on stderr: envelope, corrections, each policy check with the rule it applied, the verdict')
@@ -72,7 +72,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;record' {
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'All or nothing: one bad line and no line is stored')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -87,7 +87,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Explain a diagnostic code (MG003, or its name); `all` lists every code')
             [CompletionResult]::new('--caller', '--caller', [CompletionResultType]::ParameterName, 'Check every call as made by this caller: its allow and deny lists and its own intent')
             [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'Check every call under this intent of the policy, as `gate --intent` does')
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--exit-zero', '--exit-zero', [CompletionResultType]::ParameterName, 'Exit 0 even when there are findings (report-only jobs); failures still exit 2')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -95,24 +95,33 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;policy' {
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the effective policy as TOML, every default filled in')
+            [CompletionResult]::new('which', 'which', [CompletionResultType]::ParameterValue, 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user''s file, or the built-in policy)')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Validate a policy file; errors name the key and line (exit 2 when invalid)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'metagate;policy;show' {
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'metagate;policy;which' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
         'metagate;policy;check' {
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -120,11 +129,15 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;policy;help' {
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the effective policy as TOML, every default filled in')
+            [CompletionResult]::new('which', 'which', [CompletionResultType]::ParameterValue, 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user''s file, or the built-in policy)')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Validate a policy file; errors name the key and line (exit 2 when invalid)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'metagate;policy;help;show' {
+            break
+        }
+        'metagate;policy;help;which' {
             break
         }
         'metagate;policy;help;check' {
@@ -134,7 +147,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;db' {
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -144,7 +157,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;db;info' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -162,13 +175,13 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;evaluate' {
-            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w), a date (2026-11-25: its midnight, UTC) or an RFC 3339 time')
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'End of the window (exclusive), as --since [default: now]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--emit-policy-patch', '--emit-policy-patch', [CompletionResultType]::ParameterName, 'Write the proposed argument aliases as a TOML fragment to merge into a policy')
             [CompletionResult]::new('--accept', '--accept', [CompletionResultType]::ParameterName, 'Mark a recommendation accepted (by its id) instead of running the pass')
             [CompletionResult]::new('--reject', '--reject', [CompletionResultType]::ParameterName, 'Mark a recommendation rejected (by its id) instead of running the pass')
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Compute and report, but store nothing (every store''s bytes stay as they are)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -176,7 +189,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;tools' {
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -189,7 +202,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--top', '--top', [CompletionResultType]::ParameterName, 'At most this many entries [default: 12 for known-tools, else all]')
             [CompletionResult]::new('--budget', '--budget', [CompletionResultType]::ParameterName, 'known-tools: the block is never longer than this many characters')
             [CompletionResult]::new('--sort', '--sort', [CompletionResultType]::ParameterName, 'Row order (known-tools always ranks)')
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -207,7 +220,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;permit' {
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -224,7 +237,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Bind the grant to one session (gate --session / METAGATE_SESSION)')
             [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why, for the audit trail')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -232,7 +245,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;permit;list' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Every grant (expired and revoked too) and every granted, revoked, used and denied event')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -240,7 +253,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;permit;revoke' {
-            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Revoke every grant not yet revoked: live, dated later, and expired (so that none comes back if the clock moves back); prints how many were live')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -293,10 +306,14 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;help;policy' {
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the effective policy as TOML, every default filled in')
+            [CompletionResult]::new('which', 'which', [CompletionResultType]::ParameterValue, 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user''s file, or the built-in policy)')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Validate a policy file; errors name the key and line (exit 2 when invalid)')
             break
         }
         'metagate;help;policy;show' {
+            break
+        }
+        'metagate;help;policy;which' {
             break
         }
         'metagate;help;policy;check' {

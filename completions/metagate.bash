@@ -106,6 +106,9 @@ _metagate() {
             metagate__subcmd__help__subcmd__policy,show)
                 cmd="metagate__subcmd__help__subcmd__policy__subcmd__show"
                 ;;
+            metagate__subcmd__help__subcmd__policy,which)
+                cmd="metagate__subcmd__help__subcmd__policy__subcmd__which"
+                ;;
             metagate__subcmd__help__subcmd__tools,health)
                 cmd="metagate__subcmd__help__subcmd__tools__subcmd__health"
                 ;;
@@ -142,6 +145,9 @@ _metagate() {
             metagate__subcmd__policy,show)
                 cmd="metagate__subcmd__policy__subcmd__show"
                 ;;
+            metagate__subcmd__policy,which)
+                cmd="metagate__subcmd__policy__subcmd__which"
+                ;;
             metagate__subcmd__policy__subcmd__help,check)
                 cmd="metagate__subcmd__policy__subcmd__help__subcmd__check"
                 ;;
@@ -150,6 +156,9 @@ _metagate() {
                 ;;
             metagate__subcmd__policy__subcmd__help,show)
                 cmd="metagate__subcmd__policy__subcmd__help__subcmd__show"
+                ;;
+            metagate__subcmd__policy__subcmd__help,which)
+                cmd="metagate__subcmd__policy__subcmd__help__subcmd__which"
                 ;;
             metagate__subcmd__tools,health)
                 cmd="metagate__subcmd__tools__subcmd__health"
@@ -538,7 +547,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__policy)
-            opts="show check"
+            opts="show which check"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -566,6 +575,20 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__policy__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__policy__subcmd__which)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -892,7 +915,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__policy)
-            opts="-h --policy --db --help show check help"
+            opts="-h --policy --db --help show which check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -936,7 +959,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__policy__subcmd__help)
-            opts="show check help"
+            opts="show which check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -991,6 +1014,20 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        metagate__subcmd__policy__subcmd__help__subcmd__which)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         metagate__subcmd__policy__subcmd__show)
             opts="-h --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -998,6 +1035,32 @@ _metagate() {
                 return 0
             fi
             case "${prev}" in
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__policy__subcmd__which)
+            opts="-h --format --policy --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 --policy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -18,7 +18,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
     }
     var completions = [
         &'metagate'= {
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -41,7 +41,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --session 'Session the calls belong to (recorded with each decision)'
             cand --caller 'Who is calling: an agent, persona or user (recorded with each decision)'
             cand --intent 'What the caller is doing: one of the policy''s intents, which decides the tools it may use (recorded with each decision)'
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --jsonl 'Read one call per line and answer each with one line, until end of input'
             cand --report 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'
@@ -56,7 +56,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --session 'Session the calls belong to (recorded with each decision and outcome)'
             cand --caller 'Who is calling: an agent, persona or user (recorded with each decision)'
             cand --intent 'What the caller is doing: one of the policy''s intents. Tools it does not allow are left out of tools/list, and refused if called'
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --no-telemetry 'Do not record decisions and tool outcomes in the telemetry store'
             cand --explain 'Write every stage of each tools/call decision on stderr: envelope, corrections, each policy check with the rule it applied, the verdict'
@@ -66,7 +66,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'metagate;record'= {
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --strict 'All or nothing: one bad line and no line is stored'
             cand -h 'Print help (see more with ''--help'')'
@@ -80,46 +80,57 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --explain 'Explain a diagnostic code (MG003, or its name); `all` lists every code'
             cand --caller 'Check every call as made by this caller: its allow and deny lists and its own intent'
             cand --intent 'Check every call under this intent of the policy, as `gate --intent` does'
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --exit-zero 'Exit 0 even when there are findings (report-only jobs); failures still exit 2'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
         &'metagate;policy'= {
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand -h 'Print help'
             cand --help 'Print help'
             cand show 'Print the effective policy as TOML, every default filled in'
+            cand which 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user''s file, or the built-in policy)'
             cand check 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;policy;show'= {
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'metagate;policy;which'= {
+            cand --format 'Output format'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'metagate;policy;check'= {
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'metagate;policy;help'= {
             cand show 'Print the effective policy as TOML, every default filled in'
+            cand which 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user''s file, or the built-in policy)'
             cand check 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;policy;help;show'= {
+        }
+        &'metagate;policy;help;which'= {
         }
         &'metagate;policy;help;check'= {
         }
         &'metagate;policy;help;help'= {
         }
         &'metagate;db'= {
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -128,7 +139,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;db;info'= {
             cand --format 'Output format'
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -142,20 +153,20 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;db;help;help'= {
         }
         &'metagate;evaluate'= {
-            cand --since 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time'
+            cand --since 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w), a date (2026-11-25: its midnight, UTC) or an RFC 3339 time'
             cand --until 'End of the window (exclusive), as --since [default: now]'
             cand --format 'Output format'
             cand --emit-policy-patch 'Write the proposed argument aliases as a TOML fragment to merge into a policy'
             cand --accept 'Mark a recommendation accepted (by its id) instead of running the pass'
             cand --reject 'Mark a recommendation rejected (by its id) instead of running the pass'
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --dry-run 'Compute and report, but store nothing (every store''s bytes stay as they are)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
         &'metagate;tools'= {
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -167,7 +178,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --top 'At most this many entries [default: 12 for known-tools, else all]'
             cand --budget 'known-tools: the block is never longer than this many characters'
             cand --sort 'Row order (known-tools always ranks)'
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -181,7 +192,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;tools;help;help'= {
         }
         &'metagate;permit'= {
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -197,21 +208,21 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --session 'Bind the grant to one session (gate --session / METAGATE_SESSION)'
             cand --reason 'Why, for the audit trail'
             cand --format 'Output format'
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'metagate;permit;list'= {
             cand --format 'Output format'
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --all 'Every grant (expired and revoked too) and every granted, revoked, used and denied event'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'metagate;permit;revoke'= {
-            cand --policy 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --all 'Revoke every grant not yet revoked: live, dated later, and expired (so that none comes back if the clock moves back); prints how many were live'
             cand -h 'Print help'
@@ -253,9 +264,12 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;help;policy'= {
             cand show 'Print the effective policy as TOML, every default filled in'
+            cand which 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user''s file, or the built-in policy)'
             cand check 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
         }
         &'metagate;help;policy;show'= {
+        }
+        &'metagate;help;policy;which'= {
         }
         &'metagate;help;policy;check'= {
         }

@@ -24,7 +24,7 @@ function __fish_metagate_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c metagate -n "__fish_metagate_needs_command" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_needs_command" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_needs_command" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_needs_command" -s V -l version -d 'Print version'
@@ -49,7 +49,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand gate" -l tools -d 'Imp
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l session -d 'Session the calls belong to (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l caller -d 'Who is calling: an agent, persona or user (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l intent -d 'What the caller is doing: one of the policy\'s intents, which decides the tools it may use (recorded with each decision)' -r
-complete -c metagate -n "__fish_metagate_using_subcommand gate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand gate" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l jsonl -d 'Read one call per line and answer each with one line, until end of input'
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l report -d 'Write a report envelope per call: verdict, call, corrections, warnings, error, feedback'
@@ -60,13 +60,13 @@ complete -c metagate -n "__fish_metagate_using_subcommand gate" -s h -l help -d 
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l session -d 'Session the calls belong to (recorded with each decision and outcome)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l caller -d 'Who is calling: an agent, persona or user (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l intent -d 'What the caller is doing: one of the policy\'s intents. Tools it does not allow are left out of tools/list, and refused if called' -r
-complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l no-telemetry -d 'Do not record decisions and tool outcomes in the telemetry store'
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l explain -d 'Write every stage of each tools/call decision on stderr: envelope, corrections, each policy check with the rule it applied, the verdict'
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -s q -l quiet -d 'Do not write a line on stderr per correction, warning or refusal'
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c metagate -n "__fish_metagate_using_subcommand record" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand record" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l strict -d 'All or nothing: one bad line and no line is stored'
 complete -c metagate -n "__fish_metagate_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -81,49 +81,56 @@ complete -c metagate -n "__fish_metagate_using_subcommand lint" -l tools -d 'Imp
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l explain -d 'Explain a diagnostic code (MG003, or its name); `all` lists every code' -r
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l caller -d 'Check every call as made by this caller: its allow and deny lists and its own intent' -r
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l intent -d 'Check every call under this intent of the policy, as `gate --intent` does' -r
-complete -c metagate -n "__fish_metagate_using_subcommand lint" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand lint" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -l exit-zero -d 'Exit 0 even when there are findings (report-only jobs); failures still exit 2'
 complete -c metagate -n "__fish_metagate_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show which check help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show which check help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show which check help" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show which check help" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show which check help" -f -a "which" -d 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user\'s file, or the built-in policy)'
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show which check help" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and not __fish_seen_subcommand_from show which check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from which" -l format -d 'Output format' -r -f -a "text\t''
+json\t''"
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from which" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from which" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from which" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
+complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "which" -d 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user\'s file, or the built-in policy)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l format -d 'Output format' -r -f -a "table\t''
 json\t''"
-complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l since -d 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l since -d 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w), a date (2026-11-25: its midnight, UTC) or an RFC 3339 time' -r
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l until -d 'End of the window (exclusive), as --since [default: now]' -r
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l format -d 'Output format' -r -f -a "table\t''
 json\t''"
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l emit-policy-patch -d 'Write the proposed argument aliases as a TOML fragment to merge into a policy' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l accept -d 'Mark a recommendation accepted (by its id) instead of running the pass' -r
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l reject -d 'Mark a recommendation rejected (by its id) instead of running the pass' -r
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l dry-run -d 'Compute and report, but store nothing (every store\'s bytes stay as they are)'
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
@@ -139,12 +146,12 @@ corrections\t'Most user corrections first'
 boundary\t'Most boundary referrals first'
 name\t'By name'
 rank\t'Degraded last, then utility x recency'"
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -f -a "grant" -d 'Allow a capability for a while'
@@ -158,16 +165,16 @@ complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_see
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l reason -d 'Why, for the audit trail' -r
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l format -d 'Output format' -r -f -a "table\t''
 json\t''"
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from grant" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l format -d 'Output format' -r -f -a "table\t''
 json\t''"
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -l all -d 'Every grant (expired and revoked too) and every granted, revoked, used and denied event'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l policy -d 'Policy file [default: $METAGATE_POLICY, ./metagate.toml, $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -l all -d 'Revoke every grant not yet revoked: live, dated later, and expired (so that none comes back if the clock moves back); prints how many were live'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
@@ -186,6 +193,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_s
 complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "which" -d 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user\'s file, or the built-in policy)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'

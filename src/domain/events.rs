@@ -303,6 +303,13 @@ fn span(ms: i64) -> String {
     }
 }
 
+/// Whether metagate knows `error_type`: one of the taxonomy's categories, or a referral
+/// (`wrong_tool_boundary`, `low_utility`). Others are stored as given, and counted as the
+/// tool's own failure.
+pub fn known_error_type(error_type: &str) -> bool {
+    error_type.parse::<Category>().is_ok() || REFERRAL_TYPES.contains(&error_type)
+}
+
 /// Parses one event line. Returns the event and warnings (unknown fields, a time far ahead
 /// of now); an error says what is wrong with the line.
 pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<String>), String> {
@@ -392,13 +399,10 @@ fn outcome(
         None => return Err("missing \"status\" (\"ok\" or \"error\")".to_string()),
     };
     let error_type = take_string(map, "error_type")?;
-    if let Some(t) = &error_type
-        && t.parse::<Category>().is_err()
-        && !REFERRAL_TYPES.contains(&t.as_str())
-    {
-        return Err(format!(
-            "unknown error_type {t:?} (the taxonomy's categories, wrong_tool_boundary or low_utility)"
-        ));
+    // A type outside the taxonomy is the integrator's own name: kept as given (record warns
+    // once per name), and counted by evaluate as the tool's own failure.
+    if error_type.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        return Err("\"error_type\" is empty: name the error, or leave the field out".to_string());
     }
     if ok && let Some(t) = &error_type {
         // A referral is the tool saying its own "success" was not one: counting it as a
@@ -660,6 +664,25 @@ mod tests {
         assert!(e.contains("belongs with"), "{e}");
     }
 
+    /// An integrator's own error type is kept as given; metagate's own types are known.
+    #[test]
+    fn an_error_type_outside_the_taxonomy_is_kept() {
+        let line = r#"{"type":"outcome","tool":"w","status":"error","error_type":"vendor_quota"}"#;
+        let (e, notes) = parse(line, 0, &table()).unwrap();
+        let Event::Outcome(o) = e else { panic!() };
+        assert_eq!(o.error_type.as_deref(), Some("vendor_quota"));
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(!known_error_type("vendor_quota"));
+        for known in [
+            "timeout",
+            "wrong_tool_boundary",
+            "low_utility",
+            "malformed_call",
+        ] {
+            assert!(known_error_type(known), "{known}");
+        }
+    }
+
     #[test]
     fn times_out_of_range_name_the_limit() {
         assert!(parse_time("9999-12-30T22:00:00Z").is_ok());
@@ -809,8 +832,8 @@ mod tests {
                 "\"status\"",
             ),
             (
-                r#"{"type":"outcome","tool":"x","status":"error","error_type":"oops"}"#,
-                "unknown error_type",
+                r#"{"type":"outcome","tool":"x","status":"error","error_type":"  "}"#,
+                "\"error_type\" is empty",
             ),
             (
                 r#"{"type":"outcome","tool":"x","status":"ok","ts":"yesterday"}"#,

@@ -27,7 +27,8 @@ pub struct Whereabouts<'a> {
 }
 
 /// metagate's own files, absolute (relative ones taken from `cwd`), each once: the policy files
-/// of the whole lookup chain, existing or not; the policy this run loaded and the tool
+/// of the whole lookup chain, existing or not (the `metagate.toml` of every folder the walk up
+/// from `cwd` reads among them); the policy this run loaded and the tool
 /// definitions it imports (`[[import]]`) or was given (`tools`, `--tools`); and every store a
 /// run may use, the one given by `--db` or `$METAGATE_DB` and the default ones. A store's SQLite
 /// companions (`-wal`, `-shm`, `-journal`) are the checks' to add; so are the folders that hold
@@ -89,6 +90,7 @@ mod tests {
             "/w/given.toml",
             "/e/env.toml",
             "/w/metagate.toml",
+            "/metagate.toml",
             "/cfg/metagate/metagate.toml",
             "/h/.config/metagate/metagate.toml",
             "/etc/mg/p.toml",
@@ -116,7 +118,11 @@ mod tests {
             let picked = store::locate(None, None, xdg_state_home, bare.home).unwrap();
             assert!(files.contains(&picked), "{picked:?}");
         }
-        for existing in ["/w/metagate.toml", "/cfg/metagate/metagate.toml"] {
+        for existing in [
+            "/w/metagate.toml",
+            "/metagate.toml",
+            "/cfg/metagate/metagate.toml",
+        ] {
             let picked = locate_policy(&LookupEnv {
                 flag: None,
                 env_policy: None,

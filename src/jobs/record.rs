@@ -207,6 +207,8 @@ fn read_all(
     // Bytes, not a `String`: a line that is not UTF-8 is one bad line, not a failed read of
     // the whole input.
     let mut bytes = Vec::new();
+    // Error types outside the taxonomy warned about (once each).
+    let mut unknown_types: Vec<String> = Vec::new();
     for (
         index,
         Input {
@@ -273,6 +275,18 @@ fn read_all(
                 Ok((event, warnings)) => {
                     for w in warnings {
                         let _ = writeln!(diag, "metagate: record: {name}:{number}: warning: {w}");
+                    }
+                    if let Event::Outcome(o) = &event
+                        && let Some(t) = o.error_type.as_deref()
+                        && !events::known_error_type(t)
+                        && !unknown_types.iter().any(|u| u == t)
+                    {
+                        let _ = writeln!(
+                            diag,
+                            "metagate: record: {name}:{number}: warning: error_type {} is not one metagate knows (the taxonomy's categories, wrong_tool_boundary, low_utility): stored as given, and counted by evaluate as the tool's own failure (said once per name)",
+                            crate::wire::display::one_line(&format!("{t:?}"))
+                        );
+                        unknown_types.push(t.to_string());
                     }
                     match &event {
                         Event::Outcome(_) => summary.outcomes += 1,

@@ -16,9 +16,8 @@ use crate::store::{Store, StoreError};
 
 /// Decisions waiting for their group's commit, and what the checks have read since the last one.
 pub struct DecisionLog {
-    /// The store's recorder, or why the store could not be opened (every question and commit
-    /// then fails with it).
-    recorder: Result<Recorder, String>,
+    /// The store's recorder.
+    recorder: Recorder,
     /// Whether limits are counted (then calls recorded but not yet committed count too).
     counting: bool,
     /// Calls let through since the last commit, by what they count toward.
@@ -32,52 +31,59 @@ pub struct DecisionLog {
     grants_read: HashMap<String, Vec<Grant>>,
     /// The store's path made absolute, for [`GrantLookup::grant_store`].
     store_path: Option<PathBuf>,
+    /// Why questions failed since [`DecisionLog::take_failures`] last asked, each once: the
+    /// checks tell the model only that the store could not be read.
+    failures: Vec<String>,
 }
 
 impl DecisionLog {
-    /// `counting`: the policy sets limits; `loop_breaker`: one of them is the loop breaker,
-    /// which needs its index.
+    /// Decisions go into `store`, opened for writing: a store that cannot be opened is the
+    /// operator's to fix before the first call, not a fault of each call. `counting`: the
+    /// policy sets limits; `loop_breaker`: one of them is the loop breaker, which needs its
+    /// index (made here, so that a store that cannot take it fails now too).
     pub fn new(
-        store: Result<Store, StoreError>,
+        mut store: Store,
         counting: bool,
         loop_breaker: bool,
-    ) -> DecisionLog {
-        let store = store.and_then(|mut s| {
-            if counting {
-                s.ensure_limit_indexes(loop_breaker)?;
-            }
-            Ok(s)
-        });
-        let store_path = store
-            .as_ref()
-            .ok()
-            .map(|s| std::path::absolute(s.path()).unwrap_or_else(|_| s.path().to_path_buf()));
-        DecisionLog {
+    ) -> Result<DecisionLog, StoreError> {
+        if counting {
+            store.ensure_limit_indexes(loop_breaker)?;
+        }
+        let store_path =
+            Some(std::path::absolute(store.path()).unwrap_or_else(|_| store.path().to_path_buf()));
+        Ok(DecisionLog {
             store_path,
-            recorder: store.map(Recorder::new).map_err(|e| e.to_string()),
+            recorder: Recorder::new(store),
             counting,
             pending: HashMap::new(),
             read: HashMap::new(),
             grants_read: HashMap::new(),
-        }
+            failures: Vec::new(),
+        })
     }
 
-    /// The store, when it opened.
-    pub fn store(&mut self) -> Option<&mut Store> {
-        self.recorder.as_mut().ok().map(Recorder::store_mut)
+    /// Why questions to the store failed since the last call, for the operator.
+    pub fn take_failures(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.failures)
+    }
+
+    /// `e` as the checks receive it, kept for [`DecisionLog::take_failures`].
+    fn failed(&mut self, e: StoreError) -> Unanswerable {
+        let why = e.to_string();
+        if !self.failures.contains(&why) {
+            self.failures.push(why.clone());
+        }
+        Unanswerable::Store(why)
+    }
+
+    /// The store.
+    pub fn store(&mut self) -> &mut Store {
+        self.recorder.store_mut()
     }
 
     /// The row id of the last decision committed, if any was.
     pub fn last_decision_id(&self) -> Option<i64> {
-        self.recorder
-            .as_ref()
-            .ok()
-            .and_then(Recorder::last_decision_id)
-    }
-
-    /// Whether the store opened (decisions are only kept when it did).
-    pub fn is_open(&self) -> bool {
-        self.recorder.is_ok()
+        self.recorder.last_decision_id()
     }
 
     /// Holds a decision's row (and its grant audit event) for the next commit.
@@ -85,11 +91,9 @@ impl DecisionLog {
         if self.counting {
             self.count_pending(&row);
         }
-        if let Ok(recorder) = &mut self.recorder {
-            recorder.push(row);
-            if let Some(e) = grant_event {
-                recorder.push_grant_event(e);
-            }
+        self.recorder.push(row);
+        if let Some(e) = grant_event {
+            self.recorder.push_grant_event(e);
         }
     }
 
@@ -99,10 +103,7 @@ impl DecisionLog {
         self.pending.clear();
         self.read.clear();
         self.grants_read.clear();
-        match &mut self.recorder {
-            Ok(recorder) => recorder.commit().map_err(|e| e.to_string()),
-            Err(reason) => Err(reason.clone()),
-        }
+        self.recorder.commit().map_err(|e| e.to_string())
     }
 
     fn count_pending(&mut self, row: &DecisionRow) {
@@ -146,17 +147,15 @@ impl Counts for DecisionLog {
         let stored = match self.read.get(&(key.clone(), window)) {
             Some(c) => *c,
             None => {
-                let recorder = match &mut self.recorder {
-                    Ok(r) => r,
-                    Err(reason) => return Err(Unanswerable::Store(reason.clone())),
-                };
                 // Counted under the write lock, held until this group's rows are committed:
                 // a process counting at the same moment waits, then sees these calls.
-                recorder
-                    .lock()
-                    .map_err(|e| Unanswerable::Store(e.to_string()))?;
-                let c = telemetry::count(recorder.store(), key, since_ms, cap)
-                    .map_err(|e| Unanswerable::Store(e.to_string()))?;
+                if let Err(e) = self.recorder.lock() {
+                    return Err(self.failed(e));
+                }
+                let c = match telemetry::count(self.recorder.store(), key, since_ms, cap) {
+                    Ok(c) => c,
+                    Err(e) => return Err(self.failed(e)),
+                };
                 self.read.insert((key.clone(), window), c);
                 c
             }
@@ -182,12 +181,8 @@ impl Counts for DecisionLog {
         tool: &str,
         evidence: Evidence,
     ) -> Result<bool, Unanswerable> {
-        let store = match &self.recorder {
-            Ok(r) => r.store(),
-            Err(reason) => return Err(Unanswerable::Store(reason.clone())),
-        };
-        telemetry::completed(store, session, tool, evidence)
-            .map_err(|e| Unanswerable::Store(e.to_string()))
+        telemetry::completed(self.recorder.store(), session, tool, evidence)
+            .map_err(|e| self.failed(e))
     }
 }
 
@@ -196,10 +191,13 @@ impl GrantLookup for DecisionLog {
         if let Some(g) = self.grants_read.get(capability) {
             return Ok(g.clone());
         }
-        let grants = match &self.recorder {
-            Ok(r) => crate::store::grants::candidates(r.store().conn_ref(), capability, now_ms)
-                .map_err(|e| Unanswerable::Store(r.store().err(e).to_string()))?,
-            Err(reason) => return Err(Unanswerable::Store(reason.clone())),
+        let store = self.recorder.store();
+        let grants = match crate::store::grants::candidates(store.conn_ref(), capability, now_ms) {
+            Ok(grants) => grants,
+            Err(e) => {
+                let e = store.err(e);
+                return Err(self.failed(e));
+            }
         };
         self.grants_read
             .insert(capability.to_string(), grants.clone());

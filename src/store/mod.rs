@@ -279,6 +279,11 @@ impl Store {
     pub fn open_with(path: &Path, options: Options) -> Result<Store, StoreError> {
         file_kind(path)?;
         create_private(path)?;
+        // Before SQLite, which would fall back to reading a file it may not write, after
+        // making `-wal`/`-shm` files beside it that lock the store's owner out.
+        if !writable(path) {
+            return Err(StoreError::ReadOnly(path.to_path_buf()));
+        }
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -299,6 +304,17 @@ impl Store {
         store.refuse_foreign()?;
         store.set_pragmas(options)?;
         store.migrate()?;
+        // SQLite may still open the file for reading only (a read-only mount), without a word,
+        // and a current store needs no migration to find out: the first write would. "Opened
+        // for writing" is a promise `gate` starts on (a store it cannot write is a set-up
+        // fault).
+        if store
+            .conn
+            .is_readonly(rusqlite::MAIN_DB)
+            .map_err(|e| StoreError::from_sqlite(path, e))?
+        {
+            return Err(StoreError::ReadOnly(path.to_path_buf()));
+        }
         Ok(store)
     }
 

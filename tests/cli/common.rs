@@ -157,3 +157,41 @@ pub fn correction_kinds(report: &Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// A command running metagate as someone permissions apply to: this user when it is not
+/// root, else `nobody` through `setpriv` (the sandbox then given to `nobody`), since root
+/// writes anywhere. None when neither can be arranged.
+#[cfg(target_os = "linux")]
+pub fn unprivileged(sb: &Sandbox) -> Option<std::process::Command> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let euid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        .unwrap();
+    if euid != "0" {
+        return Some(sb.std_cmd());
+    }
+    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())?;
+    fn give(p: &Path) {
+        std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+        if p.is_dir() {
+            for e in std::fs::read_dir(p).unwrap() {
+                give(&e.unwrap().path());
+            }
+        }
+    }
+    give(sb.path());
+    let mut c = std::process::Command::new(setpriv);
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+    c.env_clear().current_dir(sb.path());
+    for (k, v) in [
+        ("HOME", sb.path().to_path_buf()),
+        ("PATH", "/usr/bin:/bin".into()),
+    ] {
+        c.env(k, v);
+    }
+    Some(c)
+}

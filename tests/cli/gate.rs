@@ -1547,11 +1547,7 @@ fn a_tool_name_in_another_spelling_is_read_as_the_tool() {
             "{sent}: {out}"
         );
         // Under a policy that requires a grant for the tool, the other spelling needs it too.
-        let (out, code, _) = gate(
-            &sb,
-            &["--policy", p, "--no-telemetry"],
-            call.to_string().as_bytes(),
-        );
+        let (out, code, _) = gate(&sb, &["--policy", p], call.to_string().as_bytes());
         assert_eq!(code, 1, "{sent}: {out}");
         assert_eq!(out["error"]["category"], "confirmation_required", "{sent}");
     }

@@ -69,3 +69,43 @@ fn completions_offer_only_what_help_shows() {
         }
     }
 }
+
+/// Man pages name each option's value in the synopsis, give the exit status its own section,
+/// and carry the version; `lint` shows its paths as required.
+#[test]
+fn man_pages_read_as_man_pages() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pages = files(&repo.join("man"));
+    assert!(pages.len() > 10);
+    let version = env!("CARGO_PKG_VERSION");
+    for (name, page) in &pages {
+        let page = String::from_utf8_lossy(page);
+        let synopsis = page
+            .split(".SH SYNOPSIS\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n.SH ").next())
+            .unwrap_or_else(|| panic!("{name}: no synopsis"));
+        assert!(
+            synopsis.contains(r"[\-\-policy FILE]") && synopsis.contains(r"[\-\-db FILE...]"),
+            "{name}: {synopsis}"
+        );
+        assert!(!page.contains(".SH EXTRA"), "{name}");
+        assert!(page.contains(&format!(".SH VERSION\nv{version}")), "{name}");
+        assert_eq!(page.matches(".ds Aq").count(), 2, "{name}: one preamble");
+    }
+    for name in [
+        "metagate.1",
+        "metagate-gate.1",
+        "metagate-lint.1",
+        "metagate-evaluate.1",
+    ] {
+        let page = String::from_utf8_lossy(&pages[name]);
+        let status = page
+            .split(".SH \"EXIT STATUS\"\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{name}: no EXIT STATUS"));
+        assert!(status.starts_with('0'), "{name}: {status}");
+    }
+    let lint = String::from_utf8_lossy(&pages["metagate-lint.1"]);
+    assert!(lint.contains(r"<PATH>..."), "{lint}");
+}

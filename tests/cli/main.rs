@@ -17,5 +17,7 @@ mod policy;
 mod policy_checks;
 mod properties;
 mod repair;
+mod setup;
 mod telemetry;
+mod terminal;
 mod tools;

@@ -1,4 +1,9 @@
-//! `metagate policy show|check` and the policy lookup order.
+//! `metagate policy show|check|which` and the policy lookup order.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
 
 use crate::common::{Sandbox, fixture, gate};
 
@@ -77,6 +82,20 @@ fn check_reports_errors_with_key_and_line() {
         err.contains("q.toml:6:") && err.contains("tools.t.args.a.enum"),
         "{err}"
     );
+
+    // Every problem, not only the first type or value error: each with its line, in order.
+    let file = sb.file(
+        "r.toml",
+        "[gate]\nunknown_tools = \"maybe\"\non_internal_error = \"sometimes\"\n[tools.u.args.b]\ntype = \"string\"\nrequired = \"yes\"\n[tools.t]\naliases = { x = \"nope\" }\n[tools.t.args.a]\ntype = \"string\"\n",
+    );
+    let (code, err) = sb.policy_check(&file);
+    assert_eq!(code, 2);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix(file.to_str().unwrap()))
+        .collect();
+    let places: Vec<&str> = lines.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(places, [":2:17:", ":3:21:", ":6:12:", ":8:13:"], "{err}");
 
     let file = sb.file(
         "ok.toml",
@@ -164,6 +183,147 @@ fn lookup_order_flag_env_local_xdg() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
+}
+
+/// `metagate ARGS` run in `folder` (inside the sandbox, its HOME).
+fn run_in(sb: &Sandbox, folder: &Path, args: &[&str], input: &str) -> Output {
+    std::fs::create_dir_all(folder).unwrap();
+    sb.cmd()
+        .current_dir(folder)
+        .args(args)
+        .write_stdin(input)
+        .output()
+        .unwrap()
+}
+
+/// `policy which --format json`, run in `folder`.
+fn which(sb: &Sandbox, folder: &Path) -> Value {
+    let out = run_in(sb, folder, &["policy", "which", "--format", "json"], "");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// An agent loop started in a subfolder of a project holding `metagate.toml` runs under that
+/// policy, as git finds its repository: the nearest file from the working folder up wins, and
+/// `policy which` and `gate --explain` name it.
+#[test]
+fn gate_in_a_subfolder_uses_the_metagate_toml_above_it() {
+    let sb = Sandbox::new();
+    let policy = sb.file(
+        "proj/metagate.toml",
+        "[gate]\nunknown_tools = \"reject\"\n[tools.write.args.path]\ntype = \"string\"\nkind = \"path\"\n\n[paths]\nroot = \".\"\n",
+    );
+    let deep = sb.path().join("proj/src/deep");
+    let unknown = fixture("calls/unknown-tool.json");
+    let out = run_in(&sb, &deep, &["gate", "--quiet"], &unknown);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["category"], "tool_not_found", "{v}");
+    let doc = which(&sb, &deep);
+    assert_eq!(doc["path"], json!(policy.display().to_string()));
+    assert_eq!(doc["source"], "folder");
+    assert!(doc["why"].as_str().unwrap().contains("nearest"), "{doc}");
+    assert_eq!(doc["looked_for"].as_array().unwrap().len(), 2, "{doc}");
+    let out = run_in(&sb, &deep, &["gate", "--quiet", "--explain"], &unknown);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!("metagate: explain: policy: {}", policy.display())),
+        "{err}"
+    );
+    // A nearer file wins.
+    let nearer = sb.file(
+        "proj/src/metagate.toml",
+        "[gate]\nunknown_tools = \"pass\"\n",
+    );
+    let out = run_in(&sb, &deep, &["gate", "--quiet"], &unknown);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        which(&sb, &deep)["path"],
+        json!(nearer.display().to_string())
+    );
+    std::fs::remove_file(&nearer).unwrap();
+    // Every file the walk would read is metagate's own, protected from path arguments (here
+    // relative to the policy's root, `proj`), those not written yet too.
+    for path in [
+        "metagate.toml",
+        "src/metagate.toml",
+        "src/deep/metagate.toml",
+    ] {
+        let call = json!({"name": "write", "arguments": {"path": path}}).to_string();
+        let out = run_in(&sb, &deep, &["gate", "--quiet"], &call);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v["error"]["details"]["rule"], "metagate's own files are protected",
+            "{path}: {v}"
+        );
+    }
+}
+
+/// The walk stops at `$HOME` when it starts inside it: a file above it (another user's
+/// folder, the system's) is not read. The user's own file is then next.
+#[test]
+fn the_walk_stops_at_home() {
+    let sb = Sandbox::new();
+    sb.file("metagate.toml", "[gate]\nunknown_tools = \"reject\"\n");
+    let home = sb.path().join("home");
+    let proj = home.join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let out = sb
+        .cmd()
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .current_dir(&proj)
+        .args(["policy", "which", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["source"], "builtin", "{doc}");
+    let looked: Vec<&str> = doc["looked_for"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let expected = [
+        proj.join("metagate.toml"),
+        home.join("metagate.toml"),
+        home.join(".config/metagate/metagate.toml"),
+    ];
+    assert_eq!(looked, expected.map(|p| p.display().to_string()));
+}
+
+/// A `metagate.toml` metagate finds by looking is taken only from a file this user (or root)
+/// owns: one another user left in a folder above would set the gate's rules. Named with
+/// `--policy`, it is used.
+#[cfg(unix)]
+#[test]
+fn a_found_policy_of_another_user_is_refused() {
+    let sb = Sandbox::new();
+    let policy = sb.file("proj/metagate.toml", "[gate]\nunknown_tools = \"reject\"\n");
+    if std::os::unix::fs::chown(&policy, Some(4242), None).is_err() {
+        eprintln!("skipped: cannot give a file to another user");
+        return;
+    }
+    let sub = sb.path().join("proj/sub");
+    let unknown = fixture("calls/unknown-tool.json");
+    let out = run_in(&sb, &sub, &["gate", "--quiet"], &unknown);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(err.contains("belongs to another user"), "{err}");
+    let named = policy.display().to_string();
+    let out = run_in(
+        &sb,
+        &sub,
+        &["--policy", &named, "gate", "--quiet"],
+        &unknown,
+    );
+    assert_eq!(out.status.code(), Some(1));
 }
 
 /// Settings that would quietly change what is checked are refused, exit 2: an empty

@@ -9,6 +9,8 @@ use std::time::Duration;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
+#[cfg(target_os = "linux")]
+use crate::common::unprivileged;
 use crate::common::{BIN, Sandbox, fixture, gate};
 
 fn rows(db: &Path, sql: &str) -> Vec<Vec<Value>> {
@@ -747,44 +749,6 @@ fn db_info_reports_tables_and_span() {
     );
 }
 
-/// A command running metagate as someone permissions apply to: this user when it is not
-/// root, else `nobody` through `setpriv` (the sandbox then given to `nobody`), since root
-/// writes anywhere. None when neither can be arranged.
-#[cfg(target_os = "linux")]
-fn unprivileged(sb: &Sandbox) -> Option<std::process::Command> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let euid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|ids| ids.split_whitespace().nth(1))
-        .unwrap();
-    if euid != "0" {
-        return Some(sb.std_cmd());
-    }
-    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())?;
-    fn give(p: &Path) {
-        std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
-        if p.is_dir() {
-            for e in std::fs::read_dir(p).unwrap() {
-                give(&e.unwrap().path());
-            }
-        }
-    }
-    give(sb.path());
-    let mut c = std::process::Command::new(setpriv);
-    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
-    c.env_clear().current_dir(sb.path());
-    for (k, v) in [
-        ("HOME", sb.path().to_path_buf()),
-        ("PATH", "/usr/bin:/bin".into()),
-    ] {
-        c.env(k, v);
-    }
-    Some(c)
-}
-
 /// Runs metagate as someone who may not write in `folders` (made read-only here; see
 /// [`unprivileged`]). None when that cannot be arranged.
 #[cfg(target_os = "linux")]
@@ -1194,8 +1158,12 @@ fn a_killed_stream_leaves_a_store_with_every_answered_line() {
     }
 }
 
+/// A store that cannot be used is a set-up fault for every command that writes to it: a
+/// clear error and status 2, nothing on stdout. `gate` answers no call with it, whatever
+/// `on_internal_error` says (that is for faults inside a check), and a stream stops before
+/// its first line.
 #[test]
-fn a_store_that_cannot_be_used_fails_loudly_and_gate_still_answers() {
+fn a_store_that_cannot_be_used_is_a_set_up_fault() {
     let sb = Sandbox::new();
     let junk = sb.file("junk.db", &"not a database ".repeat(400));
     let newer = sb.path().join("newer.db");
@@ -1216,7 +1184,6 @@ fn a_store_that_cannot_be_used_fails_loudly_and_gate_still_answers() {
     let call = fixture("calls/runtime-bash.json");
     let open = sb.file("open.toml", "[gate]\non_internal_error = \"pass\"\n");
     for (db, words) in &cases {
-        // record: a clear error and status 2.
         let out = sb
             .cmd()
             .arg("record")
@@ -1228,40 +1195,34 @@ fn a_store_that_cannot_be_used_fails_loudly_and_gate_still_answers() {
         assert_eq!(out.status.code(), Some(2), "{}", db.display());
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(err.contains(words), "{err}");
-        // gate, failing closed (the default): a rejection, status 1, the reason on stderr.
-        let out = sb
-            .cmd()
-            .args(["gate", "-q", "--db"])
-            .arg(db)
-            .write_stdin(call.clone())
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1));
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["error"]["category"], "server_error");
-        assert!(String::from_utf8_lossy(&out.stderr).contains(words));
-        // gate, failing open: the call as decided.
-        let out = sb
-            .cmd()
-            .args(["gate", "-q", "--policy"])
-            .arg(&open)
-            .arg("--db")
-            .arg(db)
-            .write_stdin(call.clone())
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0));
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["tool_args"]["runtime"], "terminal");
-        // A stream answers every line either way.
-        let out = sb
-            .cmd()
-            .args(["gate", "-q", "--jsonl", "--db"])
-            .arg(db)
-            .write_stdin(format!("{}\n{}\n", call.trim(), call.trim()))
-            .output()
-            .unwrap();
-        assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 2);
+        for flags in [
+            &["-q"][..],
+            &["-q", "--policy", open.to_str().unwrap()],
+            &["-q", "--jsonl"],
+        ] {
+            let out = sb
+                .cmd()
+                .arg("gate")
+                .args(flags)
+                .arg("--db")
+                .arg(db)
+                .write_stdin(format!("{}\n{}\n", call.trim(), call.trim()))
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{flags:?} {}: {err}",
+                db.display()
+            );
+            assert!(out.stdout.is_empty(), "{flags:?}: {:?}", out.stdout);
+            assert!(
+                err.starts_with("metagate: error: cannot use the telemetry store")
+                    && err.contains(words),
+                "{err}"
+            );
+        }
     }
     // The junk file was not touched.
     assert_eq!(
@@ -1451,4 +1412,46 @@ fn evaluate_waits_as_long_as_the_policy_says() {
         assert!(err.contains("stayed locked for 300 ms"), "{err}");
     }
     holder.execute_batch("ROLLBACK").unwrap();
+}
+
+/// An `error_type` outside the taxonomy (an integrator's own name) is stored as given, with one
+/// warning per name; evaluate counts it as the tool's own failure and the known types as ever.
+#[test]
+fn record_keeps_an_error_type_of_the_integrators_own() {
+    let sb = Sandbox::new();
+    let lines = [
+        r#"{"type":"outcome","tool":"t","status":"error","error_type":"vendor_quota"}"#,
+        r#"{"type":"outcome","tool":"t","status":"error","error_type":"timeout"}"#,
+        r#"{"type":"outcome","tool":"t","status":"error","error_type":"vendor_quota"}"#,
+        r#"{"type":"outcome","tool":"t","status":"error","error_type":"permanent_failure"}"#,
+        r#"{"type":"outcome","tool":"t","status":"ok"}"#,
+    ];
+    let out = sb
+        .cmd()
+        .arg("record")
+        .write_stdin(lines.join("\n") + "\n")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("is not one metagate knows").count(), 1, "{err}");
+    assert!(
+        err.contains("<stdin>:1: warning: error_type \"vendor_quota\""),
+        "{err}"
+    );
+    let stored = rows(&sb.db(), "SELECT error_type FROM outcomes ORDER BY id");
+    assert_eq!(stored[0][0], json!("vendor_quota"));
+    let out = sb
+        .cmd()
+        .args(["evaluate", "--dry-run", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let health = &doc["tools"]["t"]["health"];
+    assert_eq!(health["outcomes"]["by_type"]["vendor_quota"], 2, "{health}");
+    assert_eq!(health["extrinsic_failures"], 1, "timeout: {health}");
+    assert_eq!(
+        health["failures"], 3,
+        "permanent_failure and vendor_quota: {health}"
+    );
 }

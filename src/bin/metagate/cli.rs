@@ -29,8 +29,9 @@ pub use permit::{PermitArgs, PermitCommand, PermitGrantArgs};
     after_help = "Exit status: 0 success, 1 the call was rejected (or findings), 2 metagate itself failed."
 )]
 pub struct Cli {
-    /// Policy file [default: $METAGATE_POLICY, ./metagate.toml,
-    /// $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy]
+    /// Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working
+    /// folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml,
+    /// else the built-in policy; `policy which` says which]
     #[arg(long, global = true, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 
@@ -104,7 +105,8 @@ pub enum Command {
             `--explain all` lists the codes.",
         after_help = "Exit status: 0 no findings at or above --deny, 1 findings at or above \
             --deny, 2 lint itself failed (an input it could not read or make sense of: reported \
-            with file and line, the other inputs are still linted)."
+            with file and line, the other inputs are still linted).",
+        override_usage = "metagate lint [OPTIONS] <PATH>...\n       metagate lint --explain <CODE>"
     )]
     Lint(LintArgs),
     /// Show or check policy files
@@ -178,6 +180,13 @@ pub enum Format {
     Json,
 }
 
+/// How an answer is written: lines for people, JSON for programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TextFormat {
+    Text,
+    Json,
+}
+
 /// The envelope shapes, as `--emit` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EmitShape {
@@ -215,6 +224,13 @@ impl From<EmitShape> for Shape {
 pub enum PolicyCommand {
     /// Print the effective policy as TOML, every default filled in
     Show,
+    /// Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest
+    /// metagate.toml here or above, the user's file, or the built-in policy)
+    Which {
+        /// Output format
+        #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+        format: TextFormat,
+    },
     /// Validate a policy file; errors name the key and line (exit 2 when invalid)
     Check {
         /// The policy file to check

@@ -8,18 +8,18 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow};
 use metagate::domain::policy::{
-    LookupEnv, Policy, PolicyErrors, PolicyLocation, Source, locate_policy,
+    LookupEnv, Policy, PolicyErrors, PolicyLocation, Reason, Search, Source, look_up_policy,
 };
 use metagate::jobs::mcp::PolicyInputs;
 use metagate::jobs::mcp::registry::ReadFile;
 
-/// Where the policy for this run comes from.
-pub fn policy_location(flag: Option<&Path>) -> PolicyLocation {
+/// Where the policy for this run comes from, and why.
+pub fn policy_search(flag: Option<&Path>) -> Search {
     let env_policy = env::var_os("METAGATE_POLICY").map(PathBuf::from);
     let xdg = env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
     let home = env::var_os("HOME").map(PathBuf::from);
     let cwd = env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    locate_policy(&LookupEnv {
+    look_up_policy(&LookupEnv {
         flag,
         env_policy: env_policy.as_deref(),
         cwd: &cwd,
@@ -27,6 +27,77 @@ pub fn policy_location(flag: Option<&Path>) -> PolicyLocation {
         home: home.as_deref(),
         exists: &|p: &Path| p.is_file(),
     })
+}
+
+/// Where the policy for this run comes from.
+pub fn policy_location(flag: Option<&Path>) -> PolicyLocation {
+    policy_search(flag).location
+}
+
+/// Why `search` picked what it did, in words: what `policy which` and `gate --explain` say.
+pub fn reason_text(search: &Search) -> String {
+    let cwd = env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    match (&search.location, search.reason) {
+        (_, Reason::Flag) => "given by --policy".to_string(),
+        (_, Reason::EnvVar) => "given by $METAGATE_POLICY".to_string(),
+        (PolicyLocation::Found(path), Reason::Folder) => {
+            match path.parent().filter(|folder| *folder != cwd) {
+                Some(folder) => format!(
+                    "the nearest metagate.toml: found in {}, above the working folder {}",
+                    folder.display(),
+                    cwd.display()
+                ),
+                None => "found in the working folder".to_string(),
+            }
+        }
+        (_, Reason::UserConfig) => format!(
+            "the user's policy file: no metagate.toml in the working folder {} or above it",
+            cwd.display()
+        ),
+        _ => {
+            "the built-in policy: no --policy or $METAGATE_POLICY, and no metagate.toml here, above, or in the user's config folder"
+                .to_string()
+        }
+    }
+}
+
+/// `metagate: explain: policy: …`: the policy in force and why, as `gate --explain` starts.
+pub fn explain_source(flag: Option<&Path>) -> String {
+    let search = policy_search(flag);
+    let what = match &search.location {
+        PolicyLocation::Given(p) | PolicyLocation::Found(p) => p.display().to_string(),
+        PolicyLocation::Builtin => "built-in".to_string(),
+    };
+    format!("{what} ({})", reason_text(&search))
+}
+
+/// A policy metagate found by looking, rather than one the operator named, is taken only
+/// from a file this user (or root) owns: walking up from the working folder may reach a
+/// folder others can write (`/tmp`, a shared checkout), and a `metagate.toml` another user
+/// left there would set the rules of the gate. git refuses another user's repository for the
+/// same reason.
+#[cfg(unix)]
+fn refuse_anothers_file(path: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(path)
+        .with_context(|| format!("cannot read policy file {}", path.display()))?
+        .uid();
+    // SAFETY: geteuid takes nothing, cannot fail, and touches no memory of ours.
+    let me = unsafe { libc::geteuid() };
+    if owner != me && owner != 0 {
+        anyhow::bail!(
+            "{} belongs to another user (uid {owner}), and metagate found it by looking rather \
+             than being told: pass --policy {} (or set METAGATE_POLICY) to use it, or remove it",
+            path.display(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn refuse_anothers_file(_: &Path) -> Result<()> {
+    Ok(())
 }
 
 /// Policy and tool files are read whole; nothing this size is a policy (`/dev/zero` is not).
@@ -65,7 +136,11 @@ pub fn load_policy(flag: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
     match policy_location(flag) {
         PolicyLocation::Builtin if tools.is_empty() => Ok(Policy::builtin()),
         PolicyLocation::Builtin => load(None, tools),
-        PolicyLocation::Given(path) | PolicyLocation::Found(path) => load(Some(&path), tools),
+        PolicyLocation::Given(path) => load(Some(&path), tools),
+        PolicyLocation::Found(path) => {
+            refuse_anothers_file(&path)?;
+            load(Some(&path), tools)
+        }
     }
 }
 
@@ -118,14 +193,22 @@ pub fn policy_inputs(flag: Option<&Path>) -> Result<PolicyInputs> {
     let read: ReadFile = Arc::new(|p: &Path| {
         read_capped(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
     });
-    Ok(match policy_location(flag) {
-        PolicyLocation::Builtin => PolicyInputs {
+    let path = match policy_location(flag) {
+        PolicyLocation::Builtin => None,
+        PolicyLocation::Given(path) => Some(path),
+        PolicyLocation::Found(path) => {
+            refuse_anothers_file(&path)?;
+            Some(path)
+        }
+    };
+    Ok(match path {
+        None => PolicyInputs {
             name: "the built-in policy".to_string(),
             text: None,
             origin: None,
             read,
         },
-        PolicyLocation::Given(path) | PolicyLocation::Found(path) => PolicyInputs {
+        Some(path) => PolicyInputs {
             name: path.display().to_string(),
             text: Some(
                 read_capped(&path)

@@ -3,7 +3,6 @@
 use std::io::Write;
 
 use anyhow::Result;
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use metagate::domain::events::format_time;
 use serde_json::{Map, Value, json};
 
@@ -35,8 +34,7 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
                     writeln!(out, "{doc}")?;
                 }
                 Format::Table => {
-                    let mut table = Table::new();
-                    table.load_style(UTF8_BORDERS_ONLY);
+                    let mut table = crate::output::table();
                     table.add_row(vec!["path".to_string(), info.path.display().to_string()]);
                     table.add_row(vec![
                         "schema version".to_string(),
@@ -52,7 +50,7 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
                     let span = |ms: Option<i64>| ms.map_or_else(|| "-".to_string(), format_time);
                     table.add_row(vec!["first event".to_string(), span(info.first_ms)]);
                     table.add_row(vec!["last event".to_string(), span(info.last_ms)]);
-                    writeln!(out, "{table}")?;
+                    writeln!(out, "{}", crate::output::fit(table))?;
                 }
             }
             out.flush()?;

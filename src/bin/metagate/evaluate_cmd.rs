@@ -4,7 +4,6 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::Result;
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use metagate::domain::events::format_time;
 use metagate::domain::evolution::{Recommendation, health};
@@ -93,24 +92,27 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
                 Some(id) => format!("run {id} stored in {}", paths[0].display()),
                 None => "dry run: nothing stored".to_string(),
             };
-            writeln!(
-                out,
+            let summary = format!(
                 "window {} → {} · {} events from {} store{} · {stored}",
                 format_time(window.from_ms),
                 format_time(window.until_ms),
                 agg.events,
                 paths.len(),
                 if paths.len() == 1 { "" } else { "s" }
-            )?;
+            );
+            writeln!(out, "{}", crate::output::fit_line(&summary))?;
             if agg.events == 0 {
                 writeln!(out, "no events in the window: nothing to evaluate")?;
             } else {
                 let rows = health::rows(&agg.tallies, health::Sort::Name, now_ms, &t);
-                writeln!(out, "{}", crate::tools_cmd::health_table(&rows, &t))?;
+                writeln!(
+                    out,
+                    "{}",
+                    crate::output::fit(crate::tools_cmd::health_table(&rows, &t))
+                )?;
                 writeln!(out, "{}", recommendations_table(recs))?;
                 if !aliases.is_empty() {
-                    let mut table = Table::new();
-                    table.load_style(UTF8_BORDERS_ONLY);
+                    let mut table = crate::output::table();
                     table.set_header(vec!["tool", "alias", "declared", "seen", "share"]);
                     for a in aliases {
                         table.add_row(vec![
@@ -123,7 +125,8 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
                     }
                     writeln!(
                         out,
-                        "proposed aliases (--emit-policy-patch FILE writes them as TOML):\n{table}"
+                        "proposed aliases (--emit-policy-patch FILE writes them as TOML):\n{}",
+                        crate::output::fit(table)
                     )?;
                 }
             }
@@ -137,8 +140,7 @@ fn recommendations_table(recs: &[Recommendation]) -> String {
     if recs.is_empty() {
         return "no recommendations".to_string();
     }
-    let mut table = Table::new();
-    table.load_style(UTF8_BORDERS_ONLY);
+    let mut table = crate::output::table();
     table.set_header(vec![
         "id",
         "kind",
@@ -161,7 +163,7 @@ fn recommendations_table(recs: &[Recommendation]) -> String {
             one_line(&r.summary).into_owned(),
         ]);
     }
-    table.to_string()
+    crate::output::fit(table).to_string()
 }
 
 /// Progress on stderr when it is a terminal; nothing otherwise.
@@ -192,7 +194,8 @@ fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Statu
         }
         None => {
             say!(
-                "metagate: evaluate: no recommendation {id:?} in {}; `metagate evaluate --format json` lists them",
+                "metagate: evaluate: no recommendation {id:?} in {}; `metagate --db {} evaluate --dry-run --format json` lists them (storing no run)",
+                path.display(),
                 path.display()
             );
             Ok(Status::Rejected)

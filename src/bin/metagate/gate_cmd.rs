@@ -37,17 +37,34 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         fs: &fs,
         scope: Scope { runtime: true },
     };
+    // Set-up faults end the run here, before a line is read: a store that cannot be used, or
+    // rules that need one when there is none, are the operator's to fix. Answered per call,
+    // they would reach the model as a rejection it can do nothing about.
     let mut sink: Box<dyn Sink> = if args.no_telemetry {
+        crate::runtime::refuse_rules_without_store("gate", policy, &context)?;
         Box::new(NoSink::at(env.clock()()))
     } else {
-        Box::new(TelemetrySink::new(
-            env.open_store(),
+        let store = env
+            .open_store()
+            .context("cannot use the telemetry store (gate records every decision in it)")?;
+        let sink = TelemetrySink::new(
+            store,
             context.clone(),
             env.clock(),
             policy.rules.counts(),
             policy.rules.limits.loop_breaker.is_some(),
-        ))
+        )
+        .context("cannot use the telemetry store (gate records every decision in it)")?;
+        Box::new(sink)
     };
+    crate::output::say_when_waiting(
+        "gate",
+        if args.jsonl {
+            "tool calls, one per line,"
+        } else {
+            "a tool call"
+        },
+    );
     if args.jsonl {
         let mut reader = BufReader::with_capacity(4 << 20, io::stdin().lock());
         let mut out = BufWriter::with_capacity(256 * 1024, io::stdout().lock());

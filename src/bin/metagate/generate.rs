@@ -61,7 +61,150 @@ fn visible(cmd: clap::Command) -> clap::Command {
         )
 }
 
+/// One man page per command, as clap_mangen writes them but for three things: the synopsis
+/// names each option's value (`[--policy FILE]`, where clap_mangen writes `[--policy]`), the
+/// exit status (each command's `after_help`) is under EXIT STATUS rather than EXTRA, and every
+/// page carries the version.
 fn write_man(dir: &Path) -> Result<()> {
-    clap_mangen::generate_to(Cli::command(), dir)
-        .with_context(|| format!("cannot write man pages to {}", dir.display()))
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    write_pages(&cmd, dir).with_context(|| format!("cannot write man pages to {}", dir.display()))
+}
+
+fn write_pages(cmd: &clap::Command, dir: &Path) -> std::io::Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        write_pages(sub, dir)?;
+    }
+    let page = cmd
+        .clone()
+        .version(env!("CARGO_PKG_VERSION"))
+        .override_usage(synopsis(cmd));
+    let man = clap_mangen::Man::new(page.clone());
+    let mut out = Vec::new();
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    if page.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut out)?;
+    }
+    if page.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(&mut out)?;
+    }
+    if let Some(text) = cmd.get_after_help() {
+        let text = text.to_string();
+        let text = text.strip_prefix("Exit status: ").unwrap_or(&text);
+        out.extend_from_slice(b".SH \"EXIT STATUS\"\n");
+        out.extend_from_slice(roff_text(text).as_bytes());
+    }
+    man.render_version_section(&mut out)?;
+    fs::write(dir.join(man.get_filename()), once_each_preamble(&out))
+}
+
+/// Each section rendered on its own starts with the page's preamble (two lines defining the
+/// apostrophe string); the page needs it once, at the top.
+fn once_each_preamble(page: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(page);
+    let mut seen = Vec::new();
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let preamble = line.starts_with(".ie \\n(.g .ds Aq") || line.starts_with(".el .ds Aq");
+        if preamble && seen.contains(&line) {
+            continue;
+        }
+        if preamble {
+            seen.push(line);
+        }
+        out.push_str(line);
+    }
+    out.into_bytes()
+}
+
+/// The synopsis: the command's name, every option it shows with its value's name, then its
+/// arguments (or, where the command sets its own usage, each of its forms with `[OPTIONS]`
+/// spelled out).
+fn synopsis(cmd: &clap::Command) -> String {
+    let name = cmd
+        .get_bin_name()
+        .unwrap_or_else(|| cmd.get_name())
+        .to_string();
+    let mut options = Vec::new();
+    for arg in cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set() && !a.is_positional())
+    {
+        let flag = match (arg.get_short(), arg.get_long()) {
+            (Some(short), Some(long)) => format!("-{short}|--{long}"),
+            (None, Some(long)) => format!("--{long}"),
+            (Some(short), None) => format!("-{short}"),
+            (None, None) => continue,
+        };
+        let value = arg.get_action().takes_values().then(|| value_name(arg));
+        let mut text = match value {
+            Some(value) => format!("{flag} {value}"),
+            None => flag,
+        };
+        if matches!(arg.get_action(), clap::ArgAction::Append) {
+            text.push_str("...");
+        }
+        options.push(if arg.is_required_set() {
+            text
+        } else {
+            format!("[{text}]")
+        });
+    }
+    let options = options.join(" ");
+    if let Some(usage) = cmd.get_overridden_usage() {
+        return usage
+            .to_string()
+            .lines()
+            .map(|form| form.trim().replace("[OPTIONS]", &options))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let mut line = format!("{name} {options}");
+    for arg in cmd.get_positionals().filter(|a| !a.is_hide_set()) {
+        let many = matches!(arg.get_action(), clap::ArgAction::Append)
+            || arg.get_num_args().is_some_and(|n| n.max_values() > 1);
+        let value = value_name(arg);
+        let dots = if many { "..." } else { "" };
+        if arg.is_required_set() {
+            line.push_str(&format!(" <{value}>{dots}"));
+        } else {
+            line.push_str(&format!(" [{value}]{dots}"));
+        }
+    }
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        line.push_str(if cmd.is_subcommand_required_set() {
+            " <COMMAND>"
+        } else {
+            " [COMMAND]"
+        });
+    }
+    line
+}
+
+fn value_name(arg: &clap::Arg) -> String {
+    arg.get_value_names()
+        .map(|names| {
+            names
+                .iter()
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|| arg.get_id().as_str().to_uppercase())
+}
+
+/// `text` as a roff paragraph: backslashes escaped, no line starting as a request.
+fn roff_text(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.replace('\\', "\\e").replace('-', "\\-").lines() {
+        if line.starts_with('.') || line.starts_with('\'') {
+            out.push_str("\\&");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }

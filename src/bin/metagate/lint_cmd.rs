@@ -102,6 +102,15 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
     };
     let linter = Linter::new(run, env.clock()(), ignore);
 
+    // A path that is not there is a mistake in the command (a typo, a glob that matched
+    // nothing), not an input to report on: nothing is linted, as nothing was meant.
+    for path in args.paths.iter().filter(|p| p.as_os_str() != "-") {
+        if let Err(e) = std::fs::symlink_metadata(path)
+            && e.kind() == io::ErrorKind::NotFound
+        {
+            bail!("{}: no such file or folder", path.display());
+        }
+    }
     let inputs = collect(&args.paths);
     let format = match args.format {
         LintFormat::Human => Format::Human,

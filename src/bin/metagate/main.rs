@@ -24,6 +24,7 @@ mod policy_cmd;
 mod prompt;
 mod record_cmd;
 mod runtime;
+mod stdout_at_start;
 mod tools_cmd;
 
 use std::path::PathBuf;
@@ -62,6 +63,13 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Status> {
+    // An answer written to a standard output closed before the start would be lost without a
+    // word. (One closed while it is written, a reader gone, ends quietly: that reader has
+    // what it wanted.) `record` and `generate` write nothing there.
+    let answers_on_stdout = !matches!(cli.command, Command::Record(_) | Command::Generate(_));
+    if answers_on_stdout && stdout_at_start::was_closed() {
+        anyhow::bail!("standard output is closed: the answer would be lost");
+    }
     if cli.db.len() > 1 && !matches!(cli.command, Command::Evaluate(_)) {
         anyhow::bail!(
             "--db is given {} times; only evaluate reads more than one store",
@@ -76,6 +84,14 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
+            if args.explain {
+                say!(
+                    "metagate: explain: policy: {}",
+                    metagate::wire::display::one_line(&config::explain_source(
+                        cli.policy.as_deref()
+                    ))
+                );
+            }
             gate_cmd::run(&args, &policy, &env.with_policy(&policy))
         }
         Command::Mcp(args) => mcp_cmd::run(&args, cli.policy.as_deref(), env),

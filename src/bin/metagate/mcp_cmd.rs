@@ -41,6 +41,7 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
         args.intent.as_deref(),
     )?;
     let telemetry = if args.no_telemetry {
+        crate::runtime::refuse_rules_without_store("mcp", &base, &context)?;
         None
     } else {
         // Each call's decision is committed before the call goes on, one call at a time: a

@@ -5,7 +5,6 @@
 use std::io::{IsTerminal, Write};
 
 use anyhow::{Context as _, Result, bail};
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use dialoguer::console::Term;
 use metagate::checks::path::RealFs;
 use metagate::domain::events::format_time;
@@ -175,8 +174,7 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
             if list.is_empty() {
                 writeln!(out, "{}", if all { "no grants" } else { "no live grants" })?;
             } else {
-                let mut table = Table::new();
-                table.load_style(UTF8_BORDERS_ONLY);
+                let mut table = crate::output::table();
                 table.set_header(vec![
                     "id",
                     "capability",
@@ -209,11 +207,10 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
                         g.status(now).as_str().to_string(),
                     ]);
                 }
-                writeln!(out, "{table}")?;
+                writeln!(out, "{}", crate::output::fit(table))?;
             }
             if all && !events.is_empty() {
-                let mut table = Table::new();
-                table.load_style(UTF8_BORDERS_ONLY);
+                let mut table = crate::output::table();
                 table.set_header(vec![
                     "time",
                     "event",
@@ -243,7 +240,7 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
                         o(&e.detail),
                     ]);
                 }
-                writeln!(out, "{table}")?;
+                writeln!(out, "{}", crate::output::fit(table))?;
             }
         }
     }

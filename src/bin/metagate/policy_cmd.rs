@@ -5,9 +5,10 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::cli::PolicyCommand;
+use crate::cli::{PolicyCommand, TextFormat};
 use crate::config;
 use crate::exit::Status;
+use metagate::domain::policy::Reason;
 use metagate::wire::display::plural;
 
 pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
@@ -21,6 +22,47 @@ pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
             let mut out = crate::output::stdout();
             writeln!(out, "# effective policy, from {origin}")?;
             out.write_all(policy.to_toml().as_bytes())?;
+            out.flush()?;
+            Ok(Status::Success)
+        }
+        PolicyCommand::Which { format } => {
+            // Loaded as every command loads it, so that a file that would be refused is
+            // refused here too.
+            let policy = config::load_policy(flag, &[])?;
+            let search = config::policy_search(flag);
+            let why = config::reason_text(&search);
+            let path = policy.origin.as_ref().map(|p| p.display().to_string());
+            let mut out = crate::output::stdout();
+            match format {
+                TextFormat::Json => {
+                    let source = match search.reason {
+                        Reason::Flag => "flag",
+                        Reason::EnvVar => "env",
+                        Reason::Folder => "folder",
+                        Reason::UserConfig => "user_config",
+                        Reason::Builtin => "builtin",
+                    };
+                    let looked_for: Vec<String> = search
+                        .looked_for
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect();
+                    let doc = serde_json::json!({
+                        "path": path,
+                        "source": source,
+                        "why": why,
+                        "looked_for": looked_for,
+                    });
+                    writeln!(out, "{doc}")?;
+                }
+                TextFormat::Text => {
+                    writeln!(out, "{}", path.as_deref().unwrap_or("built-in"))?;
+                    writeln!(out, "  {why}")?;
+                    for file in &search.looked_for {
+                        writeln!(out, "  not found: {}", file.display())?;
+                    }
+                }
+            }
             out.flush()?;
             Ok(Status::Success)
         }

@@ -44,6 +44,9 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
         });
     }
     let mut store = env.open_store()?;
+    if stdin_only || args.files.iter().any(|p| p == Path::new("-")) {
+        crate::output::say_when_waiting("record", "events (JSON Lines)");
+    }
     let mut err = io::stderr().lock();
     let clock = env.clock();
     let axes = policy.axis_table();

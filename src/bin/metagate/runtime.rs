@@ -194,3 +194,31 @@ pub fn call_context(
         intent: intent.map(str::to_string),
     })
 }
+
+/// Limits, prerequisites and grants are read from the telemetry store. Without one they could
+/// only be skipped (the operator's rules silently off) or fail every call they apply to (a
+/// rejection the model cannot act on, retried in vain): refused before the first call
+/// instead, naming the keys, since the conflict is the operator's set-up and known at start.
+pub fn refuse_rules_without_store(
+    command: &str,
+    policy: &Policy,
+    context: &CallContext,
+) -> Result<()> {
+    let rules = policy
+        .rules
+        .read_from_the_store(context.caller.as_deref(), context.session.as_deref());
+    if rules.is_empty() {
+        return Ok(());
+    }
+    // Named as the operator would write it: relative to the working folder when inside it.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let source = policy.origin.as_ref().map_or_else(
+        || "the built-in policy".to_string(),
+        |p| format!("policy {}", p.strip_prefix(&cwd).unwrap_or(p).display()),
+    );
+    bail!(
+        "--no-telemetry, but {source} sets {} (read from the telemetry store at each call): \
+         run {command} with telemetry on, or with a policy without them",
+        rules.join(", ")
+    )
+}

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use comfy_table::Table;
 use metagate::domain::events::format_time;
 use metagate::domain::evolution::Tally;
 use metagate::domain::evolution::health::{known_tools, rows};
@@ -33,11 +33,12 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let report = health::read(&store, policy, now_ms)?;
     match &report.base {
         Some(r) => say!(
-            "metagate: tools health: evaluate run {} ({} → {}, made {}) plus live counts since",
+            "metagate: tools health: evaluate run {} ({} → {}, made {}) plus live counts of what it did not count, up to now ({})",
             r.id,
             format_time(r.window_from_ms),
             format_time(r.window_to_ms),
-            format_time(r.ran_at_ms)
+            format_time(r.ran_at_ms),
+            format_time(now_ms)
         ),
         None if report.any_run => say!(
             "metagate: tools health: every evaluate run in {} has a window ending after now ({}): live counts only (no re-asks, which only evaluate detects)",
@@ -96,7 +97,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
                 let recorded = metagate::wire::display::plural(recorded, "tool", "tools");
                 writeln!(out, "{recorded} recorded; --top 0 shows none of them")?;
             } else {
-                writeln!(out, "{}", health_table(&rows, &t))?;
+                writeln!(out, "{}", crate::output::fit(health_table(&rows, &t)))?;
             }
         }
     }
@@ -106,8 +107,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
 
 /// One row per tool and method, shared with `evaluate`'s report.
 pub fn health_table(rows: &[(String, String, Tally)], t: &Thresholds) -> Table {
-    let mut table = Table::new();
-    table.load_style(UTF8_BORDERS_ONLY);
+    let mut table = crate::output::table();
     table.set_header(vec![
         "tool",
         "method",

@@ -645,9 +645,19 @@ fn unknown_args(
     let declared = declared_list(tool);
     match tool.unknown_args {
         UnknownArgs::Keep => {
-            for k in unknown {
+            // A warning per argument up to a point, then a count: a call of a million made-up
+            // arguments must not become a million lines (on stderr, in --report, in the store).
+            const NAMED: usize = 20;
+            let more = unknown.len().saturating_sub(NAMED);
+            for k in unknown.into_iter().take(NAMED) {
                 report.warnings.push(format!(
                     "unknown argument {k:?} kept ({} declares: {declared})",
+                    tool.name
+                ));
+            }
+            if more > 0 {
+                report.warnings.push(format!(
+                    "{more} more unknown arguments kept ({} declares: {declared})",
                     tool.name
                 ));
             }

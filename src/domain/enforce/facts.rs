@@ -15,19 +15,23 @@ use crate::domain::policy::file::Evidence;
 pub enum Unanswerable {
     /// `--no-telemetry`: there is no store to count in or look grants up in.
     TelemetryOff,
-    /// The store could not be opened or read: why, for the operator.
+    /// The store could not be read: why, for the operator (the store's sink reports it on
+    /// stderr; it names the store's path, which the model is never shown).
     Store(String),
 }
 
 impl Unanswerable {
-    /// Why a check that counts in the store could not run: `what` is the subject of the
-    /// sentence ("limits are counted", "prerequisites are looked up").
+    /// Why a check that counts in the store could not run, in words fit for the model:
+    /// `what` is the subject of the sentence ("limits are counted", "prerequisites are looked
+    /// up").
     pub fn reason(&self, what: &str) -> String {
         match self {
             Unanswerable::TelemetryOff => {
                 format!("{what} in the telemetry store, and telemetry is off")
             }
-            Unanswerable::Store(why) => why.clone(),
+            Unanswerable::Store(_) => {
+                format!("{what} in the telemetry store, which could not be read")
+            }
         }
     }
 }

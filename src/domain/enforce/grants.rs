@@ -39,7 +39,8 @@ fn unavailable_reason(why: &Unanswerable) -> String {
             "grants are kept in the telemetry store, and telemetry is off (--no-telemetry)"
                 .to_string()
         }
-        Unanswerable::Store(e) => format!("grants cannot be read from the telemetry store: {e}"),
+        // Why is the operator's, on stderr: it names the store.
+        Unanswerable::Store(_) => "grants cannot be read from the telemetry store".to_string(),
     }
 }
 

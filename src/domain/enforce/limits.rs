@@ -1,7 +1,7 @@
 //! Rates, the session quota and the loop breaker, counted from the calls the gate let
 //! through (rejections never count: only first attempts do).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{CallToCheck, Context, Inquiry, internal};
 use crate::domain::error::{Category, ToolError};
@@ -9,7 +9,11 @@ use crate::domain::events::format_time;
 use crate::domain::policy::Policy;
 use crate::domain::policy::rules::Rate;
 use crate::domain::policy::toml_key;
+use crate::wire::args::{ArgValue, Args};
 use crate::wire::scan;
+
+/// Argument values longer than this are fingerprinted by their text as sent.
+pub const CANONICAL_UP_TO: usize = 64 * 1024;
 
 /// What a count is about.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -131,7 +135,7 @@ pub(super) fn check(
     }
     if let Some(lb) = limits.loop_breaker {
         let key = CountKey::Fingerprint {
-            fingerprint: fingerprint(tool, &args.to_map()),
+            fingerprint: fingerprint(tool, args),
             session: context.session.clone(),
             caller: context.caller.clone(),
         };
@@ -294,7 +298,7 @@ fn ordinal(n: u64) -> String {
 /// Identifies a tool called with the same arguments, in any order: FNV-1a over the tool and
 /// each argument, the arguments taken in key order, objects inside with their keys in order
 /// too (stored as SQLite's signed integer).
-pub fn fingerprint(tool: &str, args: &Map<String, Value>) -> i64 {
+pub fn fingerprint(tool: &str, args: &Args<'_>) -> i64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
         for b in bytes {
@@ -304,15 +308,23 @@ pub fn fingerprint(tool: &str, args: &Map<String, Value>) -> i64 {
     };
     feed(tool.as_bytes());
     feed(&[0]);
-    let mut keys: Vec<&String> = args.keys().collect();
-    keys.sort_unstable();
+    let mut fields: Vec<(&str, &ArgValue<'_>)> = args.iter().collect();
+    fields.sort_unstable_by_key(|(key, _)| *key);
     let mut value = Vec::with_capacity(64);
-    for k in keys {
-        feed(k.as_bytes());
+    for (key, arg) in fields {
+        feed(key.as_bytes());
         feed(b"=");
-        value.clear();
-        write_canonical(&args[k.as_str()], &mut value);
-        feed(&value);
+        match arg {
+            // A value this long is taken as it was sent: a call of many megabytes is not read
+            // into values (many times its size) to be told from the last one, and a loop
+            // repeats its text exactly.
+            ArgValue::Raw(text) if text.len() > CANONICAL_UP_TO => feed(text.as_bytes()),
+            _ => {
+                value.clear();
+                write_canonical(&arg.to_value(), &mut value);
+                feed(&value);
+            }
+        }
         feed(&[0]);
     }
     i64::from_ne_bytes(hash.to_ne_bytes())
@@ -355,12 +367,29 @@ mod tests {
 
     #[test]
     fn fingerprints_ignore_key_order_only() {
-        let a: Map<String, Value> = serde_json::from_str(r#"{"x":1,"y":{"b":2,"a":1}}"#).unwrap();
-        let b: Map<String, Value> = serde_json::from_str(r#"{"y":{"a":1,"b":2},"x":1}"#).unwrap();
-        let c: Map<String, Value> = serde_json::from_str(r#"{"x":2,"y":{"a":1,"b":2}}"#).unwrap();
+        let args = |text| Args::from_text(text).unwrap();
+        let a = args(r#"{"x":1,"y":{"b":2,"a":1}}"#);
+        let b = args(r#"{"y":{"a":1,"b":2},"x":1}"#);
+        let c = args(r#"{"x":2,"y":{"a":1,"b":2}}"#);
         assert_eq!(fingerprint("t", &a), fingerprint("t", &b));
         assert_ne!(fingerprint("t", &a), fingerprint("t", &c));
         assert_ne!(fingerprint("t", &a), fingerprint("u", &a));
+        // Read values and values as sent fingerprint alike.
+        let map: serde_json::Map<String, Value> =
+            serde_json::from_str(r#"{"y":{"a":1,"b":2},"x":1}"#).unwrap();
+        assert_eq!(fingerprint("t", &Args::from_map(map)), fingerprint("t", &a));
+        // A value past the limit is taken as sent: the same text, the same fingerprint.
+        let long = format!(r#"{{"text":"{}","n":1}}"#, "x".repeat(CANONICAL_UP_TO));
+        let again = long.clone();
+        let other = format!(r#"{{"text":"{}y","n":1}}"#, "x".repeat(CANONICAL_UP_TO));
+        assert_eq!(
+            fingerprint("t", &args(&long)),
+            fingerprint("t", &args(&again))
+        );
+        assert_ne!(
+            fingerprint("t", &args(&long)),
+            fingerprint("t", &args(&other))
+        );
     }
 
     #[test]

@@ -50,9 +50,21 @@ impl Window {
 }
 
 /// Reads a `--since`/`--until` value: a duration back from `now` (`7d`, `24h`, `30m`, `90s`,
-/// `2w`) or an RFC 3339 time.
+/// `2w`), an RFC 3339 time, or a date (`2026-11-25`: its midnight, UTC).
 pub fn parse_moment(text: &str, now_ms: i64) -> Result<i64, String> {
     let t = text.trim();
+    let is_date = t.len() == 10
+        && t.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    if is_date {
+        return crate::domain::events::parse_time(&format!("{t}T00:00:00Z"))
+            .map_err(|e| format!("{t:?} is not a date: {e}"));
+    }
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
     if !digits.is_empty() {
@@ -77,7 +89,9 @@ pub fn parse_moment(text: &str, now_ms: i64) -> Result<i64, String> {
         }
     }
     crate::domain::events::parse_time(t).map_err(|e| {
-        format!("{t:?} is neither a duration (7d, 24h, 30m, 90s, 2w) nor an RFC 3339 time: {e}")
+        format!(
+            "{t:?} is neither a duration (7d, 24h, 30m, 90s, 2w), a date (2026-11-25) nor an RFC 3339 time: {e}"
+        )
     })
 }
 

@@ -1,6 +1,8 @@
 //! The policy file as written: TOML tables deserialized as they stand, layered over the
 //! built-in policy, and errors located back to a key and a line.
 
+use std::ops::Range;
+
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
@@ -583,47 +585,145 @@ pub fn locate(text: &str, path: &[String]) -> Option<usize> {
     found
 }
 
-/// The dotted key path whose value holds byte `offset`, for errors that only know a span:
-/// the innermost entry whose value contains it, else the last key written before it.
-pub fn key_at(text: &str, offset: usize) -> Vec<String> {
-    use std::ops::Range;
+/// Every `key = value` of a TOML text, tables included, as (dotted path, the key's bytes, the
+/// value's bytes, whether the value is a table); None when the text is not TOML.
+type Entry = (Vec<String>, Range<usize>, Range<usize>, bool);
+
+fn entries(text: &str) -> Option<Vec<Entry>> {
     use toml::de::{DeTable, DeValue};
-    type Entry = (Vec<String>, Range<usize>, Range<usize>);
     fn flatten(table: &DeTable<'_>, prefix: &mut Vec<String>, out: &mut Vec<Entry>) {
         for (key, value) in table.iter() {
             prefix.push(key.get_ref().to_string());
-            out.push((prefix.clone(), key.span(), value.span()));
-            if let DeValue::Table(t) = value.get_ref() {
+            let inner = match value.get_ref() {
+                DeValue::Table(t) => Some(t),
+                _ => None,
+            };
+            out.push((prefix.clone(), key.span(), value.span(), inner.is_some()));
+            if let Some(t) = inner {
                 flatten(t, prefix, out);
             }
             prefix.pop();
         }
     }
-    let Ok(root) = DeTable::parse(text) else {
-        return Vec::new();
-    };
-    let mut entries = Vec::new();
-    flatten(root.get_ref(), &mut Vec::new(), &mut entries);
-    let inside = entries
+    let root = DeTable::parse(text).ok()?;
+    let mut out = Vec::new();
+    flatten(root.get_ref(), &mut Vec::new(), &mut out);
+    Some(out)
+}
+
+/// The innermost entry whose key or value holds byte `offset`.
+fn entry_at(entries: &[Entry], offset: usize) -> Option<&Entry> {
+    entries
         .iter()
-        .filter(|(_, k, v)| v.contains(&offset) || k.contains(&offset))
-        .min_by_key(|(_, k, v)| {
+        .filter(|(_, k, v, _)| v.contains(&offset) || k.contains(&offset))
+        .min_by_key(|(_, k, v, _)| {
             if v.contains(&offset) {
                 v.len()
             } else {
                 k.len()
             }
-        });
+        })
+}
+
+/// The dotted key path whose value holds byte `offset`, for errors that only know a span:
+/// the innermost entry whose value contains it, else the last key written before it.
+pub fn key_at(text: &str, offset: usize) -> Vec<String> {
+    let Some(entries) = entries(text) else {
+        return Vec::new();
+    };
     let before = || {
         entries
             .iter()
-            .filter(|(_, k, _)| k.start <= offset)
-            .max_by_key(|(path, k, _)| (k.start, path.len()))
+            .filter(|(_, k, _, _)| k.start <= offset)
+            .max_by_key(|(path, k, _, _)| (k.start, path.len()))
     };
-    inside
+    entry_at(&entries, offset)
         .or_else(before)
-        .map(|(path, _, _)| path.clone())
+        .map(|(path, ..)| path.clone())
         .unwrap_or_default()
+}
+
+/// A policy file read past its shape errors: what was left of it once each entry holding one
+/// was blanked, and those errors, each with its byte offset (when it has one).
+pub struct Salvaged {
+    /// None when the text could not be read even so.
+    pub file: Option<PolicyFile>,
+    pub errors: Vec<(toml::de::Error, Option<usize>)>,
+    /// The lines (from 1) of the entries blanked: an error found later on one of them comes
+    /// from the blanking, not from the file.
+    pub blanked_lines: Vec<usize>,
+}
+
+/// `text` with the entry holding byte `offset` blanked (spaces, its line breaks kept): the
+/// innermost one, else the one around it (an entry of an inline table cannot go alone where
+/// a comma would be left behind), so long as what is left is TOML. Never a table's heading:
+/// its entries would then read as another table's.
+fn blank_entry(text: &str, offset: usize) -> Option<String> {
+    let entries = entries(text)?;
+    let (path, ..) = entry_at(&entries, offset)?;
+    for depth in (1..=path.len()).rev() {
+        let Some((_, key, value, _)) = entries.iter().find(|(p, ..)| p[..] == path[..depth]) else {
+            continue;
+        };
+        let range = key.start..value.end.max(key.end);
+        let written = &text[range.clone()];
+        if written.starts_with('[') || written.contains("\n[") {
+            return None;
+        }
+        let mut blanked = text.to_string();
+        // Byte for byte, so that every later error's offset is one in the file as written.
+        let spaces: String = written
+            .bytes()
+            .map(|b| if b == b'\n' { '\n' } else { ' ' })
+            .collect();
+        blanked.replace_range(range, &spaces);
+        if toml::de::DeTable::parse(&blanked).is_ok() {
+            return Some(blanked);
+        }
+    }
+    None
+}
+
+/// Reads a policy file reporting every shape error (a wrong type, an unknown value or key),
+/// not only the first as serde stops at: after each, the `key = value` entry holding it is
+/// blanked (its line breaks kept, so later errors keep their lines and columns) and the text
+/// read again. It stops where blanking cannot help: a syntax error (reported alone, as
+/// everything after it may read differently), an error about a whole table, no span.
+pub fn parse_every_error(text: &str) -> Salvaged {
+    const MOST: usize = 100;
+    let mut text = text.to_string();
+    let mut out = Salvaged {
+        file: None,
+        errors: Vec::new(),
+        blanked_lines: Vec::new(),
+    };
+    for _ in 0..MOST {
+        let error = match toml::from_str::<PolicyFile>(&text) {
+            Ok(file) => {
+                out.file = Some(file);
+                return out;
+            }
+            Err(e) => e,
+        };
+        let offset = error.span().map(|s| s.start);
+        out.errors.push((error, offset));
+        let Some(blanked) = offset.and_then(|offset| blank_entry(&text, offset)) else {
+            return out;
+        };
+        let changed = text
+            .bytes()
+            .zip(blanked.bytes())
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(i, _)| i);
+        let (first, last) = (changed.clone().min(), changed.max());
+        if let (Some(first), Some(last)) = (first, last) {
+            out.blanked_lines
+                .extend(line_col(&text, first).0..=line_col(&text, last).0);
+        }
+        text = blanked;
+    }
+    out
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 pub mod file;
 pub mod import;
+mod lookup;
 pub mod rules;
 pub mod thresholds;
 
@@ -21,6 +22,9 @@ pub use file::{
     ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
 };
 pub use import::{CompiledSchema, ToolsFormat};
+pub use lookup::{
+    LookupEnv, PolicyLocation, Reason, Search, locate_policy, look_up_policy, policy_lookup_chain,
+};
 pub use rules::Rules;
 
 /// `[telemetry] busy_timeout_ms` when the policy does not say.
@@ -244,9 +248,34 @@ impl Policy {
         extra_tools: &[PathBuf],
         read: &dyn Fn(&Path) -> Result<String, String>,
     ) -> Result<Policy, PolicyErrors> {
-        let user = match &source {
-            Some(s) => parse_file(s)?,
-            None => PolicyFile::default(),
+        let parsed = match &source {
+            Some(s) => parse_file(s),
+            None => ReadFile {
+                file: Some(PolicyFile::default()),
+                errors: Vec::new(),
+                blanked_lines: Vec::new(),
+            },
+        };
+        let Some(user) = parsed.file else {
+            return Err(PolicyErrors(parsed.errors));
+        };
+        // Every problem is reported at once: those found reading the file, then those found
+        // compiling what was left of it.
+        let shape_errors = parsed.errors;
+        let blanked = parsed.blanked_lines;
+        let all = |later: PolicyErrors| {
+            let mut errors = shape_errors.clone();
+            errors.extend(
+                later
+                    .0
+                    .into_iter()
+                    .filter(|e| !e.line.is_some_and(|l| blanked.contains(&l))),
+            );
+            if !shape_errors.is_empty() {
+                // In the order they are written in.
+                errors.sort_by_key(|e| (e.line.unwrap_or(usize::MAX), e.column));
+            }
+            PolicyErrors(errors)
         };
         let base = match user.extends.unwrap_or(Extends::Builtin) {
             Extends::Builtin => builtin_file(),
@@ -277,9 +306,12 @@ impl Policy {
             };
             wanted.push((p.clone(), entry, None));
         }
-        let (layer, schemas) = import_all(&wanted, source.as_ref(), read)?;
+        let (layer, schemas) = import_all(&wanted, source.as_ref(), read).map_err(&all)?;
         let effective = base.layer(layer).layer(user);
-        let mut policy = Policy::compile(origin, effective, source.as_ref())?;
+        let mut policy = Policy::compile(origin, effective, source.as_ref()).map_err(&all)?;
+        if !shape_errors.is_empty() {
+            return Err(PolicyErrors(shape_errors));
+        }
         for (name, schema) in schemas {
             if let Some(tool) = policy.tools.get_mut(&name) {
                 tool.schema = Some(schema);
@@ -464,29 +496,46 @@ impl Policy {
     }
 }
 
-/// The built-in policy, from a table generated at build time out of [`BUILTIN_TOML`] (so no
-/// TOML text is parsed at start-up; a test checks the two agree).
-fn parse_file(source: &Source<'_>) -> Result<PolicyFile, PolicyErrors> {
-    toml::from_str(source.text).map_err(|e| {
-        let (key, line, column) = match e.span() {
-            Some(span) => {
-                let (line, column) = line_col(source.text, span.start);
-                (
-                    key_at(source.text, span.start).join("."),
-                    Some(line),
-                    Some(column),
-                )
+/// A policy file read, with every shape error it holds (not only the first); the file is what
+/// is left once the entries holding them are blanked, when that reads. Errors later found on
+/// the lines blanked come from the blanking, and are to be dropped.
+struct ReadFile {
+    file: Option<PolicyFile>,
+    errors: Vec<PolicyError>,
+    blanked_lines: Vec<usize>,
+}
+
+fn parse_file(source: &Source<'_>) -> ReadFile {
+    let salvaged = file::parse_every_error(source.text);
+    let errors = salvaged
+        .errors
+        .into_iter()
+        .map(|(e, offset)| {
+            let (key, line, column) = match offset {
+                Some(offset) => {
+                    let (line, column) = line_col(source.text, offset);
+                    (
+                        key_at(source.text, offset).join("."),
+                        Some(line),
+                        Some(column),
+                    )
+                }
+                None => (String::new(), None, None),
+            };
+            PolicyError {
+                file: source.name.to_string(),
+                key,
+                line,
+                column,
+                message: e.message().to_string(),
             }
-            None => (String::new(), None, None),
-        };
-        PolicyErrors(vec![PolicyError {
-            file: source.name.to_string(),
-            key,
-            line,
-            column,
-            message: e.message().to_string(),
-        }])
-    })
+        })
+        .collect();
+    ReadFile {
+        file: salvaged.file,
+        errors,
+        blanked_lines: salvaged.blanked_lines,
+    }
 }
 
 /// Reads and compiles every tools file: a policy layer of their tools, and each tool's
@@ -890,78 +939,6 @@ fn json_of(v: &toml::Value) -> Result<Value, String> {
     }
 }
 
-/// Where the policy comes from, in DESIGN.md §2.5's order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PolicyLocation {
-    /// `--policy FILE` or `$METAGATE_POLICY`: must exist.
-    Given(PathBuf),
-    /// `./metagate.toml` or the XDG config file, found on disk.
-    Found(PathBuf),
-    Builtin,
-}
-
-/// What the lookup needs to know about the environment, passed in so the lookup stays pure.
-pub struct LookupEnv<'a> {
-    pub flag: Option<&'a Path>,
-    pub env_policy: Option<&'a Path>,
-    pub cwd: &'a Path,
-    pub xdg_config_home: Option<&'a Path>,
-    pub home: Option<&'a Path>,
-    pub exists: &'a dyn Fn(&Path) -> bool,
-}
-
-pub fn locate_policy(env: &LookupEnv<'_>) -> PolicyLocation {
-    if let Some(p) = env.flag {
-        return PolicyLocation::Given(p.to_path_buf());
-    }
-    if let Some(p) = env.env_policy.filter(|p| !p.as_os_str().is_empty()) {
-        return PolicyLocation::Given(p.to_path_buf());
-    }
-    let local = env.cwd.join("metagate.toml");
-    if (env.exists)(&local) {
-        return PolicyLocation::Found(local);
-    }
-    let config_home = env
-        .xdg_config_home
-        .filter(|p| p.is_absolute())
-        .map(Path::to_path_buf)
-        .or_else(|| env.home.map(|h| h.join(".config")));
-    if let Some(dir) = config_home {
-        let p = dir.join("metagate").join("metagate.toml");
-        if (env.exists)(&p) {
-            return PolicyLocation::Found(p);
-        }
-    }
-    PolicyLocation::Builtin
-}
-
-/// Every policy file a run may read, whether it exists or not: `--policy`, `$METAGATE_POLICY`,
-/// `./metagate.toml`, and the user's file under `$XDG_CONFIG_HOME` and under `~/.config` (both:
-/// a run in another environment reads the other). [`locate_policy`] takes the first of these
-/// that is given or exists; these are the files the checks protect (`exists` is not asked).
-pub fn policy_lookup_chain(env: &LookupEnv<'_>) -> Vec<PathBuf> {
-    let mut chain: Vec<PathBuf> = [
-        env.flag,
-        env.env_policy.filter(|p| !p.as_os_str().is_empty()),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|p| env.cwd.join(p))
-    .collect();
-    chain.push(env.cwd.join("metagate.toml"));
-    let config_homes = [
-        env.xdg_config_home
-            .filter(|p| p.is_absolute())
-            .map(Path::to_path_buf),
-        env.home.map(|h| h.join(".config")),
-    ];
-    for dir in config_homes.into_iter().flatten() {
-        chain.push(dir.join("metagate").join("metagate.toml"));
-    }
-    chain.dedup();
-    chain
-}
-
 /// A TOML basic string on one line: fit for a key as for a value (a multi-line string, which
 /// the toml crate writes for text with line breaks, is not allowed as a key).
 pub(crate) fn toml_string(s: &str) -> String {
@@ -1078,6 +1055,34 @@ mod tests {
         assert_eq!(e.0[0].line, Some(1));
     }
 
+    /// Every shape error is reported, with the problems of what is left, in file order;
+    /// nothing is reported that only the reading past an error made.
+    #[test]
+    fn every_problem_is_reported_not_only_the_first() {
+        let text = "[gate]\nunknown_tools = \"maybe\"\non_internal_error = 3\n\n[tools.t]\naliases = { x = \"nope\", y = 5 }\n\n[tools.t.args.a]\ntype = \"strin\"\nrequired = \"yes\"\nvalues = [\n  \"a\",\n  2,\n]\n[tools.u.args.b]\nnope = 1\n";
+        let errors = load(text).unwrap_err().0;
+        let found: Vec<(Option<usize>, &str)> =
+            errors.iter().map(|e| (e.line, e.key.as_str())).collect();
+        assert_eq!(
+            found,
+            [
+                (Some(2), "gate.unknown_tools"),
+                (Some(3), "gate.on_internal_error"),
+                (Some(6), "tools.t.aliases.y"),
+                (Some(9), "tools.t.args.a.type"),
+                (Some(10), "tools.t.args.a.required"),
+                (Some(11), "tools.t.args.a.values"),
+                (Some(16), "tools.u.args.b.nope"),
+            ],
+            "{errors:#?}"
+        );
+        // A syntax error is reported alone: what follows it may read otherwise.
+        let errors = load("a = [\n[gate]\nunknown_tools = \"maybe\"\n")
+            .unwrap_err()
+            .0;
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+    }
+
     #[test]
     fn semantic_errors_name_key_and_line() {
         let text = "[tools.t]\naliases = { b = \"nope\" }\n\n[tools.t.args.a]\ntype = \"integer\"\ndefault = \"x\"\nenum = [1, 2]\nvalues = { one = 3 }\nunless = { ghost = [1] }\n";
@@ -1095,50 +1100,6 @@ mod tests {
         assert!(
             keys.contains(&("tools.t.args.a.unless.ghost", Some(9))),
             "{keys:?}"
-        );
-    }
-
-    #[test]
-    fn lookup_order() {
-        let cwd = Path::new("/w");
-        fn yes(_: &Path) -> bool {
-            true
-        }
-        fn no(_: &Path) -> bool {
-            false
-        }
-        fn only_xdg(p: &Path) -> bool {
-            p.starts_with("/cfg")
-        }
-        let env = |flag, envp, exists: &'static dyn Fn(&Path) -> bool| LookupEnv {
-            flag,
-            env_policy: envp,
-            cwd,
-            xdg_config_home: Some(Path::new("/cfg")),
-            home: Some(Path::new("/h")),
-            exists,
-        };
-        let flag = Path::new("/f.toml");
-        let envp = Path::new("/e.toml");
-        assert_eq!(
-            locate_policy(&env(Some(flag), Some(envp), &yes)),
-            PolicyLocation::Given(flag.into())
-        );
-        assert_eq!(
-            locate_policy(&env(None, Some(envp), &yes)),
-            PolicyLocation::Given(envp.into())
-        );
-        assert_eq!(
-            locate_policy(&env(None, None, &yes)),
-            PolicyLocation::Found("/w/metagate.toml".into())
-        );
-        assert_eq!(
-            locate_policy(&env(None, None, &only_xdg)),
-            PolicyLocation::Found("/cfg/metagate/metagate.toml".into())
-        );
-        assert_eq!(
-            locate_policy(&env(None, None, &no)),
-            PolicyLocation::Builtin
         );
     }
 

@@ -215,6 +215,48 @@ impl Rules {
                 .any(|c| c.rate.is_some_and(|r| !r.is_unlimited()))
             || self.tool_rates.values().any(|r| !r.is_unlimited())
     }
+
+    /// The rules that read the telemetry store to decide a call of a run by `caller` in
+    /// `session` (both fixed for a run), by their policy keys: limits count calls in it,
+    /// prerequisites look up completed calls, grants are kept in it. Another caller's limit,
+    /// a session quota or a prerequisite without a session, reads nothing.
+    pub fn read_from_the_store(&self, caller: Option<&str>, session: Option<&str>) -> Vec<String> {
+        let limits = &self.limits;
+        let mut keys = Vec::new();
+        if let Some(caller) = caller {
+            match self.callers.get(caller).and_then(|c| c.rate) {
+                Some(rate) if !rate.is_unlimited() => {
+                    keys.push(format!("callers.{}.limits", super::toml_key(caller)));
+                }
+                Some(_) => {}
+                None if !limits.per_caller.is_unlimited() => keys.push("limits.per_caller".into()),
+                None => {}
+            }
+        }
+        if !limits.per_tool.is_unlimited() {
+            keys.push("limits.per_tool".into());
+        }
+        for (tool, rate) in &self.tool_rates {
+            if !rate.is_unlimited() {
+                keys.push(format!("tools.{}.limits", super::toml_key(tool)));
+            }
+        }
+        if session.is_some() && limits.session_quota.is_some() {
+            keys.push("limits.session_quota".into());
+        }
+        if limits.loop_breaker.is_some() {
+            keys.push("limits.loop".into());
+        }
+        if session.is_some() {
+            for tool in self.requires.keys() {
+                keys.push(format!("tools.{}.requires", super::toml_key(tool)));
+            }
+        }
+        if !self.permit_require.is_empty() {
+            keys.push("permit.require".into());
+        }
+        keys
+    }
 }
 
 /// A problem with the rules: its key path, what is wrong, and whether it is only a warning.

@@ -129,6 +129,11 @@ impl<'a> Decision<'a> {
         }
     }
 
+    /// How long the input this was decided on is, in bytes.
+    pub fn input_len(&self) -> usize {
+        self.input.len()
+    }
+
     /// The tool part of the call's name (or the tool a rejection names).
     pub fn tool(&self) -> Option<&str> {
         match &self.call {

@@ -1,7 +1,7 @@
 //! Recording gate decisions in the telemetry store: one row per call, redacted, committed in
 //! groups before the calls' lines are written.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::Decision;
 use super::stream::{Sink, SinkError};
@@ -12,6 +12,7 @@ use crate::store::decisions::DecisionLog;
 use crate::store::grants::GrantEvent;
 use crate::store::telemetry::DecisionRow;
 use crate::store::{Store, StoreError};
+use crate::wire::args::{ArgValue, Args};
 use crate::wire::correction::Correction;
 use crate::wire::scan;
 
@@ -22,16 +23,11 @@ pub fn decision_row(
     ts_ms: i64,
     latency_us: u64,
 ) -> DecisionRow {
-    let args = decision.call.as_ref().map(|c| c.args.to_map());
-    let fingerprint = match (decision.tool(), &args) {
-        (Some(tool), Some(args)) => Some(fingerprint(tool, args)),
+    let fingerprint = match (decision.tool(), &decision.call) {
+        (Some(tool), Some(call)) => Some(fingerprint(tool, &call.args)),
         _ => None,
     };
-    let args = args.map(|map| {
-        let mut v = Value::Object(map);
-        redact::redact_value(&mut v);
-        json_text(&v)
-    });
+    let args = decision.call.as_ref().map(|c| stored_args(&c.args));
     let mut corrections = Vec::with_capacity(32 + 64 * decision.corrections.len());
     corrections.push(b'[');
     for (i, c) in decision.corrections.iter().enumerate() {
@@ -66,6 +62,74 @@ pub fn decision_row(
         args,
         fingerprint,
         latency_us: i64::try_from(latency_us).unwrap_or(i64::MAX),
+    }
+}
+
+/// An argument value longer than this (as JSON text) is stored as a note of its length, not
+/// as its text: a file's content sent whole would make the row, and each copy SQLite makes
+/// of it on the way in, as large as the call; nothing reads such a value back (evaluate
+/// learns from names and short values), and a secret in it need not be found to be kept out.
+pub const STORED_VALUE_UP_TO: usize = 64 * 1024;
+
+/// Arguments kept in all (their values cut as [`STORED_VALUE_UP_TO`] says) longer than this,
+/// or more of them than [`STORED_ARGS_COUNT_UP_TO`], are stored as a note of their size: a
+/// call of a million made-up arguments is not built into a million values to be stored.
+pub const STORED_ARGS_UP_TO: usize = 1 << 20;
+
+/// See [`STORED_ARGS_UP_TO`].
+pub const STORED_ARGS_COUNT_UP_TO: usize = 1000;
+
+/// The arguments as the `args` column holds them: values redacted, long ones left out; the
+/// whole of them left out (a JSON string saying how large they were) when there is too much.
+fn stored_args(args: &Args<'_>) -> String {
+    let lengths: Vec<usize> = args
+        .iter()
+        .map(|(_, value)| match value {
+            ArgValue::Raw(text) => text.len(),
+            ArgValue::Value(v) => json_len(v),
+        })
+        .collect();
+    let kept: usize = args
+        .keys()
+        .zip(&lengths)
+        .map(|(key, &len)| key.len() + len.min(STORED_VALUE_UP_TO))
+        .sum();
+    if args.len() > STORED_ARGS_COUNT_UP_TO || kept > STORED_ARGS_UP_TO {
+        let total: usize = args.keys().zip(&lengths).map(|(k, &l)| k.len() + l).sum();
+        let note = format!(
+            "[{} in {total} bytes, not kept]",
+            crate::wire::display::plural(args.len(), "argument", "arguments")
+        );
+        return json_text(&Value::String(note));
+    }
+    let mut map = Map::with_capacity(args.len());
+    for ((key, value), &len) in args.iter().zip(&lengths) {
+        let kept = if len > STORED_VALUE_UP_TO {
+            Value::String(format!("[{len} bytes, not kept]"))
+        } else {
+            value.to_value()
+        };
+        map.insert(key.to_string(), kept);
+    }
+    let mut v = Value::Object(map);
+    redact::redact_value(&mut v);
+    json_text(&v)
+}
+
+/// How long `v` is as compact JSON, near enough (escapes are not counted).
+fn json_len(v: &Value) -> usize {
+    match v {
+        Value::Null => 4,
+        Value::Bool(b) => 4 + usize::from(!b),
+        Value::Number(n) => n.as_str().len(),
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => 1 + items.iter().map(|i| json_len(i) + 1).sum::<usize>(),
+        Value::Object(map) => {
+            1 + map
+                .iter()
+                .map(|(k, v)| k.len() + 4 + json_len(v))
+                .sum::<usize>()
+        }
     }
 }
 
@@ -111,8 +175,9 @@ fn write_correction(c: &Correction, out: &mut Vec<u8>) {
 }
 
 /// A sink that records every decision in the telemetry store, and answers the policy checks
-/// from it. A store that could not be opened fails every commit with the reason, and the gate
-/// answers as the policy's `on_internal_error` says.
+/// from it. It starts on a store that opened for writing (one that did not is a set-up fault,
+/// never an answer to a call); a store that fails later fails the commit with the reason, and
+/// the gate answers as the policy's `on_internal_error` says.
 pub struct TelemetrySink {
     log: DecisionLog,
     context: Context,
@@ -123,21 +188,21 @@ impl TelemetrySink {
     /// `counting`: the policy sets limits; `loop_breaker`: one of them is the loop breaker,
     /// which needs its index.
     pub fn new(
-        store: Result<Store, StoreError>,
+        store: Store,
         context: Context,
         now_ms: Box<dyn Fn() -> i64>,
         counting: bool,
         loop_breaker: bool,
-    ) -> TelemetrySink {
-        TelemetrySink {
-            log: DecisionLog::new(store, counting, loop_breaker),
+    ) -> Result<TelemetrySink, StoreError> {
+        Ok(TelemetrySink {
+            log: DecisionLog::new(store, counting, loop_breaker)?,
             context,
             now_ms,
-        }
+        })
     }
 
-    /// The store, when it opened.
-    pub fn store(&mut self) -> Option<&mut Store> {
+    /// The store.
+    pub fn store(&mut self) -> &mut Store {
         self.log.store()
     }
 
@@ -157,9 +222,6 @@ impl Sink for TelemetrySink {
     }
 
     fn record(&mut self, decision: &Decision<'_>, latency_us: u64) {
-        if !self.log.is_open() {
-            return;
-        }
         let row = decision_row(decision, &self.context, (self.now_ms)(), latency_us);
         let event = decision
             .grant_check
@@ -170,6 +232,10 @@ impl Sink for TelemetrySink {
 
     fn commit(&mut self) -> Result<(), SinkError> {
         self.log.commit().map(|_| ()).map_err(SinkError)
+    }
+
+    fn take_failures(&mut self) -> Vec<String> {
+        self.log.take_failures()
     }
 }
 
@@ -239,5 +305,51 @@ mod tests {
         assert!(!args.contains("abcdefghijklmnop1234567890"), "{args}");
         assert!(args.contains("[REDACTED]"));
         assert!(row.corrections.contains("value_alias"));
+    }
+
+    /// A long value is stored as a note of its length, the rest as sent; too many arguments,
+    /// or too much in all, as a note of their size (a JSON string, which nothing reads as
+    /// arguments). The fingerprint still tells the calls apart.
+    #[test]
+    fn long_arguments_are_stored_as_their_size() {
+        let policy = Policy::builtin();
+        let ctx = Context {
+            session: None,
+            caller: None,
+            intent: None,
+        };
+        let row = |input: &str| {
+            let d = decide(&policy, input.as_bytes(), &Options::default());
+            decision_row(&d, &ctx, 0, 0)
+        };
+        let long = "x".repeat(STORED_VALUE_UP_TO + 1);
+        let one = row(&format!(
+            r#"{{"tool_name":"response","tool_args":{{"text":"{long}","n":1}}}}"#
+        ));
+        let args: Value = serde_json::from_str(one.args.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            args,
+            serde_json::json!({"text": format!("[{} bytes, not kept]", long.len() + 2), "n": 1})
+        );
+        let other = row(&format!(
+            r#"{{"tool_name":"response","tool_args":{{"text":"{long}y","n":1}}}}"#
+        ));
+        assert_ne!(one.fingerprint, other.fingerprint);
+        let many: String = (0..=STORED_ARGS_COUNT_UP_TO)
+            .map(|i| format!(r#","k{i}":1"#))
+            .collect();
+        let many = row(&format!(
+            r#"{{"tool_name":"response","tool_args":{{"text":"a"{many}}}}}"#
+        ));
+        let args: Value = serde_json::from_str(many.args.as_deref().unwrap()).unwrap();
+        let note = args.as_str().unwrap();
+        assert!(note.starts_with("[1002 arguments in "), "{note}");
+        // A call with many unknown arguments names the first ones and counts the rest.
+        assert_eq!(many.warnings.matches("unknown argument \\\"").count(), 20);
+        assert!(
+            many.warnings.contains("981 more unknown arguments kept"),
+            "{}",
+            many.warnings
+        );
     }
 }

@@ -57,6 +57,11 @@ pub trait Sink {
     fn record(&mut self, decision: &Decision<'_>, latency_us: u64);
     /// Makes everything recorded so far durable; called before the lines are written.
     fn commit(&mut self) -> Result<(), SinkError>;
+    /// Why the checks' questions failed since the last call (the checks' rejections only say
+    /// that they did), for the operator's stderr.
+    fn take_failures(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A sink that keeps nothing (`--no-telemetry`); limits and prerequisites cannot be counted.
@@ -110,9 +115,7 @@ impl Group {
         }
     }
 
-    /// Commits the group's decisions, then writes its lines. When the commit fails, the
-    /// policy's `on_internal_error` says whether the lines go out as decided (`pass`) or each
-    /// becomes a rejection (`reject`, the default: fail closed).
+    /// Commits the group's decisions, then writes its lines (see [`Group::settle`]).
     fn flush<W: Write, E: Write>(
         &mut self,
         policy: &Policy,
@@ -124,6 +127,26 @@ impl Group {
         if self.lines == 0 {
             return Ok(());
         }
+        self.settle(policy, options, sink, err);
+        out.write_all(&self.out)
+            .and_then(|()| out.flush())
+            .map_err(|e| in_words(e, "cannot write the answers"))?;
+        self.out.clear();
+        self.lines = 0;
+        Ok(())
+    }
+
+    /// Commits the group's decisions and writes its notes, leaving its lines as they are to
+    /// go out. When the commit fails, the policy's `on_internal_error` says whether the lines
+    /// go out as decided (`pass`) or each becomes a rejection (`reject`, the default: fail
+    /// closed).
+    fn settle<E: Write>(
+        &mut self,
+        policy: &Policy,
+        options: &Options,
+        sink: &mut dyn Sink,
+        err: &mut E,
+    ) {
         if let Err(failure) = sink.commit() {
             let fail_closed = policy.gate.on_internal_error == FailMode::Reject;
             if self.last_failure.as_deref() != Some(&failure.0) {
@@ -136,7 +159,7 @@ impl Group {
                 self.last_failure = Some(failure.0.clone());
             }
             if fail_closed {
-                let error = unrecorded(&failure);
+                let error = unrecorded();
                 let rejected = Decision::rejected(b"", error, Report::default());
                 let mut line = Vec::new();
                 render(&rejected, options, &mut line);
@@ -149,26 +172,27 @@ impl Group {
         } else {
             self.last_failure = None;
         }
+        for failure in sink.take_failures() {
+            let _ = writeln!(
+                err,
+                "metagate: error: telemetry: {failure}; the checks that read the store could not run"
+            );
+        }
         if !self.notes.is_empty() {
             // Diagnostics are best effort: a closed stderr must not stop the gate.
             let _ = err.write_all(&self.notes).and_then(|()| err.flush());
             self.notes.clear();
         }
-        out.write_all(&self.out)
-            .and_then(|()| out.flush())
-            .map_err(|e| in_words(e, "cannot write the answers"))?;
-        self.out.clear();
-        self.lines = 0;
-        Ok(())
     }
 }
 
 /// The rejection a call gets when its decision could not be recorded and the policy fails
-/// closed.
-fn unrecorded(failure: &SinkError) -> ToolError {
+/// closed. Why is the operator's to read, on stderr: the model is never shown the store's
+/// path or its state.
+fn unrecorded() -> ToolError {
     ToolError::new(
         Category::ServerError,
-        format!("metagate could not record this decision, and its policy fails closed: {failure}"),
+        "metagate could not record this decision, and its policy fails closed",
     )
     .suggest("Try again later; if it keeps failing, the operator must look at metagate's telemetry store")
 }
@@ -191,6 +215,7 @@ pub fn answer_one<E: Write>(
     let latency = clock().saturating_duration_since(started).as_micros();
     sink.record(&decision, u64::try_from(latency).unwrap_or(u64::MAX));
     let mut group = Group::new();
+    reserve_for(&decision, &mut group.out);
     render(&decision, options, &mut group.out);
     group.out.push(b'\n');
     group.lines = 1;
@@ -199,12 +224,14 @@ pub fn answer_one<E: Write>(
     }
     explain_lines(&decision, None, &mut group.notes);
     let mut verdict = decision.verdict;
-    let mut out = Vec::new();
-    group.flush(policy, options, sink, &mut out, err)?;
+    // The decision borrows the input; the line is all that is kept from here on.
+    drop(decision);
+    // Taken, not copied: a call may be tens of megabytes.
+    group.settle(policy, options, sink, err);
     if group.last_failure.is_some() && policy.gate.on_internal_error == FailMode::Reject {
         verdict = Verdict::Rejected;
     }
-    Ok((out, verdict))
+    Ok((std::mem::take(&mut group.out), verdict))
 }
 
 /// The `--jsonl` loop: one output line per input line, in order. Lines read in one go are
@@ -275,6 +302,7 @@ pub fn stream<R: Read, W: Write, E: Write>(
             0
         };
         sink.record(&decision, latency);
+        reserve_for(&decision, &mut group.out);
         render(&decision, options, &mut group.out);
         group.out.push(b'\n');
         group.lines += 1;
@@ -288,6 +316,15 @@ pub fn stream<R: Read, W: Write, E: Write>(
     }
     group.flush(policy, options, sink, out, err)?;
     Ok(stats)
+}
+
+/// Room for the line a decision goes out as, so that a call of tens of megabytes is not
+/// copied into a buffer twice its size when its line end is added. A call goes out about as
+/// long as it came (a rejection is short).
+fn reserve_for(decision: &Decision<'_>, out: &mut Vec<u8>) {
+    if decision.error.is_none() {
+        out.reserve(decision.input_len() + 4096);
+    }
 }
 
 /// `e` saying which side of the stream failed; its kind is kept, so a closed stdout is still
@@ -365,6 +402,8 @@ mod tests {
                 .all(|l| l["error"]["category"] == "server_error")
         );
         assert_eq!(err.matches("disk full").count(), 1, "reported once: {err}");
+        // The operator reads why on stderr; the model is not told.
+        assert!(lines.iter().all(|l| !l.to_string().contains("disk full")));
         let open = Policy::from_source(
             crate::domain::policy::Source {
                 name: "p",

@@ -196,6 +196,17 @@ pub static CODES: &[Code] = &[
             unchanged, an argument the tool does not declare kept, an alias ignored because the \
             canonical name was also there, or text after the call ignored.",
     },
+    Code {
+        code: "MG112",
+        name: "not-json",
+        severity: Severity::Warning,
+        summary: "a line of the trace is not JSON and holds no tool call",
+        explanation: "A line of a JSON Lines trace is not JSON, and the gate reads no tool call in \
+            it: a note, a log line, a heading. Traces often carry such lines, so this is a warning \
+            (`--ignore MG112` drops them). Were it a model's output, the gate would reject it as \
+            malformed_call. A file with more than 20 such lines is taken for no trace at all: the \
+            rest of it is skipped, and lint fails.",
+    },
 ];
 
 /// The code for a rejection category.
@@ -238,6 +249,11 @@ pub fn for_kind(kind: Kind) -> &'static Code {
 /// The code for a warning the gate passes a call with.
 pub fn gate_warning() -> &'static Code {
     &CODES[FIRST_WARNING + Kind::ALL.len()]
+}
+
+/// The code for a line of a trace that is not JSON.
+pub fn not_json() -> &'static Code {
+    &CODES[FIRST_WARNING + Kind::ALL.len() + 1]
 }
 
 /// Where the warnings start in [`CODES`].
@@ -308,6 +324,7 @@ mod tests {
             assert_eq!(for_kind(kind).code, format!("MG{}", 101 + i), "{kind}");
         }
         assert_eq!(gate_warning().code, "MG111");
+        assert_eq!(not_json().code, "MG112");
         assert_eq!(CODES[FIRST_WARNING].code, "MG101");
     }
 

@@ -99,8 +99,10 @@ impl<'r> Linter<'r> {
         let mut locator = input::Locator::new(text);
         let mut reported = 0;
         let mut result = Ok(());
-        // A file that is not a trace at all must not bury the report under one failure per line.
+        // A file that is not a trace at all must not bury the report under one failure (or
+        // one line that is not JSON) per line.
         let failures = std::cell::Cell::new(0);
+        let not_json = std::cell::Cell::new(0);
         let mut emit = |event: Event<'f>| -> Result<(), E> {
             if let Event::Failure(f) = &event {
                 failures.set(failures.get() + 1);
@@ -117,7 +119,7 @@ impl<'r> Linter<'r> {
             emit(event)
         };
         input::read(text, &mut |item| {
-            if result.is_err() || failures.get() > MAX_FAILURES {
+            if result.is_err() || failures.get() > MAX_FAILURES || not_json.get() > MAX_FAILURES {
                 return;
             }
             let offset = match &item {
@@ -126,7 +128,9 @@ impl<'r> Linter<'r> {
             };
             let (line, column) = locator.locate(offset);
             result = match item {
-                Item::Call(site) => self.lint_call(file, line, column, &site, &mut emit),
+                Item::Call(site) => {
+                    self.lint_call(file, (line, column), &site, &not_json, &mut emit)
+                }
                 Item::Problem(p) => emit(Event::Failure(Failure {
                     file,
                     line,
@@ -143,12 +147,14 @@ impl<'r> Linter<'r> {
         result
     }
 
+    /// Lints the call at `site`, at (line, column) of `file`. `not_json` counts the file's
+    /// records that are not JSON.
     fn lint_call<'f, E>(
         &self,
         file: &'f str,
-        line: usize,
-        column: usize,
+        (line, column): (usize, usize),
         site: &Site<'_>,
+        not_json: &std::cell::Cell<usize>,
         emit: &mut dyn FnMut(Event<'f>) -> Result<(), E>,
     ) -> Result<(), E> {
         let d = gate::decide_with(&self.run, site.text.as_bytes(), &mut NoFacts, self.now_ms);
@@ -180,8 +186,28 @@ impl<'r> Linter<'r> {
                     {
                         Some(input::UNKNOWN_SHAPE.to_string())
                     }
+                    // A note or a log line among the records: a finding, not a failure.
                     Origin::Record => {
-                        Some("not JSON, and the gate reads no tool call in it".to_string())
+                        not_json.set(not_json.get() + 1);
+                        if not_json.get() > MAX_FAILURES {
+                            return emit(Event::Failure(Failure {
+                                file,
+                                line,
+                                column,
+                                message: format!(
+                                    "{MAX_FAILURES} lines of this file are not JSON (is it a \
+                                     trace?); the rest of it was skipped"
+                                ),
+                            }));
+                        }
+                        let code = codes::not_json();
+                        if self.ignored(code) {
+                            return Ok(());
+                        }
+                        return emit(Event::Diagnostic(Box::new(diagnostic(
+                            code,
+                            "not JSON, and the gate reads no tool call in it".to_string(),
+                        ))));
                     }
                 };
                 if let Some(message) = failure {
@@ -310,7 +336,7 @@ not json
                 "2:1:MG003",
                 "3:1:MG104",
                 "4:1:failure",
-                "5:1:failure",
+                "5:1:MG112",
                 "6:22:MG001"
             ]
         );
@@ -320,8 +346,8 @@ not json
                 files: 0,
                 calls: 4,
                 errors: 2,
-                warnings: 1,
-                failures: 2
+                warnings: 2,
+                failures: 1
             }
         );
         assert!(summary.denied(Severity::Error));
@@ -331,10 +357,16 @@ not json
 
     #[test]
     fn a_file_that_is_no_trace_is_cut_short() {
+        // Lines that are not JSON are findings, up to a point; then the file is given up on.
         let (seen, summary) = lint(&"words\n".repeat(50), vec![]);
         assert_eq!(seen.len(), MAX_FAILURES + 1);
-        assert_eq!(summary.failures, MAX_FAILURES + 1);
+        assert_eq!(summary.warnings, MAX_FAILURES);
+        assert_eq!(summary.failures, 1);
         assert_eq!(summary.calls, 0);
+        // Failures of the trace itself too.
+        let (seen, summary) = lint(&"{\"hello\":1}\n".repeat(50), vec![]);
+        assert_eq!(seen.len(), MAX_FAILURES + 1);
+        assert_eq!(summary.failures, MAX_FAILURES + 1);
     }
 
     #[test]

@@ -376,6 +376,8 @@ fn sarif_tool() -> Value {
     json!({
         "driver": {
             "name": "metagate",
+            // Code scanning shows `version`; `semanticVersion` is for tools that compare them.
+            "version": env!("CARGO_PKG_VERSION"),
             "semanticVersion": env!("CARGO_PKG_VERSION"),
             "rules": rules,
         }

@@ -16,8 +16,13 @@ use super::registry::Ready;
 use super::{Clock, Diag, OpenStore};
 use crate::checks::path::CachedFs;
 use crate::domain::correct::Report;
-use crate::domain::enforce::{Checker, Context, Facts, NoFacts, Scope, Setup};
+use crate::domain::enforce::{
+    Checker, Context, Count, CountKey, Counts, Facts, GrantLookup, NoFacts, Scope, Setup,
+    Unanswerable,
+};
 use crate::domain::error::{Category, ToolError};
+use crate::domain::grants::Grant;
+use crate::domain::policy::file::Evidence;
 use crate::domain::policy::{FailMode, Policy};
 use crate::jobs::gate::{
     Decision, Options, Run, Sink, SinkError, TelemetrySink, Verdict, decide_with, explain_lines,
@@ -57,6 +62,9 @@ pub struct CallGate {
 enum Recording {
     Store(Box<TelemetrySink>),
     Off(Unrecorded),
+    /// The store opened when metagate started, and not for this session: each call is
+    /// answered as `on_internal_error` says, as when a store fails mid-run.
+    Failed(Unusable),
 }
 
 impl Recording {
@@ -64,7 +72,54 @@ impl Recording {
         match self {
             Recording::Store(s) => s.as_mut(),
             Recording::Off(s) => s,
+            Recording::Failed(s) => s,
         }
+    }
+}
+
+/// A store that could not be opened: every question and every commit fails with why.
+struct Unusable {
+    why: String,
+    clock: Clock,
+}
+
+impl Counts for Unusable {
+    fn count(
+        &mut self,
+        _: &CountKey,
+        _: Option<i64>,
+        _: i64,
+        _: u64,
+    ) -> Result<Count, Unanswerable> {
+        Err(Unanswerable::Store(self.why.clone()))
+    }
+    fn completed(&mut self, _: &str, _: &str, _: Evidence) -> Result<bool, Unanswerable> {
+        Err(Unanswerable::Store(self.why.clone()))
+    }
+}
+
+impl GrantLookup for Unusable {
+    fn grants(&mut self, _: &str, _: i64) -> Result<Vec<Grant>, Unanswerable> {
+        Err(Unanswerable::Store(self.why.clone()))
+    }
+    fn grant_store(&self) -> Option<&std::path::Path> {
+        None
+    }
+}
+
+impl Sink for Unusable {
+    fn facts(&mut self) -> &mut dyn Facts {
+        self
+    }
+    fn now_ms(&self) -> i64 {
+        (self.clock)()
+    }
+    fn timed(&self) -> bool {
+        false
+    }
+    fn record(&mut self, _: &Decision<'_>, _: u64) {}
+    fn commit(&mut self) -> Result<(), SinkError> {
+        Err(SinkError(self.why.clone()))
     }
 }
 
@@ -105,13 +160,22 @@ impl CallGate {
         let sink = match telemetry {
             Some(open) => {
                 let now = Arc::clone(&clock);
-                Recording::Store(Box::new(TelemetrySink::new(
-                    open(),
-                    context.clone(),
-                    Box::new(move || now()),
-                    base.rules.counts(),
-                    base.rules.limits.loop_breaker.is_some(),
-                )))
+                let sink = open().and_then(|store| {
+                    TelemetrySink::new(
+                        store,
+                        context.clone(),
+                        Box::new(move || now()),
+                        base.rules.counts(),
+                        base.rules.limits.loop_breaker.is_some(),
+                    )
+                });
+                match sink {
+                    Ok(sink) => Recording::Store(Box::new(sink)),
+                    Err(e) => Recording::Failed(Unusable {
+                        why: e.to_string(),
+                        clock,
+                    }),
+                }
             }
             None => Recording::Off(Unrecorded {
                 facts: NoFacts,
@@ -233,7 +297,7 @@ impl CallGate {
         let call = InFlight {
             decision_id: match &self.sink {
                 Recording::Store(s) => s.last_decision_id(),
-                Recording::Off(_) => None,
+                Recording::Off(_) | Recording::Failed(_) => None,
             },
             tool: decision.tool().unwrap_or_default().to_string(),
             method: decision.method().map(str::to_string),

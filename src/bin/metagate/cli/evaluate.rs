@@ -9,7 +9,8 @@ use super::Format;
 
 #[derive(Debug, Args)]
 pub struct EvaluateArgs {
-    /// Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w) or an RFC 3339 time
+    /// Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w), a date
+    /// (2026-11-25: its midnight, UTC) or an RFC 3339 time
     #[arg(long, value_name = "WHEN", default_value = "7d")]
     pub since: String,
 
