@@ -1,5 +1,5 @@
 //! Turns the built-in policy (src/domain/policy/builtin.toml) into Rust code that builds the same
-//! TOML table, and gitleaks' secret patterns (src/checks/redact/gitleaks.toml) into static rule
+//! TOML table, and gitleaks' secret patterns (third_party/gitleaks/gitleaks.toml) into static rule
 //! data, so a `gate` process does not spend its start-up parsing TOML text.
 
 use std::fmt::Write as _;
@@ -15,7 +15,7 @@ fn main() {
     code.push_str("}\n");
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     std::fs::write(out_dir.join("builtin_table.rs"), code).expect("write the generated table");
-    let gitleaks = "src/checks/redact/gitleaks.toml";
+    let gitleaks = "third_party/gitleaks/gitleaks.toml";
     println!("cargo::rerun-if-changed={gitleaks}");
     let text = std::fs::read_to_string(gitleaks).expect("read the gitleaks rules");
     std::fs::write(out_dir.join("gitleaks_rules.rs"), gitleaks_rules(&text))
