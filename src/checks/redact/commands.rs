@@ -155,6 +155,8 @@ const COMMANDS: &[(&[u8], Family)] = &[
     (b"smbcquotas", Family::Samba),
     (b"smbtree", Family::Samba),
     (b"net", Family::Samba),
+    (b"samba-tool", Family::Samba),
+    (b"winexe", Family::Samba),
     (b"mongo", Family::Mongo),
     (b"mongosh", Family::Mongo),
     (b"mongodump", Family::Mongo),

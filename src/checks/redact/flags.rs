@@ -46,6 +46,7 @@ pub(super) fn flag_at(b: &[u8], i: usize) -> Option<Hit> {
             code_assign: false,
             kind,
             assignment: false,
+            query: false,
             option: false,
             key,
         },
@@ -75,7 +76,9 @@ fn user_pass_at(b: &[u8], start: usize) -> Option<(usize, usize)> {
         return None;
     }
     let pw = &b[colon + 1..end];
+    // `redis-cli -u redis://:pw@host`: a URL, whose password the URL rule finds.
     if pw.is_empty()
+        || pw.starts_with(b"//")
         || pw.iter().all(u8::is_ascii_digit)
         || pw.starts_with(REDACTED_B)
         || is_placeholder(pw)

@@ -1,6 +1,6 @@
 //! gitleaks' maintained secret patterns (about 220 rules: cloud, SaaS and payment keys, most of
 //! them named by a keyword near the secret or a prefix of it), applied beside the hand-written
-//! rules. The rules are data: `gitleaks.toml` beside this file, a copy of gitleaks' own
+//! rules. The rules are data: `third_party/gitleaks/gitleaks.toml`, a copy of gitleaks' own
 //! configuration with its MIT licence notice, turned into static tables by `build.rs`.
 //!
 //! As gitleaks does, a rule runs only on a text that holds one of its keywords (one
@@ -229,7 +229,11 @@ pub(super) fn scan_gitleaks(b: &[u8], out: &mut Vec<(usize, usize)>) {
                 },
             };
             let text = secret.as_bytes();
-            if text.is_empty()
+            // `sqlite3_api->column_bytes16`: a member access, which the generic rule reads as
+            // an assignment (`>`) to a secret-named key.
+            let member = secret.start() >= 2 && &b[secret.start() - 2..secret.start()] == b"->";
+            if member
+                || text.is_empty()
                 || text.windows(REDACTED_B.len()).any(|w| w == REDACTED_B)
                 || (rule.entropy > 0.0 && shannon_entropy(text) <= rule.entropy)
             {

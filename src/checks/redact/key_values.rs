@@ -30,6 +30,9 @@ pub(super) struct ValueCtx<'a> {
     pub(super) kind: KeyKind,
     /// `key=value`: an unquoted value also ends at `& ( < > |` (query strings, shell).
     pub(super) assignment: bool,
+    /// `?key=value` or `&key=value`: a URL query or form body, where an `&` always ends the
+    /// value (one inside it is written `%26`).
+    pub(super) query: bool,
     /// `--password=value`: a command-line option, whose unquoted value is the rest of the word
     /// (`&` included: it is part of a password more often than a shell operator there).
     pub(super) option: bool,
@@ -89,6 +92,7 @@ pub(super) fn key_value_at(b: &[u8], sep: usize) -> Option<Hit> {
     }
     let key = &b[j..key_end];
     let kind = match classify_key(key) {
+        KeyKind::Secret if is_type_name_pass(key) => KeyKind::Ambiguous,
         KeyKind::Plain if key.eq_ignore_ascii_case(b"value") => named_pair_kind_before(b, j),
         KeyKind::Plain if b[sep] == b'=' && j > 0 && matches!(b[j - 1], b'?' | b'&') => {
             query_key_kind(key)
@@ -117,10 +121,22 @@ pub(super) fn key_value_at(b: &[u8], sep: usize) -> Option<Hit> {
             code_assign,
             kind,
             assignment: b[sep] == b'=',
+            query: j > 0 && matches!(b[j - 1], b'?' | b'&'),
             option: b[sep] == b'=' && key[0] == b'-',
             key,
         },
     )
+}
+
+/// `LoopPass`, `StripSymbolsPass`: in text a capitalized name ending in `Pass` is usually a
+/// type (`struct StripSymbolsPass : PassInfoMixin<…>`, `Pass *ResultPass = nullptr`), so it
+/// is read as `pass` alone is: a number, a path or code under it is kept.
+fn is_type_name_pass(key: &[u8]) -> bool {
+    key.len() > 4
+        && key[0].is_ascii_uppercase()
+        && key.ends_with(b"Pass")
+        && key[key.len() - 5].is_ascii_lowercase()
+        && key.iter().all(u8::is_ascii_alphanumeric)
 }
 
 /// Only indentation or a YAML list dash is between the start of `b[at]`'s line and `at`.
@@ -226,7 +242,7 @@ pub(super) fn parse_value(b: &[u8], start: usize, ctx: ValueCtx<'_>) -> Option<H
         None if ctx.option => scan_while(b, cs, |c| {
             !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\'' | b'`' | b'\\')
         }),
-        None if ctx.assignment => scan_while(b, cs, |c| !is_value_stop(c)),
+        None if ctx.assignment => assignment_end(b, cs, ctx.query),
         None => scan_while(b, cs, |c| {
             !c.is_ascii_whitespace()
                 && !matches!(c, b'"' | b'\'' | b'`' | b',' | b';' | b')' | b'}' | b'\\')
@@ -247,6 +263,8 @@ pub(super) fn parse_value(b: &[u8], start: usize, ctx: ValueCtx<'_>) -> Option<H
             && !scheme
             && (is_code_word(v)
                 || b.get(end) == Some(&b'(')
+                // `pass = resolver->find(…)`: a member access.
+                || (v.ends_with(b"-") && b.get(end) == Some(&b'>'))
                 || (ctx.code_assign
                     && (v.contains(&b'.') || v.contains(&b'[') || names_key(v, ctx.key)))));
     Some(if not_secret {
@@ -254,6 +272,25 @@ pub(super) fn parse_value(b: &[u8], start: usize, ctx: ValueCtx<'_>) -> Option<H
     } else {
         Hit::Redact(cs, end)
     })
+}
+
+/// End of an unquoted `key=value` value starting at `from`. Outside a URL query an `&` is
+/// part of the value (`DB_PASSWORD=Nb7p&Y@b3vDDAYBE`) unless it reads as a shell operator
+/// (`&&`, `& ` or a last `&`) or starts the next pair of a form body (`pw=x&user=bob`).
+fn assignment_end(b: &[u8], from: usize, query: bool) -> usize {
+    let mut end = scan_while(b, from, |c| !is_value_stop(c));
+    while !query && b.get(end) == Some(&b'&') {
+        let next = end + 1;
+        let key_end = scan_while(b, next, is_key_byte);
+        let ends = b
+            .get(next)
+            .is_none_or(|&c| c == b'&' || c.is_ascii_whitespace());
+        if ends || (key_end > next && b.get(key_end) == Some(&b'=')) {
+            break;
+        }
+        end = scan_while(b, next, |c| !is_value_stop(c));
+    }
+    end
 }
 
 /// End of a quoted value whose content starts at `from`.
@@ -356,6 +393,7 @@ const CODE_WORDS: &[&[u8]] = &[
     b"true",
     b"false",
     b"undefined",
+    b"nullptr",
     b"str",
     b"string",
     b"bytes",
@@ -391,7 +429,7 @@ fn is_code_word(v: &[u8]) -> bool {
 
 /// `token = token`, `self.api_key = api_key`: the value is an identifier
 /// that the key ends with (ignoring case and separators).
-fn names_key(v: &[u8], key: &[u8]) -> bool {
+pub(super) fn names_key(v: &[u8], key: &[u8]) -> bool {
     if v.is_empty() || !v.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_') {
         return false;
     }

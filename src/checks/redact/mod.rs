@@ -22,7 +22,7 @@
 //! The scanner is hand-written, works on bytes, does linear passes over each
 //! string of at least `MIN_SCAN_LEN` bytes, and does not allocate when nothing
 //! is found. Beside it run gitleaks' maintained rules, read as data
-//! (`gitleaks.toml`, see `gitleaks.rs`): each rule's regex runs only on texts
+//! (`third_party/gitleaks/gitleaks.toml`, see `gitleaks.rs`): each rule's regex runs only on texts
 //! that hold one of its keywords. See the documentation of [`redact_text`] for
 //! the exact text rules and thresholds.
 //!

@@ -2,7 +2,7 @@
 
 use super::bytes::{find, is_key_byte, scan_while};
 use super::key_names::{KeyKind, classify_key};
-use super::key_values::is_placeholder;
+use super::key_values::{is_placeholder, names_key};
 use super::{MAX_TEXT_KEY_LEN, REDACTED_B};
 
 /// Secrets told in prose: `my password is hunter2`, `the API key was AbC123…`. Anchored on
@@ -22,16 +22,19 @@ pub(super) fn scan_prose(b: &[u8], out: &mut Vec<(usize, usize)>) {
             if start == at {
                 continue;
             }
-            if names_secret(b, start, at) == KeyKind::Plain {
+            // "This pass is required", "the pwd is /tmp": alone, `pass` and `pwd` are English.
+            if matches!(
+                names_secret(b, start, at),
+                KeyKind::Plain | KeyKind::Ambiguous
+            ) {
                 continue;
             }
             let value_start = at + connector.len();
             let mut value_end = scan_while(b, value_start, |c| !c.is_ascii_whitespace());
+            // Sentence punctuation is kept; a last `!` or `?` is redacted with the word, as
+            // passwords end with them (`Summer2024!`) more often than a sentence is lost.
             while value_end > value_start
-                && matches!(
-                    b[value_end - 1],
-                    b'.' | b',' | b';' | b'!' | b'?' | b')' | b'"' | b'\''
-                )
+                && matches!(b[value_end - 1], b'.' | b',' | b';' | b')' | b'"' | b'\'')
             {
                 value_end -= 1;
             }
@@ -78,7 +81,7 @@ fn scan_named_words(b: &[u8], out: &mut Vec<(usize, usize)>) {
         while value_end > value_start
             && matches!(
                 b[value_end - 1],
-                b'.' | b',' | b';' | b':' | b'!' | b'?' | b')' | b'"' | b'\''
+                b'.' | b',' | b';' | b':' | b')' | b'"' | b'\''
             )
         {
             value_end -= 1;
@@ -94,6 +97,9 @@ fn scan_named_words(b: &[u8], out: &mut Vec<(usize, usize)>) {
         let in_tag = start > 0 && matches!(b[start - 1], b'<' | b':');
         if start < space
             && !in_tag
+            // `#define set_private_key nettle_set_private_key`: code.
+            && !names_key(&b[value_start..value_end], &b[start..space])
+            && !names_key(&b[start..space], &b[value_start..value_end])
             && space - start <= MAX_TEXT_KEY_LEN
             && matches!(
                 names_secret(b, start, space),
@@ -106,13 +112,18 @@ fn scan_named_words(b: &[u8], out: &mut Vec<(usize, usize)>) {
 }
 
 /// At least 6 bytes with a letter and a digit or a symbol, and not a flag, a path, a file
-/// name, a version, a variable, markup, code or a placeholder.
+/// name, a version, a variable, markup, code or a placeholder. `_` and `*` are not symbols
+/// here: `struct passwd *getpwent`, `XSecurityAuthorization auth_id` and "the secrets
+/// corpus.**" are code and markdown.
 fn looks_like_password(v: &[u8]) -> bool {
-    const SYMBOLS: &[u8] = b"!@#$%^&*+~_";
+    const SYMBOLS: &[u8] = b"!@#$%^&+~";
     if v.len() < 6
         || matches!(
             v[0],
             b'-' | b'/'
+                | b'*'
+                | b'&'
+                | b'_'
                 | b'~'
                 | b'.'
                 | b'$'

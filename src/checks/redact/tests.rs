@@ -713,6 +713,47 @@ fn issue_24_texts_are_redacted() {
             "MAILCHIMP_KEY=3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c-us20 node sync.js",
             "MAILCHIMP_KEY=[REDACTED] node sync.js",
         ),
+        // An `&` outside a URL query is part of the value, as after `--password=`.
+        (
+            "DB_PASSWORD=Nb7p&Y@b3vDDAYBE ./migrate",
+            "DB_PASSWORD=[REDACTED] ./migrate",
+        ),
+        ("password=Nb7p&Y@b3vDDAYBE", "password=[REDACTED]"),
+        // A capitalized `…Pass` is read as `pass`: a password is still one.
+        ("AdminPass=Hn7tQ2zX ./run", "AdminPass=[REDACTED] ./run"),
+        ("DbPass: Hn7tQ2zX", "DbPass: [REDACTED]"),
+        (
+            "PASSWORD=Pq7w&Z2x && make deploy",
+            "PASSWORD=[REDACTED] && make deploy",
+        ),
+        // ... but ends it in a query or before the next pair of a form body.
+        (
+            "login?user=a&password=Pq7wZ2x&next=/home",
+            "login?user=a&password=[REDACTED]&next=/home",
+        ),
+        (
+            "curl -d 'password=Pq7wZ2x&user=bob' https://x",
+            "curl -d 'password=[REDACTED]&user=bob' https://x",
+        ),
+        // `-u` followed by a URL keeps the URL; its password is the URL rule's.
+        (
+            "redis-cli -u redis://default:Rd7sUrlPw@cache:6379 ping",
+            "redis-cli -u redis://default:[REDACTED]@cache:6379 ping",
+        ),
+        // A last `!` or `?` is part of the password.
+        (
+            "use password Summer2024! to log in",
+            "use password [REDACTED] to log in",
+        ),
+        ("the password is P@ssw0rd!", "the password is [REDACTED]"),
+        (
+            "samba-tool user list -U admin%Sb4tPw9q",
+            "samba-tool user list -U admin%[REDACTED]",
+        ),
+        (
+            "winexe -U 'DOM/admin%Wx3ePw8Z' //host cmd",
+            "winexe -U 'DOM/admin%[REDACTED]' //host cmd",
+        ),
     ] {
         assert_eq!(redact_text(text).as_deref(), Some(want), "{text}");
     }
@@ -828,6 +869,25 @@ fn ordinary_commands_and_words_are_kept() {
         "<password>${DB_PASSWORD}</password>",
         "<password></password>",
         "- name: HOME\n  value: /root",
+        "redis-cli -u redis://cache:6379 ping",
+        "the password is wrong.",
+        "HOME=/root& sleep 1",
+        // Code and markdown that gitleaks' generic rule or "password X" would read as secrets.
+        "extern struct passwd *getpwnam (const char *__name);",
+        "\t\t       struct passwd **__restrict __result)",
+        "    XSecurityAuthorization auth_id; /* revoked authorization id */",
+        "\t__token _M_tok;",
+        "  extern nss_getsecretkey _nss_##module##_getsecretkey;",
+        "#define sqlite3_column_bytes16         sqlite3_api->column_bytes16",
+        "**The secrets corpus.** `fixtures/telemetry/secrets.txt` lists them",
+        "struct StripSymbolsPass : PassInfoMixin<StripSymbolsPass> {",
+        "class LoopPass : public Pass {",
+        "    unsigned IsSecArgPass : 1; ///< Second argument",
+        "  Pass *ResultPass = nullptr;",
+        "  Pass *ResultPass = Resolver->getAnalysisIfAvailable(PI);",
+        "#define ed25519_sha512_set_private_key nettle_ed25519_sha512_set_private_key",
+        "/// desired input for some register allocators.  This pass is \"required\" by",
+        "/// whether \\p Pass is loop-nest pass or not",
     ] {
         assert_eq!(redact_text(text), None, "{text}");
     }
