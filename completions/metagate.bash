@@ -52,11 +52,29 @@ _metagate() {
             metagate__subcmd__db,info)
                 cmd="metagate__subcmd__db__subcmd__info"
                 ;;
+            metagate__subcmd__db,prune)
+                cmd="metagate__subcmd__db__subcmd__prune"
+                ;;
             metagate__subcmd__db__subcmd__help,help)
                 cmd="metagate__subcmd__db__subcmd__help__subcmd__help"
                 ;;
             metagate__subcmd__db__subcmd__help,info)
                 cmd="metagate__subcmd__db__subcmd__help__subcmd__info"
+                ;;
+            metagate__subcmd__db__subcmd__help,prune)
+                cmd="metagate__subcmd__db__subcmd__help__subcmd__prune"
+                ;;
+            metagate__subcmd__evaluate,help)
+                cmd="metagate__subcmd__evaluate__subcmd__help"
+                ;;
+            metagate__subcmd__evaluate,show)
+                cmd="metagate__subcmd__evaluate__subcmd__show"
+                ;;
+            metagate__subcmd__evaluate__subcmd__help,help)
+                cmd="metagate__subcmd__evaluate__subcmd__help__subcmd__help"
+                ;;
+            metagate__subcmd__evaluate__subcmd__help,show)
+                cmd="metagate__subcmd__evaluate__subcmd__help__subcmd__show"
                 ;;
             metagate__subcmd__help,db)
                 cmd="metagate__subcmd__help__subcmd__db"
@@ -90,6 +108,12 @@ _metagate() {
                 ;;
             metagate__subcmd__help__subcmd__db,info)
                 cmd="metagate__subcmd__help__subcmd__db__subcmd__info"
+                ;;
+            metagate__subcmd__help__subcmd__db,prune)
+                cmd="metagate__subcmd__help__subcmd__db__subcmd__prune"
+                ;;
+            metagate__subcmd__help__subcmd__evaluate,show)
+                cmd="metagate__subcmd__help__subcmd__evaluate__subcmd__show"
                 ;;
             metagate__subcmd__help__subcmd__permit,grant)
                 cmd="metagate__subcmd__help__subcmd__permit__subcmd__grant"
@@ -201,7 +225,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__db)
-            opts="-h --policy --db --help info help"
+            opts="-h --policy --db --help info prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -223,7 +247,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__db__subcmd__help)
-            opts="info help"
+            opts="info prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -264,6 +288,20 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        metagate__subcmd__db__subcmd__help__subcmd__prune)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         metagate__subcmd__db__subcmd__info)
             opts="-h --format --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -290,8 +328,38 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        metagate__subcmd__db__subcmd__prune)
+            opts="-h --before --dry-run --format --policy --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --before)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         metagate__subcmd__evaluate)
-            opts="-h --since --until --dry-run --format --emit-policy-patch --accept --reject --policy --db --help"
+            opts="-h --since --until --dry-run --format --emit-policy-patch --accept --reject --all --fail-on --policy --db --help show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -319,6 +387,78 @@ _metagate() {
                     ;;
                 --reject)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "new worse any" -- "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__evaluate__subcmd__help)
+            opts="show help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__evaluate__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__evaluate__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__evaluate__subcmd__show)
+            opts="-h --format --policy --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
                     return 0
                     ;;
                 --policy)
@@ -393,7 +533,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__db)
-            opts="info"
+            opts="info prune"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -420,9 +560,37 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        metagate__subcmd__help__subcmd__evaluate)
+        metagate__subcmd__help__subcmd__db__subcmd__prune)
             opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__evaluate)
+            opts="show"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__evaluate__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -4,6 +4,7 @@
 pub mod aggregate;
 pub mod decisions;
 pub mod grants;
+pub mod prune;
 pub mod runs;
 pub mod synth;
 pub mod telemetry;
@@ -19,6 +20,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_telemetry.sql"),
     include_str!("migrations/0002_grants.sql"),
     include_str!("migrations/0003_evaluate.sql"),
+    include_str!("migrations/0004_evaluate_evidence.sql"),
 ];
 
 /// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
@@ -34,6 +36,8 @@ const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
         "eval_run_recommendations",
         "eval_alias_pairs",
     ],
+    // Columns and indexes only.
+    &[],
 ];
 
 /// The schema version this metagate writes.

@@ -8,6 +8,7 @@
 mod common;
 
 mod evaluate;
+mod evaluate_week;
 mod gate;
 mod generated;
 mod lint;

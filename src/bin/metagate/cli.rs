@@ -11,7 +11,7 @@ mod lint;
 mod mcp;
 mod permit;
 
-pub use evaluate::{EvaluateArgs, HealthArgs, HealthFormat, ToolsCommand};
+pub use evaluate::{EvaluateArgs, EvaluateCommand, HealthArgs, HealthFormat, ToolsCommand};
 pub use gate::GateArgs;
 pub use lint::{DenyLevel, LintArgs, LintFormat};
 pub use mcp::McpArgs;
@@ -126,10 +126,14 @@ pub enum Command {
             Reads every --db given (shards from several agent hosts are merged; none: the default \
             store), counts calls, corrections, rejections and outcomes per tool and method in the \
             window, detects same-topic re-asks as user corrections, scores utility and cohesion, \
-            and proposes recommendations (never changes). Unless --dry-run, the run is stored in \
-            the first --db, replacing an earlier run over the same window.",
+            and proposes recommendations (never changes). The report opens with what changed since \
+            the previous stored run and names the policy used. Unless --dry-run, the run is stored \
+            in the first --db, replacing an earlier run over the same window, with the re-asks it \
+            detected (as user corrections).",
         after_help = "Exit status: 0 the pass ran (an empty report when there was nothing to read), \
-            1 --accept/--reject named an unknown recommendation, 2 a store could not be read."
+            1 --fail-on's condition held, or --accept/--reject/show named an unknown \
+            recommendation, 2 a store could not be read.",
+        args_conflicts_with_subcommands = true
     )]
     Evaluate(EvaluateArgs),
     /// Look at tools: health and cohesion, for people and prompts
@@ -167,6 +171,26 @@ pub struct RecordArgs {
 pub enum DbCommand {
     /// Path, schema version, rows per table and the time span the store covers
     Info {
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs
+    #[command(
+        long_about = "Delete the events (gate decisions, outcomes, asks, user corrections) dated \
+            before --before, and the evaluate runs whose windows ended by then. Kept whatever \
+            their age: the latest evaluate run and every event of its window (tools health and \
+            the next run's digest build on them), and every recommendation a person accepted or \
+            rejected. Grants and their audit trail are never touched. Rows are deleted in small \
+            transactions, so a gate writing meanwhile is held up for one batch at most."
+    )]
+    Prune {
+        /// The cutoff: a duration back from now (90d, 12w, 24h) or an RFC 3339 time
+        #[arg(long, value_name = "WHEN")]
+        before: String,
+        /// Count what would be deleted, delete nothing
+        #[arg(long)]
+        dry_run: bool,
         /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,

@@ -13,6 +13,7 @@ mod cli;
 mod config;
 mod db_cmd;
 mod evaluate_cmd;
+mod evaluate_report;
 mod exit;
 mod gate_cmd;
 mod generate;

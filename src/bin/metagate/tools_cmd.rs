@@ -70,6 +70,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
         HealthFormat::KnownTools => {
             let block = known_tools(
                 tallies,
+                &report.open,
                 args.top.unwrap_or(KNOWN_TOOLS_TOP),
                 args.budget,
                 now_ms,

@@ -500,20 +500,37 @@ fn fix_value(
 }
 
 /// Whether a value has one of the argument's declared types, as it stands.
-fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
+pub fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
+    fits(
+        spec,
+        value.json_type(),
+        || value.is_f64_number(),
+        || value.is_i64_integer(),
+    )
+}
+
+/// [`type_fits`] for a value already read (`evaluate` judging a recorded call).
+pub fn value_fits(spec: &Arg, value: &Value) -> bool {
+    let number = || matches!(value, Value::Number(n) if fits_f64(n));
+    let integer = || matches!(value, Value::Number(n) if is_i64_integer(n));
+    fits(spec, JsonType::of(value), number, integer)
+}
+
+/// Whether a value of JSON type `kind` fits, `number` and `integer` saying (when asked) whether
+/// a number fits those types.
+fn fits(spec: &Arg, kind: JsonType, number: impl Fn() -> bool, integer: impl Fn() -> bool) -> bool {
     if spec.accepts_any_type() {
         return true;
     }
     let has = |t: ArgType| spec.types.contains(&t);
-    match value.json_type() {
+    match kind {
         JsonType::String => has(ArgType::String),
         JsonType::Bool => has(ArgType::Boolean),
         JsonType::Object => has(ArgType::Object),
         JsonType::Array => has(ArgType::Array),
         JsonType::Null => has(ArgType::Null) || spec.nullable,
         JsonType::Number => {
-            (has(ArgType::Number) && value.is_f64_number())
-                || (has(ArgType::Integer) && value.is_i64_integer())
+            (has(ArgType::Number) && number()) || (has(ArgType::Integer) && integer())
         }
     }
 }

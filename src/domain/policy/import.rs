@@ -90,6 +90,63 @@ impl CompiledSchema {
     }
 }
 
+/// What kind of rule a value broke, as far as `evaluate` tells them apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind {
+    /// A required property is missing (its name).
+    Required(String),
+    Type,
+    Enum,
+    Other,
+}
+
+/// One way an instance breaks a schema: where (the first property of its path, and how deep
+/// the path goes), what kind of rule, and the validator's message with its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaFault {
+    pub arg: Option<String>,
+    pub depth: usize,
+    pub kind: FaultKind,
+    pub message: String,
+}
+
+impl CompiledSchema {
+    /// Every way `instance` breaks the schema, as [`SchemaFault`]s.
+    pub fn faults(&self, instance: &Value) -> Vec<SchemaFault> {
+        use jsonschema::error::ValidationErrorKind as K;
+        self.0
+            .iter_errors(instance)
+            .map(|e| {
+                let path = e.instance_path();
+                let mut segments = path.segments();
+                let arg = segments.next().map(|s| s.to_string());
+                let depth = usize::from(arg.is_some()) + segments.count();
+                let kind = match e.kind() {
+                    K::Required { property } => FaultKind::Required(match property {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    }),
+                    K::Type { .. } => FaultKind::Type,
+                    K::Enum { .. } | K::Constant { .. } => FaultKind::Enum,
+                    _ => FaultKind::Other,
+                };
+                let at = path.as_str();
+                let message = if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                };
+                SchemaFault {
+                    arg,
+                    depth,
+                    kind,
+                    message,
+                }
+            })
+            .collect()
+    }
+}
+
 /// Reads a tools file. `format` forces one format; otherwise it is recognized.
 pub fn parse_tools(
     file: &str,

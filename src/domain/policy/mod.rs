@@ -51,6 +51,9 @@ pub struct Policy {
     /// Bit n set when a folded tool name is n bytes long (n < 64; bit 63 for longer ones): most
     /// unknown names are told apart by length without folding them.
     folded_lengths: u64,
+    /// A hash (FNV-1a) of the tool files imported, their paths and texts: with the effective
+    /// file, what [`Policy::fingerprint`] covers.
+    import_digest: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -306,12 +309,14 @@ impl Policy {
             };
             wanted.push((p.clone(), entry, None));
         }
-        let (layer, schemas) = import_all(&wanted, source.as_ref(), read).map_err(&all)?;
+        let (layer, schemas, import_digest) =
+            import_all(&wanted, source.as_ref(), read).map_err(&all)?;
         let effective = base.layer(layer).layer(user);
         let mut policy = Policy::compile(origin, effective, source.as_ref()).map_err(&all)?;
         if !shape_errors.is_empty() {
             return Err(PolicyErrors(shape_errors));
         }
+        policy.import_digest = import_digest;
         for (name, schema) in schemas {
             if let Some(tool) = policy.tools.get_mut(&name) {
                 tool.schema = Some(schema);
@@ -404,6 +409,7 @@ impl Policy {
                 warnings: warnings.located(source).0,
                 folded_tools,
                 folded_lengths,
+                import_digest: 0,
             })
         } else {
             Err(problems.located(source))
@@ -472,6 +478,17 @@ impl Policy {
 
     /// The effective policy as TOML, saved anywhere meaning the same: paths written relative
     /// to the policy file's folder (imports, the path root) are written absolute.
+    /// What tells this policy from another for `evaluate`: a hash of the effective policy (as
+    /// `policy show` prints it, the built-in layer and every default included) and of the
+    /// tool files it imports, as `fnv1a64:` and 16 hex digits. Two runs under policies with
+    /// the same fingerprint judged by the same rules.
+    pub fn fingerprint(&self) -> String {
+        let mut h = Fnv::new();
+        h.write(self.to_toml().as_bytes());
+        h.write(&self.import_digest.to_le_bytes());
+        format!("fnv1a64:{:016x}", h.finish())
+    }
+
     pub fn to_toml(&self) -> String {
         let mut file = self.file.clone();
         if let Some(folder) = self.origin.as_deref().and_then(Path::parent) {
@@ -544,11 +561,16 @@ fn parse_file(source: &Source<'_>) -> ReadFile {
 /// the policy's `[[import]]`s (None for `--tools`).
 type Wanted = (PathBuf, ImportFile, Option<usize>);
 
+/// What [`import_all`] read: the tools as a policy layer, their compiled schemas, and a hash
+/// of the files' paths and texts.
+type ImportedLayer = (PolicyFile, Vec<(String, CompiledSchema)>, u64);
+
 fn import_all(
     wanted: &[Wanted],
     source: Option<&Source<'_>>,
     read: &dyn Fn(&Path) -> Result<String, String>,
-) -> Result<(PolicyFile, Vec<(String, CompiledSchema)>), PolicyErrors> {
+) -> Result<ImportedLayer, PolicyErrors> {
+    let mut digest = Fnv::new();
     let mut layer = PolicyFile::default();
     let mut schemas = Vec::new();
     let mut from: IndexMap<String, String> = IndexMap::new();
@@ -563,7 +585,11 @@ fn import_all(
     for (path, entry, index) in wanted {
         let name = path.display().to_string();
         let text = match read(path) {
-            Ok(t) => t,
+            Ok(t) => {
+                digest.write(path.display().to_string().as_bytes());
+                digest.write(t.as_bytes());
+                t
+            }
             // A file that cannot be read is the policy's mistake: point at its `path`.
             Err(e) => match (index, source) {
                 (Some(i), Some(s)) => {
@@ -615,9 +641,30 @@ fn import_all(
         }
     }
     if errors.is_empty() {
-        Ok((layer, schemas))
+        Ok((layer, schemas, digest.finish()))
     } else {
         Err(PolicyErrors(errors))
+    }
+}
+
+/// FNV-1a, 64 bits: stable across builds and platforms, for telling two policies apart (not
+/// for security).
+pub(crate) struct Fnv(u64);
+
+impl Fnv {
+    pub(crate) fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
+        for b in bytes.iter().chain([&0xff]) {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    pub(crate) fn finish(&self) -> u64 {
+        self.0
     }
 }
 
