@@ -419,9 +419,7 @@ fn carried_ipv4(v6: Ipv6Addr) -> Vec<Ipv4Addr> {
     let mut out = Vec::new();
     match s {
         [0, 0, 0, 0, 0, 0, 0, 0 | 1] => {}
-        [0, 0, 0, 0, 0, 0, _, _]
-        | [0, 0, 0, 0, 0xffff, 0, _, _]
-        | [0x64, 0xff9b, 0, 0, 0, 0, _, _] => out.push(last),
+        [0, 0, 0, 0, 0 | 0xffff, 0, _, _] | [0x64, 0xff9b, 0, 0, 0, 0, _, _] => out.push(last),
         [0x2002, high, low, ..] => {
             out.push(Ipv4Addr::from((u32::from(high) << 16) | u32::from(low)))
         }
