@@ -23,9 +23,11 @@
 //! - `latency`: one policy decision in-process (read, correct, check) for each call kind of
 //!   the `policy` mix, p50/p99/p99.9 over 100,000 decisions a kind, beside the per-decision
 //!   figures two policy engines publish.
-//! - `callgrind`: instructions per call of the `policy` mix (`gate --jsonl`, no telemetry),
-//!   counted by valgrind's callgrind (when installed), which other load does not disturb.
-//!   `METAGATE_BENCH_BIN` names another metagate binary to count (a build to compare with).
+//! - `messages`: `gate --jsonl` over whole OpenAI assistant messages of 4 calls each (the
+//!   `gate` mix's calls, grouped), beside the same calls one per line.
+//! - `callgrind`: instructions per call, counted by valgrind's callgrind (which no other load
+//!   disturbs), for the `gate` mix, the `policy` mix and the 4-call messages: a run of 4,000
+//!   calls minus a run of 2,000, so start-up is left out. Skipped when valgrind is missing.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -33,7 +35,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_metagate");
+/// The binary measured: this build's, or another build's named by `$METAGATE_BENCH_BIN` (to
+/// measure two builds with one bench, one after the other).
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    std::env::var("METAGATE_BENCH_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_metagate").to_string())
+});
 
 fn main() {
     let wanted: Vec<String> = std::env::args()
@@ -63,9 +70,175 @@ fn main() {
     if run("latency") {
         bench_latency(dir.path());
     }
+    if run("messages") {
+        bench_messages(dir.path());
+    }
     if run("callgrind") {
         bench_callgrind(dir.path());
     }
+}
+
+/// Writes `messages` lines, each an OpenAI assistant message holding 4 calls of the `gate` mix
+/// (as OpenAI `tool_calls` items), to `path`.
+fn message_calls(path: &Path, messages: usize) -> PathBuf {
+    const CALLS: &[&str] = &[
+        r#"{"id":"call_@a","type":"function","function":{"name":"memory_load","arguments":"{\"search\":\"notes @\",\"limit\":\"5\"}"}}"#,
+        r#"{"id":"call_@b","type":"function","function":{"name":"response","arguments":"{\"text\":\"Result @ is ready.\"}"}}"#,
+        r#"{"id":"call_@c","type":"function","function":{"name":"code_execution_tool","arguments":"{\"runtime\":\"bash\",\"code\":\"ls -la /tmp/@\"}"}}"#,
+        r#"{"id":"call_@d","type":"function","function":{"name":"search_engine","arguments":"{\"query\":\"rust @\"}"}}"#,
+    ];
+    let mut out = BufWriter::new(File::create(path).unwrap());
+    for i in 0..messages {
+        let calls: Vec<String> = CALLS
+            .iter()
+            .map(|c| c.replace('@', &i.to_string()))
+            .collect();
+        writeln!(
+            out,
+            r#"{{"role":"assistant","content":null,"tool_calls":[{}]}}"#,
+            calls.join(",")
+        )
+        .unwrap();
+    }
+    out.flush().unwrap();
+    path.to_path_buf()
+}
+
+fn bench_messages(dir: &Path) {
+    const MESSAGES: usize = 250_000;
+    let messages = message_calls(&dir.join("messages.jsonl"), MESSAGES);
+    let singles = dir.join("message-singles.jsonl");
+    {
+        // The same calls, one per line.
+        let mut out = BufWriter::new(File::create(&singles).unwrap());
+        for line in BufReader::new(File::open(&messages).unwrap()).lines() {
+            let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            for call in v["tool_calls"].as_array().unwrap() {
+                writeln!(out, "{call}").unwrap();
+            }
+        }
+        out.flush().unwrap();
+    }
+    let gate = |file: &Path| {
+        time_command(
+            Command::new(&*BIN)
+                .args(["gate", "--jsonl", "--quiet", "--no-telemetry"])
+                .builtin_policy(dir),
+            file,
+        )
+    };
+    let whole = best(3, || gate(&messages));
+    let one_by_one = best(3, || gate(&singles));
+    let calls = MESSAGES * 4;
+    let (w, s) = (rate(calls, whole), rate(calls, one_by_one));
+    println!(
+        "gate --jsonl over {MESSAGES} OpenAI messages of 4 calls ({calls} calls), built-in policy"
+    );
+    println!(
+        "  4-call messages            {w:>12.0} calls/s  ({:.0} messages/s, {:.2} s)",
+        w / 4.0,
+        whole.as_secs_f64()
+    );
+    println!(
+        "  the same calls one a line  {s:>12.0} calls/s  ({:.2} s)",
+        one_by_one.as_secs_f64()
+    );
+    println!("  ratio messages / single    {:>12.2}", w / s);
+}
+
+/// Instructions a run of `gate --jsonl` takes, as callgrind counts them.
+fn instructions(cmd: &mut Command, input: &Path) -> Option<u64> {
+    let program = cmd.get_program().to_owned();
+    let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
+    let mut valgrind = Command::new("valgrind");
+    valgrind
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(program)
+        .args(args)
+        .stdin(File::open(input).unwrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => valgrind.env(k, v),
+            None => valgrind.env_remove(k),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        valgrind.current_dir(dir);
+    }
+    let out = valgrind.output().ok()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    stderr
+        .lines()
+        .find_map(|l| l.split("Collected : ").nth(1))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+fn bench_callgrind(dir: &Path) {
+    if !have("valgrind") {
+        println!("callgrind: valgrind is not installed");
+        return;
+    }
+    let root = policy_root(&dir.join("callgrind-root"));
+    let checks = root.join("checks.toml");
+    let mut example = example_policy();
+    example.remove("limits");
+    std::fs::write(&checks, toml::to_string(&example).unwrap()).unwrap();
+    let per_call = |name: &str,
+                    make: &dyn Fn(&Path, usize) -> PathBuf,
+                    per_line: usize,
+                    cmd: &dyn Fn() -> Command| {
+        let small = make(&dir.join(format!("{name}-small.jsonl")), 2000 / per_line);
+        let large = make(&dir.join(format!("{name}-large.jsonl")), 4000 / per_line);
+        match (
+            instructions(&mut cmd(), &large),
+            instructions(&mut cmd(), &small),
+        ) {
+            (Some(l), Some(s)) => {
+                println!("  {name:<28} {:>8} instructions per call", (l - s) / 2000)
+            }
+            _ => println!("  {name:<28} not counted (valgrind failed)"),
+        }
+    };
+    println!("callgrind: instructions per call (4,000 calls minus 2,000)");
+    per_call(
+        "gate mix, built-in policy",
+        &|p, n| {
+            generate(p, n);
+            p.to_path_buf()
+        },
+        1,
+        &|| {
+            let mut c = Command::new(&*BIN);
+            c.args(["gate", "--jsonl", "--quiet", "--no-telemetry"])
+                .builtin_policy(dir);
+            c
+        },
+    );
+    per_call("policy mix, example policy", &policy_calls, 1, &|| {
+        let mut c = Command::new(&*BIN);
+        c.args([
+            "gate",
+            "--jsonl",
+            "--quiet",
+            "--no-telemetry",
+            "--caller",
+            "bench",
+            "--intent",
+            "bench",
+            "--policy",
+        ])
+        .arg(&checks)
+        .current_dir(&root);
+        c
+    });
+    per_call("4-call OpenAI messages", &message_calls, 4, &|| {
+        let mut c = Command::new(&*BIN);
+        c.args(["gate", "--jsonl", "--quiet", "--no-telemetry"])
+            .builtin_policy(dir);
+        c
+    });
 }
 
 /// A mix of what agents send: clean calls, calls needing correction, rejections, garbage.
@@ -163,7 +336,7 @@ fn bench_gate(dir: &Path) {
     );
     let gate = best(3, || {
         time_command(
-            Command::new(BIN)
+            Command::new(&*BIN)
                 .args(["gate", "--jsonl", "--quiet", "--no-telemetry"])
                 .builtin_policy(dir),
             &file,
@@ -175,7 +348,7 @@ fn bench_gate(dir: &Path) {
             let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
         }
         time_command(
-            Command::new(BIN)
+            Command::new(&*BIN)
                 .args(["gate", "--jsonl", "--quiet", "--db"])
                 .arg(&db)
                 .builtin_policy(dir),
@@ -353,7 +526,7 @@ fn bench_policy(dir: &Path) {
     let passing = passing_policy_calls(&dir.join("passing-calls.jsonl"), LINES);
     // The bare policy has no intents, so it runs without `--intent`.
     let gate = |policy: &Path, db: Option<&Path>, file: &Path| {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(&*BIN);
         cmd.args(["gate", "--jsonl", "--quiet", "--caller", "bench"])
             .arg("--policy")
             .arg(policy)
@@ -446,7 +619,7 @@ fn bench_grants(dir: &Path) {
             let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
         }
         for cap in ["screen_read", "system_execute", "file_access"] {
-            let status = Command::new(BIN)
+            let status = Command::new(&*BIN)
                 .arg("--policy")
                 .arg(&with)
                 .arg("--db")
@@ -458,7 +631,7 @@ fn bench_grants(dir: &Path) {
                 .unwrap();
             assert!(status.success());
         }
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(&*BIN);
         cmd.args([
             "gate", "--jsonl", "--quiet", "--caller", "bench", "--intent", "bench",
         ])
@@ -515,13 +688,13 @@ fn bench_startup(dir: &Path) {
     for _ in 0..RUNS {
         times[0].push(time_command(&mut Command::new(&bare), &call));
         times[1].push(time_command(
-            Command::new(BIN)
+            Command::new(&*BIN)
                 .args(["gate", "--quiet", "--no-telemetry"])
                 .builtin_policy(dir),
             &call,
         ));
         times[2].push(time_command(
-            Command::new(BIN)
+            Command::new(&*BIN)
                 .args(["gate", "--quiet", "--db"])
                 .arg(&db)
                 .builtin_policy(dir),
@@ -657,53 +830,6 @@ fn bench_latency(dir: &Path) {
     }
 }
 
-fn bench_callgrind(dir: &Path) {
-    if !have("valgrind") {
-        println!("callgrind: valgrind not installed");
-        return;
-    }
-    let bin = std::env::var_os("METAGATE_BENCH_BIN").map_or_else(|| PathBuf::from(BIN), PathBuf::from);
-    let root = policy_root(&dir.join("callgrind-root"));
-    let mut table = example_policy();
-    table.remove("limits");
-    let policy = root.join("checks.toml");
-    std::fs::write(&policy, toml::to_string(&table).unwrap()).unwrap();
-    // Instructions of a run of `lines` calls; the difference of two runs is what the calls
-    // cost, start-up and exit taken out.
-    let count = |lines: usize| -> u64 {
-        let calls = policy_calls(&dir.join(format!("callgrind-{lines}.jsonl")), lines);
-        let out = dir.join(format!("callgrind-{lines}.out"));
-        let output = Command::new("valgrind")
-            .arg("--tool=callgrind")
-            .arg(format!("--callgrind-out-file={}", out.display()))
-            .arg(&bin)
-            .args(["gate", "--jsonl", "--quiet", "--no-telemetry"])
-            .args(["--caller", "bench", "--intent", "bench", "--policy"])
-            .arg(&policy)
-            .current_dir(&root)
-            .stdin(File::open(&calls).unwrap())
-            .stdout(Stdio::null())
-            .output()
-            .expect("run valgrind");
-        assert!(output.status.success(), "valgrind failed");
-        let text = String::from_utf8_lossy(&output.stderr);
-        let refs = text
-            .lines()
-            .find_map(|l| l.split("refs:").nth(1))
-            .expect("callgrind reports its count");
-        refs.trim().replace(',', "").parse().expect("a count")
-    };
-    const FEW: usize = 2_000;
-    const MANY: usize = 22_000;
-    let (few, many) = (count(FEW), count(MANY));
-    println!("callgrind: gate --jsonl, the policy mix, example policy, no telemetry ({})", bin.display());
-    println!("  {FEW} calls: {few} instructions; {MANY} calls: {many}");
-    println!(
-        "  per call: {:.0} instructions",
-        (many - few) as f64 / (MANY - FEW) as f64
-    );
-}
-
 /// A call as a small model sends it: fenced, single quotes, an unquoted key, a Python literal,
 /// a trailing comma, and prose around it.
 const BROKEN: &str = "Sure, here it is:\n```json\n{'thoughts': ['list the folder'], tool_name: 'code_execution_tool', 'tool_args': {'runtime': 'bash', 'code': 'ls -la /tmp && du -sh /tmp/cache', 'session': 0, 'reset': False,},}\n```";
@@ -770,7 +896,7 @@ fn bench_lint(dir: &Path) {
         // The mix has rejections: --exit-zero so a finished run is a success.
         let lint = best(3, || {
             time_command(
-                Command::new(BIN)
+                Command::new(&*BIN)
                     .args(["lint", "--exit-zero", "--format", format])
                     .arg(&file)
                     .builtin_policy(dir),

@@ -52,11 +52,29 @@ _metagate() {
             metagate__subcmd__db,info)
                 cmd="metagate__subcmd__db__subcmd__info"
                 ;;
+            metagate__subcmd__db,prune)
+                cmd="metagate__subcmd__db__subcmd__prune"
+                ;;
             metagate__subcmd__db__subcmd__help,help)
                 cmd="metagate__subcmd__db__subcmd__help__subcmd__help"
                 ;;
             metagate__subcmd__db__subcmd__help,info)
                 cmd="metagate__subcmd__db__subcmd__help__subcmd__info"
+                ;;
+            metagate__subcmd__db__subcmd__help,prune)
+                cmd="metagate__subcmd__db__subcmd__help__subcmd__prune"
+                ;;
+            metagate__subcmd__evaluate,help)
+                cmd="metagate__subcmd__evaluate__subcmd__help"
+                ;;
+            metagate__subcmd__evaluate,show)
+                cmd="metagate__subcmd__evaluate__subcmd__show"
+                ;;
+            metagate__subcmd__evaluate__subcmd__help,help)
+                cmd="metagate__subcmd__evaluate__subcmd__help__subcmd__help"
+                ;;
+            metagate__subcmd__evaluate__subcmd__help,show)
+                cmd="metagate__subcmd__evaluate__subcmd__help__subcmd__show"
                 ;;
             metagate__subcmd__help,db)
                 cmd="metagate__subcmd__help__subcmd__db"
@@ -91,6 +109,12 @@ _metagate() {
             metagate__subcmd__help__subcmd__db,info)
                 cmd="metagate__subcmd__help__subcmd__db__subcmd__info"
                 ;;
+            metagate__subcmd__help__subcmd__db,prune)
+                cmd="metagate__subcmd__help__subcmd__db__subcmd__prune"
+                ;;
+            metagate__subcmd__help__subcmd__evaluate,show)
+                cmd="metagate__subcmd__help__subcmd__evaluate__subcmd__show"
+                ;;
             metagate__subcmd__help__subcmd__permit,grant)
                 cmd="metagate__subcmd__help__subcmd__permit__subcmd__grant"
                 ;;
@@ -108,6 +132,9 @@ _metagate() {
                 ;;
             metagate__subcmd__help__subcmd__policy,which)
                 cmd="metagate__subcmd__help__subcmd__policy__subcmd__which"
+                ;;
+            metagate__subcmd__help__subcmd__tools,check)
+                cmd="metagate__subcmd__help__subcmd__tools__subcmd__check"
                 ;;
             metagate__subcmd__help__subcmd__tools,health)
                 cmd="metagate__subcmd__help__subcmd__tools__subcmd__health"
@@ -160,11 +187,17 @@ _metagate() {
             metagate__subcmd__policy__subcmd__help,which)
                 cmd="metagate__subcmd__policy__subcmd__help__subcmd__which"
                 ;;
+            metagate__subcmd__tools,check)
+                cmd="metagate__subcmd__tools__subcmd__check"
+                ;;
             metagate__subcmd__tools,health)
                 cmd="metagate__subcmd__tools__subcmd__health"
                 ;;
             metagate__subcmd__tools,help)
                 cmd="metagate__subcmd__tools__subcmd__help"
+                ;;
+            metagate__subcmd__tools__subcmd__help,check)
+                cmd="metagate__subcmd__tools__subcmd__help__subcmd__check"
                 ;;
             metagate__subcmd__tools__subcmd__help,health)
                 cmd="metagate__subcmd__tools__subcmd__help__subcmd__health"
@@ -201,7 +234,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__db)
-            opts="-h --policy --db --help info help"
+            opts="-h --policy --db --help info prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -223,7 +256,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__db__subcmd__help)
-            opts="info help"
+            opts="info prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -264,6 +297,20 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        metagate__subcmd__db__subcmd__help__subcmd__prune)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         metagate__subcmd__db__subcmd__info)
             opts="-h --format --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -290,8 +337,38 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        metagate__subcmd__db__subcmd__prune)
+            opts="-h --before --dry-run --format --policy --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --before)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         metagate__subcmd__evaluate)
-            opts="-h --since --until --dry-run --format --emit-policy-patch --accept --reject --policy --db --help"
+            opts="-h --since --until --dry-run --format --emit-policy-patch --accept --reject --all --fail-on --policy --db --help show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -321,6 +398,78 @@ _metagate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "new worse any" -- "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__evaluate__subcmd__help)
+            opts="show help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__evaluate__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__evaluate__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__evaluate__subcmd__show)
+            opts="-h --format --policy --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
                 --policy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -344,7 +493,7 @@ _metagate() {
             fi
             case "${prev}" in
                 --emit)
-                    COMPREPLY=($(compgen -W "agent-zero openai openai-responses anthropic mcp gemini plain" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "agent-zero openai openai-responses anthropic mcp gemini plain llama" -- "${cur}"))
                     return 0
                     ;;
                 --tools)
@@ -393,7 +542,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__db)
-            opts="info"
+            opts="info prune"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -420,9 +569,37 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        metagate__subcmd__help__subcmd__evaluate)
+        metagate__subcmd__help__subcmd__db__subcmd__prune)
             opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__evaluate)
+            opts="show"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__evaluate__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -617,8 +794,22 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__tools)
-            opts="health"
+            opts="health check"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__tools__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1099,12 +1290,38 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__tools)
-            opts="-h --policy --db --help health help"
+            opts="-h --policy --db --help health check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__tools__subcmd__check)
+            opts="-h --format --policy --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
                 --policy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1159,8 +1376,22 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__tools__subcmd__help)
-            opts="health help"
+            opts="health check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__tools__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

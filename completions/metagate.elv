@@ -135,6 +135,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
             cand info 'Path, schema version, rows per table and the time span the store covers'
+            cand prune 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;db;info'= {
@@ -144,11 +145,23 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'metagate;db;prune'= {
+            cand --before 'The cutoff: a duration back from now (90d, 12w, 24h) or an RFC 3339 time'
+            cand --format 'Output format'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand --dry-run 'Count what would be deleted, delete nothing'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'metagate;db;help'= {
             cand info 'Path, schema version, rows per table and the time span the store covers'
+            cand prune 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;db;help;info'= {
+        }
+        &'metagate;db;help;prune'= {
         }
         &'metagate;db;help;help'= {
         }
@@ -156,14 +169,33 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --since 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w), a date (2026-11-25: its midnight, UTC) or an RFC 3339 time'
             cand --until 'End of the window (exclusive), as --since [default: now]'
             cand --format 'Output format'
-            cand --emit-policy-patch 'Write the proposed argument aliases as a TOML fragment to merge into a policy'
+            cand --emit-policy-patch 'Write the proposed argument aliases as a policy fragment (usable alone: it carries the policy''s imports; or merge its alias tables into your policy)'
             cand --accept 'Mark a recommendation accepted (by its id) instead of running the pass'
-            cand --reject 'Mark a recommendation rejected (by its id) instead of running the pass'
+            cand --reject 'Mark a recommendation rejected (by its id) instead of running the pass: it is muted until its evidence grows past what it is now'
+            cand --fail-on 'Exit with status 1 when, since the previous stored run, a recommendation is new (new), new or worse (worse), or anything changed (any)'
             cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
             cand --dry-run 'Compute and report, but store nothing (every store''s bytes stay as they are)'
+            cand --all 'Show muted (rejected) recommendations too'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
+            cand show 'One stored recommendation with its evidence (and the re-asks stored against its tool)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;evaluate;show'= {
+            cand --format 'Output format'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'metagate;evaluate;help'= {
+            cand show 'One stored recommendation with its evidence (and the re-asks stored against its tool)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'metagate;evaluate;help;show'= {
+        }
+        &'metagate;evaluate;help;help'= {
         }
         &'metagate;tools'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
@@ -171,6 +203,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;tools;health'= {
@@ -183,11 +216,21 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'metagate;tools;check'= {
+            cand --format 'Output format'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'metagate;tools;help'= {
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;tools;help;health'= {
+        }
+        &'metagate;tools;help;check'= {
         }
         &'metagate;tools;help;help'= {
         }
@@ -275,15 +318,24 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;help;db'= {
             cand info 'Path, schema version, rows per table and the time span the store covers'
+            cand prune 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
         }
         &'metagate;help;db;info'= {
         }
+        &'metagate;help;db;prune'= {
+        }
         &'metagate;help;evaluate'= {
+            cand show 'One stored recommendation with its evidence (and the re-asks stored against its tool)'
+        }
+        &'metagate;help;evaluate;show'= {
         }
         &'metagate;help;tools'= {
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
         }
         &'metagate;help;tools;health'= {
+        }
+        &'metagate;help;tools;check'= {
         }
         &'metagate;help;permit'= {
             cand grant 'Allow a capability for a while'

@@ -44,7 +44,8 @@ openai-responses\t'OpenAI Responses function_call item'
 anthropic\t'Anthropic tool_use block'
 mcp\t'MCP tools/call request'
 gemini\t'Gemini functionCall part'
-plain\t'{"name", "arguments"}'"
+plain\t'{"name", "arguments"}'
+llama\t'{"name", "parameters"} (Llama)'"
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l tools -d 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l session -d 'Session the calls belong to (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l caller -d 'Who is calling: an agent, persona or user (recorded with each decision)' -r
@@ -107,34 +108,57 @@ complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_see
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "which" -d 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user\'s file, or the built-in policy)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
-complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info prune help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info prune help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info prune help" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info prune help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info prune help" -f -a "prune" -d 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from info prune help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l format -d 'Output format' -r -f -a "table\t''
 json\t''"
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
-complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l since -d 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w), a date (2026-11-25: its midnight, UTC) or an RFC 3339 time' -r
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l until -d 'End of the window (exclusive), as --since [default: now]' -r
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l format -d 'Output format' -r -f -a "table\t''
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from prune" -l before -d 'The cutoff: a duration back from now (90d, 12w, 24h) or an RFC 3339 time' -r
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from prune" -l format -d 'Output format' -r -f -a "table\t''
 json\t''"
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l emit-policy-patch -d 'Write the proposed argument aliases as a TOML fragment to merge into a policy' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l accept -d 'Mark a recommendation accepted (by its id) instead of running the pass' -r
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l reject -d 'Mark a recommendation rejected (by its id) instead of running the pass' -r
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -l dry-run -d 'Compute and report, but store nothing (every store\'s bytes stay as they are)'
-complete -c metagate -n "__fish_metagate_using_subcommand evaluate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from prune" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from prune" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from prune" -l dry-run -d 'Count what would be deleted, delete nothing'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from prune" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "prune" -d 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l since -d 'Start of the window: a duration back from now (7d, 24h, 30m, 90s, 2w), a date (2026-11-25: its midnight, UTC) or an RFC 3339 time' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l until -d 'End of the window (exclusive), as --since [default: now]' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l format -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l emit-policy-patch -d 'Write the proposed argument aliases as a policy fragment (usable alone: it carries the policy\'s imports; or merge its alias tables into your policy)' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l accept -d 'Mark a recommendation accepted (by its id) instead of running the pass' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l reject -d 'Mark a recommendation rejected (by its id) instead of running the pass: it is muted until its evidence grows past what it is now' -r
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l fail-on -d 'Exit with status 1 when, since the previous stored run, a recommendation is new (new), new or worse (worse), or anything changed (any)' -r -f -a "new\t'A new recommendation (or a rejected one whose evidence grew)'
+worse\t'A new recommendation, or one whose confidence rose'
+any\t'Any change since the previous run: new, worse, better or resolved'"
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l dry-run -d 'Compute and report, but store nothing (every store\'s bytes stay as they are)'
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -l all -d 'Show muted (rejected) recommendations too'
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -f -a "show" -d 'One stored recommendation with its evidence (and the re-asks stored against its tool)'
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and not __fish_seen_subcommand_from show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and __fish_seen_subcommand_from show" -l format -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and __fish_seen_subcommand_from show" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and __fish_seen_subcommand_from show" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and __fish_seen_subcommand_from help" -f -a "show" -d 'One stored recommendation with its evidence (and the re-asks stored against its tool)'
+complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -f -a "check" -d 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l format -d 'Output format' -r -f -a "table\t''
 json\t''
 known-tools\t'A <known_tools> block for a Tool Builder prompt'"
@@ -149,7 +173,13 @@ rank\t'Degraded last, then utility x recency'"
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from check" -l format -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from check" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from check" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "check" -d 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
@@ -196,7 +226,10 @@ complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "which" -d 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user\'s file, or the built-in policy)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "prune" -d 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from evaluate" -f -a "show" -d 'One stored recommendation with its evidence (and the re-asks stored against its tool)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "check" -d 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "grant" -d 'Allow a capability for a while'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "revoke" -d 'End a grant now, or (--all) every grant not yet revoked'

@@ -90,6 +90,16 @@ impl AxisTable {
         }
     }
 
+    /// The axis an already normalized name folds to, when a synonym names it: `evaluate`
+    /// folds stored axes again, so synonyms added to a policy apply to what was recorded
+    /// before.
+    pub fn fold(&self, normalized: &str) -> Option<&str> {
+        self.synonyms
+            .get(normalized)
+            .map(String::as_str)
+            .filter(|axis| *axis != normalized)
+    }
+
     pub fn normalize(&self, raw: &str) -> String {
         let shaped = shape(raw);
         match self.synonyms.get(&shaped) {

@@ -9,13 +9,21 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::domain::events::format_time;
+use crate::domain::evolution::digest::{self, Digest, ToolChange, ToolFigures};
+use crate::domain::evolution::recommend::alias_subject;
 use crate::domain::evolution::{
-    Aggregate, ProposedAlias, Recommendation, Window, alias_json, parse_moment, policy_patch,
-    propose_aliases, recommend, recommendation_json, tools_json,
+    Aggregate, PatchBase, ProposedAlias, Recommendation, Window, alias_json, attach_sessions,
+    parse_moment, policy_patch, propose_aliases, recommend, recommendation_id, recommendation_json,
+    tools_json,
 };
 use crate::domain::policy::Policy;
-use crate::store::runs::{self, HighWater};
+use crate::store::aggregate::ReaskSink;
+use crate::store::runs::{self, HighWater, PolicyStamp, PreviousRun};
 use crate::store::{Store, StoreError, aggregate};
+
+/// The version of `evaluate --format json`'s shape: 2 added the digest, the policy, evidence
+/// objects and error clusters (1 had none of them and no version key).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Why the job could not run.
 #[derive(Debug)]
@@ -146,21 +154,39 @@ pub struct Evaluation {
     pub window: Window,
     pub aggregate: Aggregate,
     pub aliases: Vec<ProposedAlias>,
+    /// Most severe first, muted ones included ([`Recommendation::muted`]).
     pub recommendations: Vec<Recommendation>,
     /// Where the first shard's reading ended: the stored run counts up to there.
     high_water: HighWater,
     /// The shards as given, for the report.
     pub shards: Vec<String>,
+    /// The policy the run used.
+    pub policy: PolicyStamp,
+    /// The run this one is compared with, and what changed since.
+    pub previous: Option<PreviousRun>,
+    pub digest: Digest,
+    /// Re-asks the scan of the first shard detected, waiting to be stored with the run.
+    pub reasks_detected: u64,
+}
+
+/// The policy stamp of `policy`: its file and fingerprint.
+pub fn policy_stamp(policy: &Policy) -> PolicyStamp {
+    PolicyStamp {
+        file: policy.origin.as_ref().map(|p| p.display().to_string()),
+        hash: policy.fingerprint(),
+    }
 }
 
 /// Reads every shard read-only and weighs what they hold. `progress` hears rows read so far
-/// and the estimated total.
+/// and the estimated total. The re-asks detected in the first shard go to `reasks` when given
+/// (the connection that will store the run).
 pub fn evaluate(
     shards: &Shards,
     policy: &Policy,
     window: Window,
     busy_timeout: Duration,
     progress: &mut dyn FnMut(u64, u64),
+    mut reasks: Option<&mut ReaskSink<'_>>,
 ) -> Result<Evaluation, EvaluateError> {
     let t = policy.thresholds();
     let mut conns = Vec::new();
@@ -181,7 +207,9 @@ pub fn evaluate(
     let mut done = 0;
     let mut high_water = HighWater::default();
     for (path, conn) in &conns {
-        let (part, hw) = aggregate::scan(conn, policy, &window, &t, done, total, progress)
+        let first = path == shards.first();
+        let sink = if first { reasks.as_deref_mut() } else { None };
+        let (part, hw) = aggregate::scan(conn, policy, &window, &t, done, total, progress, sink)
             .map_err(|e| EvaluateError::Read {
                 path: path.clone(),
                 source: StoreError::from_sqlite(path, e),
@@ -192,7 +220,8 @@ pub fn evaluate(
         }
         agg.merge(part);
     }
-    let aliases = propose_aliases(&agg.alias_pairs, &t);
+    let mut aliases = propose_aliases(&agg.alias_pairs, &t);
+    attach_sessions(&mut aliases, &agg.alias_sessions);
     let recommendations = recommend(&agg.tallies, &aliases, &t);
     Ok(Evaluation {
         window,
@@ -205,33 +234,73 @@ pub fn evaluate(
             .iter()
             .map(|p| p.display().to_string())
             .collect(),
+        policy: policy_stamp(policy),
+        previous: None,
+        digest: Digest::default(),
+        reasks_detected: reasks.map_or(0, |r| r.count),
     })
 }
 
 impl Evaluation {
-    /// A dry run stores nothing: the recommendations take the statuses the first shard
-    /// already holds for them.
-    pub fn read_statuses(
+    /// Reads, without writing, what the first shard knows: each recommendation's status (a
+    /// person's, and whether a rejection still mutes it) and first sighting, and the previous
+    /// run, which the digest compares with. Called before anything is written, so a patch
+    /// leaves muted aliases out.
+    pub fn compare_with_stored(
         &mut self,
         shards: &Shards,
         busy_timeout: Duration,
+        now_ms: i64,
     ) -> Result<(), EvaluateError> {
         let path = shards.first();
         if let Some(conn) = aggregate::open_read_only(path, busy_timeout)? {
-            runs::statuses(&conn, &mut self.recommendations)
-                .map_err(|e| StoreError::from_sqlite(path, e))?;
+            let fail = |e| StoreError::from_sqlite(path, e);
+            runs::known_states(&conn, &mut self.recommendations).map_err(fail)?;
+            self.previous = runs::previous(&conn, &self.window, now_ms).map_err(fail)?;
         }
+        let now = digest::figures(&self.aggregate.tallies);
+        let before = self.previous.as_ref().map(|p| digest::figures(&p.tallies));
+        let past = self.previous.as_ref().map(|p| p.recommendations.as_slice());
+        self.digest = digest::compare(&mut self.recommendations, past, &now, before.as_ref());
         Ok(())
     }
 
+    /// The previous run's policy, when it differs from this run's.
+    pub fn policy_changed(&self) -> Option<&PolicyStamp> {
+        let before = self.previous.as_ref()?.policy.as_ref()?;
+        (before.hash != self.policy.hash).then_some(before)
+    }
+
+    /// The proposed aliases a patch may carry: those whose `learn_alias` recommendation is not
+    /// muted.
+    pub fn patch_aliases(&self) -> Vec<ProposedAlias> {
+        self.aliases
+            .iter()
+            .filter(|a| {
+                let id = recommendation_id(&a.tool, None, "learn_alias", &alias_subject(a));
+                !self.recommendations.iter().any(|r| r.id == id && r.muted())
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The recommendations shown: all of them with `all`, else those not muted.
+    pub fn shown(&self, all: bool) -> impl Iterator<Item = &Recommendation> {
+        self.recommendations
+            .iter()
+            .filter(move |r| all || !r.muted())
+    }
+
     /// Stores the run in `store` (the first shard), replacing a run over the same window;
-    /// the recommendations keep the statuses stored for them. Returns the run's id.
+    /// the recommendations keep the statuses stored for them, and the re-asks the scan left
+    /// on `store`'s connection are stored as user corrections. Returns the run's id.
     pub fn save(
         &mut self,
         store: &mut Store,
         ran_at_ms: i64,
         policy: &Policy,
     ) -> Result<i64, StoreError> {
+        let policy_stamp = self.policy.clone();
         runs::save(
             store,
             runs::Run {
@@ -243,27 +312,78 @@ impl Evaluation {
                 aliases: &self.aliases,
                 thresholds: &policy.thresholds(),
                 high_water: self.high_water,
+                policy: &policy_stamp,
+                reasks: true,
             },
         )
     }
 
-    /// `evaluate --format json`: `run` is the stored run's id, `stored_in` its store.
-    pub fn to_json(&self, policy: &Policy, run: Option<i64>, stored_in: &Path) -> Value {
+    /// `evaluate --format json` (documented key by key in `docs/evaluate.md`): `run` is the
+    /// stored run's id, `stored_in` its store; muted recommendations only with `all`.
+    pub fn to_json(&self, policy: &Policy, run: Option<i64>, stored_in: &Path, all: bool) -> Value {
         let t = policy.thresholds();
+        let shown: Vec<Value> = self.shown(all).map(recommendation_json).collect();
+        let muted: Vec<&str> = self
+            .recommendations
+            .iter()
+            .filter(|r| r.muted())
+            .map(|r| r.id.as_str())
+            .collect();
         json!({
+            "schema_version": SCHEMA_VERSION,
             "window": {
                 "from": format_time(self.window.from_ms),
                 "until": format_time(self.window.until_ms),
                 "recent_from": format_time(self.window.recent_from_ms),
             },
+            "policy": {
+                "file": self.policy.file,
+                "hash": self.policy.hash,
+                "changed_since_last_run": self.policy_changed().is_some(),
+                "previous": self.previous.as_ref().and_then(|p| p.policy.as_ref()).map(|p| json!({"file": p.file, "hash": p.hash})),
+            },
+            "since_last_run": self.since_json(),
             "events": self.aggregate.events,
             "tools": tools_json(&self.aggregate.tallies, &t),
-            "recommendations": self.recommendations.iter().map(recommendation_json).collect::<Vec<_>>(),
+            "recommendations": shown,
+            "muted": muted,
             "proposed_aliases": self.aliases.iter().map(alias_json).collect::<Vec<_>>(),
             "user_corrections_unlinked": self.aggregate.unlinked_corrections,
+            "reasks_unattributed": self.aggregate.unattributed_reasks,
             "run": run,
             "stored_in": run.map(|_| stored_in.display().to_string()),
             "shards": self.shards,
+        })
+    }
+
+    fn since_json(&self) -> Value {
+        let d = &self.digest;
+        let figures = |f: Option<ToolFigures>| {
+            f.map(
+                |f| json!({"calls": f.calls, "failure_rate": f.failure_rate, "utility": f.utility}),
+            )
+        };
+        let tools: serde_json::Map<String, Value> = d
+            .tools
+            .iter()
+            .map(|c: &ToolChange| {
+                (
+                    c.tool.clone(),
+                    json!({"before": figures(c.before), "now": figures(c.now)}),
+                )
+            })
+            .collect();
+        json!({
+            "previous_run": self.previous.as_ref().map(|p| json!({
+                "id": p.id,
+                "window": {"from": format_time(p.window_from_ms), "until": format_time(p.window_to_ms)},
+                "ran_at": format_time(p.ran_at_ms),
+            })),
+            "new": d.new,
+            "worse": d.worse,
+            "better": d.better,
+            "resolved": d.resolved.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            "tools": tools,
         })
     }
 }
@@ -304,11 +424,17 @@ pub fn check_patch_target(
     Ok(())
 }
 
-/// Writes the proposed aliases as a policy fragment to a new file beside `path`, then renames
-/// it over `path`: a link there is replaced rather than written through, so no name can lead
-/// the patch into a file in use, and a reader never sees half a patch.
-pub fn write_patch(path: &Path, aliases: &[ProposedAlias]) -> Result<(), EvaluateError> {
-    write_replacing(path, policy_patch(aliases).as_bytes()).map_err(|source| EvaluateError::Patch {
+/// Writes the proposed aliases as a policy fragment (usable alone: it carries the policy's
+/// imports) to a new file beside `path`, then renames it over `path`: a link there is
+/// replaced rather than written through, so no name can lead the patch into a file in use,
+/// and a reader never sees half a patch.
+pub fn write_patch(
+    path: &Path,
+    aliases: &[ProposedAlias],
+    policy: &Policy,
+) -> Result<(), EvaluateError> {
+    let text = policy_patch(aliases, &PatchBase::of(policy));
+    write_replacing(path, text.as_bytes()).map_err(|source| EvaluateError::Patch {
         path: path.to_path_buf(),
         source,
     })

@@ -1,9 +1,12 @@
 //! The `tools health` job: what `evaluate` over now would count, without storing a run. The
 //! latest stored run's tallies, aged, plus live counts of everything recorded after it.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value};
 
-use crate::domain::evolution::health::{self, Sort};
+use crate::domain::evolution::health::{self, OpenRecommendations, Sort};
+use crate::domain::evolution::tally::HOUR_MS;
 use crate::domain::evolution::{Tallies, Window, tools_json};
 use crate::domain::policy::Policy;
 use crate::store::runs::{self, Counted};
@@ -27,6 +30,8 @@ pub struct HealthReport {
     /// Whether the store holds any run (when `base` is none, all of them end after now).
     pub any_run: bool,
     pub tallies: Tallies,
+    /// The base run's recommendations still open, for `<known_tools>`.
+    pub open: OpenRecommendations,
 }
 
 /// Reads the health of every tool from `store`, as of `now_ms`.
@@ -42,12 +47,28 @@ pub fn read(store: &Store, policy: &Policy, now_ms: i64) -> Result<HealthReport,
         None => (Counted::NOTHING, i64::MIN),
     };
     let window = Window::new(from_ms, until_ms, now_ms, &t);
-    let live = runs::live(store.conn_ref(), &counted, &window, &t).map_err(fail)?;
+    let axes = policy.axis_table();
+    let live = runs::live(store.conn_ref(), &counted, &window, &t, &axes).map_err(fail)?;
     let any_run = run.is_some() || runs::any_run(store.conn_ref()).map_err(fail)?;
+    let open = run
+        .as_ref()
+        .map(|r| r.open_recommendations.clone())
+        .unwrap_or_default();
     let (base, tallies) = match run {
         // The run weighed evidence as of its window's end, or when it ran if sooner.
-        Some(r) => {
+        Some(mut r) => {
             let age = now_ms.saturating_sub(r.ran_at_ms.min(r.window_to_ms));
+            let recent = recent_from_run(store, &r, window.recent_from_ms)?;
+            for (tool, methods) in r.tallies.iter_mut() {
+                for (method, tally) in methods.iter_mut() {
+                    let [boundary, low] = recent
+                        .get(&(tool.clone(), method.clone()))
+                        .copied()
+                        .unwrap_or_default();
+                    tally.boundary_recent = boundary;
+                    tally.low_utility_recent = low;
+                }
+            }
             let base = BaseRun {
                 id: r.id,
                 window_from_ms: r.window_from_ms,
@@ -63,7 +84,62 @@ pub fn read(store: &Store, policy: &Policy, now_ms: i64) -> Result<HealthReport,
         base,
         any_run,
         tallies,
+        open,
     })
+}
+
+/// The run's part of the recent counts, which are over the hours ending now whatever the run
+/// covered: the whole hours the run kept ([`crate::domain::evolution::Tally::recent_by_hour`])
+/// from the first hour starting in the recent part, and the rows of the part hour before it,
+/// read through the referrals' index (those the run counted: up to its high-water mark, before
+/// its window's end). A tally stored before the hours were kept is counted from the rows too.
+fn recent_from_run(
+    store: &Store,
+    run: &runs::LatestRun,
+    recent_from_ms: i64,
+) -> Result<BTreeMap<(String, String), [u64; 2]>, StoreError> {
+    let fail = |e| store.err(e);
+    let first_hour = recent_from_ms.div_euclid(HOUR_MS) * HOUR_MS;
+    let first_whole_hour = if first_hour == recent_from_ms {
+        first_hour
+    } else {
+        first_hour + HOUR_MS
+    };
+    let kept = run
+        .tallies
+        .values()
+        .flat_map(|m| m.values())
+        .all(|t| t.recent_by_hour.is_some());
+    // Without the hours, every recent row of the run's window is read.
+    let rows_until = if kept {
+        first_whole_hour.min(run.window_to_ms)
+    } else {
+        run.window_to_ms
+    };
+    let mut out: BTreeMap<(String, String), [u64; 2]> = BTreeMap::new();
+    if kept {
+        for (tool, methods) in &run.tallies {
+            for (method, tally) in methods {
+                let n = tally.recent_since(first_whole_hour).unwrap_or_default();
+                out.insert((tool.clone(), method.clone()), n);
+            }
+        }
+    }
+    if recent_from_ms < rows_until {
+        let rows = runs::recent_referrals(
+            store.conn_ref(),
+            recent_from_ms,
+            rows_until,
+            run.high_water.outcomes,
+        )
+        .map_err(fail)?;
+        for (key, (boundary, low)) in rows {
+            let n = out.entry(key).or_default();
+            n[0] += boundary;
+            n[1] += low;
+        }
+    }
+    Ok(out)
 }
 
 impl HealthReport {

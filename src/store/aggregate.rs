@@ -7,9 +7,13 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 use serde_json::Value;
 
+use crate::domain::events::AxisTable;
+use crate::domain::evolution::blame::{self, CallRef, Candidate};
+use crate::domain::evolution::causes::rejection_causes;
+use crate::domain::evolution::tally::signal;
 use crate::domain::evolution::{
-    Aggregate, AskRow, OutcomeRow, ReaskDetector, Window, alias_pairs, missing_required,
-    unknown_args,
+    Aggregate, AskRow, OutcomeRow, ReaskDetector, Window, alias_pairs, is_extrinsic,
+    is_not_the_tools, unknown_args,
 };
 use crate::domain::policy::Policy;
 use crate::domain::policy::thresholds::Thresholds;
@@ -55,6 +59,7 @@ pub fn row_estimate(conn: &Connection) -> rusqlite::Result<u64> {
 /// Reads one store's telemetry in the window, every table from one snapshot, and the row ids
 /// that snapshot ends at: events recorded while the scan runs are after them, so `tools
 /// health` counts them live rather than losing them between the scan and the stored run.
+#[allow(clippy::too_many_arguments)]
 pub fn scan(
     conn: &Connection,
     policy: &Policy,
@@ -63,7 +68,9 @@ pub fn scan(
     done_before: u64,
     total: u64,
     progress: Progress<'_>,
+    reasks: Option<&mut ReaskSink<'_>>,
 ) -> rusqlite::Result<(Aggregate, HighWater)> {
+    let mut reasks = reasks;
     let snapshot = conn.unchecked_transaction()?;
     let conn: &Connection = &snapshot;
     let high_water = results::high_water(conn)?;
@@ -79,16 +86,32 @@ pub fn scan(
     // `+ts_ms`: a window is most of the table, which a scan in row order reads fastest.
     let range: [&dyn rusqlite::ToSql; 2] = [&window.from_ms, &window.until_ms];
     let outcomes = Rows::table("outcomes WHERE +ts_ms >= ?1 AND +ts_ms < ?2");
-    add_outcomes(conn, outcomes, &range, window, t, &mut agg, &mut || {
+    let axes = policy.axis_table();
+    let read = Reading {
+        window,
+        t,
+        axes: &axes,
+    };
+    add_outcomes(conn, outcomes, &range, &read, &mut agg, &mut || {
         tick(&mut seen)
     })?;
-    let corrections = Rows::table("user_corrections WHERE +ts_ms >= ?1 AND +ts_ms < ?2");
-    add_corrections(conn, corrections, &range, window, t, &mut agg, &mut || {
+    // A store of an older metagate (read, never migrated) keeps no re-asks there.
+    let explicit = if results::has_column(conn, "user_corrections", "reask_ask_id")? {
+        " AND reask_ask_id IS NULL"
+    } else {
+        ""
+    };
+    let from = format!("user_corrections WHERE +ts_ms >= ?1 AND +ts_ms < ?2{explicit}");
+    let corrections = Rows::table(&from);
+    add_corrections(conn, corrections, &range, &read, &mut agg, &mut || {
         tick(&mut seen)
     })?;
-    asks(conn, window, t, &mut agg, &mut || tick(&mut seen))?;
+    asks(conn, policy, window, t, &mut agg, &mut reasks, &mut || {
+        tick(&mut seen)
+    })?;
     progress(seen, total);
     snapshot.finish()?;
+    agg.finish();
     Ok((agg, high_water))
 }
 
@@ -124,6 +147,7 @@ fn decisions(
         let method = r.get_ref(4)?.as_str_or_null()?;
         let verdict = r.get_ref(5)?.as_str()?;
         let category = r.get_ref(6)?.as_str_or_null()?;
+        let rejected = verdict == "rejected";
         let tally = agg.tally(tool, method);
         tally.add_decisions(1, ts_ms, verdict, category);
         if let Some(corrections) = r.get_ref(7)?.as_str_or_null()? {
@@ -136,22 +160,33 @@ fn decisions(
                 }
             }
         }
-        let Some(args_text) = r.get_ref(8)?.as_str_or_null()? else {
-            continue;
+        // Arguments are read only when there are some, of a tool the policy declares.
+        let args_text = r.get_ref(8)?.as_str_or_null()?;
+        let declared = args_text.and_then(|_| policy.tool(tool));
+        let args = match (args_text, declared) {
+            (Some(text), Some(_)) => match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(args)) => Some(args),
+                _ => None,
+            },
+            _ => None,
         };
-        let Some(declared) = policy.tool(tool) else {
-            continue;
+        // The session only matters for the calls read further (most calls are not).
+        let session = if rejected || args.is_some() {
+            r.get_ref(2)?.as_str_or_null()?
+        } else {
+            None
         };
-        let Ok(Value::Object(args)) = serde_json::from_str::<Value>(args_text) else {
-            continue;
-        };
-        if verdict == "rejected" {
-            for arg in missing_required(declared, &args) {
-                *tally.missing.entry(arg).or_default() += 1;
+        let (Some(declared), Some(args)) = (declared, args) else {
+            if rejected {
+                tally.note_session(signal::REJECTED, session);
             }
-        }
+            continue;
+        };
         let unknown = unknown_args(declared, policy, &args);
-        let session = r.get_ref(2)?.as_str_or_null()?;
+        if rejected {
+            let faults = rejection_causes(declared, method, &args);
+            tally.add_rejection(&faults, &unknown, session);
+        }
         if unknown.is_empty() || session.is_none() {
             continue;
         }
@@ -171,9 +206,11 @@ fn decisions(
             continue;
         };
         for (from, to) in alias_pairs(&unknown, &args, &next_verdict, &next_args, declared) {
-            *agg.alias_pairs
-                .entry((tool.to_string(), from, to))
-                .or_default() += 1;
+            let key = (tool.to_string(), from, to);
+            if let Some(session) = session {
+                agg.note_pair_session(&key, session);
+            }
+            *agg.alias_pairs.entry(key).or_default() += 1;
         }
     }
     Ok(())
@@ -187,10 +224,19 @@ fn correction_kinds(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The columns [`add_outcomes`] reads, in order.
+/// The columns [`add_outcomes`] reads, in order: the session and message only of errors.
 const OUTCOME_COLUMNS: &str = "ts_ms, tool, method, status, error_type, \
     CASE WHEN error_type = 'wrong_tool_boundary' THEN boundary_axes END, \
-    observed_task_shape, suggested_split, evidence";
+    observed_task_shape, suggested_split, evidence, \
+    CASE WHEN status = 'error' THEN session END, CASE WHEN status = 'error' THEN error_message END";
+
+/// What reading rows into tallies needs besides the rows.
+pub(super) struct Reading<'a> {
+    pub window: &'a Window,
+    pub t: &'a Thresholds,
+    /// Stored axes are folded again through the policy's synonyms.
+    pub axes: &'a AxisTable,
+}
 
 /// Which rows of a table to read: `[WITH …] SELECT columns FROM {from}`.
 #[derive(Debug, Clone, Copy)]
@@ -212,8 +258,7 @@ pub(super) fn add_outcomes(
     conn: &Connection,
     rows: Rows<'_>,
     args: &[&dyn rusqlite::ToSql],
-    window: &Window,
-    t: &Thresholds,
+    read: &Reading<'_>,
     agg: &mut Aggregate,
     tick: &mut dyn FnMut(),
 ) -> rusqlite::Result<()> {
@@ -226,7 +271,10 @@ pub(super) fn add_outcomes(
         tick();
         agg.events += 1;
         let axes = match r.get_ref(5)?.as_str_or_null()? {
-            Some(text) => serde_json::from_str::<Vec<String>>(text).unwrap_or_default(),
+            Some(text) => fold_axes(
+                serde_json::from_str::<Vec<String>>(text).unwrap_or_default(),
+                read.axes,
+            ),
             None => Vec::new(),
         };
         let row = OutcomeRow {
@@ -237,26 +285,46 @@ pub(super) fn add_outcomes(
             shape: r.get_ref(6)?.as_str_or_null()?,
             split: r.get_ref(7)?.as_str_or_null()?,
             evidence: r.get_ref(8)?.as_str_or_null()?,
+            session: r.get_ref(9)?.as_str_or_null()?,
+            message: r.get_ref(10)?.as_str_or_null()?,
         };
         let tool = r.get_ref(1)?.as_str()?;
         let method = r.get_ref(2)?.as_str_or_null()?;
-        agg.tally(tool, method).add_outcome(&row, window, t);
+        agg.tally(tool, method)
+            .add_outcome(&row, read.window, read.t);
     }
     Ok(())
 }
 
-/// Adds the explicit user corrections `SELECT ts_ms, tool, method FROM rows` finds.
+/// Axes as stored, folded through the policy's synonyms (which may have grown since they
+/// were recorded), each once.
+fn fold_axes(mut axes: Vec<String>, table: &AxisTable) -> Vec<String> {
+    let mut folded = false;
+    for axis in axes.iter_mut() {
+        if let Some(to) = table.fold(axis) {
+            *axis = to.to_string();
+            folded = true;
+        }
+    }
+    if folded {
+        let mut seen = std::collections::BTreeSet::new();
+        axes.retain(|a| seen.insert(a.clone()));
+    }
+    axes
+}
+
+/// Adds the explicit user corrections `SELECT ts_ms, tool, method, session, note FROM rows`
+/// finds.
 pub(super) fn add_corrections(
     conn: &Connection,
     rows: Rows<'_>,
     args: &[&dyn rusqlite::ToSql],
-    window: &Window,
-    t: &Thresholds,
+    read: &Reading<'_>,
     agg: &mut Aggregate,
     tick: &mut dyn FnMut(),
 ) -> rusqlite::Result<()> {
     let mut rows = conn.prepare(&format!(
-        "{}SELECT ts_ms, tool, method FROM {}",
+        "{}SELECT ts_ms, tool, method, session, note FROM {}",
         rows.with, rows.from
     ))?;
     let mut rows = rows.query(args)?;
@@ -266,17 +334,106 @@ pub(super) fn add_corrections(
         let ts_ms: i64 = r.get(0)?;
         let tool = r.get_ref(1)?.as_str()?;
         let method = r.get_ref(2)?.as_str_or_null()?;
-        agg.tally(tool, method)
-            .add_user_correction(ts_ms, false, window, t);
+        let tally = agg.tally(tool, method);
+        tally.add_user_correction(ts_ms, false, read.window, read.t);
+        tally.note_user_correction(
+            false,
+            r.get_ref(3)?.as_str_or_null()?,
+            r.get_ref(4)?.as_str_or_null()?,
+        );
     }
     Ok(())
 }
 
+/// Where the re-asks a scan detects wait until the run is stored: a temporary table of the
+/// connection that stores it (nothing is written to the store before then, and memory stays
+/// flat however many there are).
+pub struct ReaskSink<'c> {
+    insert: rusqlite::Statement<'c>,
+    pub count: u64,
+}
+
+/// The temporary table [`ReaskSink`] fills, on the connection that stores the run.
+pub const REASK_TABLE: &str = "temp.evaluate_reasks";
+
+impl<'c> ReaskSink<'c> {
+    /// An empty sink on `conn` (a stage left from an earlier run on it is emptied).
+    pub fn new(conn: &'c Connection) -> rusqlite::Result<ReaskSink<'c>> {
+        conn.execute_batch(&format!(
+            "PRAGMA temp_store = FILE; PRAGMA temp.cache_size = -2048; \
+             DROP TABLE IF EXISTS {REASK_TABLE}; \
+             CREATE TABLE {REASK_TABLE} (reask_ask_id INTEGER NOT NULL, corrects_ask_id INTEGER, \
+               ts_ms INTEGER NOT NULL, session TEXT, tool TEXT NOT NULL, method TEXT, note TEXT, \
+               blamed_outcome_id INTEGER, blamed_decision_id INTEGER);"
+        ))?;
+        let insert = conn.prepare(&format!(
+            "INSERT INTO {REASK_TABLE} (reask_ask_id, corrects_ask_id, ts_ms, session, tool, method, note, \
+               blamed_outcome_id, blamed_decision_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+        ))?;
+        Ok(ReaskSink { insert, count: 0 })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        later_id: i64,
+        earlier_id: i64,
+        ts_ms: i64,
+        session: &str,
+        blamed: &Candidate,
+        note: Option<&str>,
+    ) -> rusqlite::Result<()> {
+        let (outcome, decision) = match blamed.call {
+            CallRef::Outcome(id) => (Some(id), None),
+            CallRef::Decision(id) => (None, Some(id)),
+        };
+        self.insert.execute(params![
+            later_id,
+            earlier_id,
+            ts_ms,
+            session,
+            blamed.tool,
+            blamed.method,
+            note,
+            outcome,
+            decision
+        ])?;
+        self.count += 1;
+        Ok(())
+    }
+}
+
+/// Whether an outcome between two asks is the tool saying something was wrong with its own
+/// answer: a failure of its own or a referral (not the world's fault, the model's or the
+/// policy's).
+fn own_fault(status: &str, error_type: Option<&str>) -> bool {
+    status == "error" && error_type.is_none_or(|e| !is_extrinsic(e) && !is_not_the_tools(e))
+}
+
+/// Adds one call to the candidates of a re-ask: a tool seen again keeps its last call.
+fn add_candidate(candidates: &mut Vec<Candidate>, call: Candidate) {
+    match candidates
+        .iter_mut()
+        .find(|c| c.tool == call.tool && c.method == call.method)
+    {
+        Some(c) => {
+            if (call.last_ms, call.call_id()) >= (c.last_ms, c.call_id()) {
+                c.call = call.call;
+                c.last_ms = call.last_ms;
+            }
+            c.flagged |= call.flagged;
+        }
+        None => candidates.push(call),
+    }
+}
+
 fn asks(
     conn: &Connection,
+    policy: &Policy,
     window: &Window,
     t: &Thresholds,
     agg: &mut Aggregate,
+    sink: &mut Option<&mut ReaskSink<'_>>,
     tick: &mut dyn FnMut(),
 ) -> rusqlite::Result<()> {
     let unsessioned: i64 = conn.query_row(
@@ -286,18 +443,21 @@ fn asks(
     )?;
     agg.events += unsessioned.max(0) as u64;
     let mut rows = conn.prepare(
-        "SELECT ts_ms, session, text, capabilities FROM asks INDEXED BY asks_by_session \
+        "SELECT ts_ms, session, text, capabilities, id FROM asks INDEXED BY asks_by_session \
          WHERE session IS NOT NULL AND ts_ms >= ?1 AND ts_ms < ?2 ORDER BY session, ts_ms, id",
     )?;
-    // The tools called between two asks of a session: outcomes, else calls the gate let
-    // through.
+    // The tools that answered between two asks of a session: outcomes, else calls the gate let
+    // through. Rows are few per pair of asks; grouping them here spares SQLite a sorter per
+    // query.
     let mut between = conn.prepare(
-        "SELECT DISTINCT tool, method FROM outcomes WHERE session = ?1 AND ts_ms >= ?2 AND ts_ms < ?3",
+        "SELECT tool, method, id, ts_ms, status, error_type FROM outcomes \
+         WHERE session = ?1 AND ts_ms >= ?2 AND ts_ms < ?3",
     )?;
     let mut between_calls = conn.prepare(
-        "SELECT DISTINCT tool, method FROM decisions \
+        "SELECT tool, method, id, ts_ms, 'ok', NULL FROM decisions \
          WHERE session = ?1 AND ts_ms >= ?2 AND ts_ms < ?3 AND verdict <> 'rejected' AND tool IS NOT NULL",
     )?;
+    let capability_of = |tool: &str| policy.tool(tool).and_then(|t| t.capability.clone());
     let mut detector = ReaskDetector::default();
     let mut rows = rows.query(params![window.from_ms, window.until_ms])?;
     while let Some(r) = rows.next()? {
@@ -306,6 +466,7 @@ fn asks(
         let capabilities =
             serde_json::from_str::<Vec<String>>(r.get_ref(3)?.as_str()?).unwrap_or_default();
         let ask = AskRow {
+            id: r.get(4)?,
             ts_ms: r.get(0)?,
             session: r.get(1)?,
             text: r.get(2)?,
@@ -315,30 +476,72 @@ fn asks(
         let Some(followup) = detector.next(ask, t) else {
             continue;
         };
-        let query =
-            |st: &mut rusqlite::Statement<'_>| -> rusqlite::Result<Vec<(String, Option<String>)>> {
-                st.query_map(
-                    params![session, followup.earlier_ms, followup.later_ms],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )?
-                .collect()
-            };
-        let mut linked = query(&mut between)?;
-        if linked.is_empty() {
-            linked = query(&mut between_calls)?;
+        let query = |st: &mut rusqlite::Statement<'_>,
+                     call: fn(i64) -> CallRef|
+         -> rusqlite::Result<Vec<Candidate>> {
+            let mut found: Vec<Candidate> = Vec::new();
+            let mut rows = st.query(params![session, followup.earlier_ms, followup.later_ms])?;
+            while let Some(r) = rows.next()? {
+                let Some(tool) = r.get_ref(0)?.as_str_or_null()? else {
+                    continue;
+                };
+                let status = r.get_ref(4)?.as_str()?;
+                let error_type = r.get_ref(5)?.as_str_or_null()?;
+                add_candidate(
+                    &mut found,
+                    Candidate {
+                        tool: tool.to_string(),
+                        method: r.get_ref(1)?.as_str_or_null()?.map(str::to_string),
+                        call: call(r.get(2)?),
+                        last_ms: r.get(3)?,
+                        flagged: own_fault(status, error_type),
+                    },
+                );
+            }
+            Ok(found)
+        };
+        let mut candidates = query(&mut between, CallRef::Outcome)?;
+        if candidates.is_empty() {
+            candidates = query(&mut between_calls, CallRef::Decision)?;
         }
-        if linked.is_empty() {
+        if candidates.is_empty() {
             agg.unlinked_corrections += u64::from(followup.reask);
             continue;
         }
-        for (tool, method) in linked {
-            let tally = agg.tally(&tool, method.as_deref());
-            if followup.reask {
-                tally.add_user_correction(followup.later_ms, true, window, t);
+        let complaint = followup.complaint.as_deref();
+        // One tool alone is blamed whatever it scores: only several need telling apart.
+        let blamed = if candidates.len() == 1 {
+            Some(0)
+        } else {
+            blame::blame(
+                &candidates,
+                &followup.capabilities,
+                complaint,
+                &capability_of,
+            )
+        };
+        let Some(i) = blamed else {
+            agg.unattributed_reasks += u64::from(followup.reask);
+            continue;
+        };
+        let blamed = &candidates[i];
+        let tally = agg.tally(&blamed.tool, blamed.method.as_deref());
+        if followup.reask {
+            tally.add_user_correction(followup.later_ms, true, window, t);
+            tally.note_user_correction(true, Some(&session), complaint);
+            if let Some(sink) = sink.as_deref_mut() {
+                sink.push(
+                    followup.later_id,
+                    followup.earlier_id,
+                    followup.later_ms,
+                    &session,
+                    blamed,
+                    complaint,
+                )?;
             }
-            if followup.phrase.is_some() {
-                tally.phrase_hints += 1;
-            }
+        }
+        if followup.phrase.is_some() {
+            tally.phrase_hints += 1;
         }
     }
     Ok(())
@@ -382,14 +585,31 @@ mod tests {
             .unwrap()
             .unwrap();
         let policy = crate::domain::policy::Policy::builtin();
-        let (agg, hw) = scan(&reader, &policy, &window(), &t(), 0, 0, &mut |_, _| {
-            insert("during")
-        })
+        let (agg, hw) = scan(
+            &reader,
+            &policy,
+            &window(),
+            &t(),
+            0,
+            0,
+            &mut |_, _| insert("during"),
+            None,
+        )
         .unwrap();
         assert_eq!(hw.outcomes, 1);
         assert!(agg.tallies.contains_key("before"));
         assert!(!agg.tallies.contains_key("during"));
-        let (agg, hw) = scan(&reader, &policy, &window(), &t(), 0, 0, &mut |_, _| {}).unwrap();
+        let (agg, hw) = scan(
+            &reader,
+            &policy,
+            &window(),
+            &t(),
+            0,
+            0,
+            &mut |_, _| {},
+            None,
+        )
+        .unwrap();
         assert!(hw.outcomes > 1);
         assert!(agg.tallies.contains_key("during"));
     }

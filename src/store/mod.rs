@@ -4,6 +4,7 @@
 pub mod aggregate;
 pub mod decisions;
 pub mod grants;
+pub mod prune;
 pub mod runs;
 pub mod synth;
 pub mod telemetry;
@@ -20,6 +21,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_telemetry.sql"),
     include_str!("migrations/0002_grants.sql"),
     include_str!("migrations/0003_evaluate.sql"),
+    include_str!("migrations/0004_evaluate_evidence.sql"),
+    include_str!("migrations/0005_call_ids.sql"),
 ];
 
 /// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
@@ -35,6 +38,10 @@ const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
         "eval_run_recommendations",
         "eval_alias_pairs",
     ],
+    // Columns and indexes only.
+    &[],
+    // A column of `decisions`, no table.
+    &[],
 ];
 
 /// The schema version this metagate writes.

@@ -6,8 +6,12 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::domain::events::AxisTable;
+use crate::domain::evolution::digest::PastRecommendation;
+use crate::domain::evolution::health::{OpenRecommendation, OpenRecommendations};
 use crate::domain::evolution::{Aggregate, ProposedAlias, Recommendation, Tallies, Tally, Window};
 use crate::domain::policy::thresholds::Thresholds;
+use crate::store::aggregate::{REASK_TABLE, Reading, Rows, add_corrections, add_outcomes};
 use crate::store::{Store, StoreError};
 
 /// What one run found, ready to be stored.
@@ -21,6 +25,18 @@ pub struct Run<'a> {
     pub thresholds: &'a Thresholds,
     /// Where the scan of the store the run is saved in ended ([`super::scan::scan`]).
     pub high_water: HighWater,
+    pub policy: &'a PolicyStamp,
+    /// Whether the re-asks the scan detected wait in [`REASK_TABLE`] on the store's
+    /// connection, to be stored with the run.
+    pub reasks: bool,
+}
+
+/// The policy a run used: its file (none for the built-in policy) and a hash of everything
+/// that went into it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PolicyStamp {
+    pub file: Option<String>,
+    pub hash: String,
 }
 
 /// The largest row ids of the telemetry tables.
@@ -39,10 +55,22 @@ pub fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
             |r| r.get(0),
         )
     };
+    // Explicit corrections only: the re-asks runs store are appended after them and are in
+    // the runs' own counts, so a run over the same window again ends where the first did.
+    let corrections = if has_column(conn, "user_corrections", "reask_ask_id")? {
+        conn.query_row(
+            "SELECT coalesce(max(id), 0) FROM user_corrections INDEXED BY user_corrections_explicit \
+             WHERE reask_ask_id IS NULL",
+            [],
+            |r| r.get(0),
+        )?
+    } else {
+        max("user_corrections")?
+    };
     Ok(HighWater {
         decisions: max("decisions")?,
         outcomes: max("outcomes")?,
-        corrections: max("user_corrections")?,
+        corrections,
     })
 }
 
@@ -58,12 +86,15 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
     let id: i64 = tx
         .query_row(
             "INSERT INTO eval_runs (window_from_ms, window_to_ms, ran_at_ms, events, shards, \
-               decisions_hw, outcomes_hw, corrections_hw, unlinked_corrections) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+               decisions_hw, outcomes_hw, corrections_hw, unlinked_corrections, policy_file, policy_hash, \
+               unattributed_reasks) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
              ON CONFLICT (window_from_ms, window_to_ms) DO UPDATE SET \
                ran_at_ms = excluded.ran_at_ms, events = excluded.events, shards = excluded.shards, \
                decisions_hw = excluded.decisions_hw, outcomes_hw = excluded.outcomes_hw, \
-               corrections_hw = excluded.corrections_hw, unlinked_corrections = excluded.unlinked_corrections \
+               corrections_hw = excluded.corrections_hw, unlinked_corrections = excluded.unlinked_corrections, \
+               policy_file = excluded.policy_file, policy_hash = excluded.policy_hash, \
+               unattributed_reasks = excluded.unattributed_reasks \
              RETURNING id",
             params![
                 run.window.from_ms,
@@ -75,6 +106,9 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
                 hw.outcomes,
                 hw.corrections,
                 run.aggregate.unlinked_corrections as i64,
+                run.policy.file,
+                run.policy.hash,
+                run.aggregate.unattributed_reasks as i64,
             ],
             |r| r.get(0),
         )?;
@@ -94,6 +128,10 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
             )?;
         for (tool, methods) in &run.aggregate.tallies {
             for (method, tally) in methods {
+                // Stored with its recent hours even when there were none: a tally without
+                // them is one from before they were kept.
+                let mut tally = tally.clone();
+                tally.recent_by_hour.get_or_insert_with(BTreeMap::new);
                 health.execute(params![
                     id,
                     tool,
@@ -102,40 +140,63 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
                     tally.utility(),
                     tally.cohesion_warning(t),
                     tally.degraded(t),
-                    serde_json::to_string(tally).expect("a tally serializes"),
+                    serde_json::to_string(&tally).expect("a tally serializes"),
                 ])?;
             }
         }
-        let mut upsert = tx
-            .prepare(
-                "INSERT INTO eval_recommendations (id, tool, method, kind, subject, confidence, summary, axes, evidence, first_seen_ms, last_seen_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10) \
-                 ON CONFLICT (id) DO UPDATE SET confidence = excluded.confidence, summary = excluded.summary, \
-                   axes = excluded.axes, evidence = excluded.evidence, \
-                   last_seen_ms = max(last_seen_ms, excluded.last_seen_ms) \
-                 RETURNING status",
-            )?;
+        let mut known = tx.prepare(
+            "SELECT status, rejected_count, first_seen_ms FROM eval_recommendations WHERE id = ?1",
+        )?;
+        let mut upsert = tx.prepare(
+            "INSERT INTO eval_recommendations (id, tool, method, kind, subject, confidence, summary, axes, evidence, \
+               first_seen_ms, last_seen_ms, evidence_count, brief, status, rejected_count) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13, ?14) \
+             ON CONFLICT (id) DO UPDATE SET confidence = excluded.confidence, summary = excluded.summary, \
+               axes = excluded.axes, evidence = excluded.evidence, evidence_count = excluded.evidence_count, \
+               brief = excluded.brief, status = excluded.status, rejected_count = excluded.rejected_count, \
+               last_seen_ms = max(last_seen_ms, excluded.last_seen_ms)",
+        )?;
         let mut link = tx.prepare(
-            "INSERT OR IGNORE INTO eval_run_recommendations (run_id, rec_id) VALUES (?1, ?2)",
+            "INSERT OR IGNORE INTO eval_run_recommendations (run_id, rec_id, confidence, evidence_count, muted) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
         let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
         for r in run.recommendations.iter_mut() {
-            r.status = upsert.query_row(
-                params![
-                    r.id,
-                    r.tool,
-                    r.method,
-                    r.kind,
-                    r.subject,
-                    r.confidence,
-                    r.summary,
-                    json(&r.axes),
-                    json(&r.evidence),
-                    run.ran_at_ms
-                ],
-                |row| row.get(0),
-            )?;
-            link.execute(params![id, r.id])?;
+            let state: Option<(String, Option<f64>, i64)> = known
+                .query_row([&r.id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+                .optional()?;
+            if let Some((status, rejected_count, first_seen)) = state {
+                apply_state(r, status, rejected_count, first_seen);
+            } else {
+                r.first_seen_ms = Some(run.ran_at_ms);
+            }
+            // Muted recommendations are stored as they are; one whose evidence grew past its
+            // rejection is proposed again (the count it was rejected at is kept).
+            let stored_status = if r.reopened() {
+                "proposed"
+            } else {
+                r.status.as_str()
+            };
+            upsert.execute(params![
+                r.id,
+                r.tool,
+                r.method,
+                r.kind,
+                r.subject,
+                r.confidence,
+                r.summary,
+                json(&r.axes),
+                r.evidence.to_json().to_string(),
+                r.first_seen_ms.unwrap_or(run.ran_at_ms),
+                r.count,
+                r.brief,
+                stored_status,
+                r.rejected_count,
+            ])?;
+            link.execute(params![id, r.id, r.confidence, r.count, r.muted()])?;
+            if r.reopened() {
+                r.status = stored_status.to_string();
+            }
         }
         let mut pair = tx
             .prepare(
@@ -145,21 +206,87 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
             pair.execute(params![id, tool, from, to, *n as i64])?;
         }
     }
+    if run.reasks {
+        store_reasks(tx, id)?;
+    }
     Ok(id)
 }
 
-/// The statuses of known recommendations (for a `--dry-run`, which stores nothing).
-pub fn statuses(conn: &Connection, recs: &mut [Recommendation]) -> rusqlite::Result<()> {
+/// Applies what the store knows of a recommendation (a person's status, the evidence it was
+/// rejected at, when it was first seen) to the one a run just made. A recommendation rejected
+/// before rejections kept their evidence is muted at what it rests on now.
+fn apply_state(
+    r: &mut Recommendation,
+    status: String,
+    rejected_count: Option<f64>,
+    first_seen_ms: i64,
+) {
+    r.rejected_count = match (status.as_str(), rejected_count) {
+        ("rejected", None) => Some(r.count),
+        (_, kept) => kept,
+    };
+    r.status = status;
+    r.first_seen_ms = Some(first_seen_ms);
+}
+
+/// Stores the re-asks the scan left in [`REASK_TABLE`] as user corrections, each once (by the
+/// ask that corrected). A row already stored is left as it is unless its blame changed. A
+/// re-ask once stored stays, with the run that found it, even if a later run under other
+/// thresholds would not count it (runs count what they detect, never the stored rows).
+fn store_reasks(tx: &rusqlite::Transaction<'_>, run_id: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        &format!(
+            "INSERT INTO main.user_corrections (ts_ms, session, tool, method, note, reask_ask_id, corrects_ask_id, \
+               blamed_outcome_id, blamed_decision_id, found_by_run) \
+             SELECT ts_ms, session, tool, method, note, reask_ask_id, corrects_ask_id, blamed_outcome_id, \
+               blamed_decision_id, ?1 FROM {REASK_TABLE} WHERE true \
+             ON CONFLICT (reask_ask_id) WHERE reask_ask_id IS NOT NULL DO UPDATE SET \
+               tool = excluded.tool, method = excluded.method, corrects_ask_id = excluded.corrects_ask_id, \
+               blamed_outcome_id = excluded.blamed_outcome_id, blamed_decision_id = excluded.blamed_decision_id, \
+               found_by_run = excluded.found_by_run \
+             WHERE tool IS NOT excluded.tool OR method IS NOT excluded.method \
+               OR corrects_ask_id IS NOT excluded.corrects_ask_id \
+               OR blamed_outcome_id IS NOT excluded.blamed_outcome_id \
+               OR blamed_decision_id IS NOT excluded.blamed_decision_id"
+        ),
+        [run_id],
+    )?;
+    tx.execute_batch(&format!("DROP TABLE IF EXISTS {REASK_TABLE}"))
+}
+
+/// What the store knows of each recommendation (a person's status, the evidence it was
+/// rejected at, when it was first seen), read without writing: a run knows which of its
+/// recommendations are muted before anything is stored.
+pub fn known_states(conn: &Connection, recs: &mut [Recommendation]) -> rusqlite::Result<()> {
     if !has_tables(conn)? {
         return Ok(());
     }
-    let mut st = conn.prepare("SELECT status FROM eval_recommendations WHERE id = ?1")?;
+    let rejected_count = if has_column(conn, "eval_recommendations", "rejected_count")? {
+        "rejected_count"
+    } else {
+        "NULL"
+    };
+    let mut st = conn.prepare(&format!(
+        "SELECT status, {rejected_count}, first_seen_ms FROM eval_recommendations WHERE id = ?1"
+    ))?;
     for r in recs {
-        if let Some(s) = st.query_row([&r.id], |row| row.get(0)).optional()? {
-            r.status = s;
+        if let Some((status, count, first_seen)) = st
+            .query_row([&r.id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .optional()?
+        {
+            apply_state(r, status, count, first_seen);
         }
     }
     Ok(())
+}
+
+/// Whether `table` has `column` (a read-only store of an older metagate may not).
+pub(crate) fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
+        params![table, column],
+        |r| r.get(0),
+    )
 }
 
 /// Whether this store has the evaluate tables (a read-only store of an older metagate may
@@ -188,8 +315,12 @@ pub fn set_status(
             )
             .optional()?;
         if found.is_some() {
+            // A rejection remembers the evidence it was made at: the recommendation stays
+            // muted until its evidence grows past it.
             tx.execute(
-                "UPDATE eval_recommendations SET status = ?2 WHERE id = ?1",
+                "UPDATE eval_recommendations SET status = ?2, \
+                   rejected_count = CASE WHEN ?2 = 'rejected' THEN evidence_count ELSE rejected_count END \
+                 WHERE id = ?1",
                 params![id, status],
             )?;
         }
@@ -206,8 +337,8 @@ pub struct LatestRun {
     pub ran_at_ms: i64,
     pub high_water: HighWater,
     pub tallies: Tallies,
-    /// Tool → recommendation kinds of the run still open (proposed or accepted).
-    pub open_recommendations: BTreeMap<String, Vec<String>>,
+    /// Tool → the run's recommendations still open (proposed or accepted, not muted).
+    pub open_recommendations: OpenRecommendations,
     /// Tallies stored by the run that cannot be read back (tool, method, why): left out of
     /// [`LatestRun::tallies`], for the caller to say so.
     pub unreadable: Vec<(String, String, String)>,
@@ -256,16 +387,109 @@ pub fn latest(conn: &Connection, until_ms: i64) -> rusqlite::Result<Option<Lates
             Err(e) => run.unreadable.push((tool, method, e.to_string())),
         }
     }
+    run.open_recommendations = open_recommendations(conn, run.id)?;
+    Ok(Some(run))
+}
+
+/// The recommendations of run `run_id` still open: not rejected (a rejection after the run
+/// counts), not muted when the run was made.
+fn open_recommendations(conn: &Connection, run_id: i64) -> rusqlite::Result<OpenRecommendations> {
+    let mut open = BTreeMap::new();
     let mut st = conn.prepare(
-        "SELECT r.tool, r.kind FROM eval_run_recommendations l JOIN eval_recommendations r ON r.id = l.rec_id \
-         WHERE l.run_id = ?1 AND r.status <> 'rejected' ORDER BY r.tool, r.kind",
+        "SELECT r.tool, r.method, r.kind, coalesce(r.brief, r.summary), coalesce(l.confidence, r.confidence) \
+         FROM eval_run_recommendations l JOIN eval_recommendations r ON r.id = l.rec_id \
+         WHERE l.run_id = ?1 AND r.status <> 'rejected' AND l.muted = 0 ORDER BY r.tool, r.kind, r.id",
     )?;
+    let mut rows = st.query([run_id])?;
+    while let Some(r) = rows.next()? {
+        let kind: String = r.get(2)?;
+        let confidence: f64 = r.get(4)?;
+        let severity = crate::domain::evolution::confidence::severity(&kind, confidence);
+        let entry: &mut Vec<OpenRecommendation> = open.entry(r.get(0)?).or_default();
+        entry.push(OpenRecommendation {
+            method: r.get(1)?,
+            kind,
+            brief: r.get(3)?,
+            severity,
+        });
+    }
+    Ok(open)
+}
+
+/// The run a new run over `window` is compared with: the one made last, at or before
+/// `until_ms`, over another window (a run over the same window is the one being replaced).
+#[derive(Debug, Clone, Default)]
+pub struct PreviousRun {
+    pub id: i64,
+    pub window_from_ms: i64,
+    pub window_to_ms: i64,
+    pub ran_at_ms: i64,
+    /// `None` for a run stored before runs kept their policy.
+    pub policy: Option<PolicyStamp>,
+    pub recommendations: Vec<PastRecommendation>,
+    pub tallies: Tallies,
+}
+
+pub fn previous(
+    conn: &Connection,
+    window: &Window,
+    until_ms: i64,
+) -> rusqlite::Result<Option<PreviousRun>> {
+    if !has_tables(conn)? || !has_column(conn, "eval_runs", "policy_hash")? {
+        return Ok(None);
+    }
+    let run = conn
+        .query_row(
+            "SELECT id, window_from_ms, window_to_ms, ran_at_ms, policy_file, policy_hash FROM eval_runs \
+             WHERE ran_at_ms <= ?3 AND NOT (window_from_ms = ?1 AND window_to_ms = ?2) \
+             ORDER BY ran_at_ms DESC, id DESC LIMIT 1",
+            params![window.from_ms, window.until_ms, until_ms],
+            |r| {
+                let hash: Option<String> = r.get(5)?;
+                Ok(PreviousRun {
+                    id: r.get(0)?,
+                    window_from_ms: r.get(1)?,
+                    window_to_ms: r.get(2)?,
+                    ran_at_ms: r.get(3)?,
+                    policy: hash.map(|hash| PolicyStamp {
+                        file: r.get(4).ok().flatten(),
+                        hash,
+                    }),
+                    ..PreviousRun::default()
+                })
+            },
+        )
+        .optional()?;
+    let Some(mut run) = run else {
+        return Ok(None);
+    };
+    let mut st = conn.prepare(
+        "SELECT r.id, r.tool, r.method, r.kind, r.summary, l.confidence, l.muted \
+         FROM eval_run_recommendations l JOIN eval_recommendations r ON r.id = l.rec_id WHERE l.run_id = ?1",
+    )?;
+    run.recommendations = st
+        .query_map([run.id], |r| {
+            Ok(PastRecommendation {
+                id: r.get(0)?,
+                tool: r.get(1)?,
+                method: r.get(2)?,
+                kind: r.get(3)?,
+                summary: r.get(4)?,
+                confidence: r.get(5)?,
+                muted: r.get(6)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut st = conn.prepare("SELECT tool, method, tally FROM eval_health WHERE run_id = ?1")?;
     let mut rows = st.query([run.id])?;
     while let Some(r) = rows.next()? {
-        run.open_recommendations
-            .entry(r.get(0)?)
-            .or_default()
-            .push(r.get(1)?);
+        // A tally that cannot be read back leaves its tool out of the comparison.
+        if let Ok(tally) = serde_json::from_str::<Tally>(r.get_ref(2)?.as_str()?) {
+            run.tallies
+                .entry(r.get(0)?)
+                .or_default()
+                .insert(r.get(1)?, tally);
+        }
     }
     Ok(Some(run))
 }
@@ -336,8 +560,9 @@ const OUTCOMES_AFTER: &str = "outcomes WHERE rowid > ?1 AND +ts_ms >= ?2 AND +ts
 const OUTCOMES_AHEAD: &str =
     "outcomes INDEXED BY outcomes_by_ts WHERE ts_ms >= ?1 AND ts_ms < ?2 AND rowid <= ?3";
 
-const CORRECTIONS_AFTER: &str =
-    "user_corrections WHERE rowid > ?1 AND +ts_ms >= ?2 AND +ts_ms < ?3";
+// Re-asks `evaluate` stored are in the runs' own counts: only explicit corrections are live.
+const CORRECTIONS_AFTER: &str = "user_corrections INDEXED BY user_corrections_explicit \
+     WHERE id > ?1 AND +ts_ms >= ?2 AND +ts_ms < ?3 AND reask_ask_id IS NULL";
 
 const CORRECTION_NAMES: &str = "WITH RECURSIVE names(name) AS ( \
        SELECT (SELECT min(tool) FROM user_corrections INDEXED BY user_corrections_by_tool) \
@@ -346,7 +571,8 @@ const CORRECTION_NAMES: &str = "WITH RECURSIVE names(name) AS ( \
        FROM names WHERE name IS NOT NULL) ";
 
 const CORRECTIONS_AHEAD: &str = "names CROSS JOIN user_corrections INDEXED BY user_corrections_by_tool \
-     WHERE tool = name AND ts_ms >= ?1 AND ts_ms < ?2 AND user_corrections.rowid <= ?3";
+     WHERE tool = name AND ts_ms >= ?1 AND ts_ms < ?2 AND user_corrections.rowid <= ?3 \
+       AND reask_ask_id IS NULL";
 
 /// Counts of what `evaluate` over `window` would count and the run did not: every event dated
 /// in the window (so none before its time comes), less those `counted`. With the run's own
@@ -356,7 +582,9 @@ pub fn live(
     counted: &Counted,
     window: &Window,
     t: &Thresholds,
+    axes: &AxisTable,
 ) -> rusqlite::Result<Tallies> {
+    let read = Reading { window, t, axes };
     let mut agg = Aggregate::default();
     let hw = counted.high_water;
     let (from, until) = (window.from_ms, window.until_ms);
@@ -384,13 +612,12 @@ pub fn live(
     }
     let outcomes_hw = [&ahead_from as &dyn rusqlite::ToSql, &until, &hw.outcomes];
     let corrections_hw = [&ahead_from as &dyn rusqlite::ToSql, &until, &hw.corrections];
-    use crate::store::aggregate::{Rows, add_corrections, add_outcomes};
+
     add_outcomes(
         conn,
         Rows::table(OUTCOMES_AFTER),
         &[&hw.outcomes, &from, &until],
-        window,
-        t,
+        &read,
         &mut agg,
         &mut || {},
     )?;
@@ -398,8 +625,7 @@ pub fn live(
         conn,
         Rows::table(CORRECTIONS_AFTER),
         &[&hw.corrections, &from, &until],
-        window,
-        t,
+        &read,
         &mut agg,
         &mut || {},
     )?;
@@ -408,8 +634,7 @@ pub fn live(
             conn,
             Rows::table(OUTCOMES_AHEAD),
             &outcomes_hw,
-            window,
-            t,
+            &read,
             &mut agg,
             &mut || {},
         )?;
@@ -419,9 +644,147 @@ pub fn live(
             with: CORRECTION_NAMES,
             from: CORRECTIONS_AHEAD,
         };
-        add_corrections(conn, rows, &corrections_hw, window, t, &mut agg, &mut || {})?;
+        add_corrections(conn, rows, &corrections_hw, &read, &mut agg, &mut || {})?;
     }
+    agg.finish();
     Ok(agg.tallies)
+}
+
+/// One recommendation as the store keeps it (`evaluate show`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRecommendation {
+    pub id: String,
+    pub tool: String,
+    pub method: Option<String>,
+    pub kind: String,
+    pub subject: String,
+    pub confidence: f64,
+    pub summary: String,
+    pub brief: Option<String>,
+    pub axes: Vec<String>,
+    /// The evidence object (an array of texts for a recommendation stored before evidence
+    /// was an object).
+    pub evidence: serde_json::Value,
+    pub status: String,
+    pub first_seen_ms: i64,
+    pub last_seen_ms: i64,
+    pub evidence_count: Option<f64>,
+    pub rejected_count: Option<f64>,
+    /// The latest run it was part of.
+    pub last_run: Option<i64>,
+}
+
+/// A re-ask stored as a user correction of a tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredReask {
+    pub ts_ms: i64,
+    pub session: Option<String>,
+    pub complaint: Option<String>,
+    /// The ask it corrects: its row and text.
+    pub corrects_ask_id: Option<i64>,
+    pub corrected_text: Option<String>,
+    pub blamed_outcome_id: Option<i64>,
+    pub blamed_decision_id: Option<i64>,
+}
+
+/// At most this many re-asks are shown with a recommendation.
+pub const SHOWN_REASKS: usize = 10;
+
+/// A stored recommendation and the latest re-asks stored against its tool and method.
+pub fn show(
+    conn: &Connection,
+    id: &str,
+) -> rusqlite::Result<Option<(StoredRecommendation, Vec<StoredReask>)>> {
+    if !has_tables(conn)? || !has_column(conn, "eval_recommendations", "brief")? {
+        return Ok(None);
+    }
+    let found = conn
+        .query_row(
+            "SELECT id, tool, method, kind, subject, confidence, summary, brief, axes, evidence, status, \
+               first_seen_ms, last_seen_ms, evidence_count, rejected_count, \
+               (SELECT max(run_id) FROM eval_run_recommendations WHERE rec_id = id) \
+             FROM eval_recommendations WHERE id = ?1",
+            [id],
+            |r| {
+                let axes: String = r.get(8)?;
+                let evidence: String = r.get(9)?;
+                Ok(StoredRecommendation {
+                    id: r.get(0)?,
+                    tool: r.get(1)?,
+                    method: r.get(2)?,
+                    kind: r.get(3)?,
+                    subject: r.get(4)?,
+                    confidence: r.get(5)?,
+                    summary: r.get(6)?,
+                    brief: r.get(7)?,
+                    axes: serde_json::from_str(&axes).unwrap_or_default(),
+                    evidence: serde_json::from_str(&evidence).unwrap_or_default(),
+                    status: r.get(10)?,
+                    first_seen_ms: r.get(11)?,
+                    last_seen_ms: r.get(12)?,
+                    evidence_count: r.get(13)?,
+                    rejected_count: r.get(14)?,
+                    last_run: r.get(15)?,
+                })
+            },
+        )
+        .optional()?;
+    let Some(rec) = found else {
+        return Ok(None);
+    };
+    let mut st = conn.prepare(
+        "SELECT c.ts_ms, c.session, c.note, c.corrects_ask_id, a.text, c.blamed_outcome_id, c.blamed_decision_id \
+         FROM user_corrections c LEFT JOIN asks a ON a.id = c.corrects_ask_id \
+         WHERE c.reask_ask_id IS NOT NULL AND c.tool = ?1 AND c.method IS ?2 \
+         ORDER BY c.ts_ms DESC, c.id DESC LIMIT ?3",
+    )?;
+    let reasks = st
+        .query_map(params![rec.tool, rec.method, SHOWN_REASKS as i64], |r| {
+            Ok(StoredReask {
+                ts_ms: r.get(0)?,
+                session: r.get(1)?,
+                complaint: r.get(2)?,
+                corrects_ask_id: r.get(3)?,
+                corrected_text: r.get(4)?,
+                blamed_outcome_id: r.get(5)?,
+                blamed_decision_id: r.get(6)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some((rec, reasks)))
+}
+
+/// The referrals dated in `[?1, ?2)` with a row id up to ?3, through the index that holds only
+/// them.
+const RECENT_REFERRALS: &str = "SELECT tool, method, \
+       sum(error_type = 'wrong_tool_boundary'), sum(error_type = 'low_utility') \
+     FROM outcomes INDEXED BY outcomes_referrals_by_ts \
+     WHERE (error_type = 'wrong_tool_boundary' OR error_type = 'low_utility') AND ts_ms >= ?1 AND ts_ms < ?2 \
+       AND rowid <= ?3 \
+     GROUP BY tool, method";
+
+/// (tool, method or `""`) → boundary and low-utility referrals dated in `[from_ms,
+/// until_ms)`, of those up to row id `up_to`: the part of `tools health`'s recent counts the
+/// hours kept by a run do not give.
+pub fn recent_referrals(
+    conn: &Connection,
+    from_ms: i64,
+    until_ms: i64,
+    up_to: i64,
+) -> rusqlite::Result<BTreeMap<(String, String), (u64, u64)>> {
+    let mut st = conn.prepare(RECENT_REFERRALS)?;
+    let mut rows = st.query(params![from_ms, until_ms, up_to])?;
+    let mut out = BTreeMap::new();
+    while let Some(r) = rows.next()? {
+        let method: Option<String> = r.get(1)?;
+        let boundary: i64 = r.get(2)?;
+        let low: i64 = r.get(3)?;
+        out.insert(
+            (r.get(0)?, method.unwrap_or_default()),
+            (boundary.max(0) as u64, low.max(0) as u64),
+        );
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -442,11 +805,14 @@ mod tests {
             format!("SELECT ts_ms FROM {OUTCOMES_AHEAD}"),
             format!("SELECT ts_ms FROM {CORRECTIONS_AFTER}"),
             format!("{CORRECTION_NAMES}SELECT ts_ms, tool, method FROM {CORRECTIONS_AHEAD}"),
+            RECENT_REFERRALS.to_string(),
         ];
         for sql in queries {
             let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let params: [&dyn rusqlite::ToSql; 3] = [&1_i64, &2_i64, &3_i64];
+            let n = st.parameter_count();
             let plan: Vec<String> = st
-                .query_map([1_i64, 2, 3], |r| r.get::<_, String>(3))
+                .query_map(&params[..n], |r| r.get::<_, String>(3))
                 .unwrap()
                 .map(Result::unwrap)
                 .collect();

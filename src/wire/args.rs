@@ -26,6 +26,20 @@ pub enum JsonType {
     Object,
 }
 
+impl JsonType {
+    /// The type of a value already read.
+    pub fn of(value: &Value) -> JsonType {
+        match value {
+            Value::Null => JsonType::Null,
+            Value::Bool(_) => JsonType::Bool,
+            Value::Number(_) => JsonType::Number,
+            Value::String(_) => JsonType::String,
+            Value::Array(_) => JsonType::Array,
+            Value::Object(_) => JsonType::Object,
+        }
+    }
+}
+
 impl<'a> ArgValue<'a> {
     pub fn json_type(&self) -> JsonType {
         match self {
@@ -37,14 +51,7 @@ impl<'a> ArgValue<'a> {
                 Some(b'n') => JsonType::Null,
                 _ => JsonType::Number,
             },
-            ArgValue::Value(v) => match v {
-                Value::Null => JsonType::Null,
-                Value::Bool(_) => JsonType::Bool,
-                Value::Number(_) => JsonType::Number,
-                Value::String(_) => JsonType::String,
-                Value::Array(_) => JsonType::Array,
-                Value::Object(_) => JsonType::Object,
-            },
+            ArgValue::Value(v) => JsonType::of(v),
         }
     }
 

@@ -146,7 +146,9 @@ fn repeated_boundary_mismatch_yields_split_boundary_naming_the_axes() {
         .map(|a| a.as_str().unwrap())
         .collect();
     // " HTTP " and "fetch" normalize to transport, "Parse" to extraction, "render" to rendering.
-    assert_eq!(axes, ["transport", "extraction", "rendering"]);
+    // Transport is named in every referral, so it tells none of them apart: it ranks last,
+    // after the axes that say where the boundary breaks (issue 27; it once ranked first).
+    assert_eq!(axes, ["extraction", "rendering", "transport"]);
     let evidence = recs[0]["evidence"].to_string();
     assert!(
         evidence.contains("fetch + extract movie titles"),
@@ -268,10 +270,9 @@ fn learn_alias_end_to_end_gate_evaluate_patch_gate() {
     assert_eq!(proposed[0]["from"], "qry");
     assert_eq!(proposed[0]["to"], "query");
     assert_eq!(proposed[0]["count"], 3);
-    assert_eq!(
-        kinds(&recs_for(&report, "memory_load")),
-        ["review_schema", "learn_alias"]
-    );
+    // The rejections for a missing "query" are the ones the learned alias explains: no
+    // review_schema from them (issue 27; it once also said "make it optional").
+    assert_eq!(kinds(&recs_for(&report, "memory_load")), ["learn_alias"]);
     // The patch is a valid policy…
     let (code, err) = sb.policy_check(&patch);
     assert_eq!(code, 0, "{err}");
@@ -479,13 +480,24 @@ fn running_again_over_the_same_window_leaves_the_same_rows() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
+    // A rejected recommendation is muted (issue 27): listed by id under "muted", and shown,
+    // still rejected, only with --all.
     let (fourth, _, _) = evaluate(&sb, &[&db], &["--dry-run"]);
+    assert!(
+        !fourth["recommendations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == id.as_str())
+    );
+    assert_eq!(fourth["muted"], serde_json::json!([id.as_str()]));
+    let (fourth, _, _) = evaluate(&sb, &[&db], &["--dry-run", "--all"]);
     assert!(
         fourth["recommendations"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|r| r["id"] == id.as_str() && r["status"] == "rejected")
+            .any(|r| r["id"] == id.as_str() && r["status"] == "rejected" && r["muted"] == true)
     );
 
     // An unknown id is named, with status 1.
@@ -812,8 +824,9 @@ fn known_tools_is_ranked_and_bounded() {
         "degraded last: {block}"
     );
     assert!(lines[lines.len() - 2].contains("degraded"));
+    // Ranked by what they tell apart: transport is in every referral, so it comes last.
     assert!(
-        block.contains("cohesion warning: transport, extraction, rendering"),
+        block.contains("cohesion warning: extraction, rendering, transport"),
         "{block}"
     );
     // Absent fields are left out, not printed empty.
@@ -938,8 +951,9 @@ fn a_synthetic_store_shows_each_kind_of_tool_it_was_made_of() {
     let (report, code, stderr) = evaluate(&sb, &[&db], &["--dry-run"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(report["events"].as_u64().unwrap() > 4_900);
-    // fetch_url crosses its boundary; fetch's answers are asked again.
-    let web: Vec<(String, String)> = recs_for(&report, "web_fetcher")
+    // fetch_url crosses its boundary; fetch's answers are asked again, so often that fetch is
+    // degraded by low utility (seed 001 phase 6), as is the summarizer.
+    let mut web: Vec<(String, String)> = recs_for(&report, "web_fetcher")
         .iter()
         .map(|r| {
             (
@@ -948,17 +962,19 @@ fn a_synthetic_store_shows_each_kind_of_tool_it_was_made_of() {
             )
         })
         .collect();
+    web.sort();
+    let pair = |m: &str, k: &str| (m.to_string(), k.to_string());
     assert_eq!(
         web,
         [
-            ("fetch".to_string(), "tighten_acceptance".to_string()),
-            ("fetch_url".to_string(), "split_boundary".to_string())
+            pair("fetch", "demote"),
+            pair("fetch", "tighten_acceptance"),
+            pair("fetch_url", "split_boundary"),
         ]
     );
-    assert_eq!(
-        kinds(&recs_for(&report, "summarizer")),
-        ["tighten_acceptance"]
-    );
+    let mut summarizer = kinds(&recs_for(&report, "summarizer"));
+    summarizer.sort();
+    assert_eq!(summarizer, ["demote", "tighten_acceptance"]);
     assert!(recs_for(&report, "calculator").is_empty());
     assert_eq!(report["proposed_aliases"][0]["from"], "qry");
     assert!(

@@ -8,10 +8,12 @@
 mod common;
 
 mod evaluate;
+mod evaluate_week;
 mod gate;
 mod generated;
 mod lint;
 mod mcp;
+mod messages;
 mod permit;
 mod policy;
 mod policy_checks;

@@ -11,7 +11,9 @@ mod lint;
 mod mcp;
 mod permit;
 
-pub use evaluate::{EvaluateArgs, HealthArgs, HealthFormat, ToolsCommand};
+pub use evaluate::{
+    EvaluateArgs, EvaluateCommand, HealthArgs, HealthFormat, ToolsCheckArgs, ToolsCommand,
+};
 pub use gate::GateArgs;
 pub use lint::{DenyLevel, LintArgs, LintFormat};
 pub use mcp::McpArgs;
@@ -126,10 +128,14 @@ pub enum Command {
             Reads every --db given (shards from several agent hosts are merged; none: the default \
             store), counts calls, corrections, rejections and outcomes per tool and method in the \
             window, detects same-topic re-asks as user corrections, scores utility and cohesion, \
-            and proposes recommendations (never changes). Unless --dry-run, the run is stored in \
-            the first --db, replacing an earlier run over the same window.",
+            and proposes recommendations (never changes). The report opens with what changed since \
+            the previous stored run and names the policy used. Unless --dry-run, the run is stored \
+            in the first --db, replacing an earlier run over the same window, with the re-asks it \
+            detected (as user corrections).",
         after_help = "Exit status: 0 the pass ran (an empty report when there was nothing to read), \
-            1 --accept/--reject named an unknown recommendation, 2 a store could not be read."
+            1 --fail-on's condition held, or --accept/--reject/show named an unknown \
+            recommendation, 2 a store could not be read.",
+        args_conflicts_with_subcommands = true
     )]
     Evaluate(EvaluateArgs),
     /// Look at tools: health and cohesion, for people and prompts
@@ -171,6 +177,26 @@ pub enum DbCommand {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs
+    #[command(
+        long_about = "Delete the events (gate decisions, outcomes, asks, user corrections) dated \
+            before --before, and the evaluate runs whose windows ended by then. Kept whatever \
+            their age: the latest evaluate run and every event of its window (tools health and \
+            the next run's digest build on them), and every recommendation a person accepted or \
+            rejected. Grants and their audit trail are never touched. Rows are deleted in small \
+            transactions, so a gate writing meanwhile is held up for one batch at most."
+    )]
+    Prune {
+        /// The cutoff: a duration back from now (90d, 12w, 24h) or an RFC 3339 time
+        #[arg(long, value_name = "WHEN")]
+        before: String,
+        /// Count what would be deleted, delete nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
 }
 
 /// How a report is written: a table for people, JSON for programs.
@@ -180,44 +206,22 @@ pub enum Format {
     Json,
 }
 
+/// `--emit`: the envelope shapes the library knows, by name.
+fn shape_parser() -> impl clap::builder::TypedValueParser<Value = Shape> {
+    let names = Shape::ALL
+        .iter()
+        .map(|shape| clap::builder::PossibleValue::new(shape.as_str()).help(shape.looks_like()));
+    clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(names), |name| {
+        name.parse::<Shape>()
+            .expect("clap admits only the names of Shape::ALL")
+    })
+}
+
 /// How an answer is written: lines for people, JSON for programs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TextFormat {
     Text,
     Json,
-}
-
-/// The envelope shapes, as `--emit` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EmitShape {
-    /// {"tool_name", "tool_args"}
-    AgentZero,
-    /// OpenAI chat tool_calls item
-    Openai,
-    /// OpenAI Responses function_call item
-    OpenaiResponses,
-    /// Anthropic tool_use block
-    Anthropic,
-    /// MCP tools/call request
-    Mcp,
-    /// Gemini functionCall part
-    Gemini,
-    /// {"name", "arguments"}
-    Plain,
-}
-
-impl From<EmitShape> for Shape {
-    fn from(s: EmitShape) -> Shape {
-        match s {
-            EmitShape::AgentZero => Shape::AgentZero,
-            EmitShape::Openai => Shape::OpenAiChat,
-            EmitShape::OpenaiResponses => Shape::OpenAiResponses,
-            EmitShape::Anthropic => Shape::Anthropic,
-            EmitShape::Mcp => Shape::Mcp,
-            EmitShape::Gemini => Shape::Gemini,
-            EmitShape::Plain => Shape::Plain,
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]

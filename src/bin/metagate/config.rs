@@ -144,6 +144,17 @@ pub fn load_policy(flag: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
     }
 }
 
+/// Says on stderr what the tool definitions had to be read around (unless `quiet`): the
+/// gate still checks those tools as far as it can.
+pub fn warn_about_imports(policy: &Policy, quiet: bool) {
+    if quiet {
+        return;
+    }
+    for w in &policy.import_warnings {
+        say!("metagate: warning: {w}");
+    }
+}
+
 /// One policy file, as `policy check` sees it.
 pub fn load_policy_file(path: &Path) -> Result<Policy> {
     load(Some(path), &[])

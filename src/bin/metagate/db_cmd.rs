@@ -1,9 +1,10 @@
-//! `metagate db info`.
+//! `metagate db info` and `metagate db prune`.
 
 use std::io::Write;
 
 use anyhow::Result;
 use metagate::domain::events::format_time;
+use metagate::domain::evolution::parse_moment;
 use serde_json::{Map, Value, json};
 
 use crate::cli::{DbCommand, Format};
@@ -51,6 +52,64 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
                     table.add_row(vec!["first event".to_string(), span(info.first_ms)]);
                     table.add_row(vec!["last event".to_string(), span(info.last_ms)]);
                     writeln!(out, "{}", crate::output::fit(table))?;
+                }
+            }
+            out.flush()?;
+            Ok(Status::Success)
+        }
+        DbCommand::Prune {
+            before,
+            dry_run,
+            format,
+        } => {
+            let now_ms = (env.clock())();
+            let before_ms =
+                parse_moment(&before, now_ms).map_err(|e| anyhow::anyhow!("--before: {e}"))?;
+            let mut store = env.open_existing_store()?;
+            let done = metagate::store::prune::prune(&mut store, before_ms, dry_run)?;
+            if let Some(run) = done.kept_for_run {
+                say!(
+                    "metagate: db prune: events from {} on are kept: evaluate run {run} covers them (tools health and the next run's digest build on it)",
+                    format_time(done.cutoff_ms)
+                );
+            }
+            let verb = if dry_run { "would delete" } else { "deleted" };
+            let mut out = crate::output::stdout();
+            match format {
+                Format::Json => {
+                    let rows: Map<String, Value> = done
+                        .rows
+                        .iter()
+                        .map(|(t, n)| (t.clone(), json!(n)))
+                        .collect();
+                    let doc = json!({
+                        "dry_run": dry_run,
+                        "requested_before": format_time(done.requested_ms),
+                        "before": format_time(done.cutoff_ms),
+                        "kept_for_run": done.kept_for_run,
+                        "rows": rows,
+                        "eval_runs": done.runs,
+                        "eval_recommendations": done.recommendations,
+                    });
+                    writeln!(out, "{doc}")?;
+                }
+                Format::Table => {
+                    let mut table = crate::output::table();
+                    table.set_header(vec!["table", verb]);
+                    for (name, n) in &done.rows {
+                        table.add_row(vec![name.clone(), n.to_string()]);
+                    }
+                    table.add_row(vec!["eval_runs".to_string(), done.runs.to_string()]);
+                    table.add_row(vec![
+                        "eval_recommendations".to_string(),
+                        done.recommendations.to_string(),
+                    ]);
+                    writeln!(
+                        out,
+                        "before {}\n{}",
+                        format_time(done.cutoff_ms),
+                        crate::output::fit(table)
+                    )?;
                 }
             }
             out.flush()?;

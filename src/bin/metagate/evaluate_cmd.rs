@@ -5,19 +5,22 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use metagate::domain::events::format_time;
-use metagate::domain::evolution::{Recommendation, health};
 use metagate::domain::policy::Policy;
 use metagate::jobs::evaluate::{self, Shards};
+use metagate::store::aggregate::ReaskSink;
 use metagate::store::runs as results;
 use metagate::wire::display::{one_line, plural};
 use serde_json::json;
 
-use crate::cli::{EvaluateArgs, Format};
+use crate::cli::{EvaluateArgs, EvaluateCommand, Format};
+use crate::evaluate_report as report;
 use crate::exit::Status;
 use crate::runtime::Env;
 
 pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> Result<Status> {
+    if let Some(EvaluateCommand::Show { id, format }) = &args.command {
+        return show(id, *format, env);
+    }
     let paths: Vec<PathBuf> = if dbs.is_empty() {
         vec![env.db_path()?]
     } else {
@@ -33,9 +36,19 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     if let Some(id) = args.reject.as_deref() {
         return set_status(id, "rejected", args.format, env);
     }
-    let t = policy.thresholds();
     let now_ms = (env.clock())();
     let window = evaluate::window(&args.since, args.until.as_deref(), now_ms, policy)?;
+    // The store the run goes to, opened first: the re-asks the scan detects wait on its
+    // connection (in a temporary table, not in the store) until the run is stored.
+    let mut store = if args.dry_run {
+        None
+    } else {
+        Some(env.open_existing_store()?)
+    };
+    let mut sink = match &store {
+        Some(s) => Some(ReaskSink::new(s.conn_ref()).map_err(|e| s.err(e))?),
+        None => None,
+    };
     let bar = ProgressBar::with_draw_target(None, progress_target()).with_style(progress_style());
     let mut evaluation = evaluate::evaluate(
         &shards,
@@ -46,124 +59,89 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
             bar.set_length(total.max(n));
             bar.set_position(n);
         },
+        sink.as_mut(),
     )?;
+    drop(sink);
     bar.finish_and_clear();
     for empty in &evaluation.aggregate.empty_stores {
         say!("metagate: evaluate: {empty} holds no telemetry yet");
     }
+    evaluation.compare_with_stored(&shards, env.busy_timeout(), now_ms)?;
+    if let Some(before) = evaluation.policy_changed() {
+        let name = |file: &Option<String>| {
+            file.as_deref().map_or_else(
+                || "the built-in policy".to_string(),
+                |f| one_line(f).into_owned(),
+            )
+        };
+        say!(
+            "metagate: evaluate: warning: the policy differs from the previous run's ({} {} then, {} {} now): recommendations may have changed because of it, not because of the tools",
+            name(&before.file),
+            before.hash,
+            name(&evaluation.policy.file),
+            evaluation.policy.hash
+        );
+    }
     // Before the run is stored: a patch that cannot be written fails the command as a whole.
     if let Some(patch) = &args.emit_policy_patch {
-        evaluate::write_patch(patch, &evaluation.aliases)?;
+        let aliases = evaluation.patch_aliases();
+        evaluate::write_patch(patch, &aliases, policy)?;
         say!(
             "metagate: evaluate: wrote {} to {}",
-            plural(
-                evaluation.aliases.len(),
-                "proposed alias",
-                "proposed aliases"
-            ),
+            plural(aliases.len(), "proposed alias", "proposed aliases"),
             patch.display()
         );
     }
-    let run_id = if args.dry_run {
-        evaluation.read_statuses(&shards, env.busy_timeout())?;
-        None
-    } else {
-        let mut store = env.open_existing_store()?;
-        Some(evaluation.save(&mut store, now_ms, policy)?)
+    let run_id = match store.as_mut() {
+        Some(store) => Some(evaluation.save(store, now_ms, policy)?),
+        None => None,
     };
-    let (window, agg, recs, aliases) = (
-        &evaluation.window,
-        &evaluation.aggregate,
-        &evaluation.recommendations,
-        &evaluation.aliases,
-    );
-    let paths = shards.paths();
     let mut out = crate::output::stdout();
     match args.format {
         Format::Json => {
-            writeln!(
-                out,
-                "{}",
-                evaluation.to_json(policy, run_id, shards.first())
-            )?;
+            let doc = evaluation.to_json(policy, run_id, shards.first(), args.all);
+            writeln!(out, "{doc}")?;
         }
-        Format::Table => {
-            let stored = match run_id {
-                Some(id) => format!("run {id} stored in {}", paths[0].display()),
-                None => "dry run: nothing stored".to_string(),
-            };
-            let summary = format!(
-                "window {} → {} · {} events from {} store{} · {stored}",
-                format_time(window.from_ms),
-                format_time(window.until_ms),
-                agg.events,
-                paths.len(),
-                if paths.len() == 1 { "" } else { "s" }
-            );
-            writeln!(out, "{}", crate::output::fit_line(&summary))?;
-            if agg.events == 0 {
-                writeln!(out, "no events in the window: nothing to evaluate")?;
-            } else {
-                let rows = health::rows(&agg.tallies, health::Sort::Name, now_ms, &t);
-                writeln!(
-                    out,
-                    "{}",
-                    crate::output::fit(crate::tools_cmd::health_table(&rows, &t))
-                )?;
-                writeln!(out, "{}", recommendations_table(recs))?;
-                if !aliases.is_empty() {
-                    let mut table = crate::output::table();
-                    table.set_header(vec!["tool", "alias", "declared", "seen", "share"]);
-                    for a in aliases {
-                        table.add_row(vec![
-                            one_line(&a.tool).into_owned(),
-                            one_line(&a.from).into_owned(),
-                            one_line(&a.to).into_owned(),
-                            a.count.to_string(),
-                            format!("{:.0}%", a.share * 100.0),
-                        ]);
-                    }
-                    writeln!(
-                        out,
-                        "proposed aliases (--emit-policy-patch FILE writes them as TOML):\n{}",
-                        crate::output::fit(table)
-                    )?;
-                }
-            }
-        }
+        Format::Table => report::write_table(
+            &mut out,
+            &evaluation,
+            &shards,
+            run_id,
+            policy,
+            args.all,
+            now_ms,
+        )?,
+    }
+    out.flush()?;
+    let failed = args
+        .fail_on
+        .is_some_and(|on| evaluation.digest.fails(on.condition()));
+    Ok(if failed {
+        Status::Rejected
+    } else {
+        Status::Success
+    })
+}
+
+/// `evaluate show ID`.
+fn show(id: &str, format: Format, env: &Env) -> Result<Status> {
+    let store = env.open_existing_store()?;
+    let found = results::show(store.conn_ref(), id).map_err(|e| store.err(e))?;
+    let Some((rec, reasks)) = found else {
+        say!(
+            "metagate: evaluate: no recommendation {:?} in {}; `metagate evaluate --format json --all` lists them",
+            one_line(id),
+            store.path().display()
+        );
+        return Ok(Status::Rejected);
+    };
+    let mut out = crate::output::stdout();
+    match format {
+        Format::Json => writeln!(out, "{}", report::show_json(&rec, &reasks))?,
+        Format::Table => report::write_show(&mut out, &rec, &reasks)?,
     }
     out.flush()?;
     Ok(Status::Success)
-}
-
-fn recommendations_table(recs: &[Recommendation]) -> String {
-    if recs.is_empty() {
-        return "no recommendations".to_string();
-    }
-    let mut table = crate::output::table();
-    table.set_header(vec![
-        "id",
-        "kind",
-        "tool",
-        "confidence",
-        "status",
-        "summary",
-    ]);
-    for r in recs {
-        let tool = match &r.method {
-            Some(m) => format!("{}.{m}", r.tool),
-            None => r.tool.clone(),
-        };
-        table.add_row(vec![
-            one_line(&r.id).into_owned(),
-            r.kind.to_string(),
-            one_line(&tool).into_owned(),
-            format!("{:.2}", r.confidence),
-            one_line(&r.status).into_owned(),
-            one_line(&r.summary).into_owned(),
-        ]);
-    }
-    crate::output::fit(table).to_string()
 }
 
 /// Progress on stderr when it is a terminal; nothing otherwise.
@@ -189,7 +167,12 @@ fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Statu
                 let doc = json!({"id": id, "tool": tool, "kind": kind, "status": status, "previous": previous});
                 writeln!(crate::output::stdout(), "{doc}")?;
             }
-            say!("metagate: evaluate: {id} ({kind} for {tool}): {previous} → {status}");
+            let muted = if status == "rejected" {
+                ": muted until its evidence grows"
+            } else {
+                ""
+            };
+            say!("metagate: evaluate: {id} ({kind} for {tool}): {previous} → {status}{muted}");
             Ok(Status::Success)
         }
         None => {

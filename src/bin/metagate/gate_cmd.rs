@@ -15,7 +15,7 @@ use crate::runtime::Env;
 
 pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let options = Options {
-        emit: args.emit.map(Into::into),
+        emit: args.emit,
         report: args.report,
         quiet: args.quiet,
         explain: args.explain,

@@ -13,6 +13,7 @@ mod cli;
 mod config;
 mod db_cmd;
 mod evaluate_cmd;
+mod evaluate_report;
 mod exit;
 mod gate_cmd;
 mod generate;
@@ -25,6 +26,7 @@ mod prompt;
 mod record_cmd;
 mod runtime;
 mod stdout_at_start;
+mod tools_check_cmd;
 mod tools_cmd;
 
 use std::path::PathBuf;
@@ -84,6 +86,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
+            config::warn_about_imports(&policy, args.quiet);
             if args.explain {
                 say!(
                     "metagate: explain: policy: {}",
@@ -104,6 +107,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
                 return lint_cmd::explain(code);
             }
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
+            config::warn_about_imports(&policy, false);
             lint_cmd::run(&args, &policy, &env)
         }
         Command::Policy { command } => policy_cmd::run(command, cli.policy.as_deref()),

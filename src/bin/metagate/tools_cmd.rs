@@ -23,6 +23,7 @@ const KNOWN_TOOLS_TOP: usize = 12;
 pub fn run(command: ToolsCommand, policy: &Policy, env: &Env) -> Result<Status> {
     match command {
         ToolsCommand::Health(args) => health_cmd(&args, policy, env),
+        ToolsCommand::Check(args) => crate::tools_check_cmd::run(&args),
     }
 }
 
@@ -70,6 +71,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
         HealthFormat::KnownTools => {
             let block = known_tools(
                 tallies,
+                &report.open,
                 args.top.unwrap_or(KNOWN_TOOLS_TOP),
                 args.budget,
                 now_ms,

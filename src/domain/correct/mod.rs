@@ -390,16 +390,18 @@ fn rename_args(
     shadowed
 }
 
-/// Declared names within a small edit distance of `folded`, scaled to the name's length:
-/// none under 5 characters, one edit up to 9, two from 10.
+/// Declared names within a small edit distance of `folded`, scaled to the declared name's
+/// length: none under 4 characters, one edit up to 9, two from 10. The declared name decides,
+/// so a letter dropped from a short name (`qury` for `query`, `pth` for `path`) is one edit
+/// like any other.
 fn near_misses(tool: &Tool, folded: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for name in tool.args.keys() {
         let target = fold_name(name);
-        let len = target.chars().count().min(folded.chars().count());
+        let len = target.chars().count();
         let allowed = match len {
-            0..=4 => 0,
-            5..=9 => 1,
+            0..=3 => 0,
+            4..=9 => 1,
             _ => 2,
         };
         if allowed > 0 && strsim::osa_distance(folded, &target) <= allowed && !found.contains(name)
@@ -500,20 +502,37 @@ fn fix_value(
 }
 
 /// Whether a value has one of the argument's declared types, as it stands.
-fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
+pub fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
+    fits(
+        spec,
+        value.json_type(),
+        || value.is_f64_number(),
+        || value.is_i64_integer(),
+    )
+}
+
+/// [`type_fits`] for a value already read (`evaluate` judging a recorded call).
+pub fn value_fits(spec: &Arg, value: &Value) -> bool {
+    let number = || matches!(value, Value::Number(n) if fits_f64(n));
+    let integer = || matches!(value, Value::Number(n) if is_i64_integer(n));
+    fits(spec, JsonType::of(value), number, integer)
+}
+
+/// Whether a value of JSON type `kind` fits, `number` and `integer` saying (when asked) whether
+/// a number fits those types.
+fn fits(spec: &Arg, kind: JsonType, number: impl Fn() -> bool, integer: impl Fn() -> bool) -> bool {
     if spec.accepts_any_type() {
         return true;
     }
     let has = |t: ArgType| spec.types.contains(&t);
-    match value.json_type() {
+    match kind {
         JsonType::String => has(ArgType::String),
         JsonType::Bool => has(ArgType::Boolean),
         JsonType::Object => has(ArgType::Object),
         JsonType::Array => has(ArgType::Array),
         JsonType::Null => has(ArgType::Null) || spec.nullable,
         JsonType::Number => {
-            (has(ArgType::Number) && value.is_f64_number())
-                || (has(ArgType::Integer) && value.is_i64_integer())
+            (has(ArgType::Number) && number()) || (has(ArgType::Integer) && integer())
         }
     }
 }
@@ -902,8 +921,10 @@ fn tool_not_found(policy: &Policy, name: &str) -> ToolError {
         format!("there is no tool named {name:?}"),
     )
     .tool(name)
+    // Not retryable: this call can never succeed. Another call can, which the suggestion
+    // says without asking the model to retry this one.
     .suggest(format!(
-        "call one of the available tools: {}",
+        "Do not call {name:?} again: no such tool exists. Use one of the available tools instead: {}",
         list.join(", ")
     ));
     e.details.insert("available", list.into());
@@ -1165,10 +1186,16 @@ mod tests {
         r.unwrap();
         assert_eq!(out, json!({"query":"x","threshold":0.5}));
         assert!(report.corrections.iter().all(|c| c.kind == Kind::ArgFuzzy));
-        // Short names are never fuzzed.
-        let (r, _, report) = run_builtin("response", json!({"text":"x","tex":"y"}));
+        // A letter dropped from a four-letter name is one edit; beside the name itself it is
+        // a second reading of it.
+        let (r, out, _) = run_builtin(
+            "code_execution_tool",
+            json!({"runtime":"terminal","cod":"ls"}),
+        );
         r.unwrap();
-        assert_eq!(report.warnings.len(), 1);
+        assert_eq!(out["code"], "ls");
+        let (r, _, _) = run_builtin("response", json!({"text":"x","tex":"y"}));
+        assert_eq!(r.unwrap_err().category, Category::InvalidParameters);
     }
 
     #[test]

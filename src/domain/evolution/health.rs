@@ -1,7 +1,9 @@
 //! What `tools health` shows: the latest run's rollup plus live counts since, sorted for a
-//! table, and the bounded `<known_tools>` block a Tool Builder prompt embeds (seed 001 phase 4).
+//! table, and the bounded `<known_tools>` block a Tool Builder prompt embeds (seed 001 phases 4
+//! and 5: health, degraded methods and the open recommendations, each in one line).
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 use super::{Tallies, Tally, recency_weight, tool_total};
 use crate::domain::policy::thresholds::Thresholds;
@@ -117,51 +119,125 @@ pub fn rank_score(m: &Tally, now_ms: i64, t: &Thresholds) -> f64 {
 const OPEN: &str = "<known_tools>\n";
 const CLOSE: &str = "</known_tools>\n";
 
-/// The `<known_tools>` block: one line per tool, ranked (degraded last; utility × recency),
-/// at most `top` entries, never longer than `budget` characters (an entry that does not fit
-/// is left out, and so is the whole block when not even its tags fit). Fields with nothing to
-/// say are left out rather than printed empty.
+/// At most this many recommendations are carried per tool, each at most this long.
+const BRIEFS_PER_TOOL: usize = 2;
+const BRIEF_CHARS: usize = 80;
+
+/// A recommendation still open (proposed or accepted, not muted), as `<known_tools>` carries
+/// it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenRecommendation {
+    pub kind: String,
+    pub method: Option<String>,
+    pub brief: String,
+    pub severity: f64,
+}
+
+/// Tool → its open recommendations.
+pub type OpenRecommendations = BTreeMap<String, Vec<OpenRecommendation>>;
+
+/// One tool as `<known_tools>` weighs it: its name, its total, its methods (each with whether
+/// it is degraded) and its open recommendations.
+type Entry<'a> = (
+    &'a String,
+    Tally,
+    Vec<(&'a str, bool)>,
+    &'a Vec<OpenRecommendation>,
+);
+
+/// The `<known_tools>` block: one line per tool, at most `top` entries, never longer than
+/// `budget` characters (when not even its tags fit, nothing). Which tools are kept: those that
+/// need attention (degraded, a cohesion warning or an open recommendation), most severe first,
+/// then the rest by use, so the budget drops the healthiest, least-used tools first. The kept
+/// ones are listed ranked (degraded last; utility × recency). Fields with nothing to say are
+/// left out rather than printed empty.
 pub fn known_tools(
     tallies: &Tallies,
+    open: &OpenRecommendations,
     top: usize,
     budget: usize,
     now_ms: i64,
     t: &Thresholds,
 ) -> String {
-    let mut tools: Vec<(&String, Tally, Vec<&str>)> = tallies
+    let none = Vec::new();
+    let tools: Vec<Entry<'_>> = tallies
         .iter()
         .map(|(tool, methods)| {
             let names = methods
-                .keys()
-                .filter(|m| !m.is_empty())
-                .map(String::as_str)
+                .iter()
+                .filter(|(m, _)| !m.is_empty())
+                .map(|(m, tally)| (m.as_str(), tally.degraded(t)))
                 .collect();
-            (tool, tool_total(methods), names)
+            let recs = open.get(tool).unwrap_or(&none);
+            (tool, tool_total(methods), names, recs)
         })
         .collect();
-    tools.sort_by(|a, b| compare(&a.1, &b.1, Sort::Rank, now_ms, t).then_with(|| a.0.cmp(b.0)));
-    let mut out = String::from(OPEN);
     let mut used = OPEN.chars().count() + CLOSE.chars().count();
     if used > budget {
         return String::new();
     }
-    for (tool, tally, methods) in tools.into_iter().take(top) {
-        let line = entry(tool, &tally, &methods, t);
+    let attention = |i: usize| -> Option<f64> {
+        let (_, m, methods, recs) = &tools[i];
+        let worst = recs.iter().map(|r| r.severity).fold(0.0f64, f64::max);
+        let flagged = m.degraded(t) || m.cohesion_warning(t) || methods.iter().any(|(_, d)| *d);
+        (flagged || !recs.is_empty()).then_some(worst + if m.degraded(t) { 1.0 } else { 0.0 })
+    };
+    let mut priority: Vec<usize> = (0..tools.len()).collect();
+    priority.sort_by(|&a, &b| {
+        match (attention(a), attention(b)) {
+            (Some(x), Some(y)) => y.total_cmp(&x),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        }
+        .then_with(|| tools[b].1.calls_seen().cmp(&tools[a].1.calls_seen()))
+        .then_with(|| tools[a].0.cmp(tools[b].0))
+    });
+    let mut kept: Vec<(usize, String)> = Vec::new();
+    for i in priority {
+        if kept.len() >= top {
+            break;
+        }
+        let (tool, tally, methods, recs) = &tools[i];
+        let line = entry(tool, tally, methods, recs, t);
         let n = line.chars().count();
         if used + n > budget {
             continue;
         }
         used += n;
+        kept.push((i, line));
+    }
+    kept.sort_by(|(a, _), (b, _)| {
+        compare(&tools[*a].1, &tools[*b].1, Sort::Rank, now_ms, t)
+            .then_with(|| tools[*a].0.cmp(tools[*b].0))
+    });
+    let mut out = String::from(OPEN);
+    for (_, line) in kept {
         out.push_str(&line);
     }
     out.push_str(CLOSE);
     out
 }
 
-fn entry(tool: &str, m: &Tally, methods: &[&str], t: &Thresholds) -> String {
+fn entry(
+    tool: &str,
+    m: &Tally,
+    methods: &[(&str, bool)],
+    recs: &[OpenRecommendation],
+    t: &Thresholds,
+) -> String {
     let mut fields: Vec<String> = Vec::new();
     if !methods.is_empty() {
-        let methods: Vec<String> = methods.iter().map(|m| inert(m)).collect();
+        let methods: Vec<String> = methods
+            .iter()
+            .map(|(m, degraded)| {
+                if *degraded {
+                    format!("{} (degraded)", inert(m))
+                } else {
+                    inert(m)
+                }
+            })
+            .collect();
         fields.push(format!("methods {}", methods.join(", ")));
     }
     if let Some(u) = m.utility() {
@@ -188,6 +264,22 @@ fn entry(tool: &str, m: &Tally, methods: &[&str], t: &Thresholds) -> String {
             .map(|(a, _)| inert(&a))
             .collect();
         fields.push(format!("cohesion warning: {}", axes.join(", ")));
+    }
+    let mut briefs: Vec<&OpenRecommendation> = recs.iter().collect();
+    briefs.sort_by(|a, b| b.severity.total_cmp(&a.severity));
+    let briefs: Vec<String> = briefs
+        .into_iter()
+        .take(BRIEFS_PER_TOOL)
+        .map(|r| {
+            let text = super::tally::shorten(&r.brief, BRIEF_CHARS);
+            match &r.method {
+                Some(method) => format!("{} ({})", inert(&text), inert(method)),
+                None => inert(&text),
+            }
+        })
+        .collect();
+    if !briefs.is_empty() {
+        fields.push(format!("recommended: {}", briefs.join(" | ")));
     }
     if m.degraded(t) {
         fields.push("degraded".to_string());

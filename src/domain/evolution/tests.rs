@@ -1,5 +1,10 @@
-use super::*;
+use std::collections::BTreeMap;
+
 use proptest::prelude::*;
+use serde_json::{Map, Value};
+
+use super::*;
+use crate::domain::policy::Policy;
 
 const H: i64 = 3_600_000;
 
@@ -17,6 +22,7 @@ fn caps(list: &[&str]) -> Vec<String> {
 
 fn ask(ts_s: i64, session: &str, text: &str, c: &[&str]) -> AskRow {
     AskRow {
+        id: ts_s,
         ts_ms: ts_s * 1000,
         session: session.to_string(),
         text: Some(text.to_string()),
@@ -125,6 +131,8 @@ fn outcome(ts_ms: i64, ok: bool, error_type: Option<&'static str>) -> OutcomeRow
         shape: None,
         split: None,
         evidence: None,
+        session: None,
+        message: None,
     }
 }
 
@@ -354,7 +362,12 @@ fn recommendation_rules() {
     let missing = Tally {
         calls: 10,
         rejected: 4,
-        missing: [("code".to_string(), 3)].into_iter().collect(),
+        arg_faults: [(
+            "code".to_string(),
+            [("missing".to_string(), 3)].into_iter().collect(),
+        )]
+        .into_iter()
+        .collect(),
         ..Tally::default()
     };
     let recs = recommend(&one("t", "", missing), &[], &t());
@@ -464,19 +477,23 @@ fn aliases_are_proposed_when_frequent_and_clear() {
         (got[0].from.as_str(), got[0].to.as_str(), got[0].count),
         ("qry", "query", 3)
     );
-    let patch = policy_patch(&got);
+    let patch = policy_patch(&got, &PatchBase::default());
     let parsed: toml::Table = toml::from_str(&patch).unwrap();
     assert_eq!(
         parsed["tools"]["m"]["aliases"]["qry"].as_str(),
         Some("query")
     );
-    let odd = policy_patch(&[ProposedAlias {
-        tool: "a.b".into(),
-        from: "we\"ird key".into(),
-        to: "x".into(),
-        count: 3,
-        share: 1.0,
-    }]);
+    let odd = policy_patch(
+        &[ProposedAlias {
+            tool: "a.b".into(),
+            from: "we\"ird key".into(),
+            to: "x".into(),
+            count: 3,
+            share: 1.0,
+            sessions: Vec::new(),
+        }],
+        &PatchBase::default(),
+    );
     let parsed: toml::Table = toml::from_str(&odd).unwrap();
     assert_eq!(
         parsed["tools"]["a.b"]["aliases"]["we\"ird key"].as_str(),
@@ -526,7 +543,7 @@ proptest! {
             };
             tallies.entry(format!("tool_{i}_{}", "x".repeat(i % 9))).or_default().insert(format!("m{}", i % 3), m);
         }
-        let block = health::known_tools(&tallies, top, budget, 48 * H, &t());
+        let block = health::known_tools(&tallies, &Default::default(), top, budget, 48 * H, &t());
         prop_assert!(block.chars().count() <= budget);
         if !block.is_empty() {
             prop_assert!(block.starts_with("<known_tools>\n") && block.ends_with("</known_tools>\n"));

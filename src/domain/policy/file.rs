@@ -59,7 +59,7 @@ pub struct ImportFile {
     /// Relative paths are relative to the policy file's folder.
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<super::import::ToolsFormat>,
+    pub format: Option<ToolsFormat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill_defaults: Option<bool>,
 }
@@ -641,6 +641,29 @@ pub fn key_at(text: &str, offset: usize) -> Vec<String> {
         .or_else(before)
         .map(|(path, ..)| path.clone())
         .unwrap_or_default()
+}
+
+/// The three formats a tools file can be in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolsFormat {
+    /// `[{"type":"function","function":{"name","description","parameters"}}]` (also the
+    /// Responses API's flat `{"type":"function","name","parameters"}`).
+    Openai,
+    /// `{"tools":[{"name","description","inputSchema"}]}`, bare or as a JSON-RPC `result`.
+    Mcp,
+    /// `[{"name","description","input_schema"}]`.
+    Anthropic,
+}
+
+impl ToolsFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolsFormat::Openai => "openai",
+            ToolsFormat::Mcp => "mcp",
+            ToolsFormat::Anthropic => "anthropic",
+        }
+    }
 }
 
 /// A policy file read past its shape errors: what was left of it once each entry holding one

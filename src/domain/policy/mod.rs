@@ -45,11 +45,17 @@ pub struct Policy {
     pub rules: Rules,
     /// What `policy check` warns about (the policy works, but may not mean what it says).
     pub warnings: Vec<PolicyError>,
+    /// What tool definitions (`[[import]]`, `--tools`) had to be read around: contradictions
+    /// repaired, JSON Schema left unchecked, tools left out. Each names its file and tool.
+    pub import_warnings: Vec<PolicyError>,
     /// Folded tool name (see [`fold_name`]) → the one tool it folds from; None where two do.
     folded_tools: FxHashMap<String, Option<String>>,
     /// Bit n set when a folded tool name is n bytes long (n < 64; bit 63 for longer ones): most
     /// unknown names are told apart by length without folding them.
     folded_lengths: u64,
+    /// A hash (FNV-1a) of the tool files imported, their paths and texts: with the effective
+    /// file, what [`Policy::fingerprint`] covers.
+    import_digest: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -305,12 +311,19 @@ impl Policy {
             };
             wanted.push((p.clone(), entry, None));
         }
-        let (layer, schemas) = import_all(&wanted, source.as_ref(), read).map_err(&all)?;
+        let Imports {
+            layer,
+            schemas,
+            warnings: import_warnings,
+            digest: import_digest,
+        } = import_all(&wanted, source.as_ref(), read).map_err(&all)?;
         let effective = base.layer(layer).layer(user);
         let mut policy = Policy::compile(origin, effective, source.as_ref()).map_err(&all)?;
         if !shape_errors.is_empty() {
             return Err(PolicyErrors(shape_errors));
         }
+        policy.import_warnings = import_warnings;
+        policy.import_digest = import_digest;
         for (name, schema) in schemas {
             if let Some(tool) = policy.tools.get_mut(&name) {
                 tool.schema = Some(schema);
@@ -401,8 +414,10 @@ impl Policy {
                 tools,
                 rules,
                 warnings: warnings.located(source).0,
+                import_warnings: Vec::new(),
                 folded_tools,
                 folded_lengths,
+                import_digest: 0,
             })
         } else {
             Err(problems.located(source))
@@ -471,6 +486,17 @@ impl Policy {
 
     /// The effective policy as TOML, saved anywhere meaning the same: paths written relative
     /// to the policy file's folder (imports, the path root) are written absolute.
+    /// What tells this policy from another for `evaluate`: a hash of the effective policy (as
+    /// `policy show` prints it, the built-in layer and every default included) and of the
+    /// tool files it imports, as `fnv1a64:` and 16 hex digits. Two runs under policies with
+    /// the same fingerprint judged by the same rules.
+    pub fn fingerprint(&self) -> String {
+        let mut h = Fnv::new();
+        h.write(self.to_toml().as_bytes());
+        h.write(&self.import_digest.to_le_bytes());
+        format!("fnv1a64:{:016x}", h.finish())
+    }
+
     pub fn to_toml(&self) -> String {
         let mut file = self.file.clone();
         if let Some(folder) = self.origin.as_deref().and_then(Path::parent) {
@@ -543,15 +569,26 @@ fn parse_file(source: &Source<'_>) -> ReadFile {
 /// the policy's `[[import]]`s (None for `--tools`).
 type Wanted = (PathBuf, ImportFile, Option<usize>);
 
+/// What the tools files bring: the tools as a policy layer, their compiled schemas, what had
+/// to be read around, and a hash of the files' paths and texts.
+struct Imports {
+    layer: PolicyFile,
+    schemas: Vec<(String, CompiledSchema)>,
+    warnings: Vec<PolicyError>,
+    digest: u64,
+}
+
 fn import_all(
     wanted: &[Wanted],
     source: Option<&Source<'_>>,
     read: &dyn Fn(&Path) -> Result<String, String>,
-) -> Result<(PolicyFile, Vec<(String, CompiledSchema)>), PolicyErrors> {
+) -> Result<Imports, PolicyErrors> {
+    let mut digest = Fnv::new();
     let mut layer = PolicyFile::default();
     let mut schemas = Vec::new();
     let mut from: IndexMap<String, String> = IndexMap::new();
     let mut errors = Vec::new();
+    let mut warnings = Vec::new();
     let fail = |file: &str, tool: Option<&str>, message: String| PolicyError {
         file: file.to_string(),
         key: tool.map(|t| format!("tool {t:?}")).unwrap_or_default(),
@@ -562,7 +599,11 @@ fn import_all(
     for (path, entry, index) in wanted {
         let name = path.display().to_string();
         let text = match read(path) {
-            Ok(t) => t,
+            Ok(t) => {
+                digest.write(path.display().to_string().as_bytes());
+                digest.write(t.as_bytes());
+                t
+            }
             // A file that cannot be read is the policy's mistake: point at its `path`.
             Err(e) => match (index, source) {
                 (Some(i), Some(s)) => {
@@ -583,28 +624,38 @@ fn import_all(
                 }
             },
         };
-        let tools = match import::parse_tools(&name, &text, entry.format) {
+        let read = match import::parse_tools(&name, &text, entry.format) {
             Ok(t) => t,
             Err(e) => {
                 errors.push(fail(&e.file, e.tool.as_deref(), e.message));
                 continue;
             }
         };
-        for tool in tools {
+        warnings.extend(
+            read.warnings
+                .into_iter()
+                .map(|w| fail(&w.file, w.tool.as_deref(), w.message)),
+        );
+        for tool in read.tools {
             if let Some(first) = from.get(&tool.name) {
-                errors.push(fail(
+                warnings.push(fail(
                     &name,
                     Some(&tool.name),
-                    format!("also defined in {first}"),
+                    format!("also defined in {first}: the definition there is used"),
                 ));
                 continue;
             }
             match import::compile(&tool, &name) {
-                Ok(compiled) => schemas.push((tool.name.clone(), compiled)),
-                Err(e) => {
-                    errors.push(fail(&e.file, e.tool.as_deref(), e.message));
-                    continue;
-                }
+                Ok(Some(compiled)) => schemas.push((tool.name.clone(), compiled)),
+                Ok(None) => {}
+                Err(e) => warnings.push(fail(
+                    &e.file,
+                    e.tool.as_deref(),
+                    format!(
+                        "{}: calls are checked by their arguments' names and types only",
+                        e.message
+                    ),
+                )),
             }
             from.insert(tool.name.clone(), name.clone());
             layer.tools.insert(
@@ -614,9 +665,35 @@ fn import_all(
         }
     }
     if errors.is_empty() {
-        Ok((layer, schemas))
+        Ok(Imports {
+            layer,
+            schemas,
+            warnings,
+            digest: digest.finish(),
+        })
     } else {
         Err(PolicyErrors(errors))
+    }
+}
+
+/// FNV-1a, 64 bits: stable across builds and platforms, for telling two policies apart (not
+/// for security).
+pub(crate) struct Fnv(u64);
+
+impl Fnv {
+    pub(crate) fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
+        for b in bytes.iter().chain([&0xff]) {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    pub(crate) fn finish(&self) -> u64 {
+        self.0
     }
 }
 

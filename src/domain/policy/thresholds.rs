@@ -48,6 +48,13 @@ pub struct EvaluateFile {
     /// … a failure rate above this (and more failures than successes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degraded_failure_rate: Option<f64>,
+    /// Degraded by low utility too (seed 001 phase 6): at least this many low-utility signals
+    /// (the tool's `low_utility` referrals and user corrections) …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded_min_low_utility: Option<u64>,
+    /// … and a utility below this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded_utility: Option<f64>,
     /// `deprecate_alias`: a method with at most this share of its tool's calls …
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alias_max_share: Option<f64>,
@@ -57,7 +64,9 @@ pub struct EvaluateFile {
     /// … of which at least this share were rejected or failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alias_problem_rate: Option<f64>,
-    /// `review_schema`: a required argument found missing in at least this many calls.
+    /// `review_schema`: an argument behind at least this many rejected calls (missing, of the
+    /// wrong type, of the wrong nested shape, outside its enum; a missing argument a learned
+    /// alias explains does not count). The key's name is from when only missing ones counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_schema_min_missing: Option<u64>,
     /// `learn_alias`: an unknown → declared argument pair seen at least this many times …
@@ -84,6 +93,8 @@ pub struct Thresholds {
     pub tighten_min_signals: u64,
     pub degraded_min_failures: u64,
     pub degraded_failure_rate: f64,
+    pub degraded_min_low_utility: u64,
+    pub degraded_utility: f64,
     pub alias_max_share: f64,
     pub alias_min_calls: u64,
     pub alias_problem_rate: f64,
@@ -141,6 +152,8 @@ impl EvaluateFile {
             tighten_min_signals: self.tighten_min_signals.unwrap_or(2),
             degraded_min_failures: self.degraded_min_failures.unwrap_or(3),
             degraded_failure_rate: self.degraded_failure_rate.unwrap_or(0.6),
+            degraded_min_low_utility: self.degraded_min_low_utility.unwrap_or(5),
+            degraded_utility: self.degraded_utility.unwrap_or(0.5),
             alias_max_share: self.alias_max_share.unwrap_or(0.2),
             alias_min_calls: self.alias_min_calls.unwrap_or(5),
             alias_problem_rate: self.alias_problem_rate.unwrap_or(0.5),
@@ -175,6 +188,9 @@ impl EvaluateFile {
             .get_or_insert(t.degraded_min_failures);
         self.degraded_failure_rate
             .get_or_insert(t.degraded_failure_rate);
+        self.degraded_min_low_utility
+            .get_or_insert(t.degraded_min_low_utility);
+        self.degraded_utility.get_or_insert(t.degraded_utility);
         self.alias_max_share.get_or_insert(t.alias_max_share);
         self.alias_min_calls.get_or_insert(t.alias_min_calls);
         self.alias_problem_rate.get_or_insert(t.alias_problem_rate);
@@ -205,6 +221,8 @@ impl EvaluateFile {
             tighten_min_signals,
             degraded_min_failures,
             degraded_failure_rate,
+            degraded_min_low_utility,
+            degraded_utility,
             alias_max_share,
             alias_min_calls,
             alias_problem_rate,
@@ -220,6 +238,7 @@ impl EvaluateFile {
         let shares = [
             ("reask_overlap", self.reask_overlap),
             ("degraded_failure_rate", self.degraded_failure_rate),
+            ("degraded_utility", self.degraded_utility),
             ("alias_max_share", self.alias_max_share),
             ("alias_problem_rate", self.alias_problem_rate),
             ("learn_alias_min_share", self.learn_alias_min_share),
@@ -260,6 +279,7 @@ impl EvaluateFile {
             ("cohesion_min_axes", self.cohesion_min_axes),
             ("tighten_min_signals", self.tighten_min_signals),
             ("degraded_min_failures", self.degraded_min_failures),
+            ("degraded_min_low_utility", self.degraded_min_low_utility),
             ("alias_min_calls", self.alias_min_calls),
             ("review_schema_min_missing", self.review_schema_min_missing),
             ("learn_alias_min_pairs", self.learn_alias_min_pairs),

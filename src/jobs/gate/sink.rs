@@ -62,6 +62,10 @@ pub fn decision_row(
         args,
         fingerprint,
         latency_us: i64::try_from(latency_us).unwrap_or(i64::MAX),
+        call_id: decision.call_id().map(|id| match id {
+            Value::String(s) => s,
+            other => other.to_string(),
+        }),
     }
 }
 

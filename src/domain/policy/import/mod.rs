@@ -8,41 +8,37 @@ use std::fmt;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::file::ToolsFormat;
 use super::file::{ArgFile, ArgType, ToolFile, TypeSpec};
 
-/// The three formats a tools file can be in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolsFormat {
-    /// `[{"type":"function","function":{"name","description","parameters"}}]` (also the
-    /// Responses API's flat `{"type":"function","name","parameters"}`).
-    Openai,
-    /// `{"tools":[{"name","description","inputSchema"}]}`, bare or as a JSON-RPC `result`.
-    Mcp,
-    /// `[{"name","description","input_schema"}]`.
-    Anthropic,
-}
+mod decoding;
+mod sanitize;
 
-impl ToolsFormat {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolsFormat::Openai => "openai",
-            ToolsFormat::Mcp => "mcp",
-            ToolsFormat::Anthropic => "anthropic",
-        }
-    }
-}
+pub use decoding::{DecodingRisk, decoding_risks};
+pub use sanitize::Repair;
 
 /// One tool read from a tools file.
 #[derive(Debug, Clone)]
 pub struct Imported {
     pub name: String,
     pub description: Option<String>,
-    /// The input schema as written.
+    /// The input schema, with the contradictions [`sanitize`] repairs repaired.
     pub schema: Value,
+    /// Whether `schema` is valid JSON Schema the gate can validate calls with; when it is not,
+    /// calls are checked by their declared arguments' names and types only.
+    pub validate: bool,
+    /// Per argument, spellings of enum values the schema wrote in another type (`"1"` for 1),
+    /// accepted as value aliases.
+    pub spellings: sanitize::EnumSpellings,
+}
+
+/// What a tools file holds: its tools, and what had to be repaired or left out to read them.
+#[derive(Debug, Clone, Default)]
+pub struct ToolsRead {
+    pub tools: Vec<Imported>,
+    pub warnings: Vec<ImportError>,
 }
 
 /// A problem with a tools file: which file, which tool (when one is at fault), what.
@@ -90,12 +86,72 @@ impl CompiledSchema {
     }
 }
 
-/// Reads a tools file. `format` forces one format; otherwise it is recognized.
+/// What kind of rule a value broke, as far as `evaluate` tells them apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind {
+    /// A required property is missing (its name).
+    Required(String),
+    Type,
+    Enum,
+    Other,
+}
+
+/// One way an instance breaks a schema: where (the first property of its path, and how deep
+/// the path goes), what kind of rule, and the validator's message with its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaFault {
+    pub arg: Option<String>,
+    pub depth: usize,
+    pub kind: FaultKind,
+    pub message: String,
+}
+
+impl CompiledSchema {
+    /// Every way `instance` breaks the schema, as [`SchemaFault`]s.
+    pub fn faults(&self, instance: &Value) -> Vec<SchemaFault> {
+        use jsonschema::error::ValidationErrorKind as K;
+        self.0
+            .iter_errors(instance)
+            .map(|e| {
+                let path = e.instance_path();
+                let mut segments = path.segments();
+                let arg = segments.next().map(|s| s.to_string());
+                let depth = usize::from(arg.is_some()) + segments.count();
+                let kind = match e.kind() {
+                    K::Required { property } => FaultKind::Required(match property {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    }),
+                    K::Type { .. } => FaultKind::Type,
+                    K::Enum { .. } | K::Constant { .. } => FaultKind::Enum,
+                    _ => FaultKind::Other,
+                };
+                let at = path.as_str();
+                let message = if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                };
+                SchemaFault {
+                    arg,
+                    depth,
+                    kind,
+                    message,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Reads a tools file. `format` forces one format; otherwise it is recognized. Only a file
+/// that holds no tool definitions at all is an error: a tool that contradicts itself or uses
+/// JSON Schema the gate does not model is read as far as it can be, with a warning naming it
+/// and the key.
 pub fn parse_tools(
     file: &str,
     text: &str,
     format: Option<ToolsFormat>,
-) -> Result<Vec<Imported>, ImportError> {
+) -> Result<ToolsRead, ImportError> {
     let error = |tool: Option<&str>, message: String| ImportError {
         file: file.to_string(),
         tool: tool.map(str::to_string),
@@ -133,9 +189,12 @@ pub fn parse_tools(
             ));
         }
     };
-    let mut tools = Vec::with_capacity(items.len());
+    let mut read = ToolsRead::default();
+    let mut warn = |tool: &str, message: String| {
+        read.warnings.push(error(Some(tool), message));
+    };
+    let mut tools: Vec<Imported> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let at = format!("entry {}", i + 1);
         let (holder, schema_key) = match format {
             ToolsFormat::Openai => match item.get("function") {
                 Some(f) if f.is_object() => (f, "parameters"),
@@ -144,32 +203,63 @@ pub fn parse_tools(
             ToolsFormat::Mcp => (item, "inputSchema"),
             ToolsFormat::Anthropic => (item, "input_schema"),
         };
-        let name = holder
+        let Some(name) = holder
             .get("name")
             .and_then(Value::as_str)
             .filter(|n| !n.trim().is_empty())
-            .ok_or_else(|| error(Some(&at), "has no `name`".to_string()))?;
-        let schema = holder
+        else {
+            warn(
+                &format!("entry {}", i + 1),
+                "has no `name`: left out".to_string(),
+            );
+            continue;
+        };
+        if tools.iter().any(|t| t.name == name) {
+            warn(
+                name,
+                "is defined twice in this file: the first definition is used".to_string(),
+            );
+            continue;
+        }
+        let mut schema = holder
             .get(schema_key)
             .cloned()
             .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+        let unchecked =
+            |why: String| format!("{why}: the tool is known, and its arguments are not checked");
         if !schema.is_object() {
-            return Err(error(
-                Some(name),
-                format!("`{schema_key}` is not a JSON Schema object"),
-            ));
+            warn(
+                name,
+                unchecked(format!("`{schema_key}` is not a JSON Schema object")),
+            );
+            schema = serde_json::json!({});
+        }
+        let (repairs, mut spellings) = sanitize::sanitize(&mut schema);
+        for r in repairs {
+            warn(name, format!("{schema_key}{}: {}", r.pointer, r.message));
         }
         if let Some(t) = schema.get("type")
             && t != "object"
         {
-            return Err(error(
-                Some(name),
-                format!("`{schema_key}` must describe an object, not {t}"),
-            ));
+            warn(
+                name,
+                unchecked(format!("`{schema_key}` must describe an object, not {t}")),
+            );
+            schema = serde_json::json!({});
+            spellings.clear();
         }
-        if let Some(e) = jsonschema::meta::validate(&schema).err() {
-            return Err(error(Some(name), format!("invalid JSON Schema: {e}")));
-        }
+        let validate = match jsonschema::meta::validate(&schema) {
+            Ok(()) => true,
+            Err(e) => {
+                warn(
+                    name,
+                    format!(
+                        "`{schema_key}` is not valid JSON Schema ({e}): calls are checked by their arguments' names and types only"
+                    ),
+                );
+                false
+            }
+        };
         tools.push(Imported {
             name: name.to_string(),
             description: holder
@@ -177,9 +267,52 @@ pub fn parse_tools(
                 .and_then(Value::as_str)
                 .map(str::to_string),
             schema,
+            validate,
+            spellings,
         });
     }
-    Ok(tools)
+    read.tools = tools;
+    Ok(read)
+}
+
+/// One tool's pre-flight report: what had to be read around, and what may break constrained
+/// decoding.
+#[derive(Debug, Clone)]
+pub struct ToolCheck {
+    pub name: String,
+    pub problems: Vec<String>,
+    pub risks: Vec<DecodingRisk>,
+}
+
+/// Every tool of a tools file, checked before any model meets it (`metagate tools check`).
+/// Entries left out (no name) come last, under the name `entry N`.
+pub fn check_tools(
+    file: &str,
+    text: &str,
+    format: Option<ToolsFormat>,
+) -> Result<Vec<ToolCheck>, ImportError> {
+    let read = parse_tools(file, text, format)?;
+    let mut checks: Vec<ToolCheck> = read
+        .tools
+        .iter()
+        .map(|t| ToolCheck {
+            name: t.name.clone(),
+            problems: Vec::new(),
+            risks: decoding_risks(&t.schema),
+        })
+        .collect();
+    for w in read.warnings {
+        let name = w.tool.unwrap_or_default();
+        match checks.iter_mut().find(|c| c.name == name) {
+            Some(c) => c.problems.push(w.message),
+            None => checks.push(ToolCheck {
+                name,
+                problems: vec![w.message],
+                risks: Vec::new(),
+            }),
+        }
+    }
+    Ok(checks)
 }
 
 fn detect(doc: &Value) -> Option<ToolsFormat> {
@@ -219,10 +352,13 @@ fn detect(doc: &Value) -> Option<ToolsFormat> {
     })
 }
 
-/// Compiles a tool's input schema once.
-pub fn compile(imported: &Imported, file: &str) -> Result<CompiledSchema, ImportError> {
+/// Compiles a tool's input schema once (`None` when it is not valid JSON Schema).
+pub fn compile(imported: &Imported, file: &str) -> Result<Option<CompiledSchema>, ImportError> {
+    if !imported.validate {
+        return Ok(None);
+    }
     jsonschema::validator_for(&imported.schema)
-        .map(|v| CompiledSchema(Arc::new(v)))
+        .map(|v| Some(CompiledSchema(Arc::new(v))))
         .map_err(|e| ImportError {
             file: file.to_string(),
             tool: Some(imported.name.clone()),
@@ -265,6 +401,12 @@ pub fn tool_file(imported: &Imported, fill_defaults: bool) -> ToolFile {
                     .get("description")
                     .and_then(Value::as_str)
                     .map(str::to_string),
+                values: imported.spellings.get(name).map(|spellings| {
+                    spellings
+                        .iter()
+                        .filter_map(|(spelling, v)| toml_of(v).map(|t| (spelling.clone(), t)))
+                        .collect()
+                }),
                 ..ArgFile::default()
             };
             args.insert(name.clone(), arg);
@@ -330,71 +472,4 @@ fn toml_of(v: &Value) -> Option<toml::Value> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn recognizes_the_three_formats() {
-        let openai =
-            json!([{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]);
-        let responses = json!([{"type":"function","name":"f","parameters":{"type":"object"}}]);
-        let mcp = json!({"tools":[{"name":"f","inputSchema":{"type":"object"}}]});
-        let rpc =
-            json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"f","inputSchema":{}}]}});
-        let anthropic = json!([{"name":"f","input_schema":{"type":"object"}}]);
-        for (doc, want) in [
-            (openai, ToolsFormat::Openai),
-            (responses, ToolsFormat::Openai),
-            (mcp, ToolsFormat::Mcp),
-            (rpc, ToolsFormat::Mcp),
-            (anthropic, ToolsFormat::Anthropic),
-        ] {
-            assert_eq!(detect(&doc), Some(want), "{doc}");
-            let tools = parse_tools("t.json", &doc.to_string(), None).unwrap();
-            assert_eq!(tools[0].name, "f");
-        }
-        assert!(detect(&json!({"x":1})).is_none());
-        assert!(detect(&json!([{"x":1}])).is_none());
-    }
-
-    #[test]
-    fn bad_files_name_the_file_and_the_tool() {
-        let e = parse_tools("t.json", "{\"x\":1}", None).unwrap_err();
-        assert_eq!((e.file.as_str(), e.tool.as_deref()), ("t.json", None));
-        let bad = json!([{"name":"broken","input_schema":{"type":"object","properties":{"a":{"type":"strin"}}}}]);
-        let e = parse_tools("t.json", &bad.to_string(), None).unwrap_err();
-        assert_eq!(e.tool.as_deref(), Some("broken"), "{e}");
-        let e = parse_tools("t.json", "[{\"input_schema\":{}}]", None).unwrap_err();
-        assert_eq!(e.tool.as_deref(), Some("entry 1"));
-        let e = parse_tools("t.json", "not json", None).unwrap_err();
-        assert!(e.message.starts_with("not JSON"));
-    }
-
-    #[test]
-    fn properties_become_declared_arguments() {
-        let imported = Imported {
-            name: "t".into(),
-            description: None,
-            schema: json!({"type":"object","required":["q"],"properties":{
-                "q":{"type":"string"},
-                "n":{"type":["integer","null"],"default":5},
-                "mode":{"enum":["fast","slow",null]},
-                "opts":{"type":"object","properties":{"x":{"type":"boolean"}}}
-            }}),
-        };
-        let file = tool_file(&imported, false);
-        assert_eq!(file.args["q"].required, Some(true));
-        assert_eq!(
-            file.args["n"].ty,
-            Some(TypeSpec::Many(vec![ArgType::Integer, ArgType::Null]))
-        );
-        assert_eq!(file.args["n"].default, None);
-        assert_eq!(file.args["mode"].nullable, Some(true));
-        assert_eq!(file.args["mode"].one_of.as_ref().unwrap().len(), 2);
-        assert_eq!(
-            tool_file(&imported, true).args["n"].default,
-            Some(toml::Value::Integer(5))
-        );
-    }
-}
+mod tests;
