@@ -42,6 +42,7 @@
 //!
 //! The checker never panics and runs in time roughly linear in the input; a
 //! work budget turns pathological inputs into [`Finding::Unreadable`].
+#![allow(clippy::if_not_else)] // the denylist check this file holds is being replaced, not restyled
 
 use std::borrow::Cow;
 use std::collections::HashSet;

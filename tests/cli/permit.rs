@@ -1420,7 +1420,7 @@ fn a_refusal_never_names_another_sessions_grant() {
 /// `now`: what an operator pasting it does.
 fn run_printed(shell: &str, command: &str, now: &str) -> std::process::Output {
     let elsewhere = tempfile::tempdir().unwrap();
-    let command = command.replacen("metagate", &format!("{} --now {now}", BIN), 1);
+    let command = command.replacen("metagate", &format!("{BIN} --now {now}"), 1);
     std::process::Command::new(shell)
         .args(["-c", &command])
         .env_clear()

@@ -82,8 +82,7 @@ fn refuse_anothers_file(path: &Path) -> Result<()> {
     let owner = std::fs::metadata(path)
         .with_context(|| format!("cannot read policy file {}", path.display()))?
         .uid();
-    // SAFETY: geteuid takes nothing, cannot fail, and touches no memory of ours.
-    let me = unsafe { libc::geteuid() };
+    let me = nix::unistd::geteuid().as_raw();
     if owner != me && owner != 0 {
         anyhow::bail!(
             "{} belongs to another user (uid {owner}), and metagate found it by looking rather \

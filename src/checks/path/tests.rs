@@ -335,7 +335,7 @@ fn escape_corpus(f: &Fixture) -> Vec<String> {
         "link_out_dir/..".into(),
         "sub/dir/../../..".into(),
         format!("{root}/.."),
-        "".into(),
+        String::new(),
     ]
 }
 

@@ -144,14 +144,20 @@ fn json_text(v: &Value) -> String {
 }
 
 /// A correction as the `corrections` column holds it (the same fields as `--report`), its
-/// values redacted.
+/// values redacted as they would be in place: `{"password": "73519468"}` coerced to a number
+/// stores neither number.
 fn write_correction(c: &Correction, out: &mut Vec<u8>) {
-    fn redacted(v: &Value) -> std::borrow::Cow<'_, Value> {
-        if matches!(v, Value::Null | Value::Bool(_) | Value::Number(_)) {
+    fn redacted<'a>(c: &Correction, v: &'a Value) -> std::borrow::Cow<'a, Value> {
+        if matches!(v, Value::Null | Value::Bool(_)) {
             return std::borrow::Cow::Borrowed(v);
         }
         let mut v = v.clone();
-        redact::redact_value(&mut v);
+        if c.kind.renames() {
+            // `from` and `to` are argument names.
+            redact::redact_value(&mut v);
+        } else {
+            redact::redact_at_path(&c.path, &mut v);
+        }
         std::borrow::Cow::Owned(v)
     }
     out.extend_from_slice(b"{\"kind\":\"");
@@ -159,9 +165,9 @@ fn write_correction(c: &Correction, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\",\"path\":");
     scan::write_string(&c.path, out);
     out.extend_from_slice(b",\"from\":");
-    scan::write_value(&redacted(&c.from), out);
+    scan::write_value(&redacted(c, &c.from), out);
     out.extend_from_slice(b",\"to\":");
-    scan::write_value(&redacted(&c.to), out);
+    scan::write_value(&redacted(c, &c.to), out);
     if let Some(note) = &c.note {
         out.extend_from_slice(b",\"note\":");
         scan::write_string(
