@@ -72,7 +72,11 @@ pub struct Checker {
     /// compiling the globs costs several times what the rest of a one-call run does.
     path_setup: PathSetup,
     paths: OnceCell<Result<PathRules, String>>,
-    shell_protected: Protected,
+    /// The home folder the shell check reads `~` and `$HOME` as; with the protected paths of
+    /// [`PathSetup`], what the shell check's [`Protected`] is built from, on the first shell
+    /// argument (its automaton is the dearest thing a one-call run would otherwise build).
+    home: Option<PathBuf>,
+    shell_protected: OnceCell<Protected>,
     shell_constructs: Vec<String>,
     shell_commands: Vec<String>,
     plans: RefCell<Plans>,
@@ -195,9 +199,9 @@ impl Checker {
             .as_deref()
             .map_or_else(|| setup.cwd.to_path_buf(), absolute);
         let protected: Vec<PathBuf> = setup.protected.iter().map(|p| absolute(p)).collect();
-        let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
         Checker {
-            shell_protected: Protected::new(&protected, &vars, setup.home.as_deref()),
+            home: setup.home.clone(),
+            shell_protected: OnceCell::new(),
             path_setup: PathSetup {
                 root: base.join(&p.root),
                 deny: p.deny.clone(),
@@ -465,7 +469,10 @@ impl Checker {
         ShellRules {
             constructs: &self.shell_constructs,
             words: &self.shell_commands,
-            protected: &self.shell_protected,
+            protected: self.shell_protected.get_or_init(|| {
+                let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
+                Protected::new(&self.path_setup.protected, &vars, self.home.as_deref())
+            }),
         }
     }
 }
