@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, fixture};
+use crate::common::{Sandbox, fixture, texts};
 
 /// How a call is written inside a document of one API family.
 #[derive(Clone, Copy)]
@@ -135,18 +135,14 @@ fn document(template: &str, a: &str, b: &str) -> String {
 }
 
 fn run(sb: &Sandbox, args: &[&str], input: &str) -> (String, i32, String) {
-    let out = sb
-        .cmd()
-        .arg("gate")
-        .arg("--no-telemetry")
-        .args(args)
-        .write_stdin(input)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        out.status.code().unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
+    texts(
+        sb.cmd()
+            .arg("gate")
+            .arg("--no-telemetry")
+            .args(args)
+            .write_stdin(input)
+            .output()
+            .unwrap(),
     )
 }
 

@@ -74,7 +74,11 @@ pub struct Checker {
     paths: OnceCell<Result<PathRules, String>>,
     /// The same rules for arguments the policy declares `access = "read"`.
     read_paths: OnceCell<Result<PathRules, String>>,
-    shell_protected: Protected,
+    /// The home folder the shell check reads `~` and `$HOME` as; with the protected paths of
+    /// [`PathSetup`], what the shell check's [`Protected`] is built from, on the first shell
+    /// argument (its automaton is the dearest thing a one-call run would otherwise build).
+    home: Option<PathBuf>,
+    shell_protected: OnceCell<Protected>,
     shell_constructs: Vec<String>,
     shell_commands: Vec<String>,
     plans: RefCell<Plans>,
@@ -197,9 +201,9 @@ impl Checker {
             .as_deref()
             .map_or_else(|| setup.cwd.to_path_buf(), absolute);
         let protected: Vec<PathBuf> = setup.protected.iter().map(|p| absolute(p)).collect();
-        let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
         Checker {
-            shell_protected: Protected::new(&protected, &vars, setup.home.as_deref()),
+            home: setup.home.clone(),
+            shell_protected: OnceCell::new(),
             path_setup: PathSetup {
                 root: base.join(&p.root),
                 deny: p.deny.clone(),
@@ -483,7 +487,10 @@ impl Checker {
         ShellRules {
             constructs: &self.shell_constructs,
             words: &self.shell_commands,
-            protected: &self.shell_protected,
+            protected: self.shell_protected.get_or_init(|| {
+                let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
+                Protected::new(&self.path_setup.protected, &vars, self.home.as_deref())
+            }),
         }
     }
 }
