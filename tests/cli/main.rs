@@ -9,8 +9,10 @@ mod common;
 
 mod evaluate;
 mod evaluate_week;
+mod fuzz_corpus;
 mod gate;
 mod generated;
+mod hardening;
 mod lint;
 mod mcp;
 mod messages;
@@ -23,3 +25,4 @@ mod setup;
 mod telemetry;
 mod terminal;
 mod tools;
+mod url_parsers;

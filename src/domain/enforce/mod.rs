@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-use crate::checks::path::{Fs, PathRules};
+use crate::checks::path::{Access, Fs, PathRules};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::{FailMode, Policy};
 use crate::shellcheck::{Protected, ShellRules};
@@ -72,6 +72,8 @@ pub struct Checker {
     /// compiling the globs costs several times what the rest of a one-call run does.
     path_setup: PathSetup,
     paths: OnceCell<Result<PathRules, String>>,
+    /// The same rules for arguments the policy declares `access = "read"`.
+    read_paths: OnceCell<Result<PathRules, String>>,
     /// The home folder the shell check reads `~` and `$HOME` as; with the protected paths of
     /// [`PathSetup`], what the shell check's [`Protected`] is built from, on the first shell
     /// argument (its automaton is the dearest thing a one-call run would otherwise build).
@@ -209,6 +211,7 @@ impl Checker {
                 protected,
             },
             paths: OnceCell::new(),
+            read_paths: OnceCell::new(),
             shell_constructs: policy.rules.shell.constructs.clone(),
             shell_commands: with_own_command(&policy.rules.shell.commands),
             plans: RefCell::default(),
@@ -306,7 +309,12 @@ impl Checker {
                 let Some(value) = args.get(name) else {
                     continue;
                 };
-                let arg = kinds::ArgToCheck { name, kind, value };
+                let arg = kinds::ArgToCheck {
+                    name,
+                    kind,
+                    access: spec.access,
+                    value,
+                };
                 kinds::check(self, policy, tool, &arg, inquiry)?;
             }
         }
@@ -460,9 +468,19 @@ pub(crate) fn internal(policy: &Policy, tool: &str, reason: &str) -> Result<(), 
 }
 
 impl Checker {
-    /// The path rules, built on first use with the file system the check runs against.
-    pub(crate) fn paths(&self, fs: &dyn Fs) -> &Result<PathRules, String> {
-        self.paths.get_or_init(|| self.path_setup.build(fs))
+    /// The path rules for an argument the tool does `access` with, built on first use with
+    /// the file system the check runs against.
+    pub(crate) fn paths(&self, fs: &dyn Fs, access: Access) -> &Result<PathRules, String> {
+        let writing = self.paths.get_or_init(|| self.path_setup.build(fs));
+        match access {
+            Access::Write => writing,
+            Access::Read => self.read_paths.get_or_init(|| {
+                writing
+                    .as_ref()
+                    .map(|rules| rules.clone().for_access(Access::Read))
+                    .map_err(Clone::clone)
+            }),
+        }
     }
 
     pub(crate) fn shell_rules(&self) -> ShellRules<'_> {

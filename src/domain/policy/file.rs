@@ -6,6 +6,8 @@ use std::ops::Range;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+pub use crate::checks::path::Access;
+
 /// A whole policy file. Every table is optional; `extends` says what it is layered on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -318,6 +320,10 @@ pub struct ArgFile {
     pub kind: Option<ArgKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind_when: Option<IndexMap<String, Vec<toml::Value>>>,
+    /// For `kind = "path"`: whether the tool only reads the path (`"read"`) or may write,
+    /// move or delete it (`"write"`, the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
@@ -536,6 +542,7 @@ impl ArgFile {
         self.default = over.default.or(self.default.take());
         self.kind = over.kind.or(self.kind);
         self.kind_when = over.kind_when.or(self.kind_when.take());
+        self.access = over.access.or(self.access);
         self.description = over.description.or(self.description.take());
     }
 }

@@ -16,10 +16,10 @@ use serde_json::Value;
 use crate::domain::events::AxisTable;
 use crate::wire::args::{ArgValue, Args, fits_f64, is_i64_integer};
 
-use file::{ArgFile, ToolFile, key_at, line_col, locate};
 pub use file::{
-    ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
+    Access, ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
 };
+use file::{ArgFile, ToolFile, key_at, line_col, locate};
 pub use import::{CompiledSchema, ToolsFormat};
 pub use lookup::{
     LookupEnv, PolicyLocation, Reason, Search, locate_policy, look_up_policy, policy_lookup_chain,
@@ -122,6 +122,8 @@ pub struct Arg {
     pub kind: Option<ArgKind>,
     /// The kind applies only when one of these arguments holds one of the values.
     pub kind_when: Vec<(String, Vec<Value>)>,
+    /// What the tool does with a `path` argument (`write` unless the policy says `read`).
+    pub access: Access,
     pub description: Option<String>,
 }
 
@@ -866,8 +868,21 @@ fn compile_arg(
         nullable,
         description: arg.description.clone(),
         kind: arg.kind,
+        access: arg.access.unwrap_or_default(),
         ..Arg::default()
     };
+    if let Some(access) = arg.access
+        && arg.kind != Some(ArgKind::Path)
+    {
+        problems.push(
+            &at("access"),
+            format!(
+                "access = {:?} is for kind = \"path\" arguments only (this one's kind is {})",
+                access.as_str(),
+                arg.kind.map_or("not set", ArgKind::as_str)
+            ),
+        );
+    }
     let convert = |path: Vec<String>, v: &toml::Value, problems: &mut Problems| -> Option<Value> {
         match json_of(v) {
             Ok(j) => Some(j),

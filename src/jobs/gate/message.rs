@@ -78,7 +78,7 @@ pub(super) fn decide<'a>(
 ) -> Answer<'a> {
     let mut refuse = |message: String| {
         let d = Decision::rejected(input, malformed(message), Report::default());
-        sink.record(&d, latency());
+        sink.record(run.policy, &d, latency());
         Answer::One(d)
     };
     let Ok(text) = std::str::from_utf8(input) else {
@@ -97,7 +97,7 @@ pub(super) fn decide<'a>(
             malformed_in(not_a_call.message, not_a_call.shape),
             Report::default(),
         );
-        sink.record(&d, latency());
+        sink.record(run.policy, &d, latency());
         return Answer::One(d);
     }
     if container == Container::Transcript {
@@ -119,7 +119,7 @@ pub(super) fn decide<'a>(
              function_call items, functionCall parts)",
         );
         let d = Decision::rejected(input, e, Report::default());
-        sink.record(&d, latency());
+        sink.record(run.policy, &d, latency());
         return Answer::One(d);
     }
     // Inside a document every call keeps its own envelope: `--emit` converts single calls.
@@ -142,7 +142,7 @@ pub(super) fn decide<'a>(
             decision.unread_id = raw_id(bytes);
         }
         let id = decision.call_id();
-        sink.record(&decision, latency());
+        sink.record(run.policy, &decision, latency());
         calls.push(PlacedDecision {
             start,
             end,

@@ -224,7 +224,7 @@ pub fn decide_document<'a>(
         Err(not_a_call) => return message::decide(run, input, not_a_call, sink, latency),
     };
     if let Answer::One(d) = &answer {
-        sink.record(d, latency());
+        sink.record(run.policy, d, latency());
     }
     answer
 }

@@ -8,6 +8,7 @@ use super::stream::{Sink, SinkError};
 use crate::checks::redact;
 use crate::domain::enforce::grants::GrantCheck;
 use crate::domain::enforce::{Context, Facts, fingerprint};
+use crate::domain::policy::Policy;
 use crate::store::decisions::DecisionLog;
 use crate::store::grants::GrantEvent;
 use crate::store::telemetry::DecisionRow;
@@ -16,15 +17,17 @@ use crate::wire::args::{ArgValue, Args};
 use crate::wire::correction::Correction;
 use crate::wire::scan;
 
-/// The row a decision becomes: arguments, corrections and warnings redacted.
+/// The row a decision becomes: arguments, corrections and warnings redacted. `policy` is
+/// the one the call was decided under: its fingerprint counts the arguments the tool declares.
 pub fn decision_row(
+    policy: &Policy,
     decision: &Decision<'_>,
     context: &Context,
     ts_ms: i64,
     latency_us: u64,
 ) -> DecisionRow {
     let fingerprint = match (decision.tool(), &decision.call) {
-        (Some(tool), Some(call)) => Some(fingerprint(tool, &call.args)),
+        (Some(tool), Some(call)) => Some(fingerprint(tool, policy.tool(tool), &call.args)),
         _ => None,
     };
     let args = decision.call.as_ref().map(|c| stored_args(&c.args));
@@ -225,8 +228,8 @@ impl Sink for TelemetrySink {
         (self.now_ms)()
     }
 
-    fn record(&mut self, decision: &Decision<'_>, latency_us: u64) {
-        let row = decision_row(decision, &self.context, (self.now_ms)(), latency_us);
+    fn record(&mut self, policy: &Policy, decision: &Decision<'_>, latency_us: u64) {
+        let row = decision_row(policy, decision, &self.context, (self.now_ms)(), latency_us);
         let event = decision
             .grant_check
             .clone()
@@ -282,7 +285,6 @@ fn grant_event(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::policy::Policy;
     use crate::jobs::gate::{Options, Verdict, decide};
 
     #[test]
@@ -296,7 +298,7 @@ mod tests {
             caller: Some("agent".into()),
             intent: None,
         };
-        let row = decision_row(&d, &ctx, 42, 7);
+        let row = decision_row(&policy, &d, &ctx, 42, 7);
         assert_eq!(
             (row.tool.as_deref(), row.verdict, row.shape),
             (Some("code_execution_tool"), "corrected", Some("agent-zero"))
@@ -324,7 +326,7 @@ mod tests {
         };
         let row = |input: &str| {
             let d = decide(&policy, input.as_bytes(), &Options::default());
-            decision_row(&d, &ctx, 0, 0)
+            decision_row(&policy, &d, &ctx, 0, 0)
         };
         let long = "x".repeat(STORED_VALUE_UP_TO + 1);
         let one = row(&format!(

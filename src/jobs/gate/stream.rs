@@ -53,8 +53,8 @@ pub trait Sink {
     fn timed(&self) -> bool {
         true
     }
-    /// Called once per decided line, in order.
-    fn record(&mut self, decision: &Decision<'_>, latency_us: u64);
+    /// Called once per decided line, in order, with the policy it was decided under.
+    fn record(&mut self, policy: &Policy, decision: &Decision<'_>, latency_us: u64);
     /// Makes everything recorded so far durable; called before the lines are written.
     fn commit(&mut self) -> Result<(), SinkError>;
     /// Why the checks' questions failed since the last call (the checks' rejections only say
@@ -90,7 +90,7 @@ impl Sink for NoSink {
     fn timed(&self) -> bool {
         false
     }
-    fn record(&mut self, _: &Decision<'_>, _: u64) {}
+    fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
     fn commit(&mut self) -> Result<(), SinkError> {
         Ok(())
     }
@@ -289,7 +289,7 @@ pub fn stream<R: Read, W: Write, E: Write>(
         let answer = match refusal {
             Some(message) => {
                 let d = Decision::rejected(body, malformed(message), Report::default());
-                sink.record(&d, latency());
+                sink.record(policy, &d, latency());
                 Answer::One(d)
             }
             None => decide_document(run, body, sink, &mut latency),
@@ -381,7 +381,7 @@ mod tests {
         fn now_ms(&self) -> i64 {
             0
         }
-        fn record(&mut self, _: &Decision<'_>, _: u64) {}
+        fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
         fn commit(&mut self) -> Result<(), SinkError> {
             Err(SinkError("disk full".into()))
         }

@@ -312,13 +312,13 @@ impl Registry {
         match built {
             Ok((policy, warnings)) => {
                 for w in warnings {
-                    (self.diag)(&format!("metagate: warning: {w}"));
+                    super::say(&self.diag, &format!("metagate: warning: {w}"));
                 }
                 state.policy = Arc::new(policy);
                 state.status = Status::Current;
             }
             Err(why) => {
-                (self.diag)(&format!("metagate: error: {why}"));
+                super::say(&self.diag, &format!("metagate: error: {why}"));
                 state.status = Status::Failed(why);
             }
         }
