@@ -232,6 +232,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -246,12 +247,24 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'metagate;tools;check' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'metagate;tools;help' {
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'metagate;tools;help;health' {
+            break
+        }
+        'metagate;tools;help;check' {
             break
         }
         'metagate;tools;help;help' {
@@ -377,9 +390,13 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;help;tools' {
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)')
             break
         }
         'metagate;help;tools;health' {
+            break
+        }
+        'metagate;help;tools;check' {
             break
         }
         'metagate;help;permit' {

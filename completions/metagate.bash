@@ -133,6 +133,9 @@ _metagate() {
             metagate__subcmd__help__subcmd__policy,which)
                 cmd="metagate__subcmd__help__subcmd__policy__subcmd__which"
                 ;;
+            metagate__subcmd__help__subcmd__tools,check)
+                cmd="metagate__subcmd__help__subcmd__tools__subcmd__check"
+                ;;
             metagate__subcmd__help__subcmd__tools,health)
                 cmd="metagate__subcmd__help__subcmd__tools__subcmd__health"
                 ;;
@@ -184,11 +187,17 @@ _metagate() {
             metagate__subcmd__policy__subcmd__help,which)
                 cmd="metagate__subcmd__policy__subcmd__help__subcmd__which"
                 ;;
+            metagate__subcmd__tools,check)
+                cmd="metagate__subcmd__tools__subcmd__check"
+                ;;
             metagate__subcmd__tools,health)
                 cmd="metagate__subcmd__tools__subcmd__health"
                 ;;
             metagate__subcmd__tools,help)
                 cmd="metagate__subcmd__tools__subcmd__help"
+                ;;
+            metagate__subcmd__tools__subcmd__help,check)
+                cmd="metagate__subcmd__tools__subcmd__help__subcmd__check"
                 ;;
             metagate__subcmd__tools__subcmd__help,health)
                 cmd="metagate__subcmd__tools__subcmd__help__subcmd__health"
@@ -484,7 +493,7 @@ _metagate() {
             fi
             case "${prev}" in
                 --emit)
-                    COMPREPLY=($(compgen -W "agent-zero openai openai-responses anthropic mcp gemini plain" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "agent-zero openai openai-responses anthropic mcp gemini plain llama" -- "${cur}"))
                     return 0
                     ;;
                 --tools)
@@ -785,8 +794,22 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__tools)
-            opts="health"
+            opts="health check"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__tools__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1267,12 +1290,38 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__tools)
-            opts="-h --policy --db --help health help"
+            opts="-h --policy --db --help health check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__tools__subcmd__check)
+            opts="-h --format --policy --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
                 --policy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1327,8 +1376,22 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__tools__subcmd__help)
-            opts="health help"
+            opts="health check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__tools__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

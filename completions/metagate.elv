@@ -203,6 +203,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;tools;health'= {
@@ -215,11 +216,21 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'metagate;tools;check'= {
+            cand --format 'Output format'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
+            cand --db 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'metagate;tools;help'= {
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;tools;help;health'= {
+        }
+        &'metagate;tools;help;check'= {
         }
         &'metagate;tools;help;help'= {
         }
@@ -320,8 +331,11 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;help;tools'= {
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
         }
         &'metagate;help;tools;health'= {
+        }
+        &'metagate;help;tools;check'= {
         }
         &'metagate;help;permit'= {
             cand grant 'Allow a capability for a while'

@@ -44,7 +44,8 @@ openai-responses\t'OpenAI Responses function_call item'
 anthropic\t'Anthropic tool_use block'
 mcp\t'MCP tools/call request'
 gemini\t'Gemini functionCall part'
-plain\t'{"name", "arguments"}'"
+plain\t'{"name", "arguments"}'
+llama\t'{"name", "parameters"} (Llama)'"
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l tools -d 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l session -d 'Session the calls belong to (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l caller -d 'Who is calling: an agent, persona or user (recorded with each decision)' -r
@@ -152,11 +153,12 @@ complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and __fish_s
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and __fish_seen_subcommand_from help" -f -a "show" -d 'One stored recommendation with its evidence (and the re-asks stored against its tool)'
 complete -c metagate -n "__fish_metagate_using_subcommand evaluate; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
-complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -s h -l help -d 'Print help'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -f -a "check" -d 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and not __fish_seen_subcommand_from health check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l format -d 'Output format' -r -f -a "table\t''
 json\t''
 known-tools\t'A <known_tools> block for a Tool Builder prompt'"
@@ -171,7 +173,13 @@ rank\t'Degraded last, then utility x recency'"
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from health" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from check" -l format -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from check" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from check" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "check" -d 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
 complete -c metagate -n "__fish_metagate_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and not __fish_seen_subcommand_from grant list revoke help" -l db -d 'Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes it more than once to merge shards' -r -F
@@ -221,6 +229,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "prune" -d 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from evaluate" -f -a "show" -d 'One stored recommendation with its evidence (and the re-asks stored against its tool)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "health" -d 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "check" -d 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "grant" -d 'Allow a capability for a while'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from permit" -f -a "revoke" -d 'End a grant now, or (--all) every grant not yet revoked'

@@ -45,10 +45,20 @@ fn careful_url_host(url: &str) -> Result<(Cow<'_, str>, Cow<'_, str>), String> {
     {
         return Err(format!("{scheme:?} is not a URL scheme"));
     }
-    let authority = &rest[..position(rest, |b| matches!(b, b'/' | b'?' | b'#'))];
-    if authority.bytes().any(|b| b == b'@') {
-        return Err("the URL carries credentials (user@host)".to_string());
+    // An `@` before the first `/` is credentials to every parser that ends the authority at
+    // `/` alone: `http://x#@169.254.169.254/` and `http://x?@169.254.169.254/` are host `x` to
+    // a browser and to Python, and the metadata address to such a parser. Refused wherever it
+    // stands there, as is a credential part proper (`user@host`).
+    if rest[..position(rest, |b| b == b'/')]
+        .bytes()
+        .any(|b| b == b'@')
+    {
+        return Err(
+            "the URL carries credentials (user@host), or an `@` before its path that parsers read differently"
+                .to_string(),
+        );
     }
+    let authority = &rest[..position(rest, |b| matches!(b, b'/' | b'?' | b'#'))];
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
         let end = v6
             .bytes()
@@ -123,6 +133,13 @@ pub fn canonical_host(host: &str) -> Result<Cow<'_, str>, String> {
         // No host name has an empty label; `*.example.org` must not be met by `a..example.org`.
         return Err(format!("the host {host:?} has an empty label"));
     }
+    if let Some(label) = host.split('.').find(|l| !valid_punycode_label(l)) {
+        // Browsers decode `xn--` labels and refuse the URL when one does not decode to a
+        // name; other parsers send it as written: the two would not fetch the same.
+        return Err(format!(
+            "the host label {label:?} is not valid punycode (browsers refuse it)"
+        ));
+    }
     let last = &host[host.rfind('.').map_or(0, |k| k + 1)..];
     if last.bytes().all(|b| b.is_ascii_digit()) || ipv4_number(last).is_some() {
         // A host ending in a number is an IPv4 address to browsers, or nothing.
@@ -131,6 +148,97 @@ pub fn canonical_host(host: &str) -> Result<Cow<'_, str>, String> {
             .ok_or_else(|| format!("the host {host:?} ends in a number but is no IPv4 address"));
     }
     Ok(lowercase(host))
+}
+
+/// Whether `label` is not punycode (`xn--…`), or is punycode WHATWG URL parsers accept:
+/// it decodes (RFC 3492) to a name with a character beyond ASCII, every ASCII one a lower-case
+/// letter, digit or `-`, every other a letter, mark or digit already in lower case (IDNA maps
+/// upper case away, so an upper-case form is never what a browser would write). IDNA's finer
+/// rules (normalization, bidirectional text, joiners) are not checked again here.
+fn valid_punycode_label(label: &str) -> bool {
+    let Some(encoded) = label
+        .get(..4)
+        .filter(|prefix| prefix.eq_ignore_ascii_case("xn--"))
+        .map(|_| &label[4..])
+    else {
+        return true;
+    };
+    // Browsers read the host in lower case first.
+    let Some(decoded) = punycode_decode(&encoded.to_ascii_lowercase()) else {
+        return false;
+    };
+    !decoded.is_empty()
+        && decoded.iter().any(|c| !c.is_ascii())
+        && decoded.iter().all(|&c| {
+            if c.is_ascii() {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
+            } else {
+                (c.is_alphanumeric() && !c.is_uppercase()) || is_mark(c)
+            }
+        })
+}
+
+/// Combining marks (the general category M), as far as the ranges most scripts use go.
+fn is_mark(c: char) -> bool {
+    matches!(c as u32,
+        0x0300..=0x036f | 0x0483..=0x0489 | 0x0591..=0x05bd | 0x0610..=0x061a | 0x064b..=0x065f
+        | 0x0900..=0x0903 | 0x093a..=0x094f | 0x0e31..=0x0e3a | 0x0e47..=0x0e4e
+        | 0x1ab0..=0x1aff | 0x1dc0..=0x1dff | 0x20d0..=0x20ff | 0x3099..=0x309a | 0xfe20..=0xfe2f)
+}
+
+/// Punycode (RFC 3492) decoded: the code points `encoded` (without `xn--`) stands for, or
+/// `None` when it is not punycode.
+fn punycode_decode(encoded: &str) -> Option<Vec<char>> {
+    const BASE: u32 = 36;
+    const T_MIN: u32 = 1;
+    const T_MAX: u32 = 26;
+    let (basic, extended) = match encoded.rfind('-') {
+        Some(at) => (&encoded[..at], &encoded[at + 1..]),
+        None => ("", encoded),
+    };
+    let mut output: Vec<char> = basic.chars().collect();
+    let (mut code, mut index, mut bias) = (128u32, 0u32, 72u32);
+    let mut digits = extended.bytes().peekable();
+    while digits.peek().is_some() {
+        let before = index;
+        let mut weight = 1u32;
+        let mut k = BASE;
+        loop {
+            let digit = match digits.next()? {
+                b @ b'a'..=b'z' => b - b'a',
+                b @ b'A'..=b'Z' => b - b'A',
+                b @ b'0'..=b'9' => b - b'0' + 26,
+                _ => return None,
+            } as u32;
+            index = index.checked_add(digit.checked_mul(weight)?)?;
+            let threshold = k.saturating_sub(bias).clamp(T_MIN, T_MAX);
+            if digit < threshold {
+                break;
+            }
+            weight = weight.checked_mul(BASE - threshold)?;
+            k += BASE;
+        }
+        let length = u32::try_from(output.len()).ok()? + 1;
+        bias = adapt_bias(index - before, length, before == 0);
+        code = code.checked_add(index / length)?;
+        index %= length;
+        output.insert(index as usize, char::from_u32(code)?);
+        index += 1;
+    }
+    Some(output)
+}
+
+/// RFC 3492's bias adaptation.
+fn adapt_bias(delta: u32, points: u32, first: bool) -> u32 {
+    const BASE: u32 = 36;
+    let mut delta = if first { delta / 700 } else { delta / 2 };
+    delta += delta / points;
+    let mut k = 0;
+    while delta > ((BASE - 1) * 26) / 2 {
+        delta /= BASE - 1;
+        k += BASE;
+    }
+    k + (BASE * delta) / (delta + 38)
 }
 
 /// An IPv4 address written in one to four parts, the way WHATWG URL parsers and `inet_aton`
@@ -209,9 +317,13 @@ fn plain_url_host(url: &str) -> Option<(&str, &str)> {
         }
     }
     let host = rest[..colon.unwrap_or(end)].trim_end_matches('.');
-    // A port that is no number up to 65535, and a host ending in a number (an IPv4 address
-    // in one of its many spellings), are for the careful reading.
+    // A port that is no number up to 65535, a host ending in a number (an IPv4 address in
+    // one of its many spellings), punycode, and an `@` after `?` or `#` but before any `/`
+    // (`http://x#@169.254.169.254`) are for the careful reading.
     if colon.is_some_and(|c| check_port(&rest[c..end]).is_err())
+        || rest[end..position(rest, |b| b == b'/')].contains('@')
+        || host.starts_with("xn--")
+        || host.contains(".xn--")
         || host[host.rfind('.').map_or(0, |k| k + 1)..].starts_with(|c: char| c.is_ascii_digit())
         || host.starts_with('.')
         || host.contains("..")
@@ -219,6 +331,105 @@ fn plain_url_host(url: &str) -> Option<(&str, &str)> {
         return None;
     }
     (!host.is_empty()).then(|| (&url[..s], host))
+}
+
+/// The addresses a host (as [`url_host`] gives it) reaches or names besides itself, each in
+/// the spelling hosts are compared in: the IPv4 address inside an IPv6 one that carries it
+/// (IPv4-compatible `[::169.254.169.254]`, SIIT `[::ffff:0:a.b.c.d]`, NAT64 `[64:ff9b::…]`,
+/// 6to4 `[2002:…]`, Teredo's server and client), and the addresses a name spells out for a
+/// wildcard DNS service (nip.io, sslip.io and any domain set up the same way) to answer
+/// with: four labels of decimal numbers (`169.254.169.254.nip.io`), four numbers joined by
+/// `-` (`169-254-169-254.nip.io`, `app-169-254-169-254.sslip.io`), eight hex digits
+/// (`a9fea9fe.nip.io`, `magic-a9fea9fe.nip.io`), an IPv6 address with `-` for `:`
+/// (`fd00-ec2--254.sslip.io`). A deny rule matches a host when it matches one of these.
+pub fn embedded_addresses(host: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut add = |address: String| {
+        if address != host && !found.contains(&address) {
+            found.push(address);
+        }
+    };
+    if let Some(inner) = host.strip_prefix('[') {
+        if let Ok(v6) = inner.trim_end_matches(']').parse::<Ipv6Addr>() {
+            carried_ipv4(v6)
+                .into_iter()
+                .for_each(|v4| add(v4.to_string()));
+        }
+        return found;
+    }
+    let labels: Vec<&str> = host.split('.').collect();
+    for window in labels.windows(4) {
+        if let Some(v4) = four_decimals(window) {
+            add(v4.to_string());
+        }
+    }
+    for label in &labels {
+        let parts: Vec<&str> = label.split('-').collect();
+        for window in parts.windows(4) {
+            if let Some(v4) = four_decimals(window) {
+                add(v4.to_string());
+            }
+        }
+        for part in &parts {
+            if part.len() == 8
+                && let Ok(n) = u32::from_str_radix(part, 16)
+            {
+                add(Ipv4Addr::from(n).to_string());
+            }
+        }
+        // sslip.io writes IPv6 with `-` for `:` (`--1` is `::1`), maybe after a name part.
+        if label.contains("--") || parts.len() >= 8 {
+            for start in 0..parts.len() {
+                let colons = parts[start..].join(":");
+                if let Ok(v6) = colons.parse::<Ipv6Addr>() {
+                    match v6.to_ipv4_mapped() {
+                        Some(v4) => add(v4.to_string()),
+                        None => add(format!("[{v6}]")),
+                    }
+                    carried_ipv4(v6)
+                        .into_iter()
+                        .for_each(|v4| add(v4.to_string()));
+                    break;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// `a.b.c.d` from four decimal numbers up to 255 (no sign, no other base).
+fn four_decimals(parts: &[&str]) -> Option<Ipv4Addr> {
+    let mut bytes = [0u8; 4];
+    for (byte, part) in bytes.iter_mut().zip(parts) {
+        if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        *byte = part.parse().ok()?;
+    }
+    Some(Ipv4Addr::from(bytes))
+}
+
+/// The IPv4 addresses an IPv6 address carries, which a host reaching it may reach:
+/// IPv4-compatible (`::a.b.c.d`, but not `::` or `::1`), SIIT (`::ffff:0:a.b.c.d`), the
+/// NAT64 well-known prefix (`64:ff9b::a.b.c.d`), 6to4 (`2002:AABB:CCDD::`), and Teredo
+/// (`2001:0:SERVER::…:~CLIENT`).
+fn carried_ipv4(v6: Ipv6Addr) -> Vec<Ipv4Addr> {
+    let s = v6.segments();
+    let last = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    let mut out = Vec::new();
+    match s {
+        [0, 0, 0, 0, 0, 0, 0, 0 | 1] => {}
+        [0, 0, 0, 0, 0 | 0xffff, 0, _, _] | [0x64, 0xff9b, 0, 0, 0, 0, _, _] => out.push(last),
+        [0x2002, high, low, ..] => {
+            out.push(Ipv4Addr::from((u32::from(high) << 16) | u32::from(low)))
+        }
+        [0x2001, 0, high, low, ..] => {
+            out.push(Ipv4Addr::from((u32::from(high) << 16) | u32::from(low)));
+            out.push(Ipv4Addr::from(!u32::from(last)));
+        }
+        _ => {}
+    }
+    out
 }
 
 /// Where the first byte `stop` holds for is, or the length.
@@ -461,6 +672,39 @@ mod tests {
         ] {
             assert!(host(url).is_err(), "{url}");
         }
+    }
+
+    /// `xn--` labels browsers decode: a label that does not decode to a name is refused, as
+    /// WHATWG parsers refuse it (other parsers would send it as written).
+    #[test]
+    fn punycode_labels_must_decode_to_a_name() {
+        for good in [
+            "xn--bcher-kva.de",
+            "xn--mnchen-3ya.de",
+            "xn--fiqs8s",
+            "www.xn--80ak6aa92e.com",
+            "XN--BCHER-KVA.de",
+        ] {
+            assert!(canonical_host(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "xn--bcher-kva08",
+            "xn--bcher-kva1.de",
+            "xn--bcher-kva0x.de",
+            "xn--bcher-kvaexample",
+            "xn--",
+            "xn--abc-",
+            "xn--a.example",
+            "a.xn--zz.example",
+        ] {
+            let error = canonical_host(bad).unwrap_err();
+            assert!(error.contains("punycode"), "{bad}: {error}");
+        }
+        assert_eq!(
+            punycode_decode("bcher-kva"),
+            Some("bücher".chars().collect())
+        );
+        assert_eq!(punycode_decode("fiqs8s"), Some("中国".chars().collect()));
     }
 
     #[test]

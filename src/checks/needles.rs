@@ -3,13 +3,13 @@
 //!
 //! The checks ask this of every command and path (does it name one of metagate's files,
 //! could a deny glob match it), and the answer is nearly always no, so the search is a
-//! dense automaton built once: aho-corasick's, with its byte classes reduced to the bytes
-//! the needles hold, its match states merged into one that never leaves, and a column that
-//! stays put, so a shell command's quotes and backslashes can be skipped without copying it.
-
-use aho_corasick::automaton::{Automaton, StateID};
-use aho_corasick::{Anchored, dfa::DFA};
-use rustc_hash::FxHashMap;
+//! dense Aho-Corasick automaton built once: byte classes reduced to the bytes the needles
+//! hold, match states merged into one that never leaves, and a column that stays put, so a
+//! shell command's quotes and backslashes can be skipped without copying it.
+//!
+//! It is built here, each state's row copied from its failure state's and its own edges
+//! written over it, rather than read off the aho-corasick crate's automata: asking those for
+//! every state and class was most of what a one-call `gate` process did at start.
 
 /// Tables larger than this are not built: the search falls back to saying "maybe".
 const MAX_CELLS: usize = 1 << 16;
@@ -29,72 +29,99 @@ pub(crate) struct Needles {
 
 impl Needles {
     /// A screen for `needles` (matched ignoring ASCII case); None when it cannot be built
-    /// within [`MAX_CELLS`].
+    /// within [`MAX_CELLS`], or when a needle is empty (it would match everywhere).
     pub(crate) fn new<N: AsRef<[u8]>>(needles: &[N]) -> Option<Needles> {
-        let dfa = DFA::builder()
-            .ascii_case_insensitive(true)
-            .prefilter(false)
-            .build(needles.iter().map(AsRef::as_ref))
-            .ok()?;
-        // A byte no needle holds (in either case) takes every state where the start's
-        // transition on it does, back to the start: one class holds all such bytes.
+        // Class 0 holds every byte no needle holds (in either case): from any state it leads
+        // back to the start.
         let mut raw = [0u8; 256];
-        let mut representatives = vec![None];
+        let mut classes = 1usize;
         for &b in needles.iter().flat_map(|n| n.as_ref()) {
             let lower = b.to_ascii_lowercase();
             if raw[usize::from(lower)] == 0 {
-                let class = u8::try_from(representatives.len()).ok()?;
-                representatives.push(Some(lower));
+                let class = u8::try_from(classes).ok()?;
                 raw[usize::from(lower)] = class;
                 raw[usize::from(lower.to_ascii_uppercase())] = class;
+                classes += 1;
             }
         }
-        let other = (0..=255u8).find(|&b| raw[usize::from(b)] == 0);
-        representatives[0] = other;
-        let stay = representatives.len();
+        let stay = classes;
         let stride = stay + 1;
         let mut unquoted = raw;
         for b in [b'\\', b'\'', b'"'] {
             unquoted[usize::from(b)] = u8::try_from(stay).ok()?;
         }
 
-        // Number the states breadth first, every match state as the one found state.
-        let start = dfa.start_state(Anchored::No).ok()?;
-        let mut order: Vec<StateID> = vec![start];
-        let mut index: FxHashMap<StateID, usize> = FxHashMap::default();
-        index.insert(start, 0);
-        // The found state's number is known once all others are: its cells go last.
-        let mut pending: Vec<(usize, StateID)> = Vec::new();
-        let mut next: Vec<u32> = Vec::new();
-        let mut at = 0;
-        while let Some(&state) = order.get(at) {
-            for representative in &representatives {
-                let Some(b) = *representative else {
-                    next.push(0);
-                    continue;
-                };
-                let to = dfa.next_state(Anchored::No, state, b);
-                if dfa.is_match(to) {
-                    pending.push((next.len(), to));
-                    next.push(0);
-                    continue;
+        // The trie of the needles, by class: `edges[state * classes + class]` is the child,
+        // 0 for none (the start is no one's child).
+        let mut edges: Vec<u32> = vec![0; classes];
+        let mut ends: Vec<bool> = vec![false];
+        for needle in needles {
+            let mut state = 0usize;
+            for &b in needle.as_ref() {
+                let cell = state * classes + usize::from(raw[usize::from(b)]);
+                if edges[cell] == 0 {
+                    edges[cell] = u32::try_from(ends.len()).ok()?;
+                    ends.push(false);
+                    edges.resize(edges.len() + classes, 0);
+                    if ends.len() * stride > MAX_CELLS {
+                        return None;
+                    }
                 }
-                let known = index.len();
-                let number = *index.entry(to).or_insert_with(|| {
-                    order.push(to);
-                    known
-                });
-                next.push(u32::try_from(number * stride).ok()?);
+                state = edges[cell] as usize;
             }
-            next.push(u32::try_from(at * stride).ok()?);
-            at += 1;
-            if next.len() > MAX_CELLS {
-                return None;
+            ends[state] = true;
+        }
+        if ends[0] {
+            return None;
+        }
+
+        // Breadth first, so a state's failure state (shallower) has its row already: the row
+        // is the failure state's, with the state's own edges written over it. A state is a
+        // match when a needle ends there or at its failure state.
+        let states = ends.len();
+        let mut step: Vec<u32> = vec![0; states * classes];
+        let mut fail: Vec<u32> = vec![0; states];
+        let mut order: Vec<u32> = Vec::with_capacity(states);
+        for class in 0..classes {
+            let child = edges[class];
+            step[class] = child;
+            if child != 0 {
+                order.push(child);
             }
         }
-        let found = u32::try_from(order.len() * stride).ok()?;
-        for (cell, _) in pending {
-            next[cell] = found;
+        let mut at = 0;
+        while let Some(&state) = order.get(at) {
+            at += 1;
+            let state = state as usize;
+            let failure = fail[state] as usize;
+            ends[state] |= ends[failure];
+            let (row, failure_row) = (state * classes, failure * classes);
+            step.copy_within(failure_row..failure_row + classes, row);
+            for class in 0..classes {
+                let child = edges[row + class];
+                if child != 0 {
+                    fail[child as usize] = step[failure_row + class];
+                    step[row + class] = child;
+                    order.push(child);
+                }
+            }
+        }
+
+        // States keep their trie numbers (those of matches are never entered); the found
+        // state comes last.
+        let found = u32::try_from(states * stride).ok()?;
+        let mut next: Vec<u32> = Vec::with_capacity((states + 1) * stride);
+        // Fits: states * stride is at most MAX_CELLS.
+        let number = |state: usize| (state * stride) as u32;
+        for (state, row) in step.chunks_exact(classes).enumerate() {
+            next.extend(row.iter().map(|&to| {
+                if ends[to as usize] {
+                    found
+                } else {
+                    number(to as usize)
+                }
+            }));
+            next.push(number(state));
         }
         next.extend(std::iter::repeat_n(found, stride));
         Some(Needles {
@@ -125,5 +152,56 @@ impl Needles {
             state = self.next.get(cell).copied().unwrap_or(self.found);
         }
         state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Needles;
+    use proptest::prelude::*;
+
+    /// What the screen must answer: a needle in `hay`, ignoring ASCII case.
+    fn naive(needles: &[Vec<u8>], hay: &[u8]) -> bool {
+        let hay = hay.to_ascii_lowercase();
+        needles.iter().any(|n| {
+            let n = n.to_ascii_lowercase();
+            hay.windows(n.len()).any(|w| w == n.as_slice())
+        })
+    }
+
+    fn without_quotes(hay: &[u8]) -> Vec<u8> {
+        hay.iter()
+            .copied()
+            .filter(|b| !matches!(b, b'\\' | b'\'' | b'"'))
+            .collect()
+    }
+
+    #[test]
+    fn finds_overlapping_needles_in_any_case() {
+        let screen = Needles::new(&["abc", "b", "/home/a/.config/metagate"]).unwrap();
+        assert!(screen.occurs(b"xxaBx", false));
+        assert!(screen.occurs(b"cat /HOME/A/.Config/metagate/x", false));
+        assert!(screen.occurs(b"a'b'c", true));
+        assert!(!screen.occurs(b"xyz /home/a/.config", false));
+        assert!(screen.occurs_joined(b"xa", b"Bc"));
+        assert!(Needles::new(&["", "a"]).is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn answers_as_a_plain_search(
+            needles in prop::collection::vec(prop::collection::vec(prop::sample::select(b"abAB/'\\x".to_vec()), 1..6), 1..6),
+            hay in prop::collection::vec(prop::sample::select(b"abAB/'\\xyz".to_vec()), 0..40),
+            split in 0usize..40,
+        ) {
+            let screen = Needles::new(&needles).unwrap();
+            prop_assert_eq!(screen.occurs(&hay, false), naive(&needles, &hay));
+            prop_assert_eq!(screen.occurs(&hay, true), naive(&needles, &without_quotes(&hay)));
+            let split = split.min(hay.len());
+            prop_assert_eq!(
+                screen.occurs_joined(&hay[..split], &hay[split..]),
+                naive(&needles, &hay)
+            );
+        }
     }
 }

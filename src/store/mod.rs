@@ -13,6 +13,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 
 /// The migrations, in order; the schema version is how many have run (`PRAGMA user_version`).
@@ -21,6 +22,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_grants.sql"),
     include_str!("migrations/0003_evaluate.sql"),
     include_str!("migrations/0004_evaluate_evidence.sql"),
+    include_str!("migrations/0005_call_ids.sql"),
 ];
 
 /// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
@@ -37,6 +39,8 @@ const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
         "eval_alias_pairs",
     ],
     // Columns and indexes only.
+    &[],
+    // A column of `decisions`, no table.
     &[],
 ];
 
@@ -256,13 +260,27 @@ pub struct Options {
     /// killed, but the last ones may be lost when the machine itself stops (`NORMAL`): for a
     /// writer that commits one call at a time and cannot wait a disk sync on each.
     pub durable: bool,
+    /// The process writes a few rows and exits (`gate` answering one call). Closing the last
+    /// connection would otherwise copy the log into the database and delete it: two more disk
+    /// syncs, and the next process pays two more to make a new log (its header and the
+    /// folder). The log is left for the next writer instead, and kept short
+    /// ([`SHORT_LIVED_LOG_BYTES`]), since a process that finds no other connection reads the
+    /// whole log back at its first read. Durability is the same: a commit is on disk in the
+    /// log once it returns, and SQLite reads the log back after any stop.
+    pub short_lived: bool,
 }
+
+/// The log a [`Options::short_lived`] writer leaves at close, at most: with a few pages a
+/// decision, one call in some twenty to fifty pays for copying it in (two disk syncs more),
+/// and what a process starting alone reads back stays small.
+pub const SHORT_LIVED_LOG_BYTES: u64 = 256 * 1024;
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             busy_timeout: BUSY_TIMEOUT,
             durable: true,
+            short_lived: false,
         }
     }
 }
@@ -271,6 +289,28 @@ impl Default for Options {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Opened [`Options::short_lived`]: the log is left at close unless it grew long.
+    short_lived: bool,
+}
+
+impl Drop for Store {
+    /// A short-lived writer leaves the log for the next one, unless it holds more than
+    /// [`SHORT_LIVED_LOG_BYTES`]: then it is copied into the database and emptied now (a
+    /// process that starts alone reads the whole log back, and SQLite only starts a log over
+    /// once it knows every frame was copied, which a process reading it back does not).
+    /// Committed decisions are on disk either way; a failure here loses nothing.
+    fn drop(&mut self) {
+        if !self.short_lived {
+            return;
+        }
+        let mut log = self.path.clone().into_os_string();
+        log.push("-wal");
+        if std::fs::metadata(&log).is_ok_and(|m| m.len() > SHORT_LIVED_LOG_BYTES) {
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
+    }
 }
 
 impl Store {
@@ -296,6 +336,7 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
+            short_lived: false,
         };
         // Before any pragma: switching to WAL would already change a foreign database. The
         // busy timeout only tells this connection to wait: another process may be setting up
@@ -344,6 +385,7 @@ impl Store {
         let store = Store {
             conn: open_read_only(path, options.busy_timeout)?,
             path: path.to_path_buf(),
+            short_lived: false,
         };
         let fail = |e| StoreError::from_sqlite(path, e);
         store.refuse_foreign()?;
@@ -403,9 +445,17 @@ impl Store {
         // written: FULL syncs the log on each commit, and commits are grouped, so this costs
         // one sync per group.
         let synchronous = if options.durable { "FULL" } else { "NORMAL" };
+        // A short-lived writer copies the log in at close, when it grew long (see `Drop`).
+        let checkpoint_pages = if options.short_lived { 0 } else { 16384 };
         self.conn
-            .execute_batch(&format!("PRAGMA synchronous = {synchronous}; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384; PRAGMA wal_autocheckpoint = 16384;"))
+            .execute_batch(&format!("PRAGMA synchronous = {synchronous}; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384; PRAGMA wal_autocheckpoint = {checkpoint_pages};"))
             .map_err(fail)?;
+        if options.short_lived {
+            self.short_lived = true;
+            self.conn
+                .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+                .map_err(fail)?;
+        }
         Ok(())
     }
 

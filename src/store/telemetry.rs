@@ -28,11 +28,13 @@ pub struct DecisionRow {
     /// Identifies the same tool with the same arguments (the loop breaker's key).
     pub fingerprint: Option<i64>,
     pub latency_us: i64,
+    /// The call's id as its document gave it.
+    pub call_id: Option<String>,
 }
 
 const INSERT_DECISION: &str = "INSERT INTO decisions \
-    (ts_ms, session, caller, intent, tool, method, shape, verdict, category, corrections, warnings, args, fingerprint, latency_us) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+    (ts_ms, session, caller, intent, tool, method, shape, verdict, category, corrections, warnings, args, fingerprint, latency_us, call_id) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 
 /// Writes decision rows in groups: [`Recorder::push`] holds them, [`Recorder::commit`]
 /// writes them all in one transaction.
@@ -155,6 +157,7 @@ impl Recorder {
                     r.args,
                     r.fingerprint,
                     r.latency_us,
+                    r.call_id,
                 ])?;
                 let id = tx.last_insert_rowid();
                 last = Some(id);
@@ -425,6 +428,7 @@ mod tests {
             args: Some("{}".into()),
             fingerprint: None,
             latency_us: 3,
+            call_id: None,
         }
     }
 

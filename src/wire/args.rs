@@ -425,7 +425,7 @@ mod tests {
         assert_eq!(args.to_map(), theirs);
         assert_eq!(args.keys().collect::<Vec<_>>(), ["a", "b"]);
         let many: String = (0..40).map(|i| format!("\"k{}\":{i},", i % 20)).collect();
-        let text = format!("{{{}\"z\":0}}", many);
+        let text = format!("{{{many}\"z\":0}}");
         let theirs: Map<String, Value> = serde_json::from_str(&text).unwrap();
         assert_eq!(Args::from_text(&text).unwrap().to_map(), theirs);
     }

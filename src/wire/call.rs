@@ -27,10 +27,12 @@ pub enum Shape {
     Mcp,
     Gemini,
     Plain,
+    /// Llama's `{"name", "parameters"}`.
+    Llama,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 7] = [
+    pub const ALL: [Shape; 8] = [
         Shape::AgentZero,
         Shape::OpenAiChat,
         Shape::OpenAiResponses,
@@ -38,6 +40,7 @@ impl Shape {
         Shape::Mcp,
         Shape::Gemini,
         Shape::Plain,
+        Shape::Llama,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +52,21 @@ impl Shape {
             Shape::Mcp => "mcp",
             Shape::Gemini => "gemini",
             Shape::Plain => "plain",
+            Shape::Llama => "llama",
+        }
+    }
+
+    /// What the shape looks like, in a few words.
+    pub fn looks_like(self) -> &'static str {
+        match self {
+            Shape::AgentZero => "{\"tool_name\", \"tool_args\"}",
+            Shape::OpenAiChat => "OpenAI chat tool_calls item",
+            Shape::OpenAiResponses => "OpenAI Responses function_call item",
+            Shape::Anthropic => "Anthropic tool_use block",
+            Shape::Mcp => "MCP tools/call request",
+            Shape::Gemini => "Gemini functionCall part",
+            Shape::Plain => "{\"name\", \"arguments\"}",
+            Shape::Llama => "{\"name\", \"parameters\"} (Llama)",
         }
     }
 }
@@ -89,6 +107,12 @@ pub enum ArgsForm {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotACall {
     pub message: String,
+    /// Whether the document may hold calls in another way (a message, a response, an array):
+    /// it is strict JSON, but no envelope's fields name a call in it.
+    pub holds_no_envelope: bool,
+    /// The envelope the call was recognized as, when it got that far: the model is shown
+    /// how to send a call in it.
+    pub shape: Option<Shape>,
 }
 
 impl fmt::Display for NotACall {
@@ -102,6 +126,8 @@ impl std::error::Error for NotACall {}
 fn not_a_call(message: impl Into<String>) -> NotACall {
     NotACall {
         message: message.into(),
+        holds_no_envelope: false,
+        shape: None,
     }
 }
 
@@ -150,6 +176,7 @@ fn slots(shape: Shape) -> Slots {
         Shape::Mcp => (Some("params"), "name", "arguments"),
         Shape::Gemini => (Some("functionCall"), "name", "args"),
         Shape::Plain => (None, "name", "arguments"),
+        Shape::Llama => (None, "name", "parameters"),
     };
     Slots { holder, name, args }
 }
@@ -256,15 +283,19 @@ struct Marks {
     name: Option<usize>,
     input: Option<usize>,
     arguments: Option<usize>,
+    parameters: Option<usize>,
     method: Option<usize>,
+    /// How many keys of [`ARGUMENT_KEYS`] the call holds: more than one is a second place for
+    /// the arguments, looked at closely only then.
+    argument_keys: usize,
 }
 
 impl Marks {
     fn of(fields: &Fields<'_>) -> Marks {
         let mut m = Marks::default();
         for (i, (key, _)) in fields.iter().enumerate() {
-            // The first byte rules out most keys (`thoughts`, `tool_args`, `id`) before any
-            // comparison of the whole key.
+            // The first byte rules out most keys (`thoughts`, `id`) before any comparison of
+            // the whole key. A key that may hold arguments is counted as it is matched.
             let mark = match (key.as_bytes().first(), key.as_ref()) {
                 (Some(b'p'), "params") => &mut m.params,
                 (Some(b'f'), "functionCall") => &mut m.function_call,
@@ -275,9 +306,22 @@ impl Marks {
                 (Some(b'n'), "name") => &mut m.name,
                 (Some(b'i'), "input") => &mut m.input,
                 (Some(b'a'), "arguments") => &mut m.arguments,
+                (Some(b'p'), "parameters") => &mut m.parameters,
                 (Some(b'm'), "method") => &mut m.method,
+                (Some(b'a' | b't' | b'k' | b'f'), other) => {
+                    if ARGUMENT_KEYS.contains(&other) {
+                        m.argument_keys += 1;
+                    }
+                    continue;
+                }
                 _ => continue,
             };
+            if matches!(
+                key.as_ref(),
+                "params" | "functionCall" | "function" | "input" | "arguments" | "parameters"
+            ) {
+                m.argument_keys += 1;
+            }
             mark.get_or_insert(i);
         }
         m
@@ -319,6 +363,9 @@ fn shape_marked<'a>(fields: &Fields<'a>, m: &Marks) -> Option<(Shape, Option<Fie
         if m.input.is_some() && m.arguments.is_none() {
             return flat(Shape::Anthropic);
         }
+        if m.parameters.is_some() && m.arguments.is_none() && m.input.is_none() {
+            return flat(Shape::Llama);
+        }
         return flat(Shape::Plain);
     }
     None
@@ -343,7 +390,7 @@ fn second_envelope(
         Shape::Gemini => GEMINI,
         Shape::OpenAiChat => OPENAI,
         Shape::AgentZero => AGENT_ZERO,
-        Shape::Anthropic | Shape::OpenAiResponses | Shape::Plain => NAMED,
+        Shape::Anthropic | Shape::OpenAiResponses | Shape::Plain | Shape::Llama => NAMED,
     };
     let object = |mark| at(mark).is_some_and(|s| s.is_object());
     // Most calls hold the keys of one envelope only: nothing more to look at.
@@ -386,6 +433,79 @@ fn second_envelope(
     Some((own, other))
 }
 
+/// An argument (or a key inside one) given twice is two readings of the call: this gate
+/// checks one, and a tool's JSON reader may take the other (cJSON, gjson and simdjson keep the
+/// first, serde_json and Python the last). Refused rather than passed through as sent.
+fn refuse_repeated(found: Option<scan::RepeatedKey>) -> Result<(), NotACall> {
+    match found {
+        None => Ok(()),
+        Some(r) => {
+            let place = if r.pointer.is_empty() {
+                format!("argument `{}`", r.key)
+            } else {
+                format!("key `{}` (in the argument at {})", r.key, r.pointer)
+            };
+            Err(not_a_call(format!(
+                "the {place} is given twice: tools differ on which one they read, so the call \
+                 cannot be checked as the tool would run it; send it once"
+            )))
+        }
+    }
+}
+
+/// Keys that hold a call's arguments, or more calls, in one envelope or another.
+const ARGUMENT_KEYS: &[&str] = &[
+    "arguments",
+    "args",
+    "input",
+    "parameters",
+    "tool_args",
+    "tool_input",
+    "kwargs",
+    "action_input",
+    "params",
+    "function",
+    "functionCall",
+    "function_call",
+    "tool_calls",
+];
+
+/// A second place a reader could take the arguments (or another call) from, beside the one
+/// this envelope reads (`own`): a tool reading that one would run what the gate never checked,
+/// so the call is refused with both named. `holder` names the nested object `fields` are of.
+fn second_argument_field(
+    fields: &Fields<'_>,
+    own: &str,
+    holder: Option<&str>,
+) -> Result<(), NotACall> {
+    let named = |key: &str| match holder {
+        Some(h) => format!("`{h}.{key}`"),
+        None => format!("`{key}`"),
+    };
+    for (key, slot) in fields {
+        if key == own || !ARGUMENT_KEYS.contains(&key.as_ref()) {
+            continue;
+        }
+        // What could hold arguments or calls: an object, an array of calls, a string of JSON.
+        let could_hold = match slot.first_byte() {
+            b'{' => true,
+            b'[' => matches!(key.as_ref(), "tool_calls" | "function_call"),
+            b'"' => !matches!(key.as_ref(), "function" | "functionCall" | "params"),
+            _ => false,
+        };
+        if could_hold {
+            return Err(not_a_call(format!(
+                "the call holds its arguments in {} and also has {}: a tool reading the second \
+                 would run what the gate never checked; send the arguments in {} only",
+                named(own),
+                named(key),
+                named(own)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The envelope a strict JSON object is, judged by the fields that identify it (as the gate
 /// judges), without reading the call; `None` when `text` is not one strict JSON object or
 /// holds no envelope's identifying fields. `lint` uses it to tell a call from other records.
@@ -424,7 +544,14 @@ fn opens(key: &str, depth: usize) -> bool {
     match depth {
         1 => matches!(
             key,
-            "tool_args" | "args" | "arguments" | "input" | "function" | "params" | "functionCall"
+            "tool_args"
+                | "args"
+                | "arguments"
+                | "input"
+                | "parameters"
+                | "function"
+                | "params"
+                | "functionCall"
         ),
         2 => matches!(key, "arguments" | "args"),
         _ => false,
@@ -448,6 +575,14 @@ impl<'a> Call<'a> {
             return Ok(None);
         };
         let first = text.trim_start().as_bytes().first().copied();
+        if first == Some(b'[') {
+            // An array may hold calls (a bare `tool_calls` list): the caller reads it as such,
+            // and an array that is not strict JSON is refused there.
+            return Err(NotACall {
+                holds_no_envelope: true,
+                ..not_a_call("expected a JSON object holding a tool call, got an array")
+            });
+        }
         if first != Some(b'{') {
             return match serde_json::from_str::<Value>(text) {
                 Ok(other) => Err(expected_object(&other)),
@@ -468,14 +603,12 @@ impl<'a> Call<'a> {
         }
     }
 
-    fn from_fields(
-        mut fields: Fields<'a>,
-        fixes: &mut Vec<Correction>,
-    ) -> Result<Call<'a>, NotACall> {
+    fn from_fields(fields: Fields<'a>, fixes: &mut Vec<Correction>) -> Result<Call<'a>, NotACall> {
         twice(&fields, None)?;
         let marks = Marks::of(&fields);
-        let (shape, inner) = shape_marked(&fields, &marks).ok_or_else(|| {
-            not_a_call(
+        let (shape, inner) = shape_marked(&fields, &marks).ok_or_else(|| NotACall {
+            holds_no_envelope: true,
+            ..not_a_call(
                 "no tool name found: expected `tool_name` (Agent Zero), `function.name` (OpenAI), \
                  `name` with `input` (Anthropic) or `arguments`, `params.name` (MCP) or \
                  `functionCall.name` (Gemini)",
@@ -487,9 +620,39 @@ impl<'a> Call<'a> {
                  would run a call the gate never checked; send one call in one envelope"
             )));
         }
+        Call::from_shape(fields, shape, inner, marks.argument_keys, fixes).map_err(|e| NotACall {
+            shape: Some(shape),
+            ..e
+        })
+    }
+
+    /// The rest of [`Call::from_fields`], once the envelope is known to be `shape`.
+    fn from_shape(
+        mut fields: Fields<'a>,
+        shape: Shape,
+        inner: Option<Fields<'a>>,
+        argument_keys: usize,
+        fixes: &mut Vec<Correction>,
+    ) -> Result<Call<'a>, NotACall> {
         let slots = slots(shape);
         if let (Some(inner), Some(key)) = (&inner, slots.holder) {
             twice(inner, Some(key))?;
+        }
+        let own = slots.holder.unwrap_or(slots.args);
+        let agent_zero_args = shape == Shape::AgentZero && position(&fields, "tool_args").is_none();
+        let own = if agent_zero_args && position(&fields, "args").is_some() {
+            "args"
+        } else {
+            own
+        };
+        if argument_keys > 1 {
+            second_argument_field(&fields, own, None)?;
+        }
+        // A holder with more than a name and arguments may hold a second place for them.
+        if let (Some(inner), Some(key)) = (&inner, slots.holder)
+            && inner.len() > 2
+        {
+            second_argument_field(inner, slots.args, Some(key))?;
         }
         if shape == Shape::AgentZero {
             normalize_agent_zero(&mut fields, fixes);
@@ -527,7 +690,8 @@ impl<'a> Call<'a> {
             Some(at) => {
                 let slot = std::mem::replace(&mut holder[at].1, Slot::Args);
                 let value = match slot {
-                    Slot::Split(_, inner) => {
+                    Slot::Split(raw, inner) => {
+                        refuse_repeated(scan::repeated_among(raw, &inner, 2, &mut String::new()))?;
                         return Ok(Call {
                             shape,
                             name,
@@ -537,6 +701,7 @@ impl<'a> Call<'a> {
                         });
                     }
                     Slot::Raw(raw) if raw.starts_with('{') => {
+                        refuse_repeated(scan::repeated_key(raw))?;
                         let args = Args::from_text(raw).ok_or_else(|| {
                             not_a_call(format!("`{}` is not readable", slots.args))
                         })?;
@@ -621,7 +786,7 @@ impl<'a> Call<'a> {
                 Some(Slot::Holder(inner)) => get(inner, "id"),
                 _ => None,
             },
-            Shape::AgentZero | Shape::Plain => None,
+            Shape::AgentZero | Shape::Plain | Shape::Llama => None,
         }?;
         slot_value(slot).filter(|v| v.is_string() || v.is_number())
     }
@@ -777,6 +942,10 @@ impl<'a> Call<'a> {
                 out.insert("name".into(), name);
                 out.insert("arguments".into(), args);
             }
+            Shape::Llama => {
+                out.insert("name".into(), name);
+                out.insert("parameters".into(), args);
+            }
         }
         Value::Object(out)
     }
@@ -802,10 +971,13 @@ fn write_value(v: &Value, out: &mut Vec<u8>) {
 }
 
 fn expected_object(v: &Value) -> NotACall {
-    not_a_call(format!(
-        "expected a JSON object holding a tool call, got {}",
-        json_type_phrase(v)
-    ))
+    NotACall {
+        holds_no_envelope: v.is_array(),
+        ..not_a_call(format!(
+            "expected a JSON object holding a tool call, got {}",
+            json_type_phrase(v)
+        ))
+    }
 }
 
 /// Agent Zero's own validator refuses `tool`, `args` and a string `tool_args`: normalize them.
@@ -835,6 +1007,7 @@ fn parse_args_string<'a>(
         return Ok(Args::new());
     }
     if let Some(args) = Args::from_text_owned(text) {
+        refuse_repeated(scan::repeated_key(text))?;
         return Ok(args);
     }
     match repair::parse(text.as_bytes()) {

@@ -5,6 +5,7 @@ pub mod args;
 pub mod call;
 pub mod correction;
 pub mod display;
+pub mod document;
 pub mod lines;
 pub mod repair;
 pub mod scan;

@@ -226,6 +226,104 @@ pub fn write_map<'a>(
     out.push(b'}');
 }
 
+/// A key an object holds twice, and where: the JSON pointer of the object (from the value
+/// [`repeated_key`] was given) and the key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepeatedKey {
+    pub pointer: String,
+    pub key: String,
+}
+
+/// The first key some object inside the strict JSON value `text` holds twice (readers differ
+/// on which of the two they keep). `None` when every object's keys are distinct, or when
+/// `text` is not strict JSON (which the caller refuses on its own).
+pub fn repeated_key(text: &str) -> Option<RepeatedKey> {
+    let bytes = text.as_bytes();
+    let mut pointer = String::new();
+    repeated_in(text, skip_ws(bytes, 0), 0, &mut pointer)
+}
+
+/// [`repeated_key`] for the value at `pos`, whose place is `pointer`.
+fn repeated_in(text: &str, pos: usize, depth: usize, pointer: &mut String) -> Option<RepeatedKey> {
+    let bytes = text.as_bytes();
+    match bytes.get(pos)? {
+        b'{' => {
+            let (fields, _) = split_object(text, pos, depth + 1, &|_, _| false)?;
+            repeated_among(text, &fields, depth + 1, pointer)
+        }
+        b'[' => {
+            if depth + 1 >= MAX_DEPTH {
+                return None;
+            }
+            let mut at = skip_ws(bytes, pos + 1);
+            let mut index = 0usize;
+            while bytes.get(at) != Some(&b']') {
+                if matches!(bytes.get(at), Some(b'{' | b'[')) {
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&index.to_string());
+                    let found = repeated_in(text, at, depth + 1, pointer);
+                    pointer.truncate(len);
+                    if found.is_some() {
+                        return found;
+                    }
+                }
+                at = skip_ws(bytes, skip_value(bytes, at, depth + 1)?);
+                match bytes.get(at)? {
+                    b',' => at = skip_ws(bytes, at + 1),
+                    b']' => {}
+                    _ => return None,
+                }
+                index += 1;
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The first key `fields` (an object's, at `pointer`) hold twice, or one nested in their
+/// values. `depth` counts the containers open around the values.
+pub fn repeated_among(
+    text: &str,
+    fields: &[Field<'_>],
+    depth: usize,
+    pointer: &mut String,
+) -> Option<RepeatedKey> {
+    let twice = if fields.len() <= 16 {
+        fields
+            .iter()
+            .enumerate()
+            .find(|(i, f)| fields[..*i].iter().any(|g| g.key == f.key))
+            .map(|(_, f)| f)
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(fields.len());
+        fields.iter().find(|f| !seen.insert(&f.key))
+    };
+    if let Some(f) = twice {
+        return Some(RepeatedKey {
+            pointer: pointer.clone(),
+            key: f.key.to_string(),
+        });
+    }
+    for f in fields {
+        if !matches!(f.value.as_bytes().first(), Some(b'{' | b'[')) {
+            continue;
+        }
+        let len = pointer.len();
+        pointer.push('/');
+        pointer.push_str(&f.key.replace('~', "~0").replace('/', "~1"));
+        // The value's offset within `text`, which its slice borrows from.
+        let at = f.value.as_ptr() as usize - text.as_ptr() as usize;
+        let found = repeated_in(text, at, depth, pointer);
+        pointer.truncate(len);
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
 fn skip_ws(bytes: &[u8], mut pos: usize) -> usize {
     while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(pos) {
         pos += 1;

@@ -195,3 +195,12 @@ pub fn unprivileged(sb: &Sandbox) -> Option<std::process::Command> {
     }
     Some(c)
 }
+
+/// A finished command's stdout, exit status and stderr, as text.
+pub fn texts(out: std::process::Output) -> (String, i32, String) {
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        out.status.code().unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{Sandbox, fixture_path, gate_lines};
+use crate::common::{Sandbox, fixture_path, gate_lines, texts};
 
 const NOW: &str = "2026-11-20T18:00:00Z";
 
@@ -691,18 +691,14 @@ fn health(sb: &Sandbox, db: &Path, args: &[&str]) -> (String, i32, String) {
 
 /// Runs `metagate --db DB --now NOW ARGS`: stdout, exit status, stderr.
 fn run_text(sb: &Sandbox, db: &Path, args: &[&str]) -> (String, i32, String) {
-    let out = sb
-        .cmd()
-        .arg("--db")
-        .arg(db)
-        .args(["--now", NOW])
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        out.status.code().unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
+    texts(
+        sb.cmd()
+            .arg("--db")
+            .arg(db)
+            .args(["--now", NOW])
+            .args(args)
+            .output()
+            .unwrap(),
     )
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, fixture_path};
+use crate::common::{Sandbox, fixture_path, texts};
 
 /// Nights: each evaluates the 7 days before it.
 const NIGHT1: &str = "2026-11-21T02:00:00Z";
@@ -223,21 +223,17 @@ impl Week {
 
     /// `metagate --policy P --db DB --now NOW ARGS`: stdout, exit status, stderr.
     fn run(&self, now: &str, args: &[&str]) -> (String, i32, String) {
-        let out = self
-            .sb
-            .cmd()
-            .arg("--db")
-            .arg(&self.db)
-            .arg("--policy")
-            .arg(&self.policy)
-            .args(["--now", now])
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            String::from_utf8(out.stdout).unwrap(),
-            out.status.code().unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
+        texts(
+            self.sb
+                .cmd()
+                .arg("--db")
+                .arg(&self.db)
+                .arg("--policy")
+                .arg(&self.policy)
+                .args(["--now", now])
+                .args(args)
+                .output()
+                .unwrap(),
         )
     }
 
@@ -681,18 +677,14 @@ fn a_week_of_telemetry_night_after_night() {
 impl Week {
     /// A dry run at `now` without the gate's policy.
     fn sb_run_without_policy(&self, now: &str) -> (String, i32, String) {
-        let out = self
-            .sb
-            .cmd()
-            .arg("--db")
-            .arg(&self.db)
-            .args(["--now", now, "evaluate", "--since", "7d", "--dry-run"])
-            .output()
-            .unwrap();
-        (
-            String::from_utf8(out.stdout).unwrap(),
-            out.status.code().unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
+        texts(
+            self.sb
+                .cmd()
+                .arg("--db")
+                .arg(&self.db)
+                .args(["--now", now, "evaluate", "--since", "7d", "--dry-run"])
+                .output()
+                .unwrap(),
         )
     }
 }

@@ -970,7 +970,7 @@ fn an_envelope_field_sent_twice_is_refused_naming_both() {
         let got = out["error"]["message"].as_str().unwrap();
         assert!(got.starts_with(message), "{call}: {got}");
     }
-    // The mirror image: once each passes, and a repeated argument is read as its last.
+    // The mirror image: once each passes; a repeated argument is two readings, refused.
     for call in [
         r#"{"tool_name":"response","tool_args":{"text":"hi"}}"#,
         r#"{"id":"c1","type":"function","function":{"name":"response","arguments":"{\"text\":\"hi\"}"}}"#,
@@ -983,7 +983,14 @@ fn an_envelope_field_sent_twice_is_refused_naming_both() {
         &["--no-telemetry", "--report"],
         br#"{"tool_name":"response","tool_args":{"text":"","text":"second"}}"#,
     );
-    assert_eq!((code, &out["verdict"]), (0, &json!("pass")), "{out}");
+    assert_eq!((code, &out["verdict"]), (1, &json!("rejected")), "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("argument `text` is given twice"),
+        "{out}"
+    );
 }
 
 /// Arguments sent as a string holding two objects: the first is read, and the second is

@@ -9,10 +9,13 @@ mod common;
 
 mod evaluate;
 mod evaluate_week;
+mod fuzz_corpus;
 mod gate;
 mod generated;
+mod hardening;
 mod lint;
 mod mcp;
+mod messages;
 mod permit;
 mod policy;
 mod policy_checks;
@@ -23,3 +26,4 @@ mod shell;
 mod telemetry;
 mod terminal;
 mod tools;
+mod url_parsers;

@@ -29,9 +29,10 @@ fn deps() -> Option<Deps> {
             "the MCP servers and client are not installed in {}: run scripts/mcp-deps.sh",
             root.display()
         );
-        if std::env::var_os("METAGATE_REQUIRE_MCP_DEPS").is_some() {
-            panic!("{why} (METAGATE_REQUIRE_MCP_DEPS is set)");
-        }
+        assert!(
+            std::env::var_os("METAGATE_REQUIRE_MCP_DEPS").is_none(),
+            "{why} (METAGATE_REQUIRE_MCP_DEPS is set)"
+        );
         eprintln!("\n*** SKIPPED a metagate mcp end-to-end test: {why} ***\n");
         return None;
     }
@@ -58,14 +59,11 @@ struct Setup {
 }
 
 /// The filesystem server's policy: its `path` arguments are paths inside the served folder,
-/// `.env` files refused; `pth` is a spelling of `path` the operator has seen.
+/// `.env` files refused.
 const FS_POLICY: &str = r#"
 [paths]
 root = "data"
 deny = ["**/.env"]
-
-[tools.read_text_file]
-aliases = { pth = "path" }
 
 [tools.read_text_file.args.path]
 kind = "path"
@@ -219,8 +217,7 @@ fn a_good_call_passes() {
 fn a_misspelled_argument_is_corrected_and_succeeds() {
     let Some(s) = setup() else { return };
     let calls = json!([
-        // `pth`: a policy alias on top of the server's schema (the near-miss rule leaves names
-        // under five characters alone).
+        // `pth`: a near miss of the server's own `path`, from its schema alone.
         ["read_text_file", {"pth": s.file("a.txt")}],
         // `contnet`: a near miss of the server's own `content`, from its schema alone.
         ["write_file", {"path": s.file("b.txt"), "contnet": "written"}],
@@ -238,7 +235,7 @@ fn a_misspelled_argument_is_corrected_and_succeeds() {
         "written"
     );
     assert!(
-        stderr.contains(r#"argument "pth" → "path" (arg_alias)"#),
+        stderr.contains(r#"argument "pth" → "path" (arg_fuzzy)"#),
         "{stderr}"
     );
     assert!(

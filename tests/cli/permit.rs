@@ -23,6 +23,7 @@ capability = "file_access"
 type = "string"
 required = true
 kind = "path"
+access = "read"
 
 [tools.browser_navigate]
 capability = "browser_control"
@@ -324,12 +325,13 @@ fn a_scoped_grant_covers_only_paths_inside_it() {
         let (r, code) = read(inside);
         assert_eq!(code, 0, "{inside}: {r}");
     }
-    // (`docs/..` itself, the root, holds this run's policy file: refused as metagate's own.)
+    // `docs/..`, the root, holds this run's policy file: a tool that only reads may name it.
     let mut outside = vec![
         "docs2/c.txt",
         "docsx.txt",
         "other/d.txt",
         "docs/../other/d.txt",
+        "docs/..",
     ];
     if cfg!(unix) {
         outside.push("docs/link/d.txt");
@@ -1420,7 +1422,7 @@ fn a_refusal_never_names_another_sessions_grant() {
 /// `now`: what an operator pasting it does.
 fn run_printed(shell: &str, command: &str, now: &str) -> std::process::Output {
     let elsewhere = tempfile::tempdir().unwrap();
-    let command = command.replacen("metagate", &format!("{} --now {now}", BIN), 1);
+    let command = command.replacen("metagate", &format!("{BIN} --now {now}"), 1);
     std::process::Command::new(shell)
         .args(["-c", &command])
         .env_clear()

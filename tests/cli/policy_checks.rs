@@ -65,8 +65,8 @@ fn seed_004_intent_table_admits_and_refuses() {
         ("screen_capture", json!({})),
         ("get_active_window", json!({})),
         ("file_read", json!({"path": "Cargo.toml"})),
-        // Not `.`: the root is the policy's folder, which holds metagate's own file.
-        ("file_list", json!({"path": "notes"})),
+        // The root holds metagate's own files: `file_list` only reads (`access = "read"`).
+        ("file_list", json!({"path": "."})),
         ("system_execute", json!({"command": "ls -la"})),
         ("memory_store_facts", json!({"facts": ["likes pie"]})),
         ("MemoryRetrieve", json!({"query": "pie"})),
@@ -887,6 +887,22 @@ fn the_loop_breaker_refuses_the_third_identical_call_within_a_minute() {
     // Arguments in another order are the same call; other arguments are not.
     let reordered = call("search_engine", json!({"query": "same thing"}));
     assert_eq!(run(&at(0, 21), &reordered, "s1").1, 1);
+    // So is the same call spelled otherwise (issue 24): more whitespace, an argument the
+    // tool does not declare, an alias the correction reads as the declared name. Each of
+    // these passed before as a new call.
+    for (second, respelt) in [
+        (30, json!({"query": " same   thing\n"})),
+        (31, json!({"query": "same thing", "nonce": 7})),
+        (32, json!({"q": "same thing "})),
+    ] {
+        let (out, code) = run(
+            &at(0, second),
+            &call("search_engine", respelt.clone()),
+            "s1",
+        );
+        assert_eq!(code, 1, "{respelt}: {out}");
+        assert_eq!(out["error"]["details"]["limit"], "loop", "{respelt}");
+    }
     assert_eq!(
         run(
             &at(0, 22),
@@ -1163,6 +1179,150 @@ fn path_arguments_cannot_reach_metagates_own_files() {
         let (out, code) = gate(&sb, &flags, &call("read", json!({ "path": path })));
         assert_eq!(code, 0, "{path}: {out}");
     }
+}
+
+/// `access = "read"` (issue 24): a tool that only reads may name the folders that hold
+/// metagate's own files, never the files; one that may write (the default) may name neither,
+/// and its refusal tells the operator about `access = "read"` when reading would have passed.
+/// Each `listed` row was refused before reading was told from writing.
+#[test]
+fn a_reading_argument_may_name_the_folders_that_hold_metagates_own_files() {
+    let sb = Sandbox::new();
+    let policy = sb.file(
+        "ws/metagate.toml",
+        "extends = \"none\"\n\
+         [tools.list.args.path]\ntype = \"string\"\nkind = \"path\"\naccess = \"read\"\n\
+         [tools.remove.args.path]\ntype = \"string\"\nkind = \"path\"\n\
+         [tools.move.args.from]\ntype = \"string\"\nkind = \"path\"\naccess = \"write\"\n\n\
+         [paths]\nroot = \".\"\n",
+    );
+    let ws = policy.parent().unwrap().to_path_buf();
+    sb.file("ws/notes.md", "x");
+    sb.file("ws/state/other.db", "");
+    std::os::unix::fs::symlink(ws.join("state"), ws.join("link")).unwrap();
+    let db = ws.join("state/metagate.db").display().to_string();
+    let policy = policy.display().to_string();
+    let flags = ["--policy", policy.as_str(), "--db", db.as_str()];
+    let run =
+        |tool: &str, arg: &str, path: &str| gate(&sb, &flags, &call(tool, json!({ arg: path })));
+    let listed = [
+        ".",
+        "./",
+        "state",
+        "link",
+        "notes/../state",
+        ws.to_str().unwrap(),
+    ];
+    for path in listed {
+        let (out, code) = run("list", "path", path);
+        assert_eq!(code, 0, "list {path}: {out}");
+        for (tool, arg) in [("remove", "path"), ("move", "from")] {
+            let (out, code) = run(tool, arg, path);
+            assert_eq!(code, 1, "{tool} {path}: {out}");
+            assert_eq!(
+                out["error"]["details"]["rule"],
+                "metagate's own files are protected"
+            );
+            let suggestion = out["error"]["suggestion"].as_str().unwrap();
+            assert!(
+                suggestion.contains("access = \"read\"")
+                    && suggestion.contains(&format!("[tools.{tool}.args.{arg}]")),
+                "{tool} {path}: {suggestion}"
+            );
+        }
+    }
+    let files = [
+        "metagate.toml",
+        "notes/../metagate.toml",
+        "metagate.toml/x",
+        "state/metagate.db",
+        "state/metagate.db-wal",
+        "state/metagate.db-shm",
+        "state/metagate.db-journal",
+        "link/metagate.db",
+        db.as_str(),
+    ];
+    for path in files {
+        for (tool, arg) in [("list", "path"), ("remove", "path"), ("move", "from")] {
+            let (out, code) = run(tool, arg, path);
+            assert_eq!(code, 1, "{tool} {path}: {out}");
+            assert_eq!(
+                out["error"]["details"]["rule"],
+                "metagate's own files are protected"
+            );
+            // Reading it is refused too: the suggestion does not offer it.
+            let suggestion = out["error"]["suggestion"].as_str().unwrap();
+            assert!(
+                !suggestion.contains("access"),
+                "{tool} {path}: {suggestion}"
+            );
+        }
+    }
+    for path in ["notes.md", "state/other.db", "metagate.toml.bak"] {
+        for (tool, arg) in [("list", "path"), ("remove", "path"), ("move", "from")] {
+            let (out, code) = run(tool, arg, path);
+            assert_eq!(code, 0, "{tool} {path}: {out}");
+        }
+    }
+    // Reading changes nothing else: the root and the deny rules hold.
+    for path in ["..", "../x", "/etc/passwd", ".env"] {
+        let (out, code) = run("list", "path", path);
+        assert_eq!(code, 1, "list {path}: {out}");
+        assert_ne!(
+            out["error"]["details"]["rule"],
+            "metagate's own files are protected"
+        );
+    }
+}
+
+/// `access` is for `kind = "path"` arguments, and is `read` or `write`: `policy check` names
+/// the key and the line otherwise.
+#[test]
+fn policy_check_names_a_misplaced_or_misspelt_access() {
+    let sb = Sandbox::new();
+    for (text, key, line, words) in [
+        (
+            "[tools.t.args.u]\ntype = \"string\"\nkind = \"url\"\naccess = \"read\"\n",
+            "tools.t.args.u.access",
+            4,
+            "for kind = \"path\" arguments only",
+        ),
+        (
+            "[tools.t.args.u]\ntype = \"string\"\naccess = \"write\"\n",
+            "tools.t.args.u.access",
+            3,
+            "kind is not set",
+        ),
+        (
+            "[tools.t.args.p]\ntype = \"string\"\nkind = \"path\"\naccess = \"reed\"\n",
+            "tools.t.args.p.access",
+            4,
+            "reed",
+        ),
+    ] {
+        let file = sb.file("p.toml", text);
+        let out = sb
+            .cmd()
+            .args(["policy", "check"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&format!("p.toml:{line}:")) && err.contains(key) && err.contains(words),
+            "{text}: {err}"
+        );
+    }
+    let ok = sb.file(
+        "ok.toml",
+        "[tools.t.args.p]\ntype = \"string\"\nkind = \"path\"\naccess = \"read\"\n",
+    );
+    sb.cmd()
+        .args(["policy", "check"])
+        .arg(&ok)
+        .assert()
+        .success();
 }
 
 /// Every file metagate reads as configuration or state, and every folder on the way to one

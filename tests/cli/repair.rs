@@ -102,12 +102,6 @@ const REPAIRS: &[(&str, Break)] = &[
     ("raw newline in a string", |t| {
         t.replace("ls -la", "ls\n-la")
     }),
-    ("two objects back to back", |t| {
-        format!(
-            "{t}\n{}",
-            r#"{"tool_name":"response","tool_args":{"text":"second"}}"#
-        )
-    }),
     ("cut off between values", |t| {
         t.trim_end_matches('}').to_string()
     }),
@@ -118,6 +112,20 @@ fn every_repair_in_every_envelope() {
     let sb = Sandbox::new();
     for (shape, clean) in envelopes() {
         let expected: Value = serde_json::from_str(&clean).unwrap();
+        // Two calls back to back are no repair: one would be dropped, so the document is
+        // refused in every envelope.
+        let twice = format!(
+            "{clean}\n{}",
+            r#"{"tool_name":"response","tool_args":{"text":"second"}}"#
+        );
+        let (out, code, _) = gate(&sb, &["--quiet", "--report"], twice.as_bytes());
+        assert_eq!(code, 1, "{shape} / two calls back to back");
+        assert!(
+            out["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("2 calls came back to back")),
+            "{shape}: {out}"
+        );
         for (repair, breaker) in REPAIRS {
             let broken = breaker(&clean);
             let (out, code, _) = gate(&sb, &["--quiet", "--report"], broken.as_bytes());

@@ -11,7 +11,9 @@ mod lint;
 mod mcp;
 mod permit;
 
-pub use evaluate::{EvaluateArgs, EvaluateCommand, HealthArgs, HealthFormat, ToolsCommand};
+pub use evaluate::{
+    EvaluateArgs, EvaluateCommand, HealthArgs, HealthFormat, ToolsCheckArgs, ToolsCommand,
+};
 pub use gate::GateArgs;
 pub use lint::{DenyLevel, LintArgs, LintFormat};
 pub use mcp::McpArgs;
@@ -204,44 +206,22 @@ pub enum Format {
     Json,
 }
 
+/// `--emit`: the envelope shapes the library knows, by name.
+fn shape_parser() -> impl clap::builder::TypedValueParser<Value = Shape> {
+    let names = Shape::ALL
+        .iter()
+        .map(|shape| clap::builder::PossibleValue::new(shape.as_str()).help(shape.looks_like()));
+    clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(names), |name| {
+        name.parse::<Shape>()
+            .expect("clap admits only the names of Shape::ALL")
+    })
+}
+
 /// How an answer is written: lines for people, JSON for programs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TextFormat {
     Text,
     Json,
-}
-
-/// The envelope shapes, as `--emit` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EmitShape {
-    /// {"tool_name", "tool_args"}
-    AgentZero,
-    /// OpenAI chat tool_calls item
-    Openai,
-    /// OpenAI Responses function_call item
-    OpenaiResponses,
-    /// Anthropic tool_use block
-    Anthropic,
-    /// MCP tools/call request
-    Mcp,
-    /// Gemini functionCall part
-    Gemini,
-    /// {"name", "arguments"}
-    Plain,
-}
-
-impl From<EmitShape> for Shape {
-    fn from(s: EmitShape) -> Shape {
-        match s {
-            EmitShape::AgentZero => Shape::AgentZero,
-            EmitShape::Openai => Shape::OpenAiChat,
-            EmitShape::OpenaiResponses => Shape::OpenAiResponses,
-            EmitShape::Anthropic => Shape::Anthropic,
-            EmitShape::Mcp => Shape::Mcp,
-            EmitShape::Gemini => Shape::Gemini,
-            EmitShape::Plain => Shape::Plain,
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -82,8 +82,7 @@ fn refuse_anothers_file(path: &Path) -> Result<()> {
     let owner = std::fs::metadata(path)
         .with_context(|| format!("cannot read policy file {}", path.display()))?
         .uid();
-    // SAFETY: geteuid takes nothing, cannot fail, and touches no memory of ours.
-    let me = unsafe { libc::geteuid() };
+    let me = nix::unistd::geteuid().as_raw();
     if owner != me && owner != 0 {
         anyhow::bail!(
             "{} belongs to another user (uid {owner}), and metagate found it by looking rather \
@@ -141,6 +140,17 @@ pub fn load_policy(flag: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
             refuse_anothers_file(&path)?;
             load(Some(&path), tools)
         }
+    }
+}
+
+/// Says on stderr what the tool definitions had to be read around (unless `quiet`): the
+/// gate still checks those tools as far as it can.
+pub fn warn_about_imports(policy: &Policy, quiet: bool) {
+    if quiet {
+        return;
+    }
+    for w in &policy.import_warnings {
+        say!("metagate: warning: {w}");
     }
 }
 

@@ -15,7 +15,7 @@ use crate::runtime::Env;
 
 pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let options = Options {
-        emit: args.emit.map(Into::into),
+        emit: args.emit,
         report: args.report,
         quiet: args.quiet,
         explain: args.explain,
@@ -44,9 +44,13 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         crate::runtime::refuse_rules_without_store("gate", policy, &context)?;
         Box::new(NoSink::at(env.clock()()))
     } else {
-        let store = env
-            .open_store()
-            .context("cannot use the telemetry store (gate records every decision in it)")?;
+        // One document is one decision: the process ends after one commit.
+        let store = if args.jsonl {
+            env.open_store()
+        } else {
+            env.open_store_short_lived()
+        }
+        .context("cannot use the telemetry store (gate records every decision in it)")?;
         let sink = TelemetrySink::new(
             store,
             context.clone(),

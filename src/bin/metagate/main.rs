@@ -26,6 +26,7 @@ mod prompt;
 mod record_cmd;
 mod runtime;
 mod stdout_at_start;
+mod tools_check_cmd;
 mod tools_cmd;
 
 use std::path::PathBuf;
@@ -85,6 +86,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
+            config::warn_about_imports(&policy, args.quiet);
             if args.explain {
                 say!(
                     "metagate: explain: policy: {}",
@@ -105,6 +107,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
                 return lint_cmd::explain(code);
             }
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
+            config::warn_about_imports(&policy, false);
             lint_cmd::run(&args, &policy, &env)
         }
         Command::Policy { command } => policy_cmd::run(command, cli.policy.as_deref()),

@@ -68,7 +68,7 @@ pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
         }
         PolicyCommand::Check { file } => {
             let policy = config::load_policy_file(&file)?;
-            for w in &policy.warnings {
+            for w in policy.warnings.iter().chain(&policy.import_warnings) {
                 say!("metagate: warning: {w}");
             }
             // The policy is sound, but the gate would refuse every path argument.
@@ -91,7 +91,9 @@ pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
                 plural(policy.tools.len(), "tool", "tools"),
                 plural(policy.rules.intents.len(), "intent", "intents"),
                 plural(
-                    policy.warnings.len() + usize::from(missing_root),
+                    policy.warnings.len()
+                        + policy.import_warnings.len()
+                        + usize::from(missing_root),
                     "warning",
                     "warnings"
                 )

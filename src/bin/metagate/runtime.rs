@@ -139,6 +139,16 @@ impl Env {
         Store::open_with(&self.db_path()?, self.store_options)
     }
 
+    /// [`Env::open_store`] for a process that writes a few rows and exits: see
+    /// [`store::Options::short_lived`].
+    pub fn open_store_short_lived(&self) -> Result<Store, StoreError> {
+        let options = store::Options {
+            short_lived: true,
+            ..self.store_options
+        };
+        Store::open_with(&self.db_path()?, options)
+    }
+
     /// The store, which must exist.
     pub fn open_existing_store(&self) -> Result<Store, StoreError> {
         Store::open_existing(&self.db_path()?, self.store_options)

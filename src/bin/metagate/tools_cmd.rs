@@ -23,6 +23,7 @@ const KNOWN_TOOLS_TOP: usize = 12;
 pub fn run(command: ToolsCommand, policy: &Policy, env: &Env) -> Result<Status> {
     match command {
         ToolsCommand::Health(args) => health_cmd(&args, policy, env),
+        ToolsCommand::Check(args) => crate::tools_check_cmd::run(&args),
     }
 }
 

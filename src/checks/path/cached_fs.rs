@@ -44,12 +44,15 @@ pub(super) struct Memory {
     pub(super) folders: FxHashMap<OsString, Folder>,
     /// Names kept in the listings of `folders`.
     listed: usize,
-    /// Whole checks of raw paths under the rules numbered `checks_for`, made from the answers
-    /// above: an agent names the same few files again and again. `Ok(None)`: the raw path
-    /// itself.
-    checks: FxHashMap<String, Result<Option<String>, PathError>>,
-    checks_for: Option<u64>,
+    /// Whole checks of raw paths, by the number of the rules they were made under (the last
+    /// [`Memory::RULE_SETS`] sets: a run checks reading and writing arguments under two),
+    /// made from the answers above: an agent names the same few files again and again.
+    /// `Ok(None)`: the raw path itself.
+    checks: Vec<(u64, Checks)>,
 }
+
+/// Answers of whole checks under one set of rules, by raw path.
+type Checks = FxHashMap<String, Result<Option<String>, PathError>>;
 
 /// A canonical folder, as far as looking names up in it goes.
 pub(super) enum Folder {
@@ -63,12 +66,19 @@ pub(super) enum Folder {
 }
 
 impl Memory {
+    /// Sets of rules whose checks are remembered at once.
+    const RULE_SETS: usize = 4;
+
     fn len(&self) -> usize {
         self.canonical.len()
             + self.links.len()
             + self.folders.len()
             + self.listed
-            + self.checks.len()
+            + self
+                .checks
+                .iter()
+                .map(|(_, checks)| checks.len())
+                .sum::<usize>()
     }
 
     fn forget(&mut self) {
@@ -78,6 +88,21 @@ impl Memory {
         self.listed = 0;
         self.checks.clear();
         self.generation += 1;
+    }
+
+    /// The checks remembered under the rules numbered `rules`, made room for when new.
+    fn checks_under(&mut self, rules: u64) -> &mut Checks {
+        let at = match self.checks.iter().position(|(id, _)| *id == rules) {
+            Some(at) => at,
+            None => {
+                if self.checks.len() >= Self::RULE_SETS {
+                    self.checks.remove(0);
+                }
+                self.checks.push((rules, Checks::default()));
+                self.checks.len() - 1
+            }
+        };
+        &mut self.checks[at].1
     }
 }
 
@@ -284,8 +309,11 @@ impl<C: Fn() -> Instant> Fs for CachedFs<C> {
         self.checking.set(false);
         let generation = {
             let memory = self.memory();
-            if memory.checks_for == Some(rules)
-                && let Some(answer) = memory.checks.get(raw)
+            if let Some(answer) = memory
+                .checks
+                .iter()
+                .find(|(id, _)| *id == rules)
+                .and_then(|(_, checks)| checks.get(raw))
             {
                 return match answer {
                     Ok(None) => Ok(Cow::Borrowed(raw)),
@@ -302,16 +330,12 @@ impl<C: Fn() -> Instant> Fs for CachedFs<C> {
         // not emptied while it ran.
         let mut memory = self.memory.borrow_mut();
         if memory.generation == generation {
-            if memory.checks_for != Some(rules) {
-                memory.checks.clear();
-                memory.checks_for = Some(rules);
-            }
             let kept = match &answer {
                 Ok(Cow::Borrowed(_)) => Ok(None),
                 Ok(Cow::Owned(relative)) => Ok(Some(relative.clone())),
                 Err(e) => Err(e.clone()),
             };
-            memory.checks.insert(raw.to_string(), kept);
+            memory.checks_under(rules).insert(raw.to_string(), kept);
         }
         answer
     }

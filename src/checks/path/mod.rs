@@ -36,7 +36,8 @@
 //! 4. **Deny globs, then allow globs**, on the resolved path relative to the root (see
 //!    [`PathRules::new`] for the glob dialect); **then protected files**: with
 //!    [`PathRules::protecting`], a path that names one, a folder on the way to one, or a place
-//!    below one is refused.
+//!    below one is refused; with [`PathRules::for_access`]`(`[`Access::Read`]`)` the folders on
+//!    the way are not.
 //!
 //! On success the *kernel-view* path is returned, relative to the root, `/`-separated, free of
 //! `.`, `..` and symlinks. Pass that (joined to [`PathRules::root`]) to the tool rather than the
@@ -78,7 +79,7 @@ pub use cached_fs::CachedFs;
 pub use default_deny::DEFAULT_DENY;
 pub use error::{PathError, RuleError, push_path};
 pub use fs::{Fs, RealFs};
-pub use rules::PathRules;
+pub use rules::{Access, PathRules};
 
 use precheck::precheck;
 use process_links::may_be_process_link;

@@ -1,15 +1,17 @@
 //! Files no path argument may name, nor any folder on the way to them.
 //!
-//! A path argument carries no verb: the tool may read it, write it, move it or delete it with
-//! everything below it. So a protected file is refused, and so is every folder the kernel goes
-//! through to reach it (`rm -r ~/.local/state` deletes the store as surely as `rm` of the store
-//! does), and anything below the file (a folder created where the file is to be). Files that
-//! do not exist yet are protected alike: creating one is what is refused.
+//! A path argument carries no verb: unless the policy says the tool only reads it
+//! ([`Access::Read`]), the tool may write it, move it or delete it with everything below it.
+//! So a protected file is refused, and so is every folder the kernel goes through to reach it
+//! (`rm -r ~/.local/state` deletes the store as surely as `rm` of the store does), and anything
+//! below the file (a folder created where the file is to be). Files that do not exist yet are
+//! protected alike: creating one is what is refused. A tool that only reads may name the
+//! folders (list the root, search `~/.local`), never the file or what would lie below it.
 
 use std::path::{Path, PathBuf};
 
 use super::resolve::{lexical_normalize, steps, walk};
-use super::{Fs, PathRules};
+use super::{Access, Fs, PathRules};
 
 /// Protected files and their routes, inside the root, as [`check`](super::check) names paths
 /// (relative to the root, `/`-separated, `.` for the root itself).
@@ -28,10 +30,14 @@ pub(super) struct Protected {
 
 impl Protected {
     /// The protected file `relative` (a path as [`check`](super::check) resolved it) is, lies
-    /// on the way to (it or a folder above it is on the route), or lies below.
-    pub(super) fn reached_by(&self, relative: &str) -> Option<&str> {
+    /// on the way to (it or a folder above it is on the route; only when writing), or lies
+    /// below.
+    pub(super) fn reached_by(&self, relative: &str, access: Access) -> Option<&str> {
         if !self.any_inside {
             return None;
+        }
+        if access == Access::Read {
+            return self.below_a_file(relative);
         }
         let inside = self
             .files
@@ -51,12 +57,16 @@ impl Protected {
         };
         match reached {
             Some((_, index)) => Some(&self.files[index].0),
-            None => self
-                .files
-                .iter()
-                .find(|(file, inside)| *inside && is_within(relative, file))
-                .map(|(file, _)| file.as_str()),
+            None => self.below_a_file(relative),
         }
+    }
+
+    /// The protected file `relative` is, or lies below.
+    fn below_a_file(&self, relative: &str) -> Option<&str> {
+        self.files
+            .iter()
+            .find(|(file, inside)| *inside && is_within(relative, file))
+            .map(|(file, _)| file.as_str())
     }
 }
 

@@ -18,6 +18,35 @@ pub struct PathRules {
     allow: GlobList,
     /// Set by [`PathRules::protecting`]; none by default.
     pub(super) protected: Protected,
+    /// What the tool does with the path, as far as protected files go (set by
+    /// [`PathRules::for_access`]; [`Access::Write`] by default).
+    pub(super) access: Access,
+}
+
+/// What a tool does with a path argument, as the policy declares it (`access = "read"`).
+/// It only changes what is refused near metagate's own files: a folder on the way to one
+/// may be read (listed, searched) but not written (deleted, moved, created into). The gate
+/// cannot see what a tool does with a path, so an undeclared one is taken to write.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// Reads the path: a protected file (or a place below it) is refused, its folders are not.
+    Read,
+    /// Writes, moves, deletes or creates it: a protected file and every folder on the way to
+    /// one are refused.
+    #[default]
+    Write,
+}
+
+impl Access {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
 }
 
 /// A number no other rules have had in this process.
@@ -60,7 +89,23 @@ impl PathRules {
             deny: GlobList::new(deny)?,
             allow: GlobList::new(allow)?,
             protected: Protected::default(),
+            access: Access::Write,
         })
+    }
+
+    /// These rules for a tool that does `access` with its path (see [`Access`]).
+    pub fn for_access(mut self, access: Access) -> PathRules {
+        if self.access != access {
+            self.access = access;
+            // Answers remembered for the rules as they were no longer hold.
+            self.id = next_id();
+        }
+        self
+    }
+
+    /// What the tool does with the path, as these rules take it.
+    pub fn access(&self) -> Access {
+        self.access
     }
 
     /// The canonical root.
@@ -92,7 +137,7 @@ impl PathRules {
         }
     }
 
-    /// Deny first, then allow, then the protected files.
+    /// Deny first, then allow, then the protected files (their folders only when writing).
     pub(super) fn judge(&self, relative: &str) -> Result<(), PathError> {
         if let Some(glob) = self.deny.first_match(relative) {
             return Err(PathError::Denied {
@@ -105,7 +150,7 @@ impl PathRules {
                 relative: relative.to_string(),
             });
         }
-        if let Some(protected) = self.protected.reached_by(relative) {
+        if let Some(protected) = self.protected.reached_by(relative, self.access) {
             return Err(PathError::Protected {
                 relative: relative.to_string(),
                 protected: protected.to_string(),

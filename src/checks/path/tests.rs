@@ -335,7 +335,7 @@ fn escape_corpus(f: &Fixture) -> Vec<String> {
         "link_out_dir/..".into(),
         "sub/dir/../../..".into(),
         format!("{root}/.."),
-        "".into(),
+        String::new(),
     ]
 }
 
@@ -1079,25 +1079,8 @@ fn outer_whitespace_is_refused_not_trimmed() {
 #[test]
 fn protected_files_and_the_folders_on_the_way_are_refused() {
     let f = fixture();
+    let files = protected_home(&f);
     let home = &f.root;
-    let store = home.join(".local/state/metagate/metagate.db");
-    write(&store, "");
-    std::fs::create_dir_all(home.join(".local/state/other-app")).unwrap();
-    std::fs::create_dir_all(home.join(".local/share")).unwrap();
-    std::fs::create_dir_all(home.join("dotfiles/config")).unwrap();
-    symlink("dotfiles/config", home.join(".config")).unwrap();
-    std::fs::create_dir_all(home.join("proj")).unwrap();
-    write(&home.join("proj/notes.md"), "");
-    symlink(".local/state", home.join("st")).unwrap();
-    let mut files = vec![
-        home.join(".config/metagate/metagate.toml"),
-        home.join("proj/metagate.toml"),
-        // Spelled the way an operator might: through `..`.
-        home.join("src/../.local/state/metagate/metagate.db"),
-    ];
-    for suffix in ["-wal", "-shm", "-journal"] {
-        files.push(home.join(format!(".local/state/metagate/metagate.db{suffix}")));
-    }
     let home_text = home.display().to_string();
     let r = rules(&f, &default_deny(), &[]).protecting(&files, &RealFs);
     let refused = [
@@ -1179,6 +1162,113 @@ fn protected_files_and_the_folders_on_the_way_are_refused() {
         text.starts_with("names .local, on the way to the protected file "),
         "{text}"
     );
+}
+
+/// A home folder holding a store, the XDG config (through a symlink) and a project's policy
+/// file: the files [`PathRules::protecting`] is given, the store's companions included.
+fn protected_home(f: &Fixture) -> Vec<PathBuf> {
+    let home = &f.root;
+    let store = home.join(".local/state/metagate/metagate.db");
+    write(&store, "");
+    std::fs::create_dir_all(home.join(".local/state/other-app")).unwrap();
+    std::fs::create_dir_all(home.join(".local/share")).unwrap();
+    std::fs::create_dir_all(home.join("dotfiles/config")).unwrap();
+    symlink("dotfiles/config", home.join(".config")).unwrap();
+    std::fs::create_dir_all(home.join("proj")).unwrap();
+    write(&home.join("proj/notes.md"), "");
+    symlink(".local/state", home.join("st")).unwrap();
+    let mut files = vec![
+        home.join(".config/metagate/metagate.toml"),
+        home.join("proj/metagate.toml"),
+        // Spelled the way an operator might: through `..`.
+        home.join("src/../.local/state/metagate/metagate.db"),
+    ];
+    for suffix in ["-wal", "-shm", "-journal"] {
+        files.push(home.join(format!(".local/state/metagate/metagate.db{suffix}")));
+    }
+    files
+}
+
+/// A tool declared `access = "read"` may name the folders on the way to metagate's own files
+/// (list the root, search `.local`), never the files, their companions or a place below one.
+/// Each folder below was refused before reading was told from writing.
+#[test]
+fn a_tool_that_only_reads_may_name_the_folders_but_not_the_files() {
+    let f = fixture();
+    let files = protected_home(&f);
+    let home_text = f.root.display().to_string();
+    let writing = rules(&f, &default_deny(), &[]).protecting(&files, &RealFs);
+    let reading = writing.clone().for_access(Access::Read);
+    assert_eq!(
+        (writing.access(), reading.access()),
+        (Access::Write, Access::Read)
+    );
+    let folders = [
+        ".",
+        "./",
+        &home_text,
+        ".local",
+        ".local/state",
+        "./.local//state",
+        ".local/state/metagate",
+        "src/../.local/state",
+        "st",
+        "st/metagate",
+        ".config",
+        ".config/metagate",
+        "dotfiles/config",
+        "proj",
+        "proj/../proj/.",
+        ".LOCAL/State",
+    ];
+    let files = [
+        ".local/state/metagate/metagate.db",
+        ".local/state/metagate/metagate.db-wal",
+        ".local/state/metagate/metagate.db-shm",
+        ".local/state/metagate/metagate.db-journal",
+        "st/metagate/metagate.db",
+        "st/metagate/../metagate/metagate.db-wal",
+        ".config/metagate/metagate.toml",
+        ".config/metagate/metagate.toml/x",
+        "dotfiles/config/metagate/metagate.toml",
+        "proj/metagate.toml",
+        "proj/../proj/./metagate.toml",
+        "PROJ/MetaGate.toml",
+        ".local/state/metagate/METAGATE.DB-WAL",
+    ];
+    let cached = CachedFs::new(Instant::now, Duration::from_secs(60));
+    for fs in [&RealFs as &dyn Fs, &cached] {
+        for raw in folders {
+            let written = check(raw, &writing, fs);
+            assert!(
+                matches!(written, Err(PathError::Protected { .. })),
+                "{raw:?} written -> {written:?}"
+            );
+            assert!(
+                check(raw, &reading, fs).is_ok(),
+                "{raw:?} read -> {:?}",
+                check(raw, &reading, fs)
+            );
+        }
+        for raw in files {
+            for r in [&writing, &reading] {
+                let result = check(raw, r, fs);
+                assert!(
+                    matches!(result, Err(PathError::Protected { .. })),
+                    "{raw:?} {:?} -> {result:?}",
+                    r.access()
+                );
+            }
+        }
+        // Reading changes nothing else: the deny rules and the root still hold.
+        for raw in [".env", "../x", "/etc/passwd", "proj/secrets/k"] {
+            assert_eq!(
+                check(raw, &reading, fs),
+                check(raw, &writing, fs),
+                "{raw:?}"
+            );
+        }
+    }
 }
 
 /// The root `/` (`rm -rf /`) holds everything: it is refused as soon as any file is protected.

@@ -390,16 +390,18 @@ fn rename_args(
     shadowed
 }
 
-/// Declared names within a small edit distance of `folded`, scaled to the name's length:
-/// none under 5 characters, one edit up to 9, two from 10.
+/// Declared names within a small edit distance of `folded`, scaled to the declared name's
+/// length: none under 4 characters, one edit up to 9, two from 10. The declared name decides,
+/// so a letter dropped from a short name (`qury` for `query`, `pth` for `path`) is one edit
+/// like any other.
 fn near_misses(tool: &Tool, folded: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for name in tool.args.keys() {
         let target = fold_name(name);
-        let len = target.chars().count().min(folded.chars().count());
+        let len = target.chars().count();
         let allowed = match len {
-            0..=4 => 0,
-            5..=9 => 1,
+            0..=3 => 0,
+            4..=9 => 1,
             _ => 2,
         };
         if allowed > 0 && strsim::osa_distance(folded, &target) <= allowed && !found.contains(name)
@@ -919,8 +921,10 @@ fn tool_not_found(policy: &Policy, name: &str) -> ToolError {
         format!("there is no tool named {name:?}"),
     )
     .tool(name)
+    // Not retryable: this call can never succeed. Another call can, which the suggestion
+    // says without asking the model to retry this one.
     .suggest(format!(
-        "call one of the available tools: {}",
+        "Do not call {name:?} again: no such tool exists. Use one of the available tools instead: {}",
         list.join(", ")
     ));
     e.details.insert("available", list.into());
@@ -1182,10 +1186,16 @@ mod tests {
         r.unwrap();
         assert_eq!(out, json!({"query":"x","threshold":0.5}));
         assert!(report.corrections.iter().all(|c| c.kind == Kind::ArgFuzzy));
-        // Short names are never fuzzed.
-        let (r, _, report) = run_builtin("response", json!({"text":"x","tex":"y"}));
+        // A letter dropped from a four-letter name is one edit; beside the name itself it is
+        // a second reading of it.
+        let (r, out, _) = run_builtin(
+            "code_execution_tool",
+            json!({"runtime":"terminal","cod":"ls"}),
+        );
         r.unwrap();
-        assert_eq!(report.warnings.len(), 1);
+        assert_eq!(out["code"], "ls");
+        let (r, _, _) = run_builtin("response", json!({"text":"x","tex":"y"}));
+        assert_eq!(r.unwrap_err().category, Category::InvalidParameters);
     }
 
     #[test]

@@ -198,7 +198,7 @@ fn need_of<'a>(
                 why: crate::wire::display::escape_controls(&why).into_owned(),
             };
             match kind {
-                ArgKind::Path => match checker.paths(fs) {
+                ArgKind::Path => match checker.paths(fs, spec.access) {
                     Ok(rules) => match path::check(s, rules, fs) {
                         Ok(rel) if rel == "." => need.paths.push(rules.root().to_path_buf()),
                         Ok(rel) => need.paths.push(rules.root().join(&*rel)),

@@ -5,17 +5,20 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::{Checker, Inquiry, blocked, internal};
-use crate::checks::host::url_host;
-use crate::checks::path::{self, PathError};
+use crate::checks::host::{embedded_addresses, url_host};
+use crate::checks::path::{self, Access, PathError};
 use crate::checks::shell;
 use crate::domain::error::{Category, ToolError};
-use crate::domain::policy::{ArgKind, Policy};
+use crate::domain::policy::rules::HostPattern;
+use crate::domain::policy::{ArgKind, Policy, toml_key};
 use crate::wire::args::ArgValue;
 
 /// An argument whose kind switches checks on.
 pub(super) struct ArgToCheck<'v, 'a> {
     pub name: &'v str,
     pub kind: ArgKind,
+    /// What the tool does with it, for `path` arguments.
+    pub access: Access,
     pub value: &'v ArgValue<'a>,
 }
 
@@ -28,7 +31,12 @@ pub(super) fn check(
     arg: &ArgToCheck<'_, '_>,
     inquiry: &mut Inquiry<'_>,
 ) -> Result<(), Box<ToolError>> {
-    let ArgToCheck { name, kind, value } = *arg;
+    let ArgToCheck {
+        name,
+        kind,
+        access,
+        value,
+    } = *arg;
     let fs = inquiry.fs;
     let mut note = |line: std::fmt::Arguments<'_>| inquiry.note(line);
     // Most arguments are one string, read without building a JSON value (or a list).
@@ -53,48 +61,21 @@ pub(super) fn check(
     for &s in strings {
         match kind {
             ArgKind::Path => {
-                let rules = match checker.paths(fs) {
+                let rules = match checker.paths(fs, access) {
                     Ok(r) => r,
                     Err(e) => return internal(policy, tool, e),
                 };
                 match path::check(s, rules, fs) {
-                    // The model is told the rule, not which of the operator's files it met.
-                    Err(PathError::Protected { .. }) => {
-                        let rule = "metagate's own files are protected";
-                        note(format_args!("{name} (path): {s:?} refused: {rule}"));
-                        return Err(Box::new(
-                            blocked(
-                                tool,
-                                refused(name, "path", s, rule),
-                                "Leave metagate's policy files, its telemetry store and the folders that hold them alone"
-                                    .to_string(),
-                                rule,
-                            )
-                            .detail("argument", name),
-                        ));
-                    }
                     Ok(relative) => note(format_args!(
                         "{name} (path): {s:?} resolves to {relative:?} inside the root"
                     )),
                     Err(e) => {
-                        let rule = e.rule();
-                        note(format_args!("{name} (path): {s:?} refused: {rule}"));
-                        return Err(Box::new(
-                            blocked(
-                                tool,
-                                refused(name, "path", s, &rule),
-                                {
-                                    let mut text =
-                                        String::with_capacity(rules.root().as_os_str().len() + 48);
-                                    text.push_str("Use a path inside ");
-                                    path::push_path(&mut text, rules.root());
-                                    text.push_str(" that no deny rule matches");
-                                    text
-                                },
-                                &rule,
-                            )
-                            .detail("argument", name),
-                        ));
+                        let readable = matches!(e, PathError::Protected { .. })
+                            && access == Access::Write
+                            && matches!(checker.paths(fs, Access::Read), Ok(read) if path::check(s, read, fs).is_ok());
+                        return Err(Box::new(path_refused(
+                            tool, name, s, &e, rules, readable, &mut note,
+                        )));
                     }
                 }
             }
@@ -153,6 +134,11 @@ pub(super) fn check(
                             Err(rule)
                         } else if let Some(p) = rules.deny_hosts.iter().find(|p| p.matches(&host)) {
                             Err(format!("host {host} is denied (urls.deny_hosts: {})", p.0))
+                        } else if let Some((address, p)) = denied_inside(&host, &rules.deny_hosts) {
+                            Err(format!(
+                                "host {host} names the denied address {address} (urls.deny_hosts: {})",
+                                p.0
+                            ))
                         } else if !rules.hosts.is_empty()
                             && !rules.hosts.iter().any(|p| p.matches(&host))
                         {
@@ -230,7 +216,11 @@ struct ShellWorld<'a> {
 
 impl shell::World for ShellWorld<'_> {
     fn redirect(&self, target: &str) -> Result<(), String> {
-        let rules = self.checker.paths(self.fs).as_ref().map_err(Clone::clone)?;
+        let rules = self
+            .checker
+            .paths(self.fs, Access::Write)
+            .as_ref()
+            .map_err(Clone::clone)?;
         path::check(target, rules, self.fs)
             .map(|_| ())
             .map_err(|e| e.rule())
@@ -239,6 +229,56 @@ impl shell::World for ShellWorld<'_> {
     fn is_own_binary(&self, command: &[u8]) -> bool {
         self.checker.is_own_binary(command)
     }
+}
+
+/// An address `host` carries or spells out (see [`embedded_addresses`]) that a deny rule
+/// matches, and the rule.
+fn denied_inside<'r>(host: &str, deny: &'r [HostPattern]) -> Option<(String, &'r HostPattern)> {
+    if deny.is_empty() {
+        return None;
+    }
+    embedded_addresses(host)
+        .into_iter()
+        .find_map(|address| Some((address.clone(), deny.iter().find(|p| p.matches(&address))?)))
+}
+
+/// The rejection of a path argument. `readable`: it names a folder on the way to one of
+/// metagate's own files, which an argument declared `access = "read"` may name.
+fn path_refused(
+    tool: &str,
+    name: &str,
+    value: &str,
+    error: &PathError,
+    rules: &path::PathRules,
+    readable: bool,
+    note: &mut impl FnMut(std::fmt::Arguments<'_>),
+) -> ToolError {
+    let (rule, suggestion) = match error {
+        // The model is told the rule, not which of the operator's files it met.
+        PathError::Protected { .. } => {
+            let rule = "metagate's own files are protected".to_string();
+            let mut suggestion = String::from(
+                "Leave metagate's policy files, its telemetry store and the folders that hold them alone",
+            );
+            if readable {
+                suggestion.push_str(&format!(
+                    " (this names a folder that holds them, which a tool that only reads may name: if {tool} only reads {name}, the operator can declare it with access = \"read\" in [tools.{}.args.{}])",
+                    toml_key(tool),
+                    toml_key(name)
+                ));
+            }
+            (rule, suggestion)
+        }
+        e => {
+            let mut text = String::with_capacity(rules.root().as_os_str().len() + 48);
+            text.push_str("Use a path inside ");
+            path::push_path(&mut text, rules.root());
+            text.push_str(" that no deny rule matches");
+            (e.rule(), text)
+        }
+    };
+    note(format_args!("{name} (path): {value:?} refused: {rule}"));
+    blocked(tool, refused(name, "path", value, &rule), suggestion, &rule).detail("argument", name)
 }
 
 /// Every text in `value` a tool could take for the argument: strings, numbers and booleans
@@ -348,6 +388,148 @@ mod tests {
         let got: Vec<String> = texts(&value).into_iter().map(Cow::into_owned).collect();
         assert_eq!(got, ["a", "b", "c", "d", "7", "false"]);
         assert!(texts(&Value::Null).is_empty());
+    }
+
+    /// The verdict on `{"url": url}` for a tool whose `url` is of kind `url`, under the
+    /// default `[urls]` rules.
+    fn url_verdict(url: &str) -> Result<(), String> {
+        use super::super::{CallToCheck, Context, Inquiry, NoFacts, Scope, Setup};
+        use crate::checks::path::RealFs;
+        use crate::wire::args::Args;
+        let policy = Policy::from_source(
+            crate::domain::policy::Source {
+                name: "p.toml",
+                text: "extends = \"none\"\n[tools.fetch.args.url]\ntype = \"string\"\nkind = \"url\"\n",
+            },
+            None,
+        )
+        .unwrap();
+        let cwd = std::env::temp_dir();
+        let checker = Checker::new(
+            &policy,
+            &Setup {
+                cwd: &cwd,
+                protected: vec![],
+                home: None,
+                own_binary: None,
+            },
+        );
+        let args =
+            Args::from_map(serde_json::from_value(serde_json::json!({ "url": url })).unwrap());
+        let mut explain = None;
+        let mut inquiry = Inquiry {
+            facts: &mut NoFacts,
+            fs: &RealFs,
+            now_ms: 0,
+            scope: Scope { runtime: false },
+            explain: &mut explain,
+            grant_check: None,
+        };
+        let context = Context::default();
+        let call = CallToCheck {
+            tool: "fetch",
+            args: &args,
+            context: &context,
+        };
+        checker
+            .check(&policy, &call, &mut inquiry)
+            .map_err(|e| e.message.clone())
+    }
+
+    /// Cloud metadata endpoints the default deny list lacked, names that spell out a denied
+    /// address for a wildcard DNS service, IPv6 addresses that carry one, and URLs whose host
+    /// parsers read differently (issue 24, item 4). Each of `newly_refused` passed before;
+    /// `still_refused` are the other classic cases, refused before too, kept so they stay so.
+    #[test]
+    fn metadata_hosts_and_ambiguous_urls_are_refused() {
+        let newly_refused = [
+            // Endpoints missing from the default list.
+            "http://169.254.170.2/v2/credentials/x",
+            "http://100.100.100.200/latest/meta-data/",
+            "http://192.0.0.192/",
+            "http://instance-data/latest/meta-data/",
+            "http://instance-data.ec2.internal/latest/",
+            "http://metadata/computeMetadata/v1/",
+            "http://METADATA./computeMetadata/v1/",
+            "http://metadata.goog/computeMetadata/v1/",
+            "http://metadata.tencentyun.com/latest/",
+            // In other spellings.
+            "http://0xa9.0xfe.0xaa.0x2/",
+            "http://1684301000/",
+            // IPv6 addresses that carry a denied IPv4 address.
+            "http://[::169.254.169.254]/",
+            "http://[::a9fe:a9fe]/",
+            "http://[::ffff:0:169.254.169.254]/",
+            "http://[64:ff9b::169.254.169.254]/",
+            "http://[2002:a9fe:a9fe::1]/",
+            "http://[2001:0:a9fe:a9fe::1]/",
+            "http://[2001:0:4136:e378:8000:63bf:5601:5601]/",
+            // Names a wildcard DNS service answers with a denied address.
+            "http://169.254.169.254.nip.io/",
+            "http://app.169.254.169.254.nip.io/latest/",
+            "http://169-254-169-254.nip.io/",
+            "http://app-169-254-169-254.sslip.io/",
+            "http://169-254-169-254-app.traefik.me/",
+            "http://a9fea9fe.nip.io/",
+            "http://magic-a9fea9fe.nip.io/",
+            "http://A9FEA9FE.nip.io/",
+            "http://100.100.100.200.sslip.io/",
+            "http://169.254.169.254.evil.example/",
+            "http://fd00-ec2--254.sslip.io/",
+            "http://www-fd00-ec2-0-0-0-0-0-254.sslip.io/",
+            "http://--ffff-a9fe-a9fe.sslip.io/",
+            // What parsers read differently: host `x` to some, the address to others.
+            "http://x#@169.254.169.254/",
+            "http://x?@169.254.169.254/",
+            "http://x#@169.254.169.254",
+            "http://example.com?a=b@169.254.169.254",
+            "http://example.com#x@169.254.169.254/y",
+            "http://example.com:80#@169.254.169.254/",
+        ];
+        let still_refused = [
+            "http://a@b@169.254.169.254/",
+            "http://169.254.169.254\\@example.com/",
+            "http://example.com\\@169.254.169.254/",
+            "http:\\\\169.254.169.254/",
+            "http:/\\169.254.169.254/",
+            "http:169.254.169.254/",
+            "http:/169.254.169.254/",
+            "http:///169.254.169.254/",
+            "http://169.254.169.254\t/",
+            "http://169.254.169\n.254/",
+            "http://example.com%2f@169.254.169.254/",
+            "http://[::ffff:a9fe:a9fe]%23@example.com/",
+            "http://169.254.169.254:80:80/",
+            "http://169.254.169.254%23.example.com/",
+        ];
+        for url in newly_refused.iter().chain(&still_refused) {
+            assert!(url_verdict(url).is_err(), "{url:?} passes");
+        }
+        let passes = [
+            "https://example.com/",
+            "https://docs.rs/url/latest/url/",
+            "http://localhost:8080/health",
+            "https://192.168.1.10/admin",
+            "https://api.github.com/repos/a/b?per_page=100",
+            "https://example.com/?email=a@example.org",
+            "https://medium.com/@someone/a-post",
+            "https://www.npmjs.com/package/@scope/pkg",
+            "https://example.com/#section@2",
+            "https://10.0.0.1.nip.io/",
+            "https://app-10-0-0-1.nip.io/",
+            "https://metadata.example.com/",
+            "https://my-metadata.io/",
+            "https://instance-data-viewer.app/",
+            "https://169.254.169.253/",
+            "https://[2001:db8::1]/",
+            "https://[::1]:8080/",
+            "https://deadbeef.example/",
+            "https://2021-10-01.example.com/",
+            "https://v1-2-3-4.example.com/",
+        ];
+        for url in passes {
+            assert_eq!(url_verdict(url), Ok(()), "{url:?}");
+        }
     }
 
     #[test]

@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 use super::{CallToCheck, Context, Inquiry, internal};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::events::format_time;
-use crate::domain::policy::Policy;
 use crate::domain::policy::rules::Rate;
 use crate::domain::policy::toml_key;
+use crate::domain::policy::{Policy, Tool};
 use crate::wire::args::{ArgValue, Args};
 use crate::wire::scan;
 
@@ -135,7 +135,7 @@ pub(super) fn check(
     }
     if let Some(lb) = limits.loop_breaker {
         let key = CountKey::Fingerprint {
-            fingerprint: fingerprint(tool, args),
+            fingerprint: fingerprint(tool, policy.tool(tool), args),
             session: context.session.clone(),
             caller: context.caller.clone(),
         };
@@ -295,10 +295,15 @@ fn ordinal(n: u64) -> String {
     format!("{n}{suffix}")
 }
 
-/// Identifies a tool called with the same arguments, in any order: FNV-1a over the tool and
-/// each argument, the arguments taken in key order, objects inside with their keys in order
-/// too (stored as SQLite's signed integer).
-pub fn fingerprint(tool: &str, args: &Args<'_>) -> i64 {
+/// Identifies calls that do the same thing, however they are spelled (FNV-1a, stored as
+/// SQLite's signed integer): the tool and its arguments after correction, in any key order
+/// (objects inside too); strings with outer whitespace trimmed and inner runs of it read as
+/// one space; numbers by value (`5`, `5.0` and `50e-1` are one); and, when the tool declares
+/// its arguments (`spec`), only the declared ones, so that an extra argument the tool does not
+/// read (a nonce) does not make a repeated call new. A model stuck in a loop varies exactly
+/// these; the call itself goes out as it came. A value over [`CANONICAL_UP_TO`] bytes is
+/// taken as it was sent.
+pub fn fingerprint(tool: &str, spec: Option<&Tool>, args: &Args<'_>) -> i64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
         for b in bytes {
@@ -308,7 +313,12 @@ pub fn fingerprint(tool: &str, args: &Args<'_>) -> i64 {
     };
     feed(tool.as_bytes());
     feed(&[0]);
-    let mut fields: Vec<(&str, &ArgValue<'_>)> = args.iter().collect();
+    // A tool that declares no arguments says nothing about which ones it reads: all count.
+    let declared = spec.map(|t| &t.args).filter(|a| !a.is_empty());
+    let mut fields: Vec<(&str, &ArgValue<'_>)> = args
+        .iter()
+        .filter(|(key, _)| declared.is_none_or(|d| d.contains_key(*key)))
+        .collect();
     fields.sort_unstable_by_key(|(key, _)| *key);
     let mut value = Vec::with_capacity(64);
     for (key, arg) in fields {
@@ -330,7 +340,8 @@ pub fn fingerprint(tool: &str, args: &Args<'_>) -> i64 {
     i64::from_ne_bytes(hash.to_ne_bytes())
 }
 
-/// Compact JSON with every object's keys in order, so key order never changes a fingerprint.
+/// Compact JSON with every object's keys in order, strings with their whitespace folded and
+/// numbers in one spelling, so none of these changes a fingerprint.
 fn write_canonical(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Object(map) => {
@@ -357,13 +368,251 @@ fn write_canonical(v: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
+        Value::String(s) => {
+            let mut folded = String::with_capacity(s.len());
+            for word in s.split_whitespace() {
+                if !folded.is_empty() {
+                    folded.push(' ');
+                }
+                folded.push_str(word);
+            }
+            scan::write_string(&folded, out);
+        }
+        Value::Number(n) => write_number(&n.to_string(), out),
         other => scan::write_value(other, out),
     }
+}
+
+/// A JSON number by its value: `[-]DIGITSeEXP` with no leading or trailing zero in the
+/// digits (`0` for zero, whatever its sign). Exact at any precision: `5`, `5.0`, `0.5e1` and
+/// `500e-2` are all `5e0`; 2^53 + 1 is not 2^53. An exponent too long to add up is kept as
+/// written.
+fn write_number(text: &str, out: &mut Vec<u8>) {
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], &unsigned[at + 1..]),
+        None => (unsigned, "0"),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let Ok(exponent) = exponent.parse::<i128>() else {
+        out.extend_from_slice(text.as_bytes());
+        return;
+    };
+    let digits = [whole.as_bytes(), fraction.as_bytes()].concat();
+    let Some(first) = digits.iter().position(|&d| d != b'0') else {
+        out.push(b'0');
+        return;
+    };
+    let last = digits.iter().rposition(|&d| d != b'0').unwrap_or(first);
+    let trailing_zeros = (digits.len() - 1 - last) as i128;
+    let exponent = exponent - fraction.len() as i128 + trailing_zeros;
+    if negative {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[first..=last]);
+    out.push(b'e');
+    out.extend_from_slice(exponent.to_string().as_bytes());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn args(text: &str) -> Args<'_> {
+        Args::from_text(text).unwrap()
+    }
+
+    /// A tool that declares `query` (a string), `count` (a number) and `tags` (a list).
+    fn search_tool() -> Policy {
+        Policy::from_source(
+            crate::domain::policy::Source {
+                name: "p.toml",
+                text: "extends = \"none\"\n\
+                       [tools.search.args.query]\ntype = \"string\"\n\
+                       [tools.search.args.count]\ntype = \"number\"\n\
+                       [tools.search.args.tags]\ntype = \"array\"\n\
+                       [tools.search.args.filter]\ntype = \"object\"\n\
+                       [tools.bare]\n",
+            },
+            None,
+        )
+        .unwrap()
+    }
+
+    /// Calls that do the same thing, spelled differently: one fingerprint. Every row but the
+    /// first (key order) had two before (issue 24, item 5).
+    #[test]
+    fn calls_that_do_the_same_thing_have_one_fingerprint() {
+        let policy = search_tool();
+        let search = policy.tool("search");
+        let same: &[(&str, &str, &str)] = &[
+            (
+                "key order",
+                r#"{"query":"a","count":5}"#,
+                r#"{"count":5,"query":"a"}"#,
+            ),
+            (
+                "trailing space",
+                r#"{"query":"rust"}"#,
+                r#"{"query":"rust "}"#,
+            ),
+            (
+                "leading space",
+                r#"{"query":"rust"}"#,
+                r#"{"query":"  rust"}"#,
+            ),
+            (
+                "doubled space",
+                r#"{"query":"rust lang"}"#,
+                r#"{"query":"rust  lang"}"#,
+            ),
+            (
+                "tab and newline",
+                r#"{"query":"rust lang"}"#,
+                r#"{"query":"\trust\n lang\r\n"}"#,
+            ),
+            (
+                "no-break space",
+                r#"{"query":"rust lang"}"#,
+                r#"{"query":"rust\u00a0lang\u3000"}"#,
+            ),
+            ("5 and 5.0", r#"{"count":5}"#, r#"{"count":5.0}"#),
+            ("5 and 5e0", r#"{"count":5}"#, r#"{"count":5e0}"#),
+            ("5 and 50e-1", r#"{"count":5}"#, r#"{"count":50E-1}"#),
+            ("0.5 and 5e-1", r#"{"count":0.5}"#, r#"{"count":5e-1}"#),
+            ("1.5 and 1.50", r#"{"count":1.5}"#, r#"{"count":1.50}"#),
+            ("100 and 1e2", r#"{"count":100}"#, r#"{"count":1e+2}"#),
+            ("0 and -0.0", r#"{"count":0}"#, r#"{"count":-0.0}"#),
+            (
+                "undeclared argument",
+                r#"{"query":"a"}"#,
+                r#"{"query":"a","nonce":1}"#,
+            ),
+            (
+                "two undeclared",
+                r#"{"query":"a"}"#,
+                r#"{"query":"a","x":"y","_t":[1]}"#,
+            ),
+            (
+                "inside a list",
+                r#"{"tags":["a b",2]}"#,
+                r#"{"tags":[" a  b ",2.0]}"#,
+            ),
+            (
+                "inside an object",
+                r#"{"filter":{"k":"v","n":1}}"#,
+                r#"{"filter":{"n":1.0,"k":"v "}}"#,
+            ),
+        ];
+        for (what, a, b) in same {
+            assert_eq!(
+                fingerprint("search", search, &args(a)),
+                fingerprint("search", search, &args(b)),
+                "{what}: {a} / {b}"
+            );
+        }
+    }
+
+    /// Calls that do different things keep different fingerprints.
+    #[test]
+    fn calls_that_do_different_things_differ() {
+        let policy = search_tool();
+        let search = policy.tool("search");
+        let differ: &[(&str, &str, &str)] = &[
+            ("another value", r#"{"query":"a"}"#, r#"{"query":"b"}"#),
+            (
+                "a space inside a word",
+                r#"{"query":"ab"}"#,
+                r#"{"query":"a b"}"#,
+            ),
+            ("letter case", r#"{"query":"Rust"}"#, r#"{"query":"rust"}"#),
+            ("5 and 6", r#"{"count":5}"#, r#"{"count":6}"#),
+            ("1.5 and 15", r#"{"count":1.5}"#, r#"{"count":15}"#),
+            ("5 and 50", r#"{"count":5}"#, r#"{"count":50}"#),
+            ("-5 and 5", r#"{"count":-5}"#, r#"{"count":5}"#),
+            (
+                "beyond f64 precision",
+                r#"{"count":9007199254740993}"#,
+                r#"{"count":9007199254740992}"#,
+            ),
+            (
+                "a number and its text",
+                r#"{"count":5}"#,
+                r#"{"count":"5"}"#,
+            ),
+            (
+                "absent and null",
+                r#"{"query":"a"}"#,
+                r#"{"query":"a","count":null}"#,
+            ),
+            (
+                "a declared argument more",
+                r#"{"query":"a"}"#,
+                r#"{"query":"a","count":1}"#,
+            ),
+            (
+                "list order",
+                r#"{"tags":["a","b"]}"#,
+                r#"{"tags":["b","a"]}"#,
+            ),
+            (
+                "a value moved to another key",
+                r#"{"query":"a"}"#,
+                r#"{"tags":"a"}"#,
+            ),
+        ];
+        for (what, a, b) in differ {
+            assert_ne!(
+                fingerprint("search", search, &args(a)),
+                fingerprint("search", search, &args(b)),
+                "{what}: {a} / {b}"
+            );
+        }
+        let call = args(r#"{"query":"a"}"#);
+        assert_ne!(
+            fingerprint("search", search, &call),
+            fingerprint("other", search, &call)
+        );
+        // A tool that declares no arguments, or none known: every argument counts.
+        for spec in [policy.tool("bare"), None] {
+            assert_ne!(
+                fingerprint("bare", spec, &args(r#"{"a":1}"#)),
+                fingerprint("bare", spec, &args(r#"{"a":1,"b":2}"#))
+            );
+            assert_eq!(
+                fingerprint("bare", spec, &args(r#"{"a":"x "}"#)),
+                fingerprint("bare", spec, &args(r#"{"a":"x"}"#))
+            );
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_by_value() {
+        let cases = [
+            ("0", "0"),
+            ("-0", "0"),
+            ("0.000", "0"),
+            ("0e99", "0"),
+            ("5", "5e0"),
+            ("5.0", "5e0"),
+            ("-5.10", "-51e-1"),
+            ("120", "12e1"),
+            ("0.012", "12e-3"),
+            ("1.2E+3", "12e2"),
+            (
+                "1e99999999999999999999999999999999999999999",
+                "1e99999999999999999999999999999999999999999",
+            ),
+        ];
+        for (text, want) in cases {
+            let mut out = Vec::new();
+            write_number(text, &mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), want, "{text}");
+        }
+    }
 
     #[test]
     fn fingerprints_ignore_key_order_only() {
@@ -371,24 +620,27 @@ mod tests {
         let a = args(r#"{"x":1,"y":{"b":2,"a":1}}"#);
         let b = args(r#"{"y":{"a":1,"b":2},"x":1}"#);
         let c = args(r#"{"x":2,"y":{"a":1,"b":2}}"#);
-        assert_eq!(fingerprint("t", &a), fingerprint("t", &b));
-        assert_ne!(fingerprint("t", &a), fingerprint("t", &c));
-        assert_ne!(fingerprint("t", &a), fingerprint("u", &a));
+        assert_eq!(fingerprint("t", None, &a), fingerprint("t", None, &b));
+        assert_ne!(fingerprint("t", None, &a), fingerprint("t", None, &c));
+        assert_ne!(fingerprint("t", None, &a), fingerprint("u", None, &a));
         // Read values and values as sent fingerprint alike.
         let map: serde_json::Map<String, Value> =
             serde_json::from_str(r#"{"y":{"a":1,"b":2},"x":1}"#).unwrap();
-        assert_eq!(fingerprint("t", &Args::from_map(map)), fingerprint("t", &a));
+        assert_eq!(
+            fingerprint("t", None, &Args::from_map(map)),
+            fingerprint("t", None, &a)
+        );
         // A value past the limit is taken as sent: the same text, the same fingerprint.
         let long = format!(r#"{{"text":"{}","n":1}}"#, "x".repeat(CANONICAL_UP_TO));
         let again = long.clone();
         let other = format!(r#"{{"text":"{}y","n":1}}"#, "x".repeat(CANONICAL_UP_TO));
         assert_eq!(
-            fingerprint("t", &args(&long)),
-            fingerprint("t", &args(&again))
+            fingerprint("t", None, &args(&long)),
+            fingerprint("t", None, &args(&again))
         );
         assert_ne!(
-            fingerprint("t", &args(&long)),
-            fingerprint("t", &args(&other))
+            fingerprint("t", None, &args(&long)),
+            fingerprint("t", None, &args(&other))
         );
     }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashMap;
 
 use crate::checks::own_binary::OwnBinary;
-use crate::checks::path::{Fs, PathRules};
+use crate::checks::path::{Access, Fs, PathRules};
 use crate::checks::shell::{self, CommandPattern, Protected, ShellRules};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::{FailMode, Policy};
@@ -73,7 +73,13 @@ pub struct Checker {
     /// compiling the globs costs several times what the rest of a one-call run does.
     path_setup: PathSetup,
     paths: OnceCell<Result<PathRules, String>>,
-    shell_protected: Protected,
+    /// The same rules for arguments the policy declares `access = "read"`.
+    read_paths: OnceCell<Result<PathRules, String>>,
+    /// The home folder the shell check reads `~` and `$HOME` as; with the protected paths of
+    /// [`PathSetup`], what the shell check's [`Protected`] is built from, on the first shell
+    /// argument (its automaton is the dearest thing a one-call run would otherwise build).
+    home: Option<PathBuf>,
+    shell_protected: OnceCell<Protected>,
     shell_constructs: Vec<String>,
     shell_denied: Vec<CommandPattern>,
     shell_allowed: Option<Vec<CommandPattern>>,
@@ -202,15 +208,10 @@ impl Checker {
             .as_deref()
             .map_or_else(|| setup.cwd.to_path_buf(), absolute);
         let protected: Vec<PathBuf> = setup.protected.iter().map(|p| absolute(p)).collect();
-        let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
         let own_binary = setup.own_binary.clone();
         Checker {
-            shell_protected: Protected::with_binary(
-                &protected,
-                &vars,
-                setup.home.as_deref(),
-                own_binary.as_ref().map(OwnBinary::path),
-            ),
+            home: setup.home.clone(),
+            shell_protected: OnceCell::new(),
             path_setup: PathSetup {
                 root: base.join(&p.root),
                 deny: p.deny.clone(),
@@ -218,6 +219,7 @@ impl Checker {
                 protected,
             },
             paths: OnceCell::new(),
+            read_paths: OnceCell::new(),
             shell_constructs: policy.rules.shell.constructs.clone(),
             shell_denied: with_own_command(&policy.rules.shell.commands),
             shell_allowed: policy.rules.shell.allowed.as_ref().map(|a| {
@@ -321,7 +323,12 @@ impl Checker {
                 let Some(value) = args.get(name) else {
                     continue;
                 };
-                let arg = kinds::ArgToCheck { name, kind, value };
+                let arg = kinds::ArgToCheck {
+                    name,
+                    kind,
+                    access: spec.access,
+                    value,
+                };
                 kinds::check(self, policy, tool, &arg, inquiry)?;
             }
         }
@@ -475,9 +482,19 @@ pub(crate) fn internal(policy: &Policy, tool: &str, reason: &str) -> Result<(), 
 }
 
 impl Checker {
-    /// The path rules, built on first use with the file system the check runs against.
-    pub(crate) fn paths(&self, fs: &dyn Fs) -> &Result<PathRules, String> {
-        self.paths.get_or_init(|| self.path_setup.build(fs))
+    /// The path rules for an argument the tool does `access` with, built on first use with
+    /// the file system the check runs against.
+    pub(crate) fn paths(&self, fs: &dyn Fs, access: Access) -> &Result<PathRules, String> {
+        let writing = self.paths.get_or_init(|| self.path_setup.build(fs));
+        match access {
+            Access::Write => writing,
+            Access::Read => self.read_paths.get_or_init(|| {
+                writing
+                    .as_ref()
+                    .map(|rules| rules.clone().for_access(Access::Read))
+                    .map_err(Clone::clone)
+            }),
+        }
     }
 
     pub(crate) fn shell_rules<'a>(&'a self, world: &'a dyn shell::World) -> ShellRules<'a> {
@@ -485,7 +502,15 @@ impl Checker {
             constructs: &self.shell_constructs,
             denied: &self.shell_denied,
             allowed: self.shell_allowed.as_deref(),
-            protected: &self.shell_protected,
+            protected: self.shell_protected.get_or_init(|| {
+                let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
+                Protected::with_binary(
+                    &self.path_setup.protected,
+                    &vars,
+                    self.home.as_deref(),
+                    self.own_binary.as_ref().map(OwnBinary::path),
+                )
+            }),
             world,
         }
     }

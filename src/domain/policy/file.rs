@@ -6,6 +6,8 @@ use std::ops::Range;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+pub use crate::checks::path::Access;
+
 /// A whole policy file. Every table is optional; `extends` says what it is layered on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -59,7 +61,7 @@ pub struct ImportFile {
     /// Relative paths are relative to the policy file's folder.
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<super::import::ToolsFormat>,
+    pub format: Option<ToolsFormat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill_defaults: Option<bool>,
 }
@@ -321,6 +323,10 @@ pub struct ArgFile {
     pub kind: Option<ArgKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind_when: Option<IndexMap<String, Vec<toml::Value>>>,
+    /// For `kind = "path"`: whether the tool only reads the path (`"read"`) or may write,
+    /// move or delete it (`"write"`, the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
@@ -540,6 +546,7 @@ impl ArgFile {
         self.default = over.default.or(self.default.take());
         self.kind = over.kind.or(self.kind);
         self.kind_when = over.kind_when.or(self.kind_when.take());
+        self.access = over.access.or(self.access);
         self.description = over.description.or(self.description.take());
     }
 }
@@ -645,6 +652,29 @@ pub fn key_at(text: &str, offset: usize) -> Vec<String> {
         .or_else(before)
         .map(|(path, ..)| path.clone())
         .unwrap_or_default()
+}
+
+/// The three formats a tools file can be in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolsFormat {
+    /// `[{"type":"function","function":{"name","description","parameters"}}]` (also the
+    /// Responses API's flat `{"type":"function","name","parameters"}`).
+    Openai,
+    /// `{"tools":[{"name","description","inputSchema"}]}`, bare or as a JSON-RPC `result`.
+    Mcp,
+    /// `[{"name","description","input_schema"}]`.
+    Anthropic,
+}
+
+impl ToolsFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolsFormat::Openai => "openai",
+            ToolsFormat::Mcp => "mcp",
+            ToolsFormat::Anthropic => "anthropic",
+        }
+    }
 }
 
 /// A policy file read past its shape errors: what was left of it once each entry holding one

@@ -11,16 +11,15 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use rustc_hash::{FxBuildHasher, FxHashMap};
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::domain::events::AxisTable;
 use crate::wire::args::{ArgValue, Args, fits_f64, is_i64_integer};
 
-use file::{ArgFile, ToolFile, key_at, line_col, locate};
 pub use file::{
-    ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
+    Access, ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
 };
+use file::{ArgFile, ToolFile, key_at, line_col, locate};
 pub use import::{CompiledSchema, ToolsFormat};
 pub use lookup::{
     LookupEnv, PolicyLocation, Reason, Search, locate_policy, look_up_policy, policy_lookup_chain,
@@ -46,6 +45,9 @@ pub struct Policy {
     pub rules: Rules,
     /// What `policy check` warns about (the policy works, but may not mean what it says).
     pub warnings: Vec<PolicyError>,
+    /// What tool definitions (`[[import]]`, `--tools`) had to be read around: contradictions
+    /// repaired, JSON Schema left unchecked, tools left out. Each names its file and tool.
+    pub import_warnings: Vec<PolicyError>,
     /// Folded tool name (see [`fold_name`]) → the one tool it folds from; None where two do.
     folded_tools: FxHashMap<String, Option<String>>,
     /// Bit n set when a folded tool name is n bytes long (n < 64; bit 63 for longer ones): most
@@ -120,6 +122,8 @@ pub struct Arg {
     pub kind: Option<ArgKind>,
     /// The kind applies only when one of these arguments holds one of the values.
     pub kind_when: Vec<(String, Vec<Value>)>,
+    /// What the tool does with a `path` argument (`write` unless the policy says `read`).
+    pub access: Access,
     pub description: Option<String>,
 }
 
@@ -309,13 +313,18 @@ impl Policy {
             };
             wanted.push((p.clone(), entry, None));
         }
-        let (layer, schemas, import_digest) =
-            import_all(&wanted, source.as_ref(), read).map_err(&all)?;
+        let Imports {
+            layer,
+            schemas,
+            warnings: import_warnings,
+            digest: import_digest,
+        } = import_all(&wanted, source.as_ref(), read).map_err(&all)?;
         let effective = base.layer(layer).layer(user);
         let mut policy = Policy::compile(origin, effective, source.as_ref()).map_err(&all)?;
         if !shape_errors.is_empty() {
             return Err(PolicyErrors(shape_errors));
         }
+        policy.import_warnings = import_warnings;
         policy.import_digest = import_digest;
         for (name, schema) in schemas {
             if let Some(tool) = policy.tools.get_mut(&name) {
@@ -407,6 +416,7 @@ impl Policy {
                 tools,
                 rules,
                 warnings: warnings.located(source).0,
+                import_warnings: Vec::new(),
                 folded_tools,
                 folded_lengths,
                 import_digest: 0,
@@ -561,20 +571,26 @@ fn parse_file(source: &Source<'_>) -> ReadFile {
 /// the policy's `[[import]]`s (None for `--tools`).
 type Wanted = (PathBuf, ImportFile, Option<usize>);
 
-/// What [`import_all`] read: the tools as a policy layer, their compiled schemas, and a hash
-/// of the files' paths and texts.
-type ImportedLayer = (PolicyFile, Vec<(String, CompiledSchema)>, u64);
+/// What the tools files bring: the tools as a policy layer, their compiled schemas, what had
+/// to be read around, and a hash of the files' paths and texts.
+struct Imports {
+    layer: PolicyFile,
+    schemas: Vec<(String, CompiledSchema)>,
+    warnings: Vec<PolicyError>,
+    digest: u64,
+}
 
 fn import_all(
     wanted: &[Wanted],
     source: Option<&Source<'_>>,
     read: &dyn Fn(&Path) -> Result<String, String>,
-) -> Result<ImportedLayer, PolicyErrors> {
+) -> Result<Imports, PolicyErrors> {
     let mut digest = Fnv::new();
     let mut layer = PolicyFile::default();
     let mut schemas = Vec::new();
     let mut from: IndexMap<String, String> = IndexMap::new();
     let mut errors = Vec::new();
+    let mut warnings = Vec::new();
     let fail = |file: &str, tool: Option<&str>, message: String| PolicyError {
         file: file.to_string(),
         key: tool.map(|t| format!("tool {t:?}")).unwrap_or_default(),
@@ -610,28 +626,38 @@ fn import_all(
                 }
             },
         };
-        let tools = match import::parse_tools(&name, &text, entry.format) {
+        let read = match import::parse_tools(&name, &text, entry.format) {
             Ok(t) => t,
             Err(e) => {
                 errors.push(fail(&e.file, e.tool.as_deref(), e.message));
                 continue;
             }
         };
-        for tool in tools {
+        warnings.extend(
+            read.warnings
+                .into_iter()
+                .map(|w| fail(&w.file, w.tool.as_deref(), w.message)),
+        );
+        for tool in read.tools {
             if let Some(first) = from.get(&tool.name) {
-                errors.push(fail(
+                warnings.push(fail(
                     &name,
                     Some(&tool.name),
-                    format!("also defined in {first}"),
+                    format!("also defined in {first}: the definition there is used"),
                 ));
                 continue;
             }
             match import::compile(&tool, &name) {
-                Ok(compiled) => schemas.push((tool.name.clone(), compiled)),
-                Err(e) => {
-                    errors.push(fail(&e.file, e.tool.as_deref(), e.message));
-                    continue;
-                }
+                Ok(Some(compiled)) => schemas.push((tool.name.clone(), compiled)),
+                Ok(None) => {}
+                Err(e) => warnings.push(fail(
+                    &e.file,
+                    e.tool.as_deref(),
+                    format!(
+                        "{}: calls are checked by their arguments' names and types only",
+                        e.message
+                    ),
+                )),
             }
             from.insert(tool.name.clone(), name.clone());
             layer.tools.insert(
@@ -641,7 +667,12 @@ fn import_all(
         }
     }
     if errors.is_empty() {
-        Ok((layer, schemas, digest.finish()))
+        Ok(Imports {
+            layer,
+            schemas,
+            warnings,
+            digest: digest.finish(),
+        })
     } else {
         Err(PolicyErrors(errors))
     }
@@ -668,9 +699,12 @@ impl Fnv {
     }
 }
 
+/// The built-in policy as compact JSON, written by `build.rs` from [`BUILTIN_TOML`]: serde_json
+/// reads it in a fraction of what parsing the TOML (or building a TOML table) took at start.
+const BUILTIN_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/builtin.json"));
+
 fn builtin_file() -> PolicyFile {
-    let table: toml::Table = include!(concat!(env!("OUT_DIR"), "/builtin_table.rs"));
-    PolicyFile::deserialize(toml::Value::Table(table)).expect("the built-in policy deserializes")
+    serde_json::from_str(BUILTIN_JSON).expect("the built-in policy deserializes")
 }
 
 fn fill_gate_defaults(file: &mut PolicyFile) {
@@ -834,8 +868,21 @@ fn compile_arg(
         nullable,
         description: arg.description.clone(),
         kind: arg.kind,
+        access: arg.access.unwrap_or_default(),
         ..Arg::default()
     };
+    if let Some(access) = arg.access
+        && arg.kind != Some(ArgKind::Path)
+    {
+        problems.push(
+            &at("access"),
+            format!(
+                "access = {:?} is for kind = \"path\" arguments only (this one's kind is {})",
+                access.as_str(),
+                arg.kind.map_or("not set", ArgKind::as_str)
+            ),
+        );
+    }
     let convert = |path: Vec<String>, v: &toml::Value, problems: &mut Problems| -> Option<Value> {
         match json_of(v) {
             Ok(j) => Some(j),

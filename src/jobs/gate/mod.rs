@@ -12,14 +12,16 @@ use crate::domain::enforce::grants::GrantCheck;
 use crate::domain::enforce::{CallToCheck, Checker, Facts, Inquiry, NoFacts, Scope};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::Policy;
-use crate::wire::call::{Call, Shape, split_method};
+use crate::wire::call::{Call, NotACall, Shape, split_method};
 use crate::wire::correction::{Correction, Kind};
 use crate::wire::repair::{self, Dialect};
 
+mod message;
 mod sink;
 mod stream;
 
 pub use crate::domain::enforce::Context;
+pub use message::{Answer, MessageAnswer, PlacedDecision};
 pub use sink::{TelemetrySink, decision_row};
 pub use stream::{NoSink, Sink, SinkError, StreamStats, answer_one, read_document, stream};
 
@@ -108,6 +110,12 @@ pub struct Decision<'a> {
     pub explain: Vec<String>,
     /// What the grant check decided, for the audit trail.
     pub grant_check: Option<GrantCheck>,
+    /// The id of a call that could not be read, as its place in a message gave it; a call
+    /// that was read carries its own (see [`Decision::call_id`]).
+    pub unread_id: Option<Value>,
+    /// Refused because the document nests deeper than metagate reads: nothing is known of
+    /// what it holds, not even whether it is a call.
+    pub too_deep: bool,
     input: &'a [u8],
 }
 
@@ -125,6 +133,8 @@ impl<'a> Decision<'a> {
             unchanged: false,
             explain: Vec::new(),
             grant_check: None,
+            unread_id: None,
+            too_deep: false,
             input,
         }
     }
@@ -139,6 +149,15 @@ impl<'a> Decision<'a> {
         match &self.call {
             Some(call) => Some(call.tool()),
             None => self.error.as_ref().and_then(|e| e.tool.as_deref()),
+        }
+    }
+
+    /// The call's id as its document gave it (an OpenAI or Anthropic id, a Responses
+    /// `call_id`, an MCP request id), read only when asked: most runs never need it.
+    pub fn call_id(&self) -> Option<Value> {
+        match &self.call {
+            Some(call) => call.id(),
+            None => self.unread_id.clone(),
         }
     }
 
@@ -175,7 +194,7 @@ pub fn decide<'a>(policy: &Policy, input: &'a [u8], options: &Options) -> Decisi
     )
 }
 
-/// Decides one document: read it, correct it, check it against the policy.
+/// Decides one call: read it, correct it, check it against the policy.
 /// `facts` answers what the checks ask of the world as of `now_ms`.
 pub fn decide_with<'a>(
     run: &Run<'_>,
@@ -183,13 +202,31 @@ pub fn decide_with<'a>(
     facts: &mut dyn Facts,
     now_ms: i64,
 ) -> Decision<'a> {
-    let mut explain = run.options.explain.then(Vec::new);
-    let mut d = decide_inner(run, input, facts, now_ms, &mut explain);
-    if let Some(mut lines) = explain {
-        lines.push(format!("verdict: {}", d.verdict.as_str()));
-        d.explain = lines;
+    decide_inner(run, input, facts, now_ms, false)
+        .unwrap_or_else(|_| unreachable!("containers are only looked for when asked"))
+}
+
+/// Decides a document: one call, or every call of a whole assistant message, API response
+/// or array of calls, each on its own. Each decision is handed to `sink` as soon as it is made
+/// (so the calls of one message count toward the limits of the next), with the time
+/// `latency` says it took.
+pub fn decide_document<'a>(
+    run: &Run<'_>,
+    input: &'a [u8],
+    sink: &mut dyn Sink,
+    latency: &mut dyn FnMut() -> u64,
+) -> Answer<'a> {
+    let now = sink.now_ms();
+    // Wrapped first and recorded where it lies: each move of a decision is a copy of a few
+    // hundred bytes, on every call.
+    let answer = match decide_inner(run, input, sink.facts(), now, true) {
+        Ok(d) => Answer::One(d),
+        Err(not_a_call) => return message::decide(run, input, not_a_call, sink, latency),
+    };
+    if let Answer::One(d) = &answer {
+        sink.record(run.policy, d, latency());
     }
-    d
+    answer
 }
 
 fn decide_inner<'a>(
@@ -197,8 +234,34 @@ fn decide_inner<'a>(
     input: &'a [u8],
     facts: &mut dyn Facts,
     now_ms: i64,
+    containers: bool,
+) -> Result<Decision<'a>, NotACall> {
+    let mut explain = run.options.explain.then(Vec::new);
+    // An error: strict JSON naming no envelope, which may hold calls some other way (a
+    // message, a response, an array): [`message::decide`] reads it, or refuses it as this.
+    let mut decided = decide_call(run, input, facts, now_ms, &mut explain, containers);
+    // Completed where it lies: a decision is a few hundred bytes, and moving it out of the
+    // result and back in costs a copy per call.
+    if let (Ok(d), Some(mut lines)) = (&mut decided, explain) {
+        lines.push(format!("verdict: {}", d.verdict.as_str()));
+        d.explain = lines;
+    }
+    decided
+}
+
+/// The decision on one call; when `containers` asks for them, the reason strict JSON that
+/// names no envelope is not a call, for the caller to read it as a message.
+// Inlined into its one caller so that the decision is built where it is returned, not
+// copied there.
+#[inline(always)]
+fn decide_call<'a>(
+    run: &Run<'_>,
+    input: &'a [u8],
+    facts: &mut dyn Facts,
+    now_ms: i64,
     explain: &mut Option<Vec<String>>,
-) -> Decision<'a> {
+    containers: bool,
+) -> Result<Decision<'a>, NotACall> {
     let policy = run.policy;
     let options = &run.options;
     let mut report = Report::default();
@@ -207,19 +270,37 @@ fn decide_inner<'a>(
         let e = malformed(format!(
             "input is more than the {MAX_DOCUMENT} bytes metagate reads as one call"
         ));
-        return Decision::rejected(input, e, report);
+        return Ok(Decision::rejected(input, e, report));
     }
     // Fast path: strict JSON, read without building values for fields the gate does not own.
     let strict = Call::from_json(input, &mut report.corrections);
     let fast = matches!(strict, Ok(Some(_)));
     let (mut call, dialect, texts) = match strict {
         Ok(Some(call)) => (call, None, Vec::new()),
-        Err(e) => return Decision::rejected(input, malformed(e.message), report),
+        Err(e) if containers && e.holds_no_envelope => return Err(e),
+        Err(e) => {
+            let error = malformed_in(e.message, e.shape);
+            return Ok(Decision::rejected(input, error, report));
+        }
         Ok(None) => {
             let parsed = match repair::parse(input) {
                 Ok(p) => p,
-                Err(e) => return Decision::rejected(input, malformed(e.to_string()), report),
+                Err(e) => {
+                    let mut d = Decision::rejected(input, malformed(e.to_string()), report);
+                    d.too_deep = e.too_deep;
+                    return Ok(d);
+                }
             };
+            if parsed.more_calls > 0 {
+                // One reading of one call would drop the rest, which the agent then never
+                // runs while the model believes it did.
+                let n = parsed.more_calls + 1;
+                let e = malformed(format!(
+                    "{n} calls came back to back, and one document is read as one call: send \
+                     them one at a time, or together in a JSON array (each one is checked)"
+                ));
+                return Ok(Decision::rejected(input, e, report));
+            }
             if parsed.repairs.is_empty() && parsed.dialect.is_none() && !parsed.warnings.is_empty()
             {
                 // Text after the call was dropped: that changed the input too.
@@ -242,11 +323,33 @@ fn decide_inner<'a>(
             }
             match Call::from_value(parsed.value, &mut report.corrections) {
                 Ok(c) => (c, parsed.dialect, parsed.texts),
-                Err(e) => return Decision::rejected(input, malformed(e.message), report),
+                Err(e) => {
+                    let error = malformed_in(e.message, e.shape);
+                    return Ok(Decision::rejected(input, error, report));
+                }
             }
         }
     };
     let shape = call.shape;
+    // Spaces, line breaks and controls around a name are no part of it, and agents that trim
+    // names (Python's `.strip()`) would run the tool it names: read it as that name.
+    let edge = |c: char| c.is_whitespace() || c.is_control();
+    let plain_ends = |b: &[u8]| {
+        b.first().is_some_and(u8::is_ascii_graphic) && b.last().is_some_and(u8::is_ascii_graphic)
+    };
+    if !plain_ends(call.name.as_bytes())
+        && (call.name.starts_with(edge) || call.name.ends_with(edge))
+    {
+        let trimmed = call.name.trim_matches(edge).to_string();
+        let mut fix = Correction::noted(
+            Kind::Envelope,
+            "removed the spaces and control characters around the tool name",
+        );
+        fix.from = Value::String(call.name.to_string());
+        fix.to = Value::String(trimmed.clone());
+        report.corrections.push(fix);
+        call.rename(trimmed);
+    }
     // A name the policy does not know but that means one tool it does, spaces, case and
     // separators aside: that tool, or it would pass unchecked (and run, for an agent that
     // trims names or finds its tools on a case-insensitive file system).
@@ -326,7 +429,7 @@ fn decide_inner<'a>(
         d.dialect = dialect;
         d.call = Some(call);
         d.grant_check = grant_check;
-        return d;
+        return Ok(d);
     }
     let target = options
         .emit
@@ -343,7 +446,7 @@ fn decide_inner<'a>(
         && target == shape
         // A raw CR inside is a line break to universal-newline readers: rewritten compactly.
         && memchr::memchr2(b'\n', b'\r', input.trim_ascii()).is_none();
-    Decision {
+    Ok(Decision {
         verdict,
         shape: Some(shape),
         dialect,
@@ -355,8 +458,10 @@ fn decide_inner<'a>(
         unchanged,
         explain: Vec::new(),
         grant_check,
+        unread_id: None,
+        too_deep: false,
         input,
-    }
+    })
 }
 
 fn dialect_label(d: Dialect) -> &'static str {
@@ -368,10 +473,31 @@ fn dialect_label(d: Dialect) -> &'static str {
 }
 
 pub fn malformed(message: impl Into<String>) -> ToolError {
-    ToolError::new(Category::MalformedCall, message).suggest(
-        "send exactly one tool call as a single JSON object, e.g. \
-         {\"tool_name\": \"…\", \"tool_args\": {…}}",
-    )
+    malformed_in(message, None)
+}
+
+/// A document that cannot be read as a call; the suggestion shows a call in `shape`, the
+/// envelope the model was writing when the gate could tell, else Agent Zero's.
+pub fn malformed_in(message: impl Into<String>, shape: Option<Shape>) -> ToolError {
+    let example = match shape.unwrap_or(Shape::AgentZero) {
+        Shape::AgentZero => r#"{"tool_name": "…", "tool_args": {…}}"#,
+        Shape::OpenAiChat => {
+            r#"{"id": "…", "type": "function", "function": {"name": "…", "arguments": "{…}"}} with `arguments` one complete JSON object encoded as a string"#
+        }
+        Shape::OpenAiResponses => {
+            r#"{"type": "function_call", "call_id": "…", "name": "…", "arguments": "{…}"} with `arguments` one complete JSON object encoded as a string"#
+        }
+        Shape::Anthropic => r#"{"type": "tool_use", "id": "…", "name": "…", "input": {…}}"#,
+        Shape::Mcp => {
+            r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "…", "arguments": {…}}}"#
+        }
+        Shape::Gemini => r#"{"functionCall": {"name": "…", "args": {…}}}"#,
+        Shape::Plain => r#"{"name": "…", "arguments": {…}}"#,
+        Shape::Llama => r#"{"name": "…", "parameters": {…}}"#,
+    };
+    ToolError::new(Category::MalformedCall, message).suggest(format!(
+        "send exactly one tool call as a single JSON object, e.g. {example}"
+    ))
 }
 
 /// Writes the output line for a decision (without the newline).
@@ -380,30 +506,43 @@ pub fn render(decision: &Decision<'_>, options: &Options, out: &mut Vec<u8>) {
         let mut call_json = Vec::new();
         decision.write_call(&mut call_json);
         let call_text = std::str::from_utf8(&call_json).expect("the gate writes UTF-8");
-        let call = (!call_json.is_empty()).then(|| {
-            serde_json::from_str::<&RawValue>(call_text).expect("the gate writes valid JSON")
-        });
-        let doc = ReportDoc {
-            verdict: decision.verdict.as_str(),
-            tool: decision.tool(),
-            method: decision.method(),
-            shape: decision.shape.map(Shape::as_str),
-            call,
-            corrections: decision
-                .corrections
-                .iter()
-                .map(Correction::to_json)
-                .collect(),
-            warnings: &decision.warnings,
-            error: decision.error.as_ref().map(ToolError::to_json),
-            feedback: decision.error.as_ref().map(ToolError::feedback),
-        };
+        let call = (!call_json.is_empty()).then_some(call_text);
+        let doc = report_doc(decision, call);
         serde_json::to_writer(&mut *out, &doc).expect("writing to a Vec cannot fail");
         return;
     }
     match &decision.error {
         Some(error) => error.write_rejection(out),
         None => decision.write_call(out),
+    }
+}
+
+/// Writes a document's answer: a call's, or a message's (without the newline).
+pub fn render_answer(answer: &Answer<'_>, options: &Options, out: &mut Vec<u8>) {
+    match answer {
+        Answer::One(d) => render(d, options, out),
+        Answer::Message(m) => m.render(options, out),
+    }
+}
+
+/// The `--report` envelope of a decision; `call` is the call as written (none when refused).
+fn report_doc<'d>(decision: &'d Decision<'_>, call: Option<&'d str>) -> ReportDoc<'d> {
+    ReportDoc {
+        verdict: decision.verdict.as_str(),
+        tool: decision.tool(),
+        method: decision.method(),
+        shape: decision.shape.map(Shape::as_str),
+        call: call.map(|text| {
+            serde_json::from_str::<&RawValue>(text).expect("the gate writes valid JSON")
+        }),
+        corrections: decision
+            .corrections
+            .iter()
+            .map(Correction::to_json)
+            .collect(),
+        warnings: &decision.warnings,
+        error: decision.error.as_ref().map(ToolError::to_json),
+        feedback: decision.error.as_ref().map(ToolError::feedback),
     }
 }
 
@@ -424,15 +563,47 @@ struct ReportDoc<'a> {
 /// The stderr lines a decision produces: one per correction and warning, and one for a
 /// rejection. `line` is the input line number in a stream.
 pub fn notes(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
-    notes_only(decision, line, out);
+    let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    notes_at(decision, &place, out);
 }
 
 /// The `--explain` lines of a decision.
 pub fn explain_lines(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
-    if decision.explain.is_empty() {
+    let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    explain_at(decision, &place, out);
+}
+
+/// The stderr lines of a document's answer: each call's notes (unless `quiet`) and
+/// `--explain` lines, the calls of a message each named by their place in it.
+pub fn answer_notes(answer: &Answer<'_>, line: Option<u64>, quiet: bool, out: &mut Vec<u8>) {
+    let says_nothing = |d: &Decision<'_>| {
+        d.explain.is_empty()
+            && (quiet || (d.corrections.is_empty() && d.warnings.is_empty() && d.error.is_none()))
+    };
+    if answer.decisions().all(says_nothing) {
         return;
     }
     let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+    match answer {
+        Answer::One(d) => {
+            if !quiet {
+                notes_at(d, &place, out);
+            }
+            explain_at(d, &place, out);
+        }
+        Answer::Message(m) => {
+            for (i, c) in m.calls.iter().enumerate() {
+                let place = format!("{place}call {}: ", i + 1);
+                if !quiet {
+                    notes_at(&c.decision, &place, out);
+                }
+                explain_at(&c.decision, &place, out);
+            }
+        }
+    }
+}
+
+fn explain_at(decision: &Decision<'_>, place: &str, out: &mut Vec<u8>) {
     for l in &decision.explain {
         let _ = writeln!(
             out,
@@ -442,8 +613,7 @@ pub fn explain_lines(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u
     }
 }
 
-fn notes_only(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
-    let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
+fn notes_at(decision: &Decision<'_>, place: &str, out: &mut Vec<u8>) {
     let tool = decision
         .tool()
         .map(|t| format!("{t}: "))
@@ -506,9 +676,12 @@ mod tests {
     #[test]
     fn text_read_leniently_is_never_echoed() {
         let first = r#"{"tool_name":"response","tool_args":{"text":"a"}}"#;
-        let (verdict, out) = gate(&format!("{first}{first}"));
+        let (verdict, out) = gate(&format!("Here it is: {first} (done)"));
         assert_eq!(verdict, Verdict::Corrected);
         assert_eq!(out, first);
+        // A second call after the first is not dropped in silence: refused.
+        let (verdict, _) = gate(&format!("{first}{first}"));
+        assert_eq!(verdict, Verdict::Rejected);
     }
 
     #[test]

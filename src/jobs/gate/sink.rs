@@ -8,6 +8,7 @@ use super::stream::{Sink, SinkError};
 use crate::checks::redact;
 use crate::domain::enforce::grants::GrantCheck;
 use crate::domain::enforce::{Context, Facts, fingerprint};
+use crate::domain::policy::Policy;
 use crate::store::decisions::DecisionLog;
 use crate::store::grants::GrantEvent;
 use crate::store::telemetry::DecisionRow;
@@ -16,15 +17,17 @@ use crate::wire::args::{ArgValue, Args};
 use crate::wire::correction::Correction;
 use crate::wire::scan;
 
-/// The row a decision becomes: arguments, corrections and warnings redacted.
+/// The row a decision becomes: arguments, corrections and warnings redacted. `policy` is
+/// the one the call was decided under: its fingerprint counts the arguments the tool declares.
 pub fn decision_row(
+    policy: &Policy,
     decision: &Decision<'_>,
     context: &Context,
     ts_ms: i64,
     latency_us: u64,
 ) -> DecisionRow {
     let fingerprint = match (decision.tool(), &decision.call) {
-        (Some(tool), Some(call)) => Some(fingerprint(tool, &call.args)),
+        (Some(tool), Some(call)) => Some(fingerprint(tool, policy.tool(tool), &call.args)),
         _ => None,
     };
     let args = decision.call.as_ref().map(|c| stored_args(&c.args));
@@ -62,6 +65,10 @@ pub fn decision_row(
         args,
         fingerprint,
         latency_us: i64::try_from(latency_us).unwrap_or(i64::MAX),
+        call_id: decision.call_id().map(|id| match id {
+            Value::String(s) => s,
+            other => other.to_string(),
+        }),
     }
 }
 
@@ -140,14 +147,20 @@ fn json_text(v: &Value) -> String {
 }
 
 /// A correction as the `corrections` column holds it (the same fields as `--report`), its
-/// values redacted.
+/// values redacted as they would be in place: `{"password": "73519468"}` coerced to a number
+/// stores neither number.
 fn write_correction(c: &Correction, out: &mut Vec<u8>) {
-    fn redacted(v: &Value) -> std::borrow::Cow<'_, Value> {
-        if matches!(v, Value::Null | Value::Bool(_) | Value::Number(_)) {
+    fn redacted<'a>(c: &Correction, v: &'a Value) -> std::borrow::Cow<'a, Value> {
+        if matches!(v, Value::Null | Value::Bool(_)) {
             return std::borrow::Cow::Borrowed(v);
         }
         let mut v = v.clone();
-        redact::redact_value(&mut v);
+        if c.kind.renames() {
+            // `from` and `to` are argument names.
+            redact::redact_value(&mut v);
+        } else {
+            redact::redact_at_path(&c.path, &mut v);
+        }
         std::borrow::Cow::Owned(v)
     }
     out.extend_from_slice(b"{\"kind\":\"");
@@ -155,9 +168,9 @@ fn write_correction(c: &Correction, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\",\"path\":");
     scan::write_string(&c.path, out);
     out.extend_from_slice(b",\"from\":");
-    scan::write_value(&redacted(&c.from), out);
+    scan::write_value(&redacted(c, &c.from), out);
     out.extend_from_slice(b",\"to\":");
-    scan::write_value(&redacted(&c.to), out);
+    scan::write_value(&redacted(c, &c.to), out);
     if let Some(note) = &c.note {
         out.extend_from_slice(b",\"note\":");
         scan::write_string(
@@ -215,8 +228,8 @@ impl Sink for TelemetrySink {
         (self.now_ms)()
     }
 
-    fn record(&mut self, decision: &Decision<'_>, latency_us: u64) {
-        let row = decision_row(decision, &self.context, (self.now_ms)(), latency_us);
+    fn record(&mut self, policy: &Policy, decision: &Decision<'_>, latency_us: u64) {
+        let row = decision_row(policy, decision, &self.context, (self.now_ms)(), latency_us);
         let event = decision
             .grant_check
             .clone()
@@ -272,7 +285,6 @@ fn grant_event(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::policy::Policy;
     use crate::jobs::gate::{Options, Verdict, decide};
 
     #[test]
@@ -286,7 +298,7 @@ mod tests {
             caller: Some("agent".into()),
             intent: None,
         };
-        let row = decision_row(&d, &ctx, 42, 7);
+        let row = decision_row(&policy, &d, &ctx, 42, 7);
         assert_eq!(
             (row.tool.as_deref(), row.verdict, row.shape),
             (Some("code_execution_tool"), "corrected", Some("agent-zero"))
@@ -314,7 +326,7 @@ mod tests {
         };
         let row = |input: &str| {
             let d = decide(&policy, input.as_bytes(), &Options::default());
-            decision_row(&d, &ctx, 0, 0)
+            decision_row(&policy, &d, &ctx, 0, 0)
         };
         let long = "x".repeat(STORED_VALUE_UP_TO + 1);
         let one = row(&format!(

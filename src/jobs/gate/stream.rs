@@ -4,8 +4,8 @@ use std::io::{self, BufReader, Read, Write};
 use std::time::Instant;
 
 use super::{
-    Decision, MAX_DOCUMENT, Options, Run, Verdict, decide_with, explain_lines, malformed, notes,
-    render,
+    Answer, Decision, MAX_DOCUMENT, Options, Run, Verdict, answer_notes, decide_document,
+    malformed, render, render_answer,
 };
 use crate::domain::correct::Report;
 use crate::domain::enforce::{Facts, NoFacts};
@@ -53,8 +53,8 @@ pub trait Sink {
     fn timed(&self) -> bool {
         true
     }
-    /// Called once per decided line, in order.
-    fn record(&mut self, decision: &Decision<'_>, latency_us: u64);
+    /// Called once per decided line, in order, with the policy it was decided under.
+    fn record(&mut self, policy: &Policy, decision: &Decision<'_>, latency_us: u64);
     /// Makes everything recorded so far durable; called before the lines are written.
     fn commit(&mut self) -> Result<(), SinkError>;
     /// Why the checks' questions failed since the last call (the checks' rejections only say
@@ -90,7 +90,7 @@ impl Sink for NoSink {
     fn timed(&self) -> bool {
         false
     }
-    fn record(&mut self, _: &Decision<'_>, _: u64) {}
+    fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
     fn commit(&mut self) -> Result<(), SinkError> {
         Ok(())
     }
@@ -207,25 +207,23 @@ pub fn answer_one<E: Write>(
     clock: &dyn Fn() -> Instant,
 ) -> io::Result<(Vec<u8>, Verdict)> {
     let (policy, options) = (run.policy, &run.options);
-    let started = clock();
-    let decision = {
-        let now = sink.now_ms();
-        decide_with(run, input, sink.facts(), now)
+    let mut started = clock();
+    let mut latency = || {
+        let now = clock();
+        let took = now.saturating_duration_since(started).as_micros();
+        started = now;
+        u64::try_from(took).unwrap_or(u64::MAX)
     };
-    let latency = clock().saturating_duration_since(started).as_micros();
-    sink.record(&decision, u64::try_from(latency).unwrap_or(u64::MAX));
+    let answer = decide_document(run, input, sink, &mut latency);
     let mut group = Group::new();
-    reserve_for(&decision, &mut group.out);
-    render(&decision, options, &mut group.out);
+    reserve_for(&answer, &mut group.out);
+    render_answer(&answer, options, &mut group.out);
     group.out.push(b'\n');
     group.lines = 1;
-    if !options.quiet {
-        notes(&decision, None, &mut group.notes);
-    }
-    explain_lines(&decision, None, &mut group.notes);
-    let mut verdict = decision.verdict;
-    // The decision borrows the input; the line is all that is kept from here on.
-    drop(decision);
+    answer_notes(&answer, None, options.quiet, &mut group.notes);
+    let mut verdict = answer.verdict();
+    // The answer borrows the input; the line is all that is kept from here on.
+    drop(answer);
     // Taken, not copied: a call may be tens of megabytes.
     group.settle(policy, options, sink, err);
     if group.last_failure.is_some() && policy.gate.on_internal_error == FailMode::Reject {
@@ -269,47 +267,43 @@ pub fn stream<R: Read, W: Write, E: Write>(
         }
         stats.lines += 1;
         let body = strip_newline(&line);
-        let decision = if body.len() > MAX_DOCUMENT {
-            Decision::rejected(
-                body,
-                malformed(format!(
-                    "line is longer than the {MAX_DOCUMENT} bytes metagate reads as one call"
-                )),
-                Report::default(),
-            )
-        } else if body.trim_ascii().is_empty() {
-            Decision::rejected(
-                body,
-                malformed("empty line: expected one tool call"),
-                Report::default(),
-            )
-        } else {
-            let now = sink.now_ms();
-            decide_with(run, body, sink.facts(), now)
+        // One clock reading per decision: a call's latency runs from the end of the one before.
+        let mut latency = || {
+            if !timed {
+                return 0;
+            }
+            let now = clock();
+            let took = now.saturating_duration_since(started).as_micros();
+            started = now;
+            u64::try_from(took).unwrap_or(u64::MAX)
         };
-        match decision.verdict {
+        let refusal = if body.len() > MAX_DOCUMENT {
+            Some(format!(
+                "line is longer than the {MAX_DOCUMENT} bytes metagate reads as one call"
+            ))
+        } else if body.trim_ascii().is_empty() {
+            Some("empty line: expected one tool call".to_string())
+        } else {
+            None
+        };
+        let answer = match refusal {
+            Some(message) => {
+                let d = Decision::rejected(body, malformed(message), Report::default());
+                sink.record(policy, &d, latency());
+                Answer::One(d)
+            }
+            None => decide_document(run, body, sink, &mut latency),
+        };
+        match answer.verdict() {
             Verdict::Pass => stats.passed += 1,
             Verdict::Corrected => stats.corrected += 1,
             Verdict::Rejected => stats.rejected += 1,
         }
-        // One clock reading per line: a line's latency runs from the end of the one before.
-        let latency = if timed {
-            let now = clock();
-            let latency = now.saturating_duration_since(started).as_micros();
-            started = now;
-            u64::try_from(latency).unwrap_or(u64::MAX)
-        } else {
-            0
-        };
-        sink.record(&decision, latency);
-        reserve_for(&decision, &mut group.out);
-        render(&decision, options, &mut group.out);
+        reserve_for(&answer, &mut group.out);
+        render_answer(&answer, options, &mut group.out);
         group.out.push(b'\n');
         group.lines += 1;
-        if !options.quiet {
-            notes(&decision, Some(stats.lines), &mut group.notes);
-        }
-        explain_lines(&decision, Some(stats.lines), &mut group.notes);
+        answer_notes(&answer, Some(stats.lines), options.quiet, &mut group.notes);
         if group.out.len() >= 4 << 20 {
             group.flush(policy, options, sink, out, err)?;
         }
@@ -321,10 +315,13 @@ pub fn stream<R: Read, W: Write, E: Write>(
 /// Room for the line a decision goes out as, so that a call of tens of megabytes is not
 /// copied into a buffer twice its size when its line end is added. A call goes out about as
 /// long as it came (a rejection is short).
-fn reserve_for(decision: &Decision<'_>, out: &mut Vec<u8>) {
-    if decision.error.is_none() {
-        out.reserve(decision.input_len() + 4096);
-    }
+fn reserve_for(answer: &Answer<'_>, out: &mut Vec<u8>) {
+    let len = match answer {
+        Answer::One(d) if d.error.is_none() => d.input_len(),
+        Answer::One(_) => return,
+        Answer::Message(m) => m.document.len(),
+    };
+    out.reserve(len + 4096);
 }
 
 /// `e` saying which side of the stream failed; its kind is kept, so a closed stdout is still
@@ -384,7 +381,7 @@ mod tests {
         fn now_ms(&self) -> i64 {
             0
         }
-        fn record(&mut self, _: &Decision<'_>, _: u64) {}
+        fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
         fn commit(&mut self) -> Result<(), SinkError> {
             Err(SinkError("disk full".into()))
         }

@@ -5,50 +5,10 @@
 //! with its byte offset in the file; every part that cannot be read is a [`Problem`] with its
 //! offset. Nothing here decides anything about a call: that is the gate's job.
 
-use std::borrow::Cow;
-
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// What the reader found.
-#[derive(Debug)]
-pub enum Item<'a> {
-    Call(Site<'a>),
-    Problem(Problem),
-}
-
-/// One call, as text, and where it starts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Site<'a> {
-    /// Byte offset of the call in the file.
-    pub offset: usize,
-    /// The call's text (decoded when the call came inside a JSON string).
-    pub text: Cow<'a, str>,
-    /// What the text is, which decides what an unreadable call means.
-    pub origin: Origin,
-}
-
-/// Where a call's text came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// A record standing on its own (a line, an array element): if the gate cannot read a
-    /// call in it, the trace itself is at fault (not JSON, or of an unknown shape).
-    Record,
-    /// A place that holds a call by definition (`tool_calls`, a `tool_use` block, an Agent
-    /// Zero message's content): if the gate cannot read it, the call is malformed.
-    Slot,
-}
-
-/// A part of the file that cannot be read, and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub offset: usize,
-    pub message: String,
-}
-
-pub const UNKNOWN_SHAPE: &str = "unknown shape: expected a tool call in an envelope the gate reads, \
-    a chat message (`role` with `tool_calls` or `tool_use` content), an Agent Zero message \
-    (`ai`, `content`) or a transcript (an array of messages, or `messages`)";
+use crate::wire::document::{self, names_a_container_key};
+pub use crate::wire::document::{Item, Origin, Problem, Site, UNKNOWN_SHAPE};
 
 /// Reads `text` (a whole file) and hands every call and problem to `visit`, in file order.
 pub fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
@@ -59,13 +19,15 @@ pub fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
     let Some(start) = body.find(|c: char| !c.is_whitespace()) else {
         return;
     };
-    let reader = Reader { base: text };
     if matches!(body.as_bytes()[start], b'[' | b'{') {
         // The first value alone, then whether anything follows it: a value with more after
         // it is JSON Lines (or concatenated calls), read line by line below.
         let mut first = serde_json::Deserializer::from_str(body);
         match <&RawValue as serde::Deserialize>::deserialize(&mut first) {
-            Ok(raw) if first.end().is_ok() => return reader.document(raw.get(), visit),
+            Ok(raw) if first.end().is_ok() => {
+                document::read(text, raw.get(), visit);
+                return;
+            }
             Ok(_) => {}
             Err(e) => {
                 // An error past the first line of the first value: one document, spread over
@@ -88,7 +50,7 @@ pub fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
         let line = &body[at..end];
         at = end + 1;
         if !line.trim().is_empty() {
-            reader.line(line, visit);
+            read_line(text, line, visit);
         }
     }
 }
@@ -107,198 +69,31 @@ fn next_line_opens_an_object(text: &str, start: usize) -> bool {
         .is_some_and(|l| l.starts_with('{'))
 }
 
-struct Reader<'a> {
-    base: &'a str,
+/// One line of JSON Lines: a document, or text the gate may still read as a call.
+fn read_line<'a>(base: &'a str, line: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
+    let trimmed = line.trim();
+    let first = trimmed.as_bytes().first();
+    // Most lines are calls: an object naming none of the keys of messages and transcripts
+    // goes straight to the gate, which reads it once.
+    if first == Some(&b'{') && !names_a_container_key(trimmed) {
+        return site(base, trimmed, visit);
+    }
+    if matches!(first, Some(b'[' | b'{'))
+        && let Ok(raw) = serde_json::from_str::<&RawValue>(trimmed)
+    {
+        document::read(base, raw.get(), visit);
+        return;
+    }
+    site(base, trimmed, visit);
 }
 
-/// The fields that tell a message or a transcript from a call. Everything else is skipped.
-#[derive(Deserialize)]
-struct Probe<'a> {
-    #[serde(borrow, default)]
-    messages: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    role: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    tool_calls: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    function_call: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    ai: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Block<'a> {
-    #[serde(borrow, default, rename = "type")]
-    kind: Option<Cow<'a, str>>,
-}
-
-impl<'a> Reader<'a> {
-    fn offset(&self, part: &str) -> usize {
-        part.as_ptr() as usize - self.base.as_ptr() as usize
-    }
-
-    fn problem(&self, part: &str, message: impl Into<String>, visit: &mut dyn FnMut(Item<'a>)) {
-        visit(Item::Problem(Problem {
-            offset: self.offset(part),
-            message: message.into(),
-        }));
-    }
-
-    fn site(&self, text: &'a str, origin: Origin, visit: &mut dyn FnMut(Item<'a>)) {
-        visit(Item::Call(Site {
-            offset: self.offset(text),
-            text: Cow::Borrowed(text),
-            origin,
-        }));
-    }
-
-    /// One line of JSON Lines: a document, or text the gate may still read as a call.
-    fn line(&self, line: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
-        let trimmed = line.trim();
-        let first = trimmed.as_bytes().first();
-        // Most lines are calls: an object naming none of the keys of messages and transcripts
-        // goes straight to the gate, which reads it once.
-        if first == Some(&b'{') && !names_a_message_key(trimmed) {
-            return self.site(trimmed, Origin::Record, visit);
-        }
-        if matches!(first, Some(b'[' | b'{'))
-            && let Ok(raw) = serde_json::from_str::<&RawValue>(trimmed)
-        {
-            return self.document(raw.get(), visit);
-        }
-        self.site(trimmed, Origin::Record, visit);
-    }
-
-    /// One strict JSON document (or a part of one).
-    fn document(&self, raw: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
-        match raw.as_bytes().first() {
-            Some(b'[') => self.array(raw, visit),
-            Some(b'{') => self.object(raw, visit),
-            _ => self.problem(raw, UNKNOWN_SHAPE, visit),
-        }
-    }
-
-    fn array(&self, raw: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
-        match serde_json::from_str::<Vec<&'a RawValue>>(raw) {
-            Ok(items) => {
-                for item in items {
-                    let item = item.get();
-                    if item.starts_with('{') {
-                        self.object(item, visit);
-                    } else {
-                        self.problem(item, UNKNOWN_SHAPE, visit);
-                    }
-                }
-            }
-            Err(e) => self.problem(raw, format!("not a JSON array: {e}"), visit),
-        }
-    }
-
-    fn object(&self, raw: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
-        let probe = match serde_json::from_str::<Probe<'a>>(raw) {
-            Ok(p) => p,
-            Err(e) => return self.problem(raw, format!("cannot read this object: {e}"), visit),
-        };
-        if let Some(messages) = probe.messages {
-            let messages = messages.get();
-            if messages.starts_with('[') {
-                return self.array(messages, visit);
-            }
-            return self.problem(messages, "`messages` must be an array of messages", visit);
-        }
-        if probe.role.is_some() || probe.tool_calls.is_some() {
-            return self.message(&probe, visit);
-        }
-        if let (Some(ai), Some(content)) = (probe.ai, probe.content) {
-            return self.agent_zero(ai.get(), content.get(), visit);
-        }
-        self.site(raw, Origin::Record, visit);
-    }
-
-    /// An OpenAI or Anthropic chat message: its `tool_calls`, its legacy `function_call`,
-    /// and the `tool_use` blocks of its content.
-    fn message(&self, probe: &Probe<'a>, visit: &mut dyn FnMut(Item<'a>)) {
-        if let Some(calls) = probe.tool_calls.map(RawValue::get) {
-            match serde_json::from_str::<Option<Vec<&'a RawValue>>>(calls) {
-                Ok(calls) => {
-                    for call in calls.into_iter().flatten() {
-                        self.site(call.get(), Origin::Slot, visit);
-                    }
-                }
-                Err(_) => self.problem(calls, "`tool_calls` must be an array of calls", visit),
-            }
-        }
-        if let Some(call) = probe.function_call.map(RawValue::get)
-            && call != "null"
-        {
-            self.site(call, Origin::Slot, visit);
-        }
-        if let Some(content) = probe.content.map(RawValue::get)
-            && content.starts_with('[')
-            && let Ok(blocks) = serde_json::from_str::<Vec<&'a RawValue>>(content)
-        {
-            for block in blocks {
-                let block = block.get();
-                let is_tool_use = serde_json::from_str::<Block<'_>>(block)
-                    .is_ok_and(|b| b.kind.as_deref() == Some("tool_use"));
-                if is_tool_use {
-                    self.site(block, Origin::Slot, visit);
-                }
-            }
-        }
-    }
-
-    /// An Agent Zero history message `{"ai": true, "content": …}`: the content is what the
-    /// model wrote, the call (as text, or already parsed into an object).
-    fn agent_zero(&self, ai: &'a str, content: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
-        match ai {
-            "true" => {}
-            // A person's turn: no call in it.
-            "false" => return,
-            _ => {
-                return self.problem(
-                    ai,
-                    "an Agent Zero message whose `ai` is neither true nor false",
-                    visit,
-                );
-            }
-        }
-        match content.as_bytes().first() {
-            Some(b'"') => match serde_json::from_str::<String>(content) {
-                Ok(text) => visit(Item::Call(Site {
-                    offset: self.offset(content),
-                    text: Cow::Owned(text),
-                    origin: Origin::Slot,
-                })),
-                Err(e) => self.problem(content, format!("cannot read `content`: {e}"), visit),
-            },
-            Some(b'{') => self.site(content, Origin::Slot, visit),
-            _ => self.problem(
-                content,
-                "the `content` of an Agent Zero AI message is neither a call nor a string holding one",
-                visit,
-            ),
-        }
-    }
-}
-
-/// Whether `text` holds a string that is one of the keys [`Probe`] looks for (a quick,
-/// conservative test: a value spelled like a key only sends the line the slower way).
-fn names_a_message_key(text: &str) -> bool {
-    const KEYS: [&[u8]; 5] = [
-        b"messages\"",
-        b"role\"",
-        b"tool_calls\"",
-        b"function_call\"",
-        b"ai\"",
-    ];
-    let bytes = text.as_bytes();
-    memchr::memchr_iter(b'"', bytes).any(|at| {
-        let rest = &bytes[at + 1..];
-        KEYS.iter().any(|k| rest.starts_with(k))
-    })
+/// Text standing on its own, handed to the gate as a call.
+fn site<'a>(base: &'a str, text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
+    visit(Item::Call(Site {
+        offset: text.as_ptr() as usize - base.as_ptr() as usize,
+        text: std::borrow::Cow::Borrowed(text),
+        origin: Origin::Record,
+    }));
 }
 
 /// The byte offset of a 1-based line and (byte) column, as serde_json reports them.

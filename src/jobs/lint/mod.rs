@@ -178,9 +178,7 @@ impl<'r> Linter<'r> {
                     Origin::Slot => None,
                     Origin::Record if call::shape_of_text(&site.text).is_some() => None,
                     // Too deep to read at all, whatever it is: refused as the gate refuses it.
-                    Origin::Record if error.message.starts_with(crate::wire::repair::MSG_DEPTH) => {
-                        None
-                    }
+                    Origin::Record if d.too_deep => None,
                     Origin::Record
                         if serde_json::from_str::<serde::de::IgnoredAny>(&site.text).is_ok() =>
                     {

@@ -119,7 +119,7 @@ impl Sink for Unusable {
     fn timed(&self) -> bool {
         false
     }
-    fn record(&mut self, _: &Decision<'_>, _: u64) {}
+    fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
     fn commit(&mut self) -> Result<(), SinkError> {
         Err(SinkError(self.why.clone()))
     }
@@ -141,7 +141,7 @@ impl Sink for Unrecorded {
     fn timed(&self) -> bool {
         false
     }
-    fn record(&mut self, _: &Decision<'_>, _: u64) {}
+    fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
     fn commit(&mut self) -> Result<(), SinkError> {
         Ok(())
     }
@@ -219,15 +219,18 @@ impl CallGate {
                     error = error.tool(name);
                 }
                 let decision = Decision::rejected(line, error.clone(), Report::default());
-                self.sink.sink().record(&decision, 0);
+                self.sink.sink().record(current, &decision, 0);
                 let _ = self.sink.sink().commit();
                 self.say(&decision);
                 return Action::Answer(refusal(id, &error, stateless));
             }
             Ready::Failed(why) => {
-                (self.diag)(&format!(
-                    "metagate: warning: {why}; the call is checked with the policy alone (on_internal_error = \"pass\")"
-                ));
+                super::say(
+                    &self.diag,
+                    &format!(
+                        "metagate: warning: {why}; the call is checked with the policy alone (on_internal_error = \"pass\")"
+                    ),
+                );
                 Arc::clone(current)
             }
         };
@@ -269,7 +272,7 @@ impl CallGate {
             ));
         }
         let latency = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        sink.record(&decision, latency);
+        sink.record(&policy, &decision, latency);
         let committed = sink.commit();
         self.say(&decision);
         if let Err(failure) = committed {

@@ -34,6 +34,15 @@ pub use relay::{End, Relay, Streams};
 
 /// Where the relay's diagnostics go: one line each, without its newline.
 pub type Diag = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Says `text` through `diag` as it takes it: one line at a time, none with a control
+/// character left. A listing's failure lists each policy error on a line of its own, and
+/// carries the server's tool names and messages, which must not move the operator's terminal.
+pub(crate) fn say(diag: &Diag, text: &str) {
+    for line in text.lines() {
+        diag(&crate::wire::display::one_line(line));
+    }
+}
 /// Milliseconds since the epoch.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 /// Opens the telemetry store (each thread that writes opens its own connection).

@@ -15,7 +15,6 @@ use serde_json::{Map, Value};
 use super::Diag;
 use super::framing::{Kind, Message, RequestId};
 use crate::domain::enforce::{Context, admits};
-use crate::domain::policy::import::{self, ToolsFormat};
 use crate::domain::policy::{Policy, PolicyErrors, Source};
 
 /// The name the server's tool list goes by in messages, as a tools file's path would.
@@ -51,30 +50,11 @@ pub struct PolicyInputs {
 
 impl PolicyInputs {
     /// The policy with `server_tools` (the items of a `tools/list` result) imported under the
-    /// file's entries, and a warning for each tool left out (a broken schema, a name given
+    /// file's entries, and a warning for each tool read around (a broken schema, a name given
     /// twice): one bad tool does not take the others' checks away.
     pub fn build(&self, server_tools: &[Value]) -> Result<(Policy, Vec<String>), PolicyErrors> {
-        let mut warnings = Vec::new();
-        let mut kept: Vec<&Value> = Vec::with_capacity(server_tools.len());
-        let mut names = std::collections::HashSet::new();
-        for tool in server_tools {
-            let one = serde_json::json!({ "tools": [tool] }).to_string();
-            let checked = import::parse_tools(SERVER_TOOLS, &one, Some(ToolsFormat::Mcp)).and_then(
-                |mut t| {
-                    let imported = t.pop().expect("one tool in, one out");
-                    import::compile(&imported, SERVER_TOOLS).map(|_| imported.name)
-                },
-            );
-            match checked {
-                Ok(name) if names.insert(name.clone()) => kept.push(tool),
-                Ok(name) => warnings.push(format!(
-                    "{SERVER_TOOLS}: tool {name:?} is listed twice; the first is used"
-                )),
-                Err(e) => warnings.push(format!("{e}; the tool is left unchecked")),
-            }
-        }
-        let listed =
-            (!server_tools.is_empty()).then(|| serde_json::json!({ "tools": kept }).to_string());
+        let listed = (!server_tools.is_empty())
+            .then(|| serde_json::json!({ "tools": server_tools }).to_string());
         let extra: Vec<PathBuf> = listed.iter().map(|_| PathBuf::from(SERVER_TOOLS)).collect();
         let read = |p: &Path| match &listed {
             Some(text) if p == Path::new(SERVER_TOOLS) => Ok(text.clone()),
@@ -84,7 +64,10 @@ impl PolicyInputs {
             name: &self.name,
             text,
         });
-        Policy::load(source, self.origin.clone(), &extra, &read).map(|p| (p, warnings))
+        Policy::load(source, self.origin.clone(), &extra, &read).map(|p| {
+            let warnings = p.import_warnings.iter().map(ToString::to_string).collect();
+            (p, warnings)
+        })
     }
 }
 
@@ -329,13 +312,13 @@ impl Registry {
         match built {
             Ok((policy, warnings)) => {
                 for w in warnings {
-                    (self.diag)(&format!("metagate: warning: {w}"));
+                    super::say(&self.diag, &format!("metagate: warning: {w}"));
                 }
                 state.policy = Arc::new(policy);
                 state.status = Status::Current;
             }
             Err(why) => {
-                (self.diag)(&format!("metagate: error: {why}"));
+                super::say(&self.diag, &format!("metagate: error: {why}"));
                 state.status = Status::Failed(why);
             }
         }

@@ -255,6 +255,7 @@ impl ObjectSearch<'_> {
         match tag {
             DialectTag::ToolCall => {
                 let open = read_open_tag(self.text, tp, "tool_call")?;
+                let mut more_calls = 0;
                 let (
                     FoundObject {
                         map,
@@ -267,6 +268,7 @@ impl ObjectSearch<'_> {
                 repairs.extend(more);
                 if let Some(c) = close {
                     let n = count_tags(b, b"tool_call", c, len);
+                    more_calls = n;
                     if n > 0 {
                         warnings.push(more_followed_warning(
                             n,
@@ -281,6 +283,7 @@ impl ObjectSearch<'_> {
                     warnings,
                     dialect: Some(Dialect::ToolCallTag),
                     texts: Vec::new(),
+                    more_calls,
                 })
             }
             DialectTag::FunctionCalls => {
@@ -395,6 +398,7 @@ impl ObjectSearch<'_> {
             warnings,
             dialect: Some(dialect),
             texts,
+            more_calls: n,
         })
     }
 }

@@ -6,7 +6,7 @@ use super::bytes::{
     is_unquoted_key_char,
 };
 use super::messages::{
-    MSG_CUT_AFTER_KEY, MSG_CUT_KEY, MSG_CUT_LITERAL, MSG_CUT_NUMBER, MSG_CUT_STRING, MSG_DEPTH,
+    MSG_CUT_AFTER_KEY, MSG_CUT_KEY, MSG_CUT_LITERAL, MSG_CUT_NUMBER, MSG_CUT_STRING,
     MSG_EXPECTED_KEY, MSG_EXPECTED_VALUE, REPAIR_KIND_COUNT, ReadFailure, RepairKind, preview,
 };
 use serde_json::{Map, Number, Value};
@@ -179,7 +179,7 @@ impl<'a> JsonReader<'a> {
     /// Reads an object; `pos` is at its `{`, nested `depth` levels deep.
     fn read_object(&mut self, depth: usize) -> Result<Map<String, Value>, ReadFailure> {
         if depth > MAX_DEPTH {
-            return Err(ReadFailure::new(MSG_DEPTH, self.pos));
+            return Err(ReadFailure::too_deep(self.pos));
         }
         self.pos += 1;
         let mut map = Map::new();
@@ -247,7 +247,7 @@ impl<'a> JsonReader<'a> {
     /// Reads an array; `pos` is at its `[`, nested `depth` levels deep.
     fn read_array(&mut self, depth: usize) -> Result<Vec<Value>, ReadFailure> {
         if depth > MAX_DEPTH {
-            return Err(ReadFailure::new(MSG_DEPTH, self.pos));
+            return Err(ReadFailure::too_deep(self.pos));
         }
         self.pos += 1;
         let mut items = Vec::new();

@@ -120,6 +120,8 @@ impl RepairKind {
 pub(super) struct ReadFailure {
     pub(super) message: Cow<'static, str>,
     pub(super) offset: usize,
+    /// Nested deeper than the reader goes: nothing can be said of what the text holds.
+    pub(super) too_deep: bool,
 }
 
 impl ReadFailure {
@@ -127,6 +129,16 @@ impl ReadFailure {
         ReadFailure {
             message: message.into(),
             offset,
+            too_deep: false,
+        }
+    }
+
+    /// Nesting deeper than the reader goes, at `offset`.
+    pub(super) fn too_deep(offset: usize) -> Self {
+        ReadFailure {
+            message: Cow::Borrowed(MSG_DEPTH),
+            offset,
+            too_deep: true,
         }
     }
 }

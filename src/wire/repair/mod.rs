@@ -72,6 +72,9 @@ pub struct Parsed {
     /// `{"a":1}`), each with its text: the dialect writes text, and only the tool's schema
     /// says which reading was meant (a string argument takes the text).
     pub texts: Vec<(String, String)>,
+    /// How many more objects (or dialect blocks) followed the first, back to back: more
+    /// calls, which one reading of one call would drop.
+    pub more_calls: usize,
 }
 
 /// The text dialects of tool calls that [`parse`] understands.
@@ -105,6 +108,8 @@ pub struct ParseError {
     pub line: usize,
     /// 1-based column (in characters) of the offending byte.
     pub column: usize,
+    /// The text nests deeper than the reader goes, so nothing is known of what it holds.
+    pub too_deep: bool,
 }
 
 impl fmt::Display for ParseError {
@@ -129,6 +134,7 @@ pub fn parse(input: &[u8]) -> Result<Parsed, ParseError> {
                 warnings: Vec::new(),
                 dialect: None,
                 texts: Vec::new(),
+                more_calls: 0,
             });
         }
         let first = skip_whitespace(input, 0, input.len());
@@ -140,6 +146,7 @@ pub fn parse(input: &[u8]) -> Result<Parsed, ParseError> {
             ),
             line,
             column,
+            too_deep: false,
         });
     }
     let mut repairs = Vec::new();
@@ -156,6 +163,7 @@ pub fn parse(input: &[u8]) -> Result<Parsed, ParseError> {
             message: fail.message.into_owned(),
             line,
             column,
+            too_deep: fail.too_deep,
         }
     })
 }
@@ -198,6 +206,7 @@ fn read_call(text: &str, mut repairs: Vec<String>) -> Result<Parsed, ReadFailure
         warnings: out.warnings,
         dialect: None,
         texts: Vec::new(),
+        more_calls: out.more,
     })
 }
 

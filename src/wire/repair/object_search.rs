@@ -42,6 +42,8 @@ pub(super) struct FoundObject {
     pub(super) warnings: Vec<String>,
     /// Offset of the object's `{`.
     pub(super) start: usize,
+    /// How many more objects followed it directly.
+    pub(super) more: usize,
 }
 
 /// Keeps in `best` whichever failure read further before it failed.
@@ -146,7 +148,7 @@ impl<'a> ObjectSearch<'a> {
                     }
                     scan_from = after;
                 }
-                Err(f) if f.message == MSG_DEPTH => return BraceScan::Refused(f),
+                Err(f) if f.too_deep => return BraceScan::Refused(f),
                 Err(f) => {
                     let c = f.offset.max(first + 1) - first;
                     self.failed_work += c;
@@ -260,6 +262,7 @@ impl<'a> ObjectSearch<'a> {
             repairs,
             warnings,
             start: f.start,
+            more: extra,
         }
     }
 

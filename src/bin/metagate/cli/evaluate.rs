@@ -103,6 +103,20 @@ pub enum ToolsCommand {
             first; listed ranked (degraded last, then utility x recency)."
     )]
     Health(HealthArgs),
+    /// Check tool definitions before a model meets them: contradictions, JSON Schema the gate
+    /// reads around, and constructs known to break constrained decoding (exit 1 when any is found)
+    Check(ToolsCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ToolsCheckArgs {
+    /// Tools files: an OpenAI tools array, an MCP tools/list result, an Anthropic tools array
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]

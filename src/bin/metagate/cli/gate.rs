@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::EmitShape;
+use metagate::wire::call::Shape;
+
+use super::shape_parser;
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
@@ -17,8 +19,8 @@ pub struct GateArgs {
     pub report: bool,
 
     /// Write calls in this envelope instead of the one they came in
-    #[arg(long, value_name = "SHAPE")]
-    pub emit: Option<EmitShape>,
+    #[arg(long, value_name = "SHAPE", value_parser = shape_parser())]
+    pub emit: Option<Shape>,
 
     /// Do not write a line on stderr per correction, warning or rejection
     #[arg(long, short)]

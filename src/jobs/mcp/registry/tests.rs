@@ -60,9 +60,11 @@ fn the_servers_tools_sit_under_the_policy_files_entries() {
         Some(crate::domain::policy::ArgKind::Path)
     );
     assert!(read.args["path"].required, "from the server's schema");
-    assert!(policy.tool("broken").is_none());
+    // A broken schema is read around: the tool is known, its argument taken at any type.
+    assert!(policy.tool("broken").is_some());
     assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(warnings[0].contains("broken") && warnings[1].contains("twice"));
+    assert!(warnings[0].contains("broken") && warnings[0].contains("\"strin\""));
+    assert!(warnings[1].contains("twice"), "{warnings:?}");
 }
 
 #[test]
@@ -197,4 +199,40 @@ fn a_clients_list_shows_only_what_its_intent_admits() {
     );
     let (unfiltered, _) = self::registry(None, Context::default());
     assert!(unfiltered.shown(line.as_bytes()).is_none());
+}
+
+/// What a listing brings the operator is said one line per problem, with the server's
+/// control characters shown, never sent (the mcp fuzz target's crash-48f21e89: a failure
+/// listing two policy errors was said as one text of two lines).
+#[test]
+fn a_listings_problems_are_said_one_clean_line_at_a_time() {
+    let policy =
+        "[tools.fetch.args.url]\ntype = \"string\"\n[tools.fetch.args.path]\ntype = \"string\"\n";
+    let (registry, said) = registry(Some(policy), Context::default());
+    let clean = |said: &[String]| {
+        for line in said {
+            assert!(!line.chars().any(char::is_control), "{line:?}");
+        }
+    };
+    // A tool left out: a warning naming it.
+    let request = sent(&registry.session_ready().unwrap());
+    let broken = json!({"name": "x\u{1b}[2J", "inputSchema": {"type": "object", "properties": {"a": {"type": "strin"}}}});
+    assert!(answer(&registry, &request, json!({"tools": [broken]})).is_none());
+    assert!(matches!(registry.wait(soon()), Ready::Policy(_)));
+    assert_eq!(said.lock().unwrap().len(), 1, "{said:?}");
+    clean(&said.lock().unwrap());
+    // Tools the policy cannot take: the listing fails, each error on its own line.
+    said.lock().unwrap().clear();
+    let request = sent(&registry.list_changed().unwrap());
+    let clashing = json!({"name": "fetch", "inputSchema": {"type": "object", "properties": {
+        "Url": {"type": "string"}, "Path": {"type": "string"}}}});
+    assert!(answer(&registry, &request, json!({"tools": [clashing]})).is_none());
+    assert!(matches!(registry.wait(soon()), Ready::Failed(_)));
+    let said = said.lock().unwrap();
+    assert!(
+        said.len() >= 3,
+        "a heading and one line per error: {said:?}"
+    );
+    assert!(said[0].starts_with("metagate: error: "), "{said:?}");
+    clean(&said);
 }

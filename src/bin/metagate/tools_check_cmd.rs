@@ -1,0 +1,91 @@
+//! `metagate tools check`: a pre-flight report of tool definitions.
+
+use std::io::Write;
+
+use anyhow::Result;
+use metagate::domain::policy::import::{ToolCheck, check_tools};
+use metagate::wire::display::{one_line, plural};
+use serde_json::{Value, json};
+
+use crate::cli::{Format, ToolsCheckArgs};
+use crate::exit::Status;
+
+pub fn run(args: &ToolsCheckArgs) -> Result<Status> {
+    let mut reports = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read tools file {name}: {e}"))?;
+        let checks = check_tools(&name, &text, None)?;
+        reports.push((name, checks));
+    }
+    let found = reports
+        .iter()
+        .flat_map(|(_, checks)| checks)
+        .any(|c| !c.problems.is_empty() || !c.risks.is_empty());
+    let mut out = crate::output::stdout();
+    match args.format {
+        Format::Json => {
+            let files: Vec<Value> = reports
+                .iter()
+                .map(|(file, checks)| {
+                    json!({
+                        "file": file,
+                        "tools": checks.iter().map(check_json).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            writeln!(out, "{}", json!({ "files": files }))?;
+        }
+        Format::Table => {
+            for (file, checks) in &reports {
+                let troubled = checks.iter().filter(|c| !c.problems.is_empty()).count();
+                let risky = checks.iter().filter(|c| !c.risks.is_empty()).count();
+                writeln!(
+                    out,
+                    "{file}: {}, {} with problems, {} with decoding risks",
+                    plural(checks.len(), "tool", "tools"),
+                    troubled,
+                    risky
+                )?;
+                for c in checks {
+                    if c.problems.is_empty() && c.risks.is_empty() {
+                        writeln!(out, "  {}: ok", one_line(&c.name))?;
+                        continue;
+                    }
+                    writeln!(out, "  {}", one_line(&c.name))?;
+                    for p in &c.problems {
+                        writeln!(out, "    problem: {}", one_line(p))?;
+                    }
+                    for r in &c.risks {
+                        writeln!(
+                            out,
+                            "    decoding risk: {} ({}): {}",
+                            one_line(&r.pointer),
+                            r.construct,
+                            r.why
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if found {
+        Status::Rejected
+    } else {
+        Status::Success
+    })
+}
+
+fn check_json(c: &ToolCheck) -> Value {
+    json!({
+        "name": c.name,
+        "problems": c.problems,
+        "risks": c.risks.iter().map(|r| json!({
+            "pointer": r.pointer,
+            "construct": r.construct,
+            "why": r.why,
+        })).collect::<Vec<_>>(),
+    })
+}
