@@ -435,7 +435,7 @@ impl<'s> Lexer<'s> {
         let second = self.peek_second();
         let third = self.peek_third();
         let (op, len) = match (first, second, third) {
-            (b'<', Some(b'('), _) | (b'>', Some(b'('), _) => {
+            (b'<' | b'>', Some(b'('), _) => {
                 return Err(unsupported(
                     "process substitution `<(…)`/`>(…)`",
                     "the check cannot know what it runs",
