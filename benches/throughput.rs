@@ -756,6 +756,7 @@ fn bench_latency(dir: &Path) {
             cwd: &root,
             protected: Vec::new(),
             home: None,
+            own_binary: None,
         },
     );
     let context = Context {

@@ -136,6 +136,7 @@ fn world() -> World {
             cwd: &root,
             protected: protected.clone(),
             home: Some(root.clone()),
+            own_binary: None,
         },
     );
     let rules = PathRules::new(
@@ -468,6 +469,7 @@ pub fn mcp(data: &[u8]) {
                 cwd: world.root.clone(),
                 protected: world.protected.clone(),
                 home: Some(world.root.clone()),
+                own_binary: None,
             },
             Options {
                 quiet: false,

@@ -131,8 +131,6 @@ def main():
     def layer(rel):
         top = rel.split("/")[0]
         top = top[:-3] if top.endswith(".rs") else top
-        if top == "shellcheck":
-            top = "checks"
         return LAYERS.index(top) if top in LAYERS else None
 
     folder_edges = {}

@@ -3,7 +3,8 @@
 //! The library holds every decision; the `metagate` binary only talks to the terminal.
 //! Layers, each depending only on the ones below it (see `ARCHITECTURE.md`):
 //!
-//! - [`wire`] and [`checks`] (layer 0): reading and writing calls; what argument values may hold;
+//! - [`wire`] and [`checks`] (layer 0): reading and writing calls; what argument values may hold
+//!   (paths, shell commands, hosts);
 //! - [`domain`] (layer 1): the policy model, the correction pipeline, the operator's checks,
 //!   events and the evolution pass;
 //! - [`store`] (layer 2): the SQLite file and every SQL statement;
@@ -12,6 +13,5 @@
 pub mod checks;
 pub mod domain;
 pub mod jobs;
-pub mod shellcheck;
 pub mod store;
 pub mod wire;

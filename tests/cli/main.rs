@@ -22,6 +22,7 @@ mod policy_checks;
 mod properties;
 mod repair;
 mod setup;
+mod shell;
 mod telemetry;
 mod terminal;
 mod tools;

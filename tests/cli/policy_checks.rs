@@ -405,6 +405,9 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "/usr/local/bin/metagate --db x.db permit grant --capability file_access",
         "sh -c 'metagate record events.jsonl'",
         "echo x | xargs metagate policy check",
+        // Names bash decides only when it runs, and variables that change what runs.
+        "$HOME/.cargo/bin/cargo build",
+        "export PATH=$PATH:/x",
     ];
     let passing = [
         "ls -la",
@@ -416,8 +419,6 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
         "VAR=1 make test",
         "cargo build 2>&1 | tee log",
         "echo sudoku",
-        "$HOME/.cargo/bin/cargo build",
-        "export PATH=$PATH:/x",
         "cat <<'EOF' > notes.md\n# Notes\n$(not run)\nEOF",
         "ls | { head -1; wc -l; }",
         "ls | xargs -I{} cp {} /tmp/backup/",
@@ -493,6 +494,7 @@ fn commands_that_touch_metagate_are_refused_whatever_the_policy_says() {
         assert_eq!(code, 1, "{cmd}: {out}");
         assert_eq!(out["error"]["category"], "policy_blocked");
     }
+    // The check fails closed: `$(…)` is outside what it reads, whatever `deny` says.
     let (out, code) = gate(
         &sb,
         &["--policy", p],
@@ -501,7 +503,14 @@ fn commands_that_touch_metagate_are_refused_whatever_the_policy_says() {
             json!({"runtime": "terminal", "code": "echo $(date)"}),
         ),
     );
-    assert_eq!(code, 0, "the policy allows $( here: {out}");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("command substitution"),
+        "{out}"
+    );
 }
 
 // ---- regex, git_ref, url --------------------------------------------------------------------

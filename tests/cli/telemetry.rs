@@ -1008,10 +1008,13 @@ fn secrets_never_reach_the_store() {
             .write_all(input.as_bytes())
             .unwrap();
         let out = child.wait_with_output().unwrap();
-        assert_eq!(
+        // A call the policy refuses exits 1 and is recorded all the same: the corpus holds
+        // `bash -c "…"`, which the shell check refuses (issue 23).
+        let refused = args[0] == "gate" && out.status.code() == Some(1);
+        assert!(
+            out.status.code() == Some(0) || refused,
+            "{args:?}: {:?}: {}",
             out.status.code(),
-            Some(0),
-            "{args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap()

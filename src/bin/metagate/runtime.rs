@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
+use metagate::checks::own_binary::OwnBinary;
 use metagate::domain::enforce::{Checker, Setup};
 use metagate::domain::events::parse_time;
 use metagate::domain::policy::Policy;
@@ -60,6 +61,7 @@ impl Env {
                 cwd: &setup.cwd,
                 protected: setup.protected,
                 home: setup.home,
+                own_binary: setup.own_binary,
             },
         ))
     }
@@ -85,10 +87,14 @@ impl Env {
             policy,
             tools,
         );
+        let own_binary = std::env::current_exe()
+            .ok()
+            .and_then(|exe| OwnBinary::new(&exe, std::env::var_os("PATH").as_deref(), &cwd));
         Ok(CheckerSetup {
             cwd,
             protected,
             home,
+            own_binary,
         })
     }
 

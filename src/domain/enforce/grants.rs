@@ -304,6 +304,7 @@ mod tests {
                 cwd: &cwd,
                 protected: vec![],
                 home: None,
+                own_binary: None,
             },
         );
         let args = Args::from_map(serde_json::from_str(r#"{"command":"ls"}"#).unwrap());

@@ -7,10 +7,10 @@ use serde_json::Value;
 use super::{Checker, Inquiry, blocked, internal};
 use crate::checks::host::{embedded_addresses, url_host};
 use crate::checks::path::{self, Access, PathError};
+use crate::checks::shell;
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::rules::HostPattern;
 use crate::domain::policy::{ArgKind, Policy, toml_key};
-use crate::shellcheck;
 use crate::wire::args::ArgValue;
 
 /// An argument whose kind switches checks on.
@@ -79,20 +79,45 @@ pub(super) fn check(
                     }
                 }
             }
-            ArgKind::Shell => match shellcheck::check(s, &checker.shell_rules()) {
-                None => note(format_args!("{name} (shell): passes")),
-                Some(finding) => {
-                    let rule = finding.rule();
-                    note(format_args!("{name} (shell): refused: {rule}"));
-                    return Err(Box::new(blocked(
-                            tool,
-                            [name, ": the command is refused: ", &rule].concat(),
-                            "Rewrite the command without it; run the steps as separate plain commands".to_string(),
-                            &rule,
-                        )
-                        .detail("argument", name)));
+            ArgKind::Shell => {
+                let world = ShellWorld { checker, fs };
+                match shell::check(s, &checker.shell_rules(&world)) {
+                    None => note(format_args!("{name} (shell): passes")),
+                    Some(finding) if finding.is_too_large() => {
+                        let rule = finding.rule();
+                        note(format_args!("{name} (shell): refused: {rule}"));
+                        return Err(Box::new(
+                            ToolError::new(
+                                Category::InvalidParameters,
+                                [name, ": ", &rule].concat(),
+                            )
+                            .tool(tool)
+                            .suggest(format!(
+                                "Send a command of at most {} bytes; put long text in a file first",
+                                shell::MAX_COMMAND_BYTES
+                            ))
+                            .detail("argument", name),
+                        ));
+                    }
+                    Some(finding) => {
+                        let rule = finding.rule();
+                        note(format_args!("{name} (shell): refused: {rule}"));
+                        let suggestion = match &finding {
+                            shell::Finding::NotAllowed { .. } => checker.allowed_suggestion(),
+                            _ => "Rewrite the command without it; run the steps as separate plain commands".to_string(),
+                        };
+                        return Err(Box::new(
+                            blocked(
+                                tool,
+                                [name, ": the command is refused: ", &rule].concat(),
+                                suggestion,
+                                &rule,
+                            )
+                            .detail("argument", name),
+                        ));
+                    }
                 }
-            },
+            }
             ArgKind::Url => {
                 let rules = &policy.rules.urls;
                 let verdict = match url_host(s) {
@@ -180,6 +205,30 @@ pub(super) fn check(
         }
     }
     Ok(())
+}
+
+/// What the shell check asks of the world: the path rules for redirections (which refuse
+/// metagate's own files too), and the file identity of the running binary.
+struct ShellWorld<'a> {
+    checker: &'a Checker,
+    fs: &'a dyn path::Fs,
+}
+
+impl shell::World for ShellWorld<'_> {
+    fn redirect(&self, target: &str) -> Result<(), String> {
+        let rules = self
+            .checker
+            .paths(self.fs, Access::Write)
+            .as_ref()
+            .map_err(Clone::clone)?;
+        path::check(target, rules, self.fs)
+            .map(|_| ())
+            .map_err(|e| e.rule())
+    }
+
+    fn is_own_binary(&self, command: &[u8]) -> bool {
+        self.checker.is_own_binary(command)
+    }
 }
 
 /// An address `host` carries or spells out (see [`embedded_addresses`]) that a deny rule
@@ -362,6 +411,7 @@ mod tests {
                 cwd: &cwd,
                 protected: vec![],
                 home: None,
+                own_binary: None,
             },
         );
         let args =

@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
+use crate::checks::own_binary::OwnBinary;
 use crate::checks::path::{Access, Fs, PathRules};
+use crate::checks::shell::{self, CommandPattern, Protected, ShellRules};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::{FailMode, Policy};
-use crate::shellcheck::{Protected, ShellRules};
 use crate::wire::args::Args;
 
 pub use facts::{Counts, Facts, GrantLookup, NoFacts, Unanswerable};
@@ -80,7 +81,9 @@ pub struct Checker {
     home: Option<PathBuf>,
     shell_protected: OnceCell<Protected>,
     shell_constructs: Vec<String>,
-    shell_commands: Vec<String>,
+    shell_denied: Vec<CommandPattern>,
+    shell_allowed: Option<Vec<CommandPattern>>,
+    own_binary: Option<OwnBinary>,
     plans: RefCell<Plans>,
 }
 
@@ -178,17 +181,21 @@ pub struct Setup<'a> {
     pub protected: Vec<PathBuf>,
     /// The home folder `~` and `$HOME` stand for in shell commands.
     pub home: Option<PathBuf>,
+    /// The running binary: shell commands may not run it under any name.
+    pub own_binary: Option<OwnBinary>,
 }
 
-/// The policy's denied command words and `metagate` itself, whatever the policy says: its
+/// The policy's denied commands and `metagate` itself, whatever the policy says: its
 /// commands make grants and write its store and policy, so a model that may run commands
 /// would otherwise grant itself what the operator has not (`metagate permit grant …`).
-fn with_own_command(words: &[String]) -> Vec<String> {
-    let mut words = words.to_vec();
-    if !words.iter().any(|w| w == "metagate") {
-        words.push("metagate".to_string());
-    }
+/// Entries that do not read (`policy check` names them) are left out.
+fn with_own_command(words: &[String]) -> Vec<CommandPattern> {
     words
+        .iter()
+        .map(String::as_str)
+        .chain(["metagate"])
+        .filter_map(|w| CommandPattern::parse(w).ok())
+        .collect()
 }
 
 impl Checker {
@@ -201,6 +208,7 @@ impl Checker {
             .as_deref()
             .map_or_else(|| setup.cwd.to_path_buf(), absolute);
         let protected: Vec<PathBuf> = setup.protected.iter().map(|p| absolute(p)).collect();
+        let own_binary = setup.own_binary.clone();
         Checker {
             home: setup.home.clone(),
             shell_protected: OnceCell::new(),
@@ -213,7 +221,13 @@ impl Checker {
             paths: OnceCell::new(),
             read_paths: OnceCell::new(),
             shell_constructs: policy.rules.shell.constructs.clone(),
-            shell_commands: with_own_command(&policy.rules.shell.commands),
+            shell_denied: with_own_command(&policy.rules.shell.commands),
+            shell_allowed: policy.rules.shell.allowed.as_ref().map(|a| {
+                a.iter()
+                    .filter_map(|e| CommandPattern::parse(e).ok())
+                    .collect()
+            }),
+            own_binary,
             plans: RefCell::default(),
         }
     }
@@ -483,15 +497,49 @@ impl Checker {
         }
     }
 
-    pub(crate) fn shell_rules(&self) -> ShellRules<'_> {
+    pub(crate) fn shell_rules<'a>(&'a self, world: &'a dyn shell::World) -> ShellRules<'a> {
         ShellRules {
             constructs: &self.shell_constructs,
-            words: &self.shell_commands,
+            denied: &self.shell_denied,
+            allowed: self.shell_allowed.as_deref(),
             protected: self.shell_protected.get_or_init(|| {
                 let vars = ["METAGATE_DB".to_string(), "METAGATE_POLICY".to_string()];
-                Protected::new(&self.path_setup.protected, &vars, self.home.as_deref())
+                Protected::with_binary(
+                    &self.path_setup.protected,
+                    &vars,
+                    self.home.as_deref(),
+                    self.own_binary.as_ref().map(OwnBinary::path),
+                )
             }),
+            world,
         }
+    }
+
+    /// What a model told that a command is not allowed should do instead.
+    pub(crate) fn allowed_suggestion(&self) -> String {
+        const SHOWN: usize = 24;
+        let all: Vec<&str> = self
+            .shell_allowed
+            .iter()
+            .flatten()
+            .map(CommandPattern::as_str)
+            .collect();
+        if all.is_empty() {
+            return "No program may run here: answer without running commands".to_string();
+        }
+        let mut text = format!(
+            "Use only the programs the policy allows: {}",
+            all[..all.len().min(SHOWN)].join(", ")
+        );
+        if all.len() > SHOWN {
+            text.push_str(&format!(" and {} more", all.len() - SHOWN));
+        }
+        text
+    }
+
+    /// Whether running `command` would run the metagate binary itself.
+    pub(crate) fn is_own_binary(&self, command: &[u8]) -> bool {
+        self.own_binary.as_ref().is_some_and(|b| b.is(command))
     }
 }
 
@@ -544,6 +592,7 @@ limits = { per_hour = 100 }
             cwd: &cwd,
             protected: vec![],
             home: None,
+            own_binary: None,
         };
         let checker = Checker::new(&policy, &setup);
         let context = |intent: Option<&str>, caller: Option<&str>| Context {

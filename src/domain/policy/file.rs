@@ -114,7 +114,8 @@ pub struct PathsFile {
     pub allow: Option<Vec<String>>,
 }
 
-/// `[shell]`: constructs and command words denied in `shell` arguments.
+/// `[shell]`: constructs and commands denied in `shell` arguments, and, when given, the
+/// only programs they may run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShellFile {
@@ -122,6 +123,8 @@ pub struct ShellFile {
     pub deny: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deny_commands: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_commands: Option<Vec<String>>,
 }
 
 /// `[urls]`: schemes and hosts `url` arguments may use.
@@ -471,6 +474,7 @@ impl PolicyFile {
         self.shell = ShellFile {
             deny: sh.deny.or(self.shell.deny.take()),
             deny_commands: sh.deny_commands.or(self.shell.deny_commands.take()),
+            allow_commands: sh.allow_commands.or(self.shell.allow_commands.take()),
         };
         let u = over.urls;
         self.urls = UrlsFile {

@@ -11,10 +11,36 @@ use super::file::{Evidence, PolicyFile, RateFile};
 /// backticks, here-strings.
 pub const DEFAULT_SHELL_CONSTRUCTS: [&str; 5] = ["$(", "`", "<(", ">(", "<<<"];
 
-/// Command words denied when the policy does not say: privilege changes, `eval`, and commands
-/// that destroy a machine.
-pub const DEFAULT_SHELL_COMMANDS: [&str; 9] = [
-    "sudo", "su", "doas", "eval", "mkfs", "shutdown", "reboot", "halt", "poweroff",
+/// Commands denied when the policy does not say: privilege changes, `eval`, and commands
+/// that stop or destroy a machine. An entry may name the first arguments too.
+pub const DEFAULT_SHELL_COMMANDS: [&str; 27] = [
+    "sudo",
+    "su",
+    "doas",
+    "pkexec",
+    "sudoedit",
+    "run0",
+    "eval",
+    "mkfs",
+    "shutdown",
+    "reboot",
+    "halt",
+    "poweroff",
+    "systemctl poweroff",
+    "systemctl reboot",
+    "systemctl halt",
+    "systemctl kexec",
+    "init 0",
+    "init 6",
+    "telinit 0",
+    "telinit 6",
+    "kill -9 1",
+    "kill -9 -1",
+    "kill -KILL 1",
+    "kill -KILL -1",
+    "kill -s KILL 1",
+    "kill -s KILL -1",
+    "parallel sudo",
 ];
 
 /// URL schemes allowed when the policy does not say.
@@ -168,6 +194,8 @@ pub struct UrlRules {
 pub struct ShellRulesConfig {
     pub constructs: Vec<String>,
     pub commands: Vec<String>,
+    /// `allow_commands`: when given, the only programs shell commands may run.
+    pub allowed: Option<Vec<String>>,
 }
 
 /// The loop breaker: the `repeat`-th identical call within `window_ms` is refused.
@@ -406,16 +434,25 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
     let shell = ShellRulesConfig {
         constructs: file.shell.deny.clone().unwrap_or_default(),
         commands: file.shell.deny_commands.clone().unwrap_or_default(),
+        allowed: file.shell.allow_commands.clone(),
     };
+    if shell.constructs.iter().any(|c| c.trim().is_empty()) {
+        problems.push(problem(
+            &["shell", "deny"],
+            "an entry is empty: it would match every command".to_string(),
+        ));
+    }
     for (list, key) in [
-        (&shell.constructs, "deny"),
         (&shell.commands, "deny_commands"),
+        (
+            shell.allowed.as_ref().unwrap_or(&Vec::new()),
+            "allow_commands",
+        ),
     ] {
-        if list.iter().any(|c| c.trim().is_empty()) {
-            problems.push(problem(
-                &["shell", key],
-                "an entry is empty: it would match every command".to_string(),
-            ));
+        for entry in list {
+            if let Err(e) = crate::checks::shell::CommandPattern::parse(entry) {
+                problems.push(problem(&["shell", key], e));
+            }
         }
     }
     let host_list = |list: &Option<Vec<String>>, key: &str, problems: &mut Vec<RuleProblem>| {

@@ -37,6 +37,8 @@ pub struct CheckerSetup {
     pub cwd: PathBuf,
     pub protected: Vec<PathBuf>,
     pub home: Option<PathBuf>,
+    /// The running binary, which shell commands may not run under any name.
+    pub own_binary: Option<crate::checks::own_binary::OwnBinary>,
 }
 
 /// What happens to a call.
@@ -243,6 +245,7 @@ impl CallGate {
                     cwd: &self.setup.cwd,
                     protected: self.setup.protected.clone(),
                     home: self.setup.home.clone(),
+                    own_binary: self.setup.own_binary.clone(),
                 },
             );
             self.checker = Some((Arc::clone(&policy), checker));
