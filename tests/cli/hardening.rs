@@ -200,6 +200,13 @@ fn shell_commands_aimed_at_the_policy_or_a_store_not_in_use_are_refused() {
         "rm -rf ~/.local/state/metagate",
         "mv ./state/metagate /tmp/gone",
         "rm elsewhere/run.db",
+        // The folders above them (issue 24): the files go with the folder.
+        "rm -rf ~/.local/state",
+        "cd ~/.local/state && rm -r metagate",
+        "rm -rf ~",
+        "rm -rf /",
+        "rm -rf elsewhere",
+        "mv ~/.config ~/config.old",
     ] {
         let (out, status) = shell(code);
         assert_eq!(status, 1, "{code}: {out}");
@@ -210,6 +217,8 @@ fn shell_commands_aimed_at_the_policy_or_a_store_not_in_use_are_refused() {
         "cat README.md",
         "echo hi > notes.txt",
         "grep -r foo src",
+        "rm -rf target",
+        "rm -f build/*.o",
     ] {
         let (out, status) = shell(code);
         assert_eq!(status, 0, "{code}: {out}");

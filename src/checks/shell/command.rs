@@ -128,9 +128,25 @@ struct Command {
     pending: Option<(Finding, usize)>,
     /// Subject to `allow_commands` (a program, not a builtin the check models).
     needs_entry: bool,
+    /// A program that removes or moves the files it names (`rm`, `mv`, …).
+    removes: bool,
     allowed: Entries,
     denied: Entries,
 }
+
+/// Programs that remove or move the files their arguments name: a folder holding one of
+/// metagate's own files is refused as an argument of theirs.
+const REMOVERS: &[&[u8]] = &[
+    b"rm",
+    b"rmdir",
+    b"mv",
+    b"shred",
+    b"unlink",
+    b"srm",
+    b"trash",
+    b"trash-put",
+    b"wipe",
+];
 
 /// Reads one simple command.
 pub(super) struct CommandReader<'r> {
@@ -239,7 +255,10 @@ impl<'r> CommandReader<'r> {
         self.after_braces = shape.is_static() && letters == b"{}";
         let top = self.frames.len() - 1;
         let arg = self.arg_for(top, shape, letters);
-        if self.frames[top].command.is_some() {
+        if let Some(command) = &self.frames[top].command {
+            if command.removes {
+                self.rules.protected.removal(letters, shape.tilde)?;
+            }
             return self.argument(top, &arg);
         }
         if top == 0 {
@@ -448,12 +467,14 @@ impl<'r> CommandReader<'r> {
                 });
             }
         }
+        let removes = builtin.is_none() && REMOVERS.contains(&base);
         self.frames[at].command = Some(Command {
             model,
             index: 0,
             trusted: false,
             pending: None,
             needs_entry,
+            removes,
             allowed,
             denied,
         });

@@ -237,6 +237,68 @@ impl Protected {
         self.vars.iter().map(Vec::as_slice).find(|v| names(v))
     }
 
+    /// A word of a command that removes or moves what it names (`rm`, `mv`, …): refused when
+    /// it names, or may name, a folder holding one of metagate's own files (`~/.local/state`,
+    /// `~`, `/`, the project folder). Removing the folder removes the file, and with the store
+    /// go the limits, the loop breaker and the grant audit. The working folder of the command
+    /// is not known here, so a relative word is refused when it is only `.` and `..` or when
+    /// one of its parts could be a folder on the way to such a file.
+    pub(super) fn removal(&self, letters: &[u8], tilde: bool) -> Result<(), Finding> {
+        if self.targets.is_empty() || letters.first() == Some(&b'-') {
+            return Ok(());
+        }
+        // The policy and the store: what is lost with their folder. The running binary (no
+        // names) is refused by its whole path elsewhere, and its folders (`target`, `bin`)
+        // are everyday things to clean.
+        let mut state = self.targets.iter().filter(|t| !t.names.is_empty());
+        let lower = letters.to_ascii_lowercase();
+        let mut absolute: Vec<Vec<u8>> = Vec::new();
+        let home_rest = if tilde && matches!(lower.get(1), None | Some(b'/')) {
+            Some(&lower[1..])
+        } else {
+            ["$home", "${home}"]
+                .iter()
+                .find_map(|v| lower.strip_prefix(v.as_bytes()))
+                .filter(|rest| matches!(rest.first(), None | Some(b'/')))
+        };
+        if let Some(rest) = home_rest {
+            for (home, _) in &self.lower_homes {
+                let mut p = home.clone();
+                p.extend_from_slice(rest);
+                absolute.push(p);
+            }
+        } else if lower.first() == Some(&b'/') {
+            absolute.push(lower.clone());
+        }
+        if !absolute.is_empty() {
+            for path in &absolute {
+                if let Some(t) = state.clone().find(|t| holds(path, &t.full)) {
+                    return Err(self.hit(t));
+                }
+            }
+            return Ok(());
+        }
+        // Relative: the command's own folder is unknown.
+        let parts: Vec<&[u8]> = lower
+            .split(|b| *b == b'/')
+            .filter(|p| !p.is_empty())
+            .collect();
+        if parts.iter().all(|p| *p == b"." || *p == b"..")
+            && let Some(t) = state.next()
+        {
+            return Err(self.hit(t));
+        }
+        for t in state {
+            let on_the_way = t.full.split(|b| *b == b'/').rev().skip(1);
+            for folder in on_the_way.filter(|f| !f.is_empty()) {
+                if parts.iter().any(|p| component_matches(p, folder)) {
+                    return Err(self.hit(t));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn hit(&self, t: &Target) -> Finding {
         Finding::Protected {
             path: t.display.clone(),
@@ -781,4 +843,46 @@ fn is_normal(p: &[u8]) -> bool {
             [b'/', ..] | [b'.'] | [b'.', b'/', ..] | [b'.', b'.'] | [b'.', b'.', b'/', ..] => false,
             _ => true,
         })
+}
+
+/// Whether the folder `path` (absolute, lower-case; a glob in it stands for anything from its
+/// first wildcard on) holds `file`: `file` is below it.
+fn holds(path: &[u8], file: &[u8]) -> bool {
+    let literal_end = path
+        .iter()
+        .position(|b| matches!(b, b'*' | b'?' | b'['))
+        .map(|at| path[..at].iter().rposition(|b| *b == b'/').unwrap_or(0) + 1);
+    let path = normalize(&path[..literal_end.unwrap_or(path.len())]).into_owned();
+    let folder = path.strip_suffix(b"/").unwrap_or(&path);
+    if folder.is_empty() {
+        return true;
+    }
+    file.len() > folder.len() && file.starts_with(folder) && file[folder.len()] == b'/'
+}
+
+/// Whether the word part `pattern` (`*`, `?` and `[…]` as bash reads them, else literal) may
+/// name the folder `name`. A bare `*` does not name a dotted folder, as bash's globbing
+/// leaves those out.
+fn component_matches(pattern: &[u8], name: &[u8]) -> bool {
+    if !pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
+        return pattern == name;
+    }
+    if name.first() == Some(&b'.') && pattern.first() != Some(&b'.') {
+        return false;
+    }
+    glob_matches(pattern, name)
+}
+
+fn glob_matches(pattern: &[u8], name: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => name.is_empty(),
+        Some((b'*', rest)) => (0..=name.len()).any(|k| glob_matches(rest, &name[k..])),
+        Some((b'?', rest)) => !name.is_empty() && glob_matches(rest, &name[1..]),
+        // A bracket expression: any one byte (wider than bash, never narrower).
+        Some((b'[', rest)) => match rest.iter().skip(1).position(|b| *b == b']') {
+            Some(close) => !name.is_empty() && glob_matches(&rest[close + 2..], &name[1..]),
+            None => name.first() == Some(&b'[') && glob_matches(rest, &name[1..]),
+        },
+        Some((b, rest)) => name.first() == Some(b) && glob_matches(rest, &name[1..]),
+    }
 }

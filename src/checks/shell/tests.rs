@@ -185,6 +185,51 @@ fn issue_cases_are_refused() {
     }
 }
 
+/// Issue 24: removing or moving a folder that holds the store or the policy loses them as
+/// surely as naming the file, and the limits, the loop breaker and the grant audit with them.
+#[test]
+fn removing_a_folder_that_holds_metagates_files_is_refused() {
+    let refused = [
+        "rm -rf ~/.local/state",
+        "rm -rf ~/.local/state/",
+        "rm -rf /home/u/.local",
+        "rm -rf \"$HOME/.local\"",
+        "rm -rf ~",
+        "rm -rf /",
+        "rm -rf /home",
+        "cd ~/.local/state && rm -r metagate",
+        "cd ~/.local && rm -rf st*",
+        "cd ~ && rm -rf .l*",
+        "cd ~/.config && rmdir metagate",
+        "mv ~/.config ~/old",
+        "srm -r ~/.local/state",
+        "unlink ~/.config",
+        "rm -rf .",
+        "rm -rf ../..",
+        "rm -rf /home/*/.local",
+    ];
+    for command in refused {
+        match expect_refused(command) {
+            Finding::Protected { path } => assert!(path.contains("metagate"), "{command}: {path}"),
+            other => panic!("{command:?}: refused as {}", other.rule()),
+        }
+    }
+    for command in [
+        "rm -rf target",
+        "rm -f build/*.o",
+        "rm -rf ./dist node_modules",
+        "rm notes.txt",
+        "rm -rf /tmp/scratch",
+        "mv a.txt b.txt",
+        "rm -rf ~/.cache/pip",
+        "rm -f -- -x",
+        "ls ~",
+        "du -sh ~/.local",
+    ] {
+        expect_pass(command);
+    }
+}
+
 /// A refusal names the builtin it met, for every builtin the check models.
 #[test]
 fn every_modelled_builtin_is_named() {
