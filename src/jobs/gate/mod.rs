@@ -202,8 +202,7 @@ pub fn decide_with<'a>(
     facts: &mut dyn Facts,
     now_ms: i64,
 ) -> Decision<'a> {
-    decide_inner(run, input, facts, now_ms, false)
-        .unwrap_or_else(|_| unreachable!("containers are only looked for when asked"))
+    decide_inner(run, input, facts, now_ms, None)
 }
 
 /// Decides a document: one call, or every call of a whole assistant message, API response
@@ -217,12 +216,20 @@ pub fn decide_document<'a>(
     latency: &mut dyn FnMut() -> u64,
 ) -> Answer<'a> {
     let now = sink.now_ms();
-    // Wrapped first and recorded where it lies: each move of a decision is a copy of a few
-    // hundred bytes, on every call.
-    let answer = match decide_inner(run, input, sink.facts(), now, true) {
-        Ok(d) => Answer::One(d),
-        Err(not_a_call) => return message::decide(run, input, not_a_call, sink, latency),
-    };
+    let mut not_a_call = None;
+    // Built straight into the answer, with why it is no call beside it rather than a
+    // `Result` around it: each move of a decision is a copy of a few hundred bytes, on every
+    // call.
+    let answer = Answer::One(decide_inner(
+        run,
+        input,
+        sink.facts(),
+        now,
+        Some(&mut not_a_call),
+    ));
+    if let Some(not_a_call) = not_a_call {
+        return message::decide(run, input, not_a_call, sink, latency);
+    }
     if let Answer::One(d) = &answer {
         sink.record(run.policy, d, latency());
     }
@@ -234,19 +241,15 @@ fn decide_inner<'a>(
     input: &'a [u8],
     facts: &mut dyn Facts,
     now_ms: i64,
-    containers: bool,
-) -> Result<Decision<'a>, NotACall> {
+    not_a_call: Option<&mut Option<NotACall>>,
+) -> Decision<'a> {
     let mut explain = run.options.explain.then(Vec::new);
-    // An error: strict JSON naming no envelope, which may hold calls some other way (a
-    // message, a response, an array): [`message::decide`] reads it, or refuses it as this.
-    let mut decided = decide_call(run, input, facts, now_ms, &mut explain, containers);
-    // Completed where it lies: a decision is a few hundred bytes, and moving it out of the
-    // result and back in costs a copy per call.
-    if let (Ok(d), Some(mut lines)) = (&mut decided, explain) {
+    let mut d = decide_call(run, input, facts, now_ms, &mut explain, not_a_call);
+    if let Some(mut lines) = explain {
         lines.push(format!("verdict: {}", d.verdict.as_str()));
         d.explain = lines;
     }
-    decided
+    d
 }
 
 /// The decision on one call; when `containers` asks for them, the reason strict JSON that
@@ -260,8 +263,8 @@ fn decide_call<'a>(
     facts: &mut dyn Facts,
     now_ms: i64,
     explain: &mut Option<Vec<String>>,
-    containers: bool,
-) -> Result<Decision<'a>, NotACall> {
+    not_a_call: Option<&mut Option<NotACall>>,
+) -> Decision<'a> {
     let policy = run.policy;
     let options = &run.options;
     let mut report = Report::default();
@@ -270,17 +273,25 @@ fn decide_call<'a>(
         let e = malformed(format!(
             "input is more than the {MAX_DOCUMENT} bytes metagate reads as one call"
         ));
-        return Ok(Decision::rejected(input, e, report));
+        return Decision::rejected(input, e, report);
     }
     // Fast path: strict JSON, read without building values for fields the gate does not own.
     let strict = Call::from_json(input, &mut report.corrections);
     let fast = matches!(strict, Ok(Some(_)));
     let (mut call, dialect, texts) = match strict {
         Ok(Some(call)) => (call, None, Vec::new()),
-        Err(e) if containers && e.holds_no_envelope => return Err(e),
+        // Strict JSON naming no envelope may hold calls some other way (a message, a
+        // response, an array): when asked, the caller reads it so, or refuses it as this.
+        Err(e) if e.holds_no_envelope && not_a_call.is_some() => {
+            let error = malformed_in(e.message.clone(), e.shape);
+            if let Some(slot) = not_a_call {
+                *slot = Some(e);
+            }
+            return Decision::rejected(input, error, report);
+        }
         Err(e) => {
             let error = malformed_in(e.message, e.shape);
-            return Ok(Decision::rejected(input, error, report));
+            return Decision::rejected(input, error, report);
         }
         Ok(None) => {
             let parsed = match repair::parse(input) {
@@ -288,7 +299,7 @@ fn decide_call<'a>(
                 Err(e) => {
                     let mut d = Decision::rejected(input, malformed(e.to_string()), report);
                     d.too_deep = e.too_deep;
-                    return Ok(d);
+                    return d;
                 }
             };
             if parsed.more_calls > 0 {
@@ -299,7 +310,7 @@ fn decide_call<'a>(
                     "{n} calls came back to back, and one document is read as one call: send \
                      them one at a time, or together in a JSON array (each one is checked)"
                 ));
-                return Ok(Decision::rejected(input, e, report));
+                return Decision::rejected(input, e, report);
             }
             if parsed.repairs.is_empty() && parsed.dialect.is_none() && !parsed.warnings.is_empty()
             {
@@ -325,7 +336,7 @@ fn decide_call<'a>(
                 Ok(c) => (c, parsed.dialect, parsed.texts),
                 Err(e) => {
                     let error = malformed_in(e.message, e.shape);
-                    return Ok(Decision::rejected(input, error, report));
+                    return Decision::rejected(input, error, report);
                 }
             }
         }
@@ -429,7 +440,7 @@ fn decide_call<'a>(
         d.dialect = dialect;
         d.call = Some(call);
         d.grant_check = grant_check;
-        return Ok(d);
+        return d;
     }
     let target = options
         .emit
@@ -446,7 +457,7 @@ fn decide_call<'a>(
         && target == shape
         // A raw CR inside is a line break to universal-newline readers: rewritten compactly.
         && memchr::memchr2(b'\n', b'\r', input.trim_ascii()).is_none();
-    Ok(Decision {
+    Decision {
         verdict,
         shape: Some(shape),
         dialect,
@@ -461,7 +472,7 @@ fn decide_call<'a>(
         unread_id: None,
         too_deep: false,
         input,
-    })
+    }
 }
 
 fn dialect_label(d: Dialect) -> &'static str {
