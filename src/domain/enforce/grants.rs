@@ -247,11 +247,10 @@ mod tests {
     fn checker_consults_grants_only_at_runtime() {
         use crate::checks::path::RealFs;
         use crate::domain::enforce::{
-            CallToCheck, Checker, Context, Count, CountKey, Counts, Facts, GrantLookup, Inquiry,
-            NoFacts, Scope, Setup,
+            CallToCheck, Context, Count, CountKey, Counts, Facts, GrantLookup, Inquiry, NoFacts,
+            Scope, test_checker,
         };
         use crate::domain::error::Category;
-        use crate::domain::policy::Source;
         use crate::wire::args::Args;
 
         struct Granted(Vec<Grant>);
@@ -289,24 +288,7 @@ mod tests {
         }
 
         let text = "extends = \"none\"\n[tools.x]\ncapability = \"system_execute\"\n[tools.x.args.command]\ntype = \"string\"\n[permit]\nrequire = [\"system_execute\"]\n";
-        let policy = Policy::from_source(
-            Source {
-                name: "p.toml",
-                text,
-            },
-            None,
-        )
-        .unwrap();
-        let cwd = std::env::temp_dir();
-        let checker = Checker::new(
-            &policy,
-            &Setup {
-                cwd: &cwd,
-                protected: vec![],
-                home: None,
-                own_binary: None,
-            },
-        );
+        let (policy, checker) = test_checker(text);
         let args = Args::from_map(serde_json::from_str(r#"{"command":"ls"}"#).unwrap());
         let ctx = Context::default();
         let run = |facts: &mut dyn Facts, runtime: bool| {

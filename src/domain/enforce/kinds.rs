@@ -393,26 +393,11 @@ mod tests {
     /// The verdict on `{"url": url}` for a tool whose `url` is of kind `url`, under the
     /// default `[urls]` rules.
     fn url_verdict(url: &str) -> Result<(), String> {
-        use super::super::{CallToCheck, Context, Inquiry, NoFacts, Scope, Setup};
+        use super::super::{CallToCheck, Context, Inquiry, NoFacts, Scope};
         use crate::checks::path::RealFs;
         use crate::wire::args::Args;
-        let policy = Policy::from_source(
-            crate::domain::policy::Source {
-                name: "p.toml",
-                text: "extends = \"none\"\n[tools.fetch.args.url]\ntype = \"string\"\nkind = \"url\"\n",
-            },
-            None,
-        )
-        .unwrap();
-        let cwd = std::env::temp_dir();
-        let checker = Checker::new(
-            &policy,
-            &Setup {
-                cwd: &cwd,
-                protected: vec![],
-                home: None,
-                own_binary: None,
-            },
+        let (policy, checker) = super::super::test_checker(
+            "extends = \"none\"\n[tools.fetch.args.url]\ntype = \"string\"\nkind = \"url\"\n",
         );
         let args =
             Args::from_map(serde_json::from_value(serde_json::json!({ "url": url })).unwrap());
