@@ -543,6 +543,26 @@ impl Checker {
     }
 }
 
+/// The policy written as `text` and its checker, rooted in the temporary folder with nothing
+/// protected: the set-up the checks' own tests share.
+#[cfg(test)]
+pub(crate) fn test_checker(text: &str) -> (Policy, Checker) {
+    let source = crate::domain::policy::Source {
+        name: "p.toml",
+        text,
+    };
+    let policy = Policy::from_source(source, None).unwrap();
+    let cwd = std::env::temp_dir();
+    let setup = Setup {
+        cwd: &cwd,
+        protected: vec![],
+        home: None,
+        own_binary: None,
+    };
+    let checker = Checker::new(&policy, &setup);
+    (policy, checker)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -645,24 +665,4 @@ limits = { per_hour = 100 }
         // The table exercises refusals and passes alike.
         assert!((25..75).contains(&refused), "{refused} of 90 refused");
     }
-}
-
-/// The policy written as `text` and its checker, rooted in the temporary folder with nothing
-/// protected: the set-up the checks' own tests share.
-#[cfg(test)]
-pub(crate) fn test_checker(text: &str) -> (Policy, Checker) {
-    let source = crate::domain::policy::Source {
-        name: "p.toml",
-        text,
-    };
-    let policy = Policy::from_source(source, None).unwrap();
-    let cwd = std::env::temp_dir();
-    let setup = Setup {
-        cwd: &cwd,
-        protected: vec![],
-        home: None,
-        own_binary: None,
-    };
-    let checker = Checker::new(&policy, &setup);
-    (policy, checker)
 }
