@@ -5,8 +5,8 @@
 use std::io::{self, BufReader, Read, Write};
 
 use crate::domain::events::{self, AxisTable, Event};
-use crate::store::telemetry;
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
+use crate::store::any::AnyStore;
 use crate::wire::lines::{MAX_LINE, read_line_capped, strip_newline};
 
 /// Events stored per transaction outside strict mode, so a long input does not hold the
@@ -96,7 +96,7 @@ impl From<StoreError> for RecordError {
 /// (`name:line: message`); a line longer than [`MAX_LINE`] is a bad line, read past without
 /// being kept. A failure returns what was stored before it.
 pub fn record(
-    store: &mut Store,
+    store: &mut AnyStore,
     inputs: Vec<Input<'_>>,
     strict: bool,
     axes: &AxisTable,
@@ -111,7 +111,7 @@ pub fn record(
 }
 
 fn run(
-    store: &mut Store,
+    store: &mut AnyStore,
     inputs: Vec<Input<'_>>,
     strict: bool,
     axes: &AxisTable,
@@ -119,15 +119,12 @@ fn run(
     diag: &mut dyn Write,
     summary: &mut Summary,
 ) -> Result<(), RecordError> {
-    let path = store.path().to_path_buf();
-    let fail = |e| RecordError::Store(StoreError::from_sqlite(&path, e));
     if strict {
         // All or nothing, and every line read and checked before the store is written: the
         // events wait in a stage outside the store, and the store's write lock is held only
         // to copy them in, in one transaction, never while waiting for input (which would
         // keep every `gate` and writer out for as long as the input takes to come).
-        let conn = store.conn_ref();
-        telemetry::stage(conn).map_err(fail)?;
+        store.stage()?;
         let mut staged = Summary::default();
         let read = read_all(
             inputs,
@@ -136,7 +133,7 @@ fn run(
             diag,
             &mut staged,
             false,
-            &mut |batch| telemetry::stage_events(conn, batch).map_err(fail),
+            &mut |batch| Ok(store.stage_events(batch)?),
         );
         let stored = read.and_then(|()| {
             if staged.bad_lines > 0 {
@@ -145,16 +142,16 @@ fn run(
                 staged.stored_through = None;
                 Ok(())
             } else {
-                Ok(store.immediate(|tx| telemetry::store_staged(tx))?)
+                Ok(store.store_staged()?)
             }
         });
-        // The stage is a temporary file SQLite deletes with the connection anyway.
-        let _ = telemetry::unstage(store.conn_ref());
+        // The stage is temporary: deleted with the connection anyway.
+        let _ = store.unstage();
         stored?;
         *summary = staged;
     } else {
         read_all(inputs, axes, now_ms, diag, summary, true, &mut |batch| {
-            Ok(telemetry::insert_events(store, batch)?)
+            Ok(store.insert_events(batch)?)
         })?;
     }
     Ok(())

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use crate::domain::enforce::{Count, CountKey, Counts, GrantLookup, Unanswerable};
 use crate::domain::grants::Grant;
 use crate::domain::policy::file::Evidence;
+use crate::store::StoreError;
+use crate::store::any::AnyStore;
 use crate::store::grants::GrantEvent;
-use crate::store::telemetry::{self, DecisionRow, Recorder};
-use crate::store::{Store, StoreError};
+use crate::store::telemetry::{DecisionRow, Recorder};
 
 /// Decisions waiting for their group's commit, and what the checks have read since the last one.
 pub struct DecisionLog {
@@ -42,15 +43,15 @@ impl DecisionLog {
     /// policy sets limits; `loop_breaker`: one of them is the loop breaker, which needs its
     /// index (made here, so that a store that cannot take it fails now too).
     pub fn new(
-        mut store: Store,
+        store: impl Into<AnyStore>,
         counting: bool,
         loop_breaker: bool,
     ) -> Result<DecisionLog, StoreError> {
+        let mut store = store.into();
         if counting {
             store.ensure_limit_indexes(loop_breaker)?;
         }
-        let store_path =
-            Some(std::path::absolute(store.path()).unwrap_or_else(|_| store.path().to_path_buf()));
+        let store_path = Some(store.absolute_place());
         Ok(DecisionLog {
             store_path,
             recorder: Recorder::new(store),
@@ -77,7 +78,7 @@ impl DecisionLog {
     }
 
     /// The store.
-    pub fn store(&mut self) -> &mut Store {
+    pub fn store(&mut self) -> &mut AnyStore {
         self.recorder.store_mut()
     }
 
@@ -152,7 +153,7 @@ impl Counts for DecisionLog {
                 if let Err(e) = self.recorder.lock() {
                     return Err(self.failed(e));
                 }
-                let c = match telemetry::count(self.recorder.store(), key, since_ms, cap) {
+                let c = match self.recorder.store_mut().count(key, since_ms, cap) {
                     Ok(c) => c,
                     Err(e) => return Err(self.failed(e)),
                 };
@@ -181,8 +182,8 @@ impl Counts for DecisionLog {
         tool: &str,
         evidence: Evidence,
     ) -> Result<bool, Unanswerable> {
-        telemetry::completed(self.recorder.store(), session, tool, evidence)
-            .map_err(|e| self.failed(e))
+        let answer = self.recorder.store_mut().completed(session, tool, evidence);
+        answer.map_err(|e| self.failed(e))
     }
 }
 
@@ -191,13 +192,13 @@ impl GrantLookup for DecisionLog {
         if let Some(g) = self.grants_read.get(capability) {
             return Ok(g.clone());
         }
-        let store = self.recorder.store();
-        let grants = match crate::store::grants::candidates(store.conn_ref(), capability, now_ms) {
+        let grants = match self
+            .recorder
+            .store_mut()
+            .grant_candidates(capability, now_ms)
+        {
             Ok(grants) => grants,
-            Err(e) => {
-                let e = store.err(e);
-                return Err(self.failed(e));
-            }
+            Err(e) => return Err(self.failed(e)),
         };
         self.grants_read
             .insert(capability.to_string(), grants.clone());

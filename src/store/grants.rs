@@ -54,11 +54,31 @@ fn scope_of(value: rusqlite::types::ValueRef<'_>) -> Result<Vec<ScopeEntry>, Str
     let rusqlite::types::ValueRef::Text(bytes) = value else {
         return Err("the stored scope is not text".to_string());
     };
-    let entries: Vec<String> = std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|text| serde_json::from_str(text).ok())
-        .ok_or("the stored scope is not a JSON list of strings")?;
+    match std::str::from_utf8(bytes) {
+        Ok(text) => scope_from_text(Some(text)),
+        Err(_) => Err("the stored scope is not a JSON list of strings".to_string()),
+    }
+}
+
+/// [`scope_of`] for a store that hands the scope over as text (`None`: not text, or not
+/// UTF-8).
+pub(crate) fn scope_from_text(text: Option<&str>) -> Result<Vec<ScopeEntry>, String> {
+    let Some(text) = text else {
+        return Err("the stored scope is not text".to_string());
+    };
+    let entries: Vec<String> =
+        serde_json::from_str(text).map_err(|_| "the stored scope is not a JSON list of strings")?;
     entries.iter().map(|s| ScopeEntry::from_stored(s)).collect()
+}
+
+/// A stored event's name as [`GrantEvent::event`] holds it.
+pub(crate) fn event_name(stored: &str) -> &'static str {
+    match stored {
+        "granted" => "granted",
+        "revoked" => "revoked",
+        "used" => "used",
+        _ => "denied",
+    }
 }
 
 /// Stores a new grant and its `granted` event.
@@ -168,12 +188,7 @@ pub fn events(store: &Store) -> Result<Vec<GrantEvent>, StoreError> {
             let event: String = r.get(1)?;
             Ok(GrantEvent {
                 ts_ms: r.get(0)?,
-                event: match event.as_str() {
-                    "granted" => "granted",
-                    "revoked" => "revoked",
-                    "used" => "used",
-                    _ => "denied",
-                },
+                event: event_name(&event),
                 grant_id: r.get(2)?,
                 capability: r.get(3)?,
                 tool: r.get(4)?,

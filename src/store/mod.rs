@@ -2,8 +2,12 @@
 //! first, then migrations compiled into the binary), and the errors a person can act on.
 
 pub mod aggregate;
+pub mod any;
 pub mod decisions;
 pub mod grants;
+pub mod location;
+pub mod pg;
+pub mod pg_telemetry;
 pub mod prune;
 pub mod runs;
 pub mod synth;
@@ -28,7 +32,7 @@ pub const MIGRATIONS: &[&str] = &[
 /// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
 /// version must hold those of every migration up to it, or it is another program's (many
 /// set `user_version` for their own ends).
-const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
+pub(crate) const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
     &["decisions", "outcomes", "asks", "user_corrections"],
     &["grants", "grant_events"],
     &[
@@ -110,6 +114,47 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    /// A `postgres://` URL the client cannot read.
+    BadUrl {
+        url: String,
+        why: String,
+    },
+    /// The PostgreSQL server could not be reached (or the connection was lost), after
+    /// retrying for `waited`.
+    Unreachable {
+        url: String,
+        waited: Duration,
+        why: String,
+    },
+    /// The server refused a write (a read-only server or transaction, no privilege).
+    PgRefused {
+        url: String,
+        why: String,
+    },
+    /// Another process held the decisions lock longer than the busy timeout.
+    PgLocked {
+        url: String,
+        waited: Duration,
+    },
+    PgNewer {
+        url: String,
+        found: i64,
+    },
+    /// The database holds tables of metagate's names without metagate's schema version.
+    PgForeign {
+        url: String,
+    },
+    /// Any other error the server reported.
+    Postgres {
+        url: String,
+        why: String,
+    },
+    /// A command that does not work on a PostgreSQL store yet, asked to use one: refused
+    /// rather than falling back to a file the fleet does not share.
+    NotOnPostgres {
+        url: String,
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for StoreError {
@@ -177,6 +222,41 @@ impl fmt::Display for StoreError {
             ),
             StoreError::Io { path, source } => write!(f, "{}: {source}", path.display()),
             StoreError::Sqlite { path, source } => write!(f, "{}: {source}", path.display()),
+            StoreError::BadUrl { url, why } => {
+                write!(
+                    f,
+                    "{url} is not a PostgreSQL URL this metagate can use: {why}"
+                )
+            }
+            StoreError::Unreachable { url, waited, why } if waited.is_zero() => {
+                write!(f, "the PostgreSQL store {url} cannot be reached: {why}")
+            }
+            StoreError::Unreachable { url, waited, why } => write!(
+                f,
+                "the PostgreSQL store {url} cannot be reached ({why}); tried for {} ms (telemetry.busy_timeout_ms)",
+                waited.as_millis()
+            ),
+            StoreError::PgRefused { url, why } => {
+                write!(f, "the PostgreSQL store {url} refused the write: {why}")
+            }
+            StoreError::PgLocked { url, waited } => write!(
+                f,
+                "the PostgreSQL store {url}: another process held the decisions lock for more than {} ms (telemetry.busy_timeout_ms)",
+                waited.as_millis()
+            ),
+            StoreError::PgNewer { url, found } => write!(
+                f,
+                "{url} was written by a newer metagate (schema version {found}; this metagate knows up to {SCHEMA_VERSION}): upgrade metagate or use another --db"
+            ),
+            StoreError::PgForeign { url } => write!(
+                f,
+                "{url} is not a metagate store: it holds tables of metagate's names (decisions, grants, …) but no metagate_schema table (left untouched); use another database or schema"
+            ),
+            StoreError::Postgres { url, why } => write!(f, "the PostgreSQL store {url}: {why}"),
+            StoreError::NotOnPostgres { url, what } => write!(
+                f,
+                "{what} does not work on a PostgreSQL store yet ({url}): give it an SQLite file with --db FILE (see docs/postgres.md for what works on PostgreSQL)"
+            ),
         }
     }
 }

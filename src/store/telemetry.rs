@@ -5,6 +5,7 @@ use rusqlite::params;
 use crate::domain::enforce::{Count, CountKey};
 use crate::domain::events::Event;
 use crate::domain::policy::file::Evidence;
+use crate::store::any::AnyStore;
 use crate::store::{Store, StoreError};
 
 /// One decision row, every text already redacted.
@@ -39,7 +40,7 @@ const INSERT_DECISION: &str = "INSERT INTO decisions \
 /// Writes decision rows in groups: [`Recorder::push`] holds them, [`Recorder::commit`]
 /// writes them all in one transaction.
 pub struct Recorder {
-    store: Store,
+    store: AnyStore,
     pending: Vec<DecisionRow>,
     /// Grant audit events, each with the index of the pending row (decision) it belongs to.
     grant_events: Vec<(usize, crate::store::grants::GrantEvent)>,
@@ -50,9 +51,9 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(store: Store) -> Recorder {
+    pub fn new(store: impl Into<AnyStore>) -> Recorder {
         Recorder {
-            store,
+            store: store.into(),
             pending: Vec::new(),
             grant_events: Vec::new(),
             locked: false,
@@ -66,11 +67,13 @@ impl Recorder {
     /// either call, and both let their call through.
     pub fn lock(&mut self) -> Result<(), StoreError> {
         if !self.locked {
-            let path = self.store.path().to_path_buf();
-            self.store
-                .conn()
-                .execute_batch("BEGIN IMMEDIATE")
-                .map_err(|e| StoreError::from_sqlite(&path, e))?;
+            match &mut self.store {
+                AnyStore::Sqlite(store) => store
+                    .conn_ref()
+                    .execute_batch("BEGIN IMMEDIATE")
+                    .map_err(|e| store.err(e))?,
+                AnyStore::Postgres(pg) => pg.lock_decisions()?,
+            }
             self.locked = true;
         }
         Ok(())
@@ -97,31 +100,50 @@ impl Recorder {
         if self.pending.is_empty() && !self.locked {
             return Ok(0);
         }
-        let path = self.store.path().to_path_buf();
+        let locked = std::mem::take(&mut self.locked);
+        let (n, last) = match &mut self.store {
+            AnyStore::Sqlite(_) => self.commit_sqlite(locked)?,
+            AnyStore::Postgres(pg) => {
+                let rows = std::mem::take(&mut self.pending);
+                let events = std::mem::take(&mut self.grant_events);
+                (rows.len(), pg.commit_decisions(&rows, events, locked)?)
+            }
+        };
+        if last.is_some() {
+            self.last_decision_id = last;
+        }
+        Ok(n)
+    }
+
+    fn commit_sqlite(&mut self, locked: bool) -> Result<(usize, Option<i64>), StoreError> {
+        let AnyStore::Sqlite(store) = &self.store else {
+            unreachable!("called for an SQLite store only");
+        };
+        let path = store.path().to_path_buf();
         let fail = |e| StoreError::from_sqlite(&path, e);
-        if !std::mem::take(&mut self.locked) {
-            self.store
-                .conn()
+        if !locked {
+            store
+                .conn_ref()
                 .execute_batch("BEGIN IMMEDIATE")
                 .map_err(fail)?;
         }
         let written = self.write_pending().and_then(|(n, last)| {
-            self.store.conn().execute_batch("COMMIT")?;
+            self.sqlite().execute_batch("COMMIT")?;
             Ok((n, last))
         });
-        match written {
-            Ok((n, last)) => {
-                if last.is_some() {
-                    self.last_decision_id = last;
-                }
-                Ok(n)
-            }
-            Err(e) => {
-                // Nothing of the group stays, and the lock is let go: a failed ROLLBACK (the
-                // transaction already ended) leaves nothing to undo.
-                let _ = self.store.conn().execute_batch("ROLLBACK");
-                Err(fail(e))
-            }
+        written.map_err(|e| {
+            // Nothing of the group stays, and the lock is let go: a failed ROLLBACK (the
+            // transaction already ended) leaves nothing to undo.
+            let _ = self.sqlite().execute_batch("ROLLBACK");
+            fail(e)
+        })
+    }
+
+    /// The SQLite connection (only called once the store is known to be SQLite).
+    fn sqlite(&self) -> &rusqlite::Connection {
+        match &self.store {
+            AnyStore::Sqlite(store) => store.conn_ref(),
+            AnyStore::Postgres(_) => unreachable!("called for an SQLite store only"),
         }
     }
 
@@ -137,7 +159,7 @@ impl Recorder {
         let mut grant_events = std::mem::take(&mut self.grant_events)
             .into_iter()
             .peekable();
-        let tx = self.store.conn_ref();
+        let tx = self.sqlite();
         let mut last = None;
         {
             let mut insert = tx.prepare_cached(INSERT_DECISION)?;
@@ -170,11 +192,11 @@ impl Recorder {
         Ok((rows.len(), last))
     }
 
-    pub fn store(&self) -> &Store {
+    pub fn store(&self) -> &AnyStore {
         &self.store
     }
 
-    pub fn store_mut(&mut self) -> &mut Store {
+    pub fn store_mut(&mut self) -> &mut AnyStore {
         &mut self.store
     }
 }
@@ -441,7 +463,7 @@ mod tests {
         }
         assert_eq!(rec.commit().unwrap(), 10);
         assert_eq!(rec.commit().unwrap(), 0);
-        let info = rec.store().info().unwrap();
+        let info = rec.store_mut().info().unwrap();
         assert_eq!(info.tables[0], ("decisions".to_string(), 10));
         assert_eq!((info.first_ms, info.last_ms), (Some(0), Some(9)));
     }

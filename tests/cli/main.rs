@@ -6,9 +6,12 @@
 //! persistence looks for the folder holding `main.rs` (this one) and writes beside it.
 
 mod common;
+#[path = "../support/postgres.rs"]
+mod postgres_server;
 
 mod evaluate;
 mod evaluate_week;
+mod fleet;
 mod fuzz_corpus;
 mod gate;
 mod generated;

@@ -37,9 +37,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 
-    /// Telemetry store [default: $METAGATE_DB, else $XDG_STATE_HOME/metagate/metagate.db];
-    /// `evaluate` takes it more than once to merge shards
-    #[arg(long, global = true, value_name = "FILE", action = ArgAction::Append)]
+    /// Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet
+    /// [default: $METAGATE_DB, else the policy's [store] url, else
+    /// $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes files more than once to merge
+    /// shards
+    #[arg(long, global = true, value_name = "FILE|URL", action = ArgAction::Append)]
     pub db: Vec<PathBuf>,
 
     /// Use this time as now (RFC 3339); for tests that need a clock they control

@@ -14,7 +14,7 @@ use crate::runtime::Env;
 pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
     match command {
         DbCommand::Info { format } => {
-            let store = env.open_existing_store()?;
+            let mut store = env.open_existing_store()?;
             let info = store.info()?;
             let mut out = crate::output::stdout();
             match format {
@@ -65,7 +65,7 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
             let now_ms = (env.clock())();
             let before_ms =
                 parse_moment(&before, now_ms).map_err(|e| anyhow::anyhow!("--before: {e}"))?;
-            let mut store = env.open_existing_store()?;
+            let mut store = env.open_existing_sqlite("db prune")?;
             let done = metagate::store::prune::prune(&mut store, before_ms, dry_run)?;
             if let Some(run) = done.kept_for_run {
                 say!(

@@ -7,7 +7,9 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use metagate::domain::policy::Policy;
 use metagate::jobs::evaluate::{self, Shards};
+use metagate::store::StoreError;
 use metagate::store::aggregate::ReaskSink;
+use metagate::store::location::Location;
 use metagate::store::runs as results;
 use metagate::wire::display::{one_line, plural};
 use serde_json::json;
@@ -22,8 +24,17 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
         return show(id, *format, env);
     }
     let paths: Vec<PathBuf> = if dbs.is_empty() {
-        vec![env.db_path()?]
+        vec![env.db_file("evaluate")?]
     } else {
+        for db in dbs {
+            if let Location::Postgres(url) = Location::of(db) {
+                return Err(StoreError::NotOnPostgres {
+                    url: url.to_string(),
+                    what: "evaluate",
+                }
+                .into());
+            }
+        }
         dbs.to_vec()
     };
     let shards = Shards::new(paths)?;
@@ -43,7 +54,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     let mut store = if args.dry_run {
         None
     } else {
-        Some(env.open_existing_store()?)
+        Some(env.open_existing_sqlite("evaluate")?)
     };
     let mut sink = match &store {
         Some(s) => Some(ReaskSink::new(s.conn_ref()).map_err(|e| s.err(e))?),
@@ -125,7 +136,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
 
 /// `evaluate show ID`.
 fn show(id: &str, format: Format, env: &Env) -> Result<Status> {
-    let store = env.open_existing_store()?;
+    let store = env.open_existing_sqlite("evaluate show")?;
     let found = results::show(store.conn_ref(), id).map_err(|e| store.err(e))?;
     let Some((rec, reasks)) = found else {
         say!(
@@ -159,7 +170,7 @@ fn progress_style() -> ProgressStyle {
 }
 
 fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Status> {
-    let mut store = env.open_existing_store()?;
+    let mut store = env.open_existing_sqlite("evaluate --accept/--reject")?;
     let path = store.path().to_path_buf();
     match results::set_status(&mut store, id, status)? {
         Some((tool, kind, previous)) => {

@@ -14,7 +14,8 @@ use metagate::jobs::permit::{
     self, GrantFlags, Offer, PromptError, Request, event_json, expires_in, grant_json,
 };
 use metagate::store::StoreError;
-use metagate::store::grants::{self as grant_store, Revoked};
+use metagate::store::grants::Revoked;
+use metagate::store::location::Location;
 use metagate::wire::display::{one_line, plural};
 use serde_json::json;
 
@@ -104,7 +105,7 @@ fn shown(g: &Grant, printed: Result<()>) -> Result<Status> {
 fn store_grant(r: &Request, env: &Env, now: i64) -> Result<Grant> {
     let g = r.grant(new_id()?, now, actor());
     let mut store = env.open_store()?;
-    grant_store::insert(&mut store, &g)?;
+    store.insert_grant(&g)?;
     Ok(g)
 }
 
@@ -142,10 +143,10 @@ fn print_grant(g: &Grant, format: Format, now: i64) -> Result<()> {
 fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
     // Asking never creates a store: no store holds no grants.
     let (list, events) = match env.open_existing_store() {
-        Ok(store) => (
-            grant_store::list(&store, all, now)?,
+        Ok(mut store) => (
+            store.grants(all, now)?,
             if all {
-                grant_store::events(&store)?
+                store.grant_events()?
             } else {
                 Vec::new()
             },
@@ -262,7 +263,7 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
             }
             opened => opened?,
         };
-        let done = grant_store::revoke_all(&mut store, now, Some(&who))?;
+        let done = store.revoke_all_grants(now, Some(&who))?;
         // Expired grants are revoked too, so that they stay over if the clock moves back;
         // they are counted apart, as revoking them ends nothing that was live.
         let expired = match done.expired.len() {
@@ -306,7 +307,7 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
         }
         Err(e) => return Err(e.into()),
     };
-    match grant_store::revoke(&mut store, &id, now, Some(&who))? {
+    match store.revoke_grant(&id, now, Some(&who))? {
         Revoked::Done(g) => {
             let mut out = crate::output::stdout();
             writeln!(out, "revoked {} ({})", g.id, g.capability)?;
@@ -323,10 +324,11 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
 
 /// The non-interactive equivalent, for when there is no terminal to ask at.
 fn equivalent(policy: &Policy, env: &Env) -> String {
-    let store = env
-        .db_path()
-        .ok()
-        .map(|p| std::path::absolute(&p).unwrap_or(p));
+    let store = match env.location() {
+        Ok(Location::File(p)) => Some(std::path::absolute(&p).unwrap_or(p)),
+        Ok(Location::Postgres(url)) => Some(std::path::PathBuf::from(url.to_string())),
+        Err(_) => None,
+    };
     permit::equivalent_command(policy, store.as_deref())
 }
 

@@ -62,7 +62,7 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
                 Some((name, line)) => say!(
                     "metagate: record: {} stored in {} before the error below: every good line through {name}:{line}; none after it (a retry of the whole input stores those {} again)",
                     plural(stored.stored, "event was", "events were"),
-                    store.path().display(),
+                    store.place().display(),
                     stored.stored
                 ),
                 None => say!("metagate: record: nothing was stored before the error below"),
@@ -81,7 +81,7 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
             plural(summary.outcomes, "outcome", "outcomes"),
             plural(summary.asks, "ask", "asks"),
             plural(summary.corrections, "correction", "corrections"),
-            store.path().display(),
+            store.place().display(),
             if summary.bad_lines > 0 {
                 format!("; skipped {}", bad_lines(summary.bad_lines))
             } else {

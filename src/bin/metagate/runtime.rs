@@ -12,12 +12,16 @@ use metagate::domain::policy::Policy;
 use metagate::jobs::gate::Context as CallContext;
 use metagate::jobs::mcp::{CheckerSetup, Clock, OpenStore};
 use metagate::jobs::own_files::{Whereabouts, own_files};
+use metagate::store::any::AnyStore;
+use metagate::store::location::Location;
 use metagate::store::{self, Store, StoreError};
 
 pub struct Env {
     db_flag: Option<PathBuf>,
     policy_flag: Option<PathBuf>,
     store_options: store::Options,
+    /// `[store] url`, used when neither `--db` nor `$METAGATE_DB` names the store.
+    policy_store_url: Option<String>,
     /// A fixed now (the hidden `--now`), for tests that control time.
     fixed_now_ms: Option<i64>,
 }
@@ -32,6 +36,7 @@ impl Env {
             db_flag: db.map(Path::to_path_buf),
             policy_flag: policy.map(Path::to_path_buf),
             store_options: store::Options::default(),
+            policy_store_url: None,
             fixed_now_ms,
         })
     }
@@ -39,6 +44,7 @@ impl Env {
     /// Takes the store settings from the policy.
     pub fn with_policy(mut self, policy: &Policy) -> Env {
         self.store_options.busy_timeout = policy.busy_timeout();
+        self.policy_store_url = policy.store_url().map(str::to_string);
         self
     }
 
@@ -107,20 +113,50 @@ impl Env {
     }
 
     /// Opens the store for writing, as often as a job's threads need a connection of their own.
-    /// Not `durable`: see [`store::Options::durable`].
-    pub fn store_opener(&self, durable: bool) -> OpenStore {
-        let path = self.db_path().ok();
+    /// Not `durable`: see [`store::Options::durable`]. SQLite only: `what` names the job in
+    /// the refusal of a PostgreSQL store.
+    pub fn store_opener(&self, durable: bool, what: &'static str) -> OpenStore {
+        let location = self.location();
         let options = store::Options {
             durable,
             ..self.store_options
         };
-        Arc::new(move || match &path {
-            Some(path) => Store::open_with(path, options),
-            None => Err(StoreError::NoPath),
+        Arc::new(move || match &location {
+            Ok(Location::File(path)) => Store::open_with(path, options),
+            Ok(Location::Postgres(url)) => Err(StoreError::NotOnPostgres {
+                url: url.to_string(),
+                what,
+            }),
+            Err(_) => Err(StoreError::NoPath),
         })
     }
 
-    /// Where the store is, in the documented order.
+    /// Where the store is, in the documented order: `--db`, `$METAGATE_DB`, the policy's
+    /// `[store] url`, else the file under `$XDG_STATE_HOME` (or `~/.local/state`).
+    pub fn location(&self) -> Result<Location, StoreError> {
+        let env_db = std::env::var_os("METAGATE_DB").filter(|v| !v.is_empty());
+        if let Some(written) = self.db_flag.as_deref().or(env_db.as_deref().map(Path::new)) {
+            return Ok(Location::of(written));
+        }
+        if let Some(url) = &self.policy_store_url {
+            return Ok(Location::postgres(url));
+        }
+        self.db_path().map(Location::File)
+    }
+
+    /// The store's file, for a job that reads SQLite files only: a PostgreSQL store is
+    /// refused naming `what`.
+    pub fn db_file(&self, what: &'static str) -> Result<PathBuf, StoreError> {
+        match self.location()? {
+            Location::File(path) => Ok(path),
+            Location::Postgres(url) => Err(StoreError::NotOnPostgres {
+                url: url.to_string(),
+                what,
+            }),
+        }
+    }
+
+    /// Where the default SQLite file is, in the documented order.
     pub fn db_path(&self) -> Result<PathBuf, StoreError> {
         let env_db = std::env::var_os("METAGATE_DB").map(PathBuf::from);
         let xdg = std::env::var_os("XDG_STATE_HOME").map(PathBuf::from);
@@ -134,24 +170,30 @@ impl Env {
         .ok_or(StoreError::NoPath)
     }
 
-    /// The store, opened for writing (created when missing).
-    pub fn open_store(&self) -> Result<Store, StoreError> {
-        Store::open_with(&self.db_path()?, self.store_options)
+    /// The store, opened for writing (an SQLite file is created when missing).
+    pub fn open_store(&self) -> Result<AnyStore, StoreError> {
+        AnyStore::open(&self.location()?, self.store_options)
     }
 
     /// [`Env::open_store`] for a process that writes a few rows and exits: see
     /// [`store::Options::short_lived`].
-    pub fn open_store_short_lived(&self) -> Result<Store, StoreError> {
+    pub fn open_store_short_lived(&self) -> Result<AnyStore, StoreError> {
         let options = store::Options {
             short_lived: true,
             ..self.store_options
         };
-        Store::open_with(&self.db_path()?, options)
+        AnyStore::open(&self.location()?, options)
     }
 
     /// The store, which must exist.
-    pub fn open_existing_store(&self) -> Result<Store, StoreError> {
-        Store::open_existing(&self.db_path()?, self.store_options)
+    pub fn open_existing_store(&self) -> Result<AnyStore, StoreError> {
+        AnyStore::open_existing(&self.location()?, self.store_options)
+    }
+
+    /// The SQLite store, which must exist, for a job that works only on SQLite yet: a
+    /// PostgreSQL store is refused naming `what`, before it is connected to.
+    pub fn open_existing_sqlite(&self, what: &'static str) -> Result<Store, StoreError> {
+        Store::open_existing(&self.db_file(what)?, self.store_options)
     }
 
     /// How long a store another process holds is waited for (`telemetry.busy_timeout_ms`).

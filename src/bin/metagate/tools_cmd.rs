@@ -30,7 +30,7 @@ pub fn run(command: ToolsCommand, policy: &Policy, env: &Env) -> Result<Status> 
 fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let t = policy.thresholds();
     let now_ms = (env.clock())();
-    let store = env.open_existing_store()?;
+    let store = env.open_existing_sqlite("tools health")?;
     let report = health::read(&store, policy, now_ms)?;
     match &report.base {
         Some(r) => say!(

@@ -39,6 +39,9 @@ pub struct PolicyFile {
     /// The telemetry store.
     #[serde(default)]
     pub telemetry: TelemetryFile,
+    /// Where the store is, when `--db` and `$METAGATE_DB` do not say.
+    #[serde(default, skip_serializing_if = "StoreFile::is_empty")]
+    pub store: StoreFile,
     /// Capabilities that need an operator's grant (`metagate permit`).
     #[serde(default, skip_serializing_if = "PermitFile::is_empty")]
     pub permit: PermitFile,
@@ -193,6 +196,21 @@ pub struct TelemetryFile {
     /// How long to wait for another process's write lock, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_timeout_ms: Option<u64>,
+}
+
+/// `[store]`: where the store is (after `--db` and `$METAGATE_DB`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreFile {
+    /// A `postgres://USER@HOST/DB` URL: the fleet's shared store (docs/postgres.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+impl StoreFile {
+    pub fn is_empty(&self) -> bool {
+        self.url.is_none()
+    }
 }
 
 /// `[permit]`: the capabilities whose tools pass only while a live grant covers the call.
@@ -501,6 +519,7 @@ impl PolicyFile {
             .telemetry
             .busy_timeout_ms
             .or(self.telemetry.busy_timeout_ms);
+        self.store.url = over.store.url.or(self.store.url.take());
         self.permit.require = over.permit.require.or(self.permit.require.take());
         self.axes.synonyms.extend(over.axes.synonyms);
         self.imports.extend(over.imports);

@@ -378,6 +378,15 @@ impl Policy {
                 );
             }
         }
+        if let Some(url) = &file.store.url {
+            let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+            if !matches!(scheme.as_deref(), Some("postgres" | "postgresql")) {
+                problems.push(
+                    &["store", "url"],
+                    "must be a postgres://USER@HOST/DB URL (an SQLite file is given with --db or METAGATE_DB)".to_string(),
+                );
+            }
+        }
         if file.telemetry.busy_timeout_ms == Some(0) {
             problems.push(
                 &["telemetry", "busy_timeout_ms"],
@@ -455,6 +464,11 @@ impl Policy {
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str())),
         )
+    }
+
+    /// The store's URL, when the policy names one (`[store] url`).
+    pub fn store_url(&self) -> Option<&str> {
+        self.file.store.url.as_deref()
     }
 
     /// How long a telemetry writer waits for another process's write lock.

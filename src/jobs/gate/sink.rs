@@ -9,10 +9,11 @@ use crate::checks::redact;
 use crate::domain::enforce::grants::GrantCheck;
 use crate::domain::enforce::{Context, Facts, fingerprint};
 use crate::domain::policy::Policy;
+use crate::store::StoreError;
+use crate::store::any::AnyStore;
 use crate::store::decisions::DecisionLog;
 use crate::store::grants::GrantEvent;
 use crate::store::telemetry::DecisionRow;
-use crate::store::{Store, StoreError};
 use crate::wire::args::{ArgValue, Args};
 use crate::wire::correction::Correction;
 use crate::wire::scan;
@@ -195,7 +196,7 @@ impl TelemetrySink {
     /// `counting`: the policy sets limits; `loop_breaker`: one of them is the loop breaker,
     /// which needs its index.
     pub fn new(
-        store: Store,
+        store: impl Into<AnyStore>,
         context: Context,
         now_ms: Box<dyn Fn() -> i64>,
         counting: bool,
@@ -209,7 +210,7 @@ impl TelemetrySink {
     }
 
     /// The store.
-    pub fn store(&mut self) -> &mut Store {
+    pub fn store(&mut self) -> &mut AnyStore {
         self.log.store()
     }
 

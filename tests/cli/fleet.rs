@@ -1,0 +1,346 @@
+//! The store shared by a fleet: the commands that work on PostgreSQL, run the same way on an
+//! SQLite file and on a database of the test PostgreSQL server (`tests/support/postgres.rs`),
+//! each test once per backend. Two working folders, each with its own HOME, stand for two
+//! hosts writing the same store.
+
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common::Sandbox;
+use crate::postgres_server;
+
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
+
+/// A new, empty store of `backend`, as `--db` names it: a file in `dir`, or a new database.
+fn new_store(backend: Backend, dir: &Sandbox) -> String {
+    match backend {
+        Backend::Sqlite => dir.path().join("shared.db").display().to_string(),
+        Backend::Postgres => postgres_server::fresh_database(),
+    }
+}
+
+/// One host: a working folder and HOME of its own, with the policy `text`.
+struct Host {
+    sb: Sandbox,
+    policy: String,
+}
+
+impl Host {
+    fn new(policy: &str) -> Host {
+        let sb = Sandbox::new();
+        let policy = sb.file("policy.toml", policy).display().to_string();
+        Host { sb, policy }
+    }
+
+    /// `metagate --policy P --db STORE ARGS…`, not yet run.
+    fn command(&self, db: &str, args: &[&str]) -> Command {
+        let mut c = self.sb.std_cmd();
+        c.args(["--policy", &self.policy, "--db", db]).args(args);
+        c
+    }
+
+    /// Runs it with `input` on stdin: (stdout, stderr, status).
+    fn run(&self, db: &str, args: &[&str], input: &str) -> (String, String, i32) {
+        run(self.command(db, args), input)
+    }
+
+    /// One call through `gate --report`: (report, status).
+    fn gate(&self, db: &str, flags: &[&str], call: &Value) -> (Value, i32) {
+        let mut args = vec!["gate", "--quiet", "--report"];
+        args.extend(flags);
+        let (out, err, code) = self.run(db, &args, &call.to_string());
+        let report = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} / {err}"));
+        (report, code)
+    }
+
+    fn db_info(&self, db: &str) -> Value {
+        let (out, err, code) = self.run(db, &["db", "info", "--format", "json"], "");
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    }
+}
+
+fn run(mut command: Command, input: &str) -> (String, String, i32) {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap(),
+    )
+}
+
+const LIMITS: &str = r#"
+[limits]
+per_caller = { per_minute = 10 }
+[tools.t]
+"#;
+
+const GRANTS: &str = r#"
+extends = "none"
+[tools.system_execute]
+capability = "system_execute"
+[tools.system_execute.args.command]
+type = "string"
+required = true
+kind = "shell"
+[permit]
+require = ["system_execute"]
+[paths]
+root = "."
+"#;
+
+#[test]
+fn gate_record_permit_and_db_info_keep_the_same_rows_on_both_backends() {
+    for backend in BACKENDS {
+        let host = Host::new("[tools.t]\n");
+        let db = new_store(backend, &host.sb);
+        let call = |n: u32| json!({"name": "t", "arguments": {"n": n}});
+        let (report, code) = host.gate(&db, &["--session", "s1"], &call(0));
+        assert_eq!(
+            (code, report["verdict"].as_str()),
+            (0, Some("pass")),
+            "{backend:?}"
+        );
+        let lines: String = (1..=3).map(|n| format!("{}\n", call(n))).collect();
+        let (out, err, code) = host.run(&db, &["gate", "--jsonl", "--quiet"], &lines);
+        assert_eq!((code, out.lines().count()), (0, 3), "{backend:?}: {err}");
+        let events = concat!(
+            r#"{"type":"outcome","session":"s1","tool":"t","status":"ok"}"#,
+            "\n",
+            r#"{"type":"ask","session":"s1","user":"u","text":"hi"}"#,
+            "\n",
+            r#"{"type":"correction","session":"s1","tool":"t","note":"n"}"#,
+            "\n"
+        );
+        for strict in [&[][..], &["--strict"][..]] {
+            let mut args = vec!["record"];
+            args.extend(strict);
+            let (_, err, code) = host.run(&db, &args, events);
+            assert_eq!(code, 0, "{backend:?}: {err}");
+        }
+        let info = host.db_info(&db);
+        assert_eq!(info["schema_version"], 5, "{backend:?}");
+        assert_eq!(
+            info["tables"],
+            json!({"decisions": 4, "outcomes": 2, "asks": 2, "user_corrections": 2,
+                   "grants": 0, "grant_events": 0, "eval_runs": 0, "eval_recommendations": 0}),
+            "{backend:?}"
+        );
+    }
+}
+
+/// Sixteen processes on two hosts, at the same moment, for one caller limited to 10 a minute:
+/// exactly 10 pass, whichever host they run on.
+#[test]
+fn a_per_caller_limit_holds_across_two_hosts() {
+    for backend in BACKENDS {
+        let hosts = [Host::new(LIMITS), Host::new(LIMITS)];
+        let db = new_store(backend, &hosts[0].sb);
+        // The store is set up (tables, limit indexes) before the race, as a fleet's is.
+        hosts[0].gate(
+            &db,
+            &["--caller", "other"],
+            &json!({"name": "t", "arguments": {}}),
+        );
+        let children: Vec<_> = (0..16)
+            .map(|i| {
+                let call = json!({"name": "t", "arguments": {"n": i}}).to_string();
+                let mut c = hosts[i % 2].command(
+                    &db,
+                    &[
+                        "--now",
+                        "2026-11-20T10:00:30Z",
+                        "gate",
+                        "--quiet",
+                        "--caller",
+                        "agent",
+                    ],
+                );
+                c.stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let mut child = c.spawn().unwrap();
+                std::io::Write::write_all(&mut child.stdin.take().unwrap(), call.as_bytes())
+                    .unwrap();
+                child
+            })
+            .collect();
+        let mut passed = 0;
+        let mut limited = 0;
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            match out.status.code() {
+                Some(0) => passed += 1,
+                Some(1) => {
+                    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+                    assert_eq!(v["error"]["category"], "rate_limited", "{backend:?}: {v}");
+                    limited += 1;
+                }
+                other => panic!("{backend:?}: status {other:?}: {stderr}"),
+            }
+        }
+        assert_eq!((passed, limited), (10, 6), "{backend:?}");
+    }
+}
+
+/// A grant made by the operator on one host lets the agent's call through on another, and
+/// its revocation there stops the next one.
+#[test]
+fn a_grant_made_on_one_host_is_honoured_and_revoked_on_the_other() {
+    for backend in BACKENDS {
+        let (operator, agent) = (Host::new(GRANTS), Host::new(GRANTS));
+        let db = new_store(backend, &operator.sb);
+        let ls = json!({"name": "system_execute", "arguments": {"command": "ls"}});
+        let (r, code) = agent.gate(&db, &[], &ls);
+        assert_eq!(code, 1, "{backend:?}: {r}");
+        assert_eq!(r["error"]["category"], "confirmation_required");
+        let (out, err, code) = operator.run(
+            &db,
+            &[
+                "permit",
+                "grant",
+                "--capability",
+                "system_execute",
+                "--for",
+                "5m",
+                "--format",
+                "json",
+            ],
+            "",
+        );
+        assert_eq!(code, 0, "{backend:?}: {err}");
+        let id = serde_json::from_str::<Value>(&out).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (r, code) = agent.gate(&db, &[], &ls);
+        assert_eq!(
+            (code, r["verdict"].as_str()),
+            (0, Some("pass")),
+            "{backend:?}: {r}"
+        );
+        let (out, err, code) = agent.run(&db, &["permit", "list", "--format", "json"], "");
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(&id), "{backend:?}: {out}");
+        let (_, err, code) = operator.run(&db, &["permit", "revoke", &id], "");
+        assert_eq!(code, 0, "{backend:?}: {err}");
+        let (r, code) = agent.gate(&db, &[], &ls);
+        assert_eq!(code, 1, "{backend:?}: {r}");
+        assert_eq!(r["error"]["category"], "confirmation_required");
+        assert!(
+            r["error"]["message"].as_str().unwrap().contains("revoked"),
+            "{r}"
+        );
+        // The audit trail holds the grant, its use, the denials and the revocation.
+        assert_eq!(
+            operator.db_info(&db)["tables"]["grant_events"],
+            5,
+            "{backend:?}"
+        );
+    }
+}
+
+/// The commands not yet ported refuse a PostgreSQL store by name, as a set-up fault (exit 2,
+/// nothing on stdout), before they connect: never a silent fallback to a file.
+#[test]
+fn commands_not_ported_refuse_a_postgres_store() {
+    let host = Host::new("[tools.t]\n");
+    // A server that is not there: refused before any connection is tried.
+    let db = "postgres://nobody@%2Fnonexistent/none";
+    for (args, what) in [
+        (&["evaluate"][..], "evaluate does not work"),
+        (
+            &["evaluate", "show", "r_x"][..],
+            "evaluate show does not work",
+        ),
+        (&["tools", "health"][..], "tools health does not work"),
+        (
+            &["db", "prune", "--before", "30d"][..],
+            "db prune does not work",
+        ),
+        (&["mcp", "--", "true"][..], "mcp does not work"),
+    ] {
+        let (out, err, code) = host.run(db, args, "");
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
+        assert!(
+            err.contains(what) && err.contains("PostgreSQL store"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains("nonexistent") || err.contains("postgres://"),
+            "{err}"
+        );
+    }
+    assert!(!host.sb.path().join("state").exists());
+}
+
+/// A store that cannot be reached is the operator's to fix: exit 2 after the busy timeout,
+/// nothing for the model on stdout.
+#[test]
+fn an_unreachable_postgres_store_is_a_set_up_fault() {
+    let host = Host::new("[telemetry]\nbusy_timeout_ms = 300\n[tools.t]\n");
+    let gone = host.sb.path().join("no-server");
+    std::fs::create_dir(&gone).unwrap();
+    let db = format!(
+        "postgres://postgres@{}/db",
+        gone.display().to_string().replace('/', "%2F")
+    );
+    let started = std::time::Instant::now();
+    let (out, err, code) = host.run(&db, &["gate"], r#"{"name":"t","arguments":{}}"#);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains("cannot be reached") && err.contains("300 ms"),
+        "{err}"
+    );
+    assert!(started.elapsed() >= std::time::Duration::from_millis(300));
+    for args in [
+        &["record"][..],
+        &["permit", "list"][..],
+        &["db", "info"][..],
+    ] {
+        let (out, err, code) = host.run(&db, args, "");
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
+    }
+}
+
+/// `[store] url` names the store when neither `--db` nor `$METAGATE_DB` does; `$METAGATE_DB`
+/// takes a URL too.
+#[test]
+fn the_policy_or_the_environment_may_name_the_postgres_store() {
+    let url = postgres_server::fresh_database();
+    let host = Host::new(&format!("[store]\nurl = \"{url}\"\n[tools.t]\n"));
+    let mut c = host.sb.std_cmd();
+    c.args(["--policy", &host.policy, "gate", "--quiet"]);
+    let (_, err, code) = run(c, r#"{"name":"t","arguments":{}}"#);
+    assert_eq!(code, 0, "{err}");
+    let other = Host::new("[tools.t]\n");
+    let mut c = other.sb.std_cmd();
+    c.env("METAGATE_DB", &url)
+        .args(["--policy", &other.policy, "db", "info", "--format", "json"]);
+    let (out, err, code) = run(c, "");
+    assert_eq!(code, 0, "{err}");
+    let info: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(info["tables"]["decisions"], 1);
+    assert!(!host.sb.path().join("state").exists());
+    let bad = Host::new("[store]\nurl = \"/var/db/m.db\"\n");
+    let mut c = bad.sb.std_cmd();
+    c.args(["--policy", &bad.policy, "db", "info"]);
+    let (_, err, code) = run(c, "");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("store.url"), "{err}");
+}

@@ -1,0 +1,213 @@
+//! A real PostgreSQL server for the tests: one per test process, started at the first test
+//! that asks for it, each test in a database of its own. Shared by the library's store tests
+//! (`src/store/pg/mod.rs` includes it) and the command-line tests (`tests/cli/main.rs`).
+//!
+//! The server runs from Debian's `postgresql` package (`.ci/run` installs it when missing)
+//! in a temporary data folder, listening only on a Unix socket in that folder. `initdb`
+//! refuses to run as root, so under root it runs as the `postgres` system user. A watchdog
+//! shell, started with the server, waits on a pipe only this process holds: when the test
+//! process ends, however it ends (the harness exiting, a panic, a kill), the pipe closes and
+//! the watchdog stops the server and removes the folder. No static destructor is needed, and
+//! none would run.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The server of this test process.
+pub struct Server {
+    /// The folder holding the data folder and the socket.
+    root: PathBuf,
+    /// The socket folder, as a URL's host names it.
+    socket: PathBuf,
+}
+
+static SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
+static NEXT_DATABASE: AtomicUsize = AtomicUsize::new(0);
+
+/// The server, started on first use. Panics with what to do when it cannot start: a store
+/// test without its database is a failed test, never a skipped one.
+pub fn server() -> &'static Server {
+    match SERVER.get_or_init(start) {
+        Ok(server) => server,
+        Err(why) => panic!("the test PostgreSQL server could not start: {why}"),
+    }
+}
+
+/// A URL naming a new, empty database on the test server.
+pub fn fresh_database() -> String {
+    let server = server();
+    let name = format!(
+        "t{}_{}",
+        std::process::id(),
+        NEXT_DATABASE.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut admin = postgres::Client::connect(&server.url("postgres"), postgres::NoTls)
+        .unwrap_or_else(|e| panic!("cannot reach the test PostgreSQL server: {e}"));
+    admin
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap_or_else(|e| panic!("cannot create database {name}: {e}"));
+    server.url(&name)
+}
+
+impl Server {
+    /// `postgres://postgres@<socket folder>/<database>`, the folder percent-encoded as the
+    /// host.
+    pub fn url(&self, database: &str) -> String {
+        let host: String = self
+            .socket
+            .to_string_lossy()
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.' {
+                    char::from(b).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
+        format!("postgres://postgres@{host}/{database}")
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// The folder of the newest PostgreSQL installed (`$METAGATE_PG_BIN` first).
+fn binaries() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("METAGATE_PG_BIN") {
+        return Ok(PathBuf::from(dir));
+    }
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .map_err(|_| no_postgres())?
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let version: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let bin = entry.path().join("bin");
+            bin.join("initdb").exists().then_some((version, bin))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, bin)| bin).ok_or_else(no_postgres)
+}
+
+fn no_postgres() -> String {
+    "no PostgreSQL in /usr/lib/postgresql/*/bin (install Debian's `postgresql` package, as .ci/run does, or set METAGATE_PG_BIN)".to_string()
+}
+
+/// Runs a PostgreSQL program as the user the server runs as.
+fn as_server_user(program: &Path) -> Command {
+    if nix::unistd::geteuid().is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
+fn run(mut command: Command, what: &str) -> Result<(), String> {
+    let out = command
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{what}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} failed ({}): {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+fn start() -> Result<Server, String> {
+    let bin = binaries()?;
+    // Not under the test's own temp folders: the server outlives no test, but a folder
+    // removed under it would take its socket away.
+    let root = tempfile::Builder::new()
+        .prefix("metagate-pg-")
+        .tempdir()
+        .map_err(|e| format!("temp folder: {e}"))?
+        .keep();
+    if nix::unistd::geteuid().is_root() {
+        let user = nix::unistd::User::from_name("postgres")
+            .ok()
+            .flatten()
+            .ok_or("running as root and there is no `postgres` user to run the server as")?;
+        std::os::unix::fs::chown(&root, Some(user.uid.as_raw()), Some(user.gid.as_raw()))
+            .map_err(|e| format!("chown {}: {e}", root.display()))?;
+    }
+    let data = root.join("data");
+    let mut initdb = as_server_user(&bin.join("initdb"));
+    initdb
+        .args([
+            "--auth=trust",
+            "--username=postgres",
+            "--encoding=UTF8",
+            "--locale=C",
+            "-D",
+        ])
+        .arg(&data);
+    run(initdb, "initdb")?;
+    // Only a socket, in our folder: nothing else on the machine can reach it, and two test
+    // processes never share a port. fsync off: a test server keeps nothing past its run.
+    let options = format!(
+        "-c listen_addresses='' -k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+        root.display()
+    );
+    let mut start = as_server_user(&bin.join("pg_ctl"));
+    start
+        .args(["start", "-w", "-t", "60", "-D"])
+        .arg(&data)
+        .args(["-l"])
+        .arg(root.join("log"))
+        .args(["-o", &options]);
+    // pg_ctl's server must not hold our pipes (it would keep `output()` waiting).
+    start.stdout(Stdio::null()).stderr(Stdio::null());
+    run(start, "pg_ctl start").map_err(|e| {
+        let log = std::fs::read_to_string(root.join("log")).unwrap_or_default();
+        format!("{e}\n{log}")
+    })?;
+    watch(&bin, &data, &root)?;
+    Ok(Server {
+        socket: root.clone(),
+        root,
+    })
+}
+
+/// Starts the watchdog that stops the server when this process ends.
+fn watch(bin: &Path, data: &Path, root: &Path) -> Result<(), String> {
+    let pg_ctl = bin.join("pg_ctl");
+    let stop = if nix::unistd::geteuid().is_root() {
+        "runuser -u postgres -- \"$1\" stop -m immediate -D \"$2\""
+    } else {
+        "\"$1\" stop -m immediate -D \"$2\""
+    };
+    let script = format!("cat >/dev/null; {stop} >/dev/null 2>&1; rm -rf \"$3\"");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg("watchdog")
+        .arg(pg_ctl)
+        .arg(data)
+        .arg(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("the watchdog: {e}"))?;
+    // Never written and never closed while this process lives: its end is the signal.
+    let pipe = child.stdin.take().expect("piped");
+    std::mem::forget(pipe);
+    std::mem::forget(child);
+    let _ = std::io::stderr().flush();
+    Ok(())
+}
