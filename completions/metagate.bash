@@ -46,6 +46,9 @@ _metagate() {
             metagate,tools)
                 cmd="metagate__subcmd__tools"
                 ;;
+            metagate__subcmd__db,copy)
+                cmd="metagate__subcmd__db__subcmd__copy"
+                ;;
             metagate__subcmd__db,help)
                 cmd="metagate__subcmd__db__subcmd__help"
                 ;;
@@ -54,6 +57,9 @@ _metagate() {
                 ;;
             metagate__subcmd__db,prune)
                 cmd="metagate__subcmd__db__subcmd__prune"
+                ;;
+            metagate__subcmd__db__subcmd__help,copy)
+                cmd="metagate__subcmd__db__subcmd__help__subcmd__copy"
                 ;;
             metagate__subcmd__db__subcmd__help,help)
                 cmd="metagate__subcmd__db__subcmd__help__subcmd__help"
@@ -105,6 +111,9 @@ _metagate() {
                 ;;
             metagate__subcmd__help,tools)
                 cmd="metagate__subcmd__help__subcmd__tools"
+                ;;
+            metagate__subcmd__help__subcmd__db,copy)
+                cmd="metagate__subcmd__help__subcmd__db__subcmd__copy"
                 ;;
             metagate__subcmd__help__subcmd__db,info)
                 cmd="metagate__subcmd__help__subcmd__db__subcmd__info"
@@ -234,7 +243,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__db)
-            opts="-h --policy --db --help info prune help"
+            opts="-h --policy --db --help copy info prune help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -255,9 +264,49 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        metagate__subcmd__db__subcmd__help)
-            opts="info prune help"
+        metagate__subcmd__db__subcmd__copy)
+            opts="-h --format --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__db__subcmd__help)
+            opts="copy info prune help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__db__subcmd__help__subcmd__copy)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -542,8 +591,22 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help__subcmd__db)
-            opts="info prune"
+            opts="copy info prune"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__help__subcmd__db__subcmd__copy)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -26,7 +26,7 @@ impl AnyStore {
         match location {
             Location::File(path) => Store::open_with(path, options).map(AnyStore::Sqlite),
             Location::Postgres(url) => {
-                PgStore::connect(url, options.busy_timeout).map(|s| AnyStore::Postgres(Box::new(s)))
+                PgStore::connect(url, options).map(|s| AnyStore::Postgres(Box::new(s)))
             }
         }
     }

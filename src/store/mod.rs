@@ -3,6 +3,7 @@
 
 pub mod aggregate;
 pub mod any;
+pub mod copy;
 pub mod decisions;
 pub mod grants;
 pub mod location;
@@ -149,6 +150,11 @@ pub enum StoreError {
         url: String,
         why: String,
     },
+    /// `db copy`: the target holds another row under a key the source uses.
+    CopyConflict {
+        table: &'static str,
+        key: String,
+    },
     /// A command that does not work on a PostgreSQL store yet, asked to use one: refused
     /// rather than falling back to a file the fleet does not share.
     NotOnPostgres {
@@ -253,6 +259,10 @@ impl fmt::Display for StoreError {
                 "{url} is not a metagate store: it holds tables of metagate's names (decisions, grants, …) but no metagate_schema table (left untouched); use another database or schema"
             ),
             StoreError::Postgres { url, why } => write!(f, "the PostgreSQL store {url}: {why}"),
+            StoreError::CopyConflict { table, key } => write!(
+                f,
+                "the target already holds another row of {table} under the key ({key}): it holds another store's history, and db copy copies only into an empty store or an earlier copy of the same one (nothing of {table} was written)"
+            ),
             StoreError::NotOnPostgres { url, what } => write!(
                 f,
                 "{what} does not work on a PostgreSQL store yet ({url}): give it an SQLite file with --db FILE (see docs/postgres.md for what works on PostgreSQL)"
@@ -608,21 +618,7 @@ impl Store {
     /// places and cost a busy stream the most).
     pub fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let mut sql = String::from(
-            "CREATE INDEX IF NOT EXISTS decisions_counted_by_caller ON decisions (caller, ts_ms) \
-               WHERE verdict <> 'rejected' AND caller IS NOT NULL;
-             CREATE INDEX IF NOT EXISTS decisions_counted_by_tool ON decisions (tool, ts_ms) \
-               WHERE verdict <> 'rejected';
-             CREATE INDEX IF NOT EXISTS decisions_counted_by_session ON decisions (session, ts_ms) \
-               WHERE verdict <> 'rejected' AND session IS NOT NULL;",
-        );
-        if loop_breaker {
-            sql.push_str(
-                "CREATE INDEX IF NOT EXISTS decisions_counted_by_fingerprint \
-                   ON decisions (fingerprint, ts_ms) \
-                   WHERE verdict <> 'rejected' AND fingerprint IS NOT NULL;",
-            );
-        }
+        let sql = limit_indexes_sql(loop_breaker);
         self.conn
             .execute_batch(&sql)
             .map_err(|e| StoreError::from_sqlite(&path, e))
@@ -666,6 +662,26 @@ impl Store {
             last_ms: last,
         })
     }
+}
+
+/// The statements making the indexes limits count with, the same in both dialects.
+pub(crate) fn limit_indexes_sql(loop_breaker: bool) -> String {
+    let mut sql = String::from(
+        "CREATE INDEX IF NOT EXISTS decisions_counted_by_caller ON decisions (caller, ts_ms) \
+           WHERE verdict <> 'rejected' AND caller IS NOT NULL;
+         CREATE INDEX IF NOT EXISTS decisions_counted_by_tool ON decisions (tool, ts_ms) \
+           WHERE verdict <> 'rejected';
+         CREATE INDEX IF NOT EXISTS decisions_counted_by_session ON decisions (session, ts_ms) \
+           WHERE verdict <> 'rejected' AND session IS NOT NULL;",
+    );
+    if loop_breaker {
+        sql.push_str(
+            "CREATE INDEX IF NOT EXISTS decisions_counted_by_fingerprint \
+               ON decisions (fingerprint, ts_ms) \
+               WHERE verdict <> 'rejected' AND fingerprint IS NOT NULL;",
+        );
+    }
+    sql
 }
 
 /// That `path` names a file: a folder or nothing there is an error saying which.

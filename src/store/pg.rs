@@ -18,7 +18,7 @@ use postgres::error::SqlState;
 use postgres::{Client, NoTls, Statement};
 
 use crate::store::location::PgUrl;
-use crate::store::{MIGRATION_TABLES, SCHEMA_VERSION, StoreError, StoreInfo, TABLES};
+use crate::store::{MIGRATION_TABLES, Options, SCHEMA_VERSION, StoreError, StoreInfo, TABLES};
 
 /// The migrations in PostgreSQL's dialect, one for each of [`crate::store::MIGRATIONS`].
 pub const MIGRATIONS: [&str; crate::store::MIGRATIONS.len()] = [
@@ -57,7 +57,8 @@ pub struct PgStore {
 impl PgStore {
     /// Connects (retrying a server that cannot be reached yet until `busy_timeout` has
     /// passed), then creates or migrates the tables.
-    pub fn connect(url: &PgUrl, busy_timeout: Duration) -> Result<PgStore, StoreError> {
+    pub fn connect(url: &PgUrl, options: Options) -> Result<PgStore, StoreError> {
+        let busy_timeout = options.busy_timeout;
         let mut config: postgres::Config =
             url.secret_text()
                 .parse()
@@ -96,10 +97,15 @@ impl PgStore {
             prepared: HashMap::new(),
         };
         // A lock another process holds is waited for as long as SQLite's busy timeout says.
+        // Not durable (see `Options::durable`): a commit returns before the server's log is
+        // on disk, still atomic and seen at once by every other connection.
         let ms = busy_timeout.as_millis().max(1);
+        let synchronous = if options.durable { "on" } else { "off" };
         store
             .client
-            .batch_execute(&format!("SET lock_timeout = {ms}"))
+            .batch_execute(&format!(
+                "SET lock_timeout = {ms}; SET synchronous_commit = {synchronous}"
+            ))
             .map_err(|e| store.err(e))?;
         store.migrate()?;
         Ok(store)
@@ -238,21 +244,6 @@ impl PgStore {
     /// The indexes limits count with, as [`crate::store::Store::ensure_limit_indexes`] makes
     /// them for SQLite.
     pub fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
-        let mut sql = String::from(
-            "CREATE INDEX IF NOT EXISTS decisions_counted_by_caller ON decisions (caller, ts_ms) \
-               WHERE verdict <> 'rejected' AND caller IS NOT NULL;
-             CREATE INDEX IF NOT EXISTS decisions_counted_by_tool ON decisions (tool, ts_ms) \
-               WHERE verdict <> 'rejected';
-             CREATE INDEX IF NOT EXISTS decisions_counted_by_session ON decisions (session, ts_ms) \
-               WHERE verdict <> 'rejected' AND session IS NOT NULL;",
-        );
-        if loop_breaker {
-            sql.push_str(
-                "CREATE INDEX IF NOT EXISTS decisions_counted_by_fingerprint \
-                   ON decisions (fingerprint, ts_ms) \
-                   WHERE verdict <> 'rejected' AND fingerprint IS NOT NULL;",
-            );
-        }
         // Asked first: creating an index, even one that exists, locks the table against
         // writers for a moment, and every `gate` of the fleet starts here.
         let wanted: &[&str] = if loop_breaker {
@@ -278,8 +269,26 @@ impl PgStore {
         let mut tx = self.client.transaction().map_err(fail)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
             .map_err(fail)?;
-        tx.batch_execute(&sql).map_err(fail)?;
+        tx.batch_execute(&crate::store::limit_indexes_sql(loop_breaker))
+            .map_err(fail)?;
         tx.commit().map_err(fail)
+    }
+
+    /// After rows were written with their own ids (`db copy`): each identity continues past
+    /// the largest id its table holds, so the next row a `gate` writes takes a new one.
+    pub fn catch_up_identities(&mut self) -> Result<(), StoreError> {
+        for table in TABLES
+            .iter()
+            .copied()
+            .filter(|t| *t != "grants" && *t != "eval_recommendations")
+        {
+            let sql = format!(
+                "SELECT setval(pg_get_serial_sequence('{table}', 'id'), \
+                   coalesce((SELECT max(id) FROM {table}), 0) + 1, false)"
+            );
+            self.client.execute(&sql, &[]).map_err(|e| self.err(e))?;
+        }
+        Ok(())
     }
 
     /// What `db info` shows. The size is that of metagate's tables and their indexes, not the

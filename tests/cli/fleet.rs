@@ -273,7 +273,6 @@ fn commands_not_ported_refuse_a_postgres_store() {
             &["db", "prune", "--before", "30d"][..],
             "db prune does not work",
         ),
-        (&["mcp", "--", "true"][..], "mcp does not work"),
     ] {
         let (out, err, code) = host.run(db, args, "");
         assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
@@ -343,4 +342,117 @@ fn the_policy_or_the_environment_may_name_the_postgres_store() {
     let (_, err, code) = run(c, "");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("store.url"), "{err}");
+}
+
+/// `db copy` moves a store SQLite → PostgreSQL → SQLite with every row and id: the copy
+/// counts as the original does and evaluates to the same report; copying again adds nothing.
+#[test]
+fn db_copy_round_trips_a_store_through_postgres() {
+    const NOW: &str = "2026-11-20T18:00:00Z";
+    let host = Host::new(GRANTS);
+    let original = host.sb.path().join("original.db").display().to_string();
+    let back = host.sb.path().join("back.db").display().to_string();
+    let pg = postgres_server::fresh_database();
+    for fixture in ["boundary", "movie-list", "arithmetic", "reask-late"] {
+        let path = crate::common::fixture_path(&format!("telemetry/{fixture}.jsonl"));
+        let (_, err, code) = host.run(
+            &original,
+            &["--now", NOW, "record", &path.display().to_string()],
+            "",
+        );
+        assert_eq!(code, 0, "{fixture}: {err}");
+    }
+    let (_, err, code) = host.run(
+        &original,
+        &[
+            "--now",
+            NOW,
+            "permit",
+            "grant",
+            "--capability",
+            "system_execute",
+            "--for",
+            "5m",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let ls = json!({"name": "system_execute", "arguments": {"command": "ls"}});
+    host.gate(&original, &["--now", NOW], &ls);
+    let (_, err, code) = host.run(&original, &["--now", NOW, "evaluate", "--since", "1d"], "");
+    assert_eq!(code, 0, "{err}");
+
+    let copy = |from: &str, to: &str| -> Value {
+        let (out, err, code) = host.run(from, &["db", "copy", from, to, "--format", "json"], "");
+        assert_eq!(code, 0, "{from} → {to}: {err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let first = copy(&original, &pg);
+    assert!(
+        first["tables"]["decisions"]["added"].as_u64().unwrap() > 0,
+        "{first}"
+    );
+    assert_eq!(first["tables"]["eval_runs"]["added"], 1, "{first}");
+    // Again: nothing new.
+    let again = copy(&original, &pg);
+    let added: u64 = again["tables"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|t| t["added"].as_u64().unwrap())
+        .sum();
+    assert_eq!(added, 0, "{again}");
+    copy(&pg, &back);
+
+    let counts = |db: &str| {
+        let info = host.db_info(db);
+        (
+            info["schema_version"].clone(),
+            info["tables"].clone(),
+            info["first"].clone(),
+            info["last"].clone(),
+        )
+    };
+    assert_eq!(counts(&original), counts(&pg));
+    assert_eq!(counts(&original), counts(&back));
+    let report = |db: &str| -> Value {
+        let (out, err, code) = host.run(
+            db,
+            &[
+                "--now",
+                NOW,
+                "evaluate",
+                "--since",
+                "1d",
+                "--dry-run",
+                "--format",
+                "json",
+            ],
+            "",
+        );
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let (mut a, mut b) = (report(&original), report(&back));
+    // The only difference allowed: which file was read.
+    for r in [&mut a, &mut b] {
+        if let Some(w) = r.get_mut("window").and_then(Value::as_object_mut) {
+            w.remove("shards");
+        }
+        r.as_object_mut().unwrap().remove("shards");
+    }
+    assert_eq!(a, b);
+    // The copy in PostgreSQL takes new rows after the copied ones.
+    host.gate(&pg, &["--now", NOW], &ls);
+
+    // Another store's history under the same ids is refused, naming the table.
+    let other = host.sb.path().join("other.db").display().to_string();
+    host.gate(
+        &other,
+        &[],
+        &json!({"name": "system_execute", "arguments": {"command": "pwd"}}),
+    );
+    let (_, err, code) = host.run(&other, &["db", "copy", &other, &pg], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("another row of decisions"), "{err}");
 }

@@ -86,7 +86,7 @@ fn man_pages_read_as_man_pages() {
             .and_then(|rest| rest.split("\n.SH ").next())
             .unwrap_or_else(|| panic!("{name}: no synopsis"));
         assert!(
-            synopsis.contains(r"[\-\-policy FILE]") && synopsis.contains(r"[\-\-db FILE...]"),
+            synopsis.contains(r"[\-\-policy FILE]") && synopsis.contains(r"[\-\-db FILE|URL...]"),
             "{name}: {synopsis}"
         );
         assert!(!page.contains(".SH EXTRA"), "{name}");

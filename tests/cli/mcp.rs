@@ -56,6 +56,8 @@ struct Setup {
     deps: Deps,
     data: PathBuf,
     policy: PathBuf,
+    /// The store, as `--db` names it: the sandbox's file, or a PostgreSQL URL.
+    db: String,
 }
 
 /// The filesystem server's policy: its `path` arguments are paths inside the served folder,
@@ -78,6 +80,7 @@ allow = ["read_text_file", "list_directory", "list_allowed_directories"]
 fn setup() -> Option<Setup> {
     let deps = deps()?;
     let sb = Sandbox::new();
+    let db = sb.db().display().to_string();
     sb.file("data/a.txt", "hello\n");
     sb.file("data/.env", "SECRET=do-not-read\n");
     let policy = sb.file("metagate.toml", FS_POLICY);
@@ -87,7 +90,15 @@ fn setup() -> Option<Setup> {
         deps,
         data,
         policy,
+        db,
     })
+}
+
+/// [`setup`] writing to a new database of the test PostgreSQL server.
+fn setup_on_postgres() -> Option<Setup> {
+    let mut s = setup()?;
+    s.db = crate::postgres_server::fresh_database();
+    Some(s)
 }
 
 impl Setup {
@@ -114,7 +125,7 @@ impl Setup {
         let mut command = vec![BIN.to_string(), "--policy".into()];
         command.push(self.policy.display().to_string());
         command.push("--db".into());
-        command.push(self.sb.db().display().to_string());
+        command.push(self.db.clone());
         command.push("mcp".into());
         command.extend(flags.iter().map(|f| f.to_string()));
         command.push("--".into());
@@ -158,6 +169,26 @@ impl Setup {
     /// Rows of the store: `(verdict, tool)` of each decision, and `(status, decision_id,
     /// error_type)` of each outcome.
     fn store(&self) -> (Vec<Decided>, Vec<Ended>) {
+        if self.db.starts_with("postgres://") {
+            let mut client = postgres::Client::connect(&self.db, postgres::NoTls).unwrap();
+            let decisions = client
+                .query("SELECT verdict, tool FROM decisions ORDER BY id", &[])
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+            let outcomes = client
+                .query(
+                    "SELECT status, (metadata::json->>'decision_id')::bigint, error_type \
+                     FROM outcomes ORDER BY id",
+                    &[],
+                )
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2)))
+                .collect();
+            return (decisions, outcomes);
+        }
         let conn = rusqlite::Connection::open(self.sb.db()).unwrap();
         let decisions = conn
             .prepare("SELECT verdict, tool FROM decisions ORDER BY id")
@@ -300,6 +331,24 @@ fn the_servers_own_errors_pass_through() {
 #[test]
 fn the_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call() {
     let Some(s) = setup() else { return };
+    the_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call_in(&s);
+    let out =
+        s.sb.cmd()
+            .args(["--db", &s.db, "tools", "health", "--format", "json"])
+            .output()
+            .unwrap();
+    let health: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(health.get("read_text_file").is_some(), "{health}");
+}
+
+/// The same, on the shared PostgreSQL store.
+#[test]
+fn the_postgres_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call() {
+    let Some(s) = setup_on_postgres() else { return };
+    the_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call_in(&s);
+}
+
+fn the_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call_in(s: &Setup) {
     let calls = json!([
         ["read_text_file", {"path": s.file("a.txt")}],
         ["read_text_file", {"pth": s.file("a.txt")}],
@@ -326,20 +375,6 @@ fn the_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call() {
     let statuses: Vec<&str> = outcomes.iter().map(|(s, _, _)| s.as_str()).collect();
     assert_eq!(statuses, ["ok", "ok", "error", "ok", "error"]);
     assert_eq!(outcomes[4].2.as_deref(), Some("tool_not_found"));
-    let out =
-        s.sb.cmd()
-            .args([
-                "--db",
-                &s.sb.db().display().to_string(),
-                "tools",
-                "health",
-                "--format",
-                "json",
-            ])
-            .output()
-            .unwrap();
-    let health: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(health.get("read_text_file").is_some(), "{health}");
 }
 
 #[test]

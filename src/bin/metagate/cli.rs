@@ -173,6 +173,25 @@ pub struct RecordArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum DbCommand {
+    /// Copy every row of one store into another, SQLite or PostgreSQL either way
+    #[command(
+        long_about = "Copy every row of one store into another, SQLite or PostgreSQL either way \
+            (each a file or a postgres://USER@HOST/DB URL), with its ids, so that the copy reads \
+            as the original does. Copying again copies only what the source gained since. A \
+            target holding other rows under the same ids (another store's history) is refused. \
+            --db is not read: both stores are named here."
+    )]
+    Copy {
+        /// The store to copy from (it must exist)
+        #[arg(value_name = "FROM")]
+        from: PathBuf,
+        /// The store to copy into (an SQLite file is made when missing)
+        #[arg(value_name = "TO")]
+        to: PathBuf,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
     /// Path, schema version, rows per table and the time span the store covers
     Info {
         /// Output format

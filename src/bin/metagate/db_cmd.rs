@@ -7,12 +7,42 @@ use metagate::domain::events::format_time;
 use metagate::domain::evolution::parse_moment;
 use serde_json::{Map, Value, json};
 
+use metagate::store::location::Location;
+
 use crate::cli::{DbCommand, Format};
 use crate::exit::Status;
 use crate::runtime::Env;
 
 pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
     match command {
+        DbCommand::Copy { from, to, format } => {
+            let mut source = env.open_existing_at(&Location::of(&from))?;
+            let mut target = env.open_at(&Location::of(&to))?;
+            let copied = metagate::store::copy::copy(&mut source, &mut target)?;
+            let mut out = crate::output::stdout();
+            match format {
+                Format::Json => {
+                    let tables: Map<String, Value> = copied
+                        .tables
+                        .iter()
+                        .map(|(name, read, added)| {
+                            (name.clone(), json!({"read": read, "added": added}))
+                        })
+                        .collect();
+                    writeln!(out, "{}", json!({"tables": tables}))?;
+                }
+                Format::Table => {
+                    let mut table = crate::output::table();
+                    table.set_header(vec!["table", "rows in source", "added"]);
+                    for (name, read, added) in &copied.tables {
+                        table.add_row(vec![name.clone(), read.to_string(), added.to_string()]);
+                    }
+                    writeln!(out, "{}", crate::output::fit(table))?;
+                }
+            }
+            out.flush()?;
+            Ok(Status::Success)
+        }
         DbCommand::Info { format } => {
             let mut store = env.open_existing_store()?;
             let info = store.info()?;

@@ -46,7 +46,7 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
     } else {
         // Each call's decision is committed before the call goes on, one call at a time: a
         // disk sync on each would cost milliseconds per call (DESIGN.md §4 allows one).
-        let open = env.store_opener(false, "mcp");
+        let open = env.store_opener(false);
         // A store that cannot be used is the operator's to fix, before the client connects.
         open().context("cannot open the telemetry store (--no-telemetry runs without it)")?;
         Some(open)

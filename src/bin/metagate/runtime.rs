@@ -113,20 +113,15 @@ impl Env {
     }
 
     /// Opens the store for writing, as often as a job's threads need a connection of their own.
-    /// Not `durable`: see [`store::Options::durable`]. SQLite only: `what` names the job in
-    /// the refusal of a PostgreSQL store.
-    pub fn store_opener(&self, durable: bool, what: &'static str) -> OpenStore {
+    /// Not `durable`: see [`store::Options::durable`].
+    pub fn store_opener(&self, durable: bool) -> OpenStore {
         let location = self.location();
         let options = store::Options {
             durable,
             ..self.store_options
         };
         Arc::new(move || match &location {
-            Ok(Location::File(path)) => Store::open_with(path, options),
-            Ok(Location::Postgres(url)) => Err(StoreError::NotOnPostgres {
-                url: url.to_string(),
-                what,
-            }),
+            Ok(location) => AnyStore::open(location, options),
             Err(_) => Err(StoreError::NoPath),
         })
     }
@@ -188,6 +183,16 @@ impl Env {
     /// The store, which must exist.
     pub fn open_existing_store(&self) -> Result<AnyStore, StoreError> {
         AnyStore::open_existing(&self.location()?, self.store_options)
+    }
+
+    /// The store at `location` (not the one `--db` names), opened for writing.
+    pub fn open_at(&self, location: &Location) -> Result<AnyStore, StoreError> {
+        AnyStore::open(location, self.store_options)
+    }
+
+    /// The store at `location`, which must exist.
+    pub fn open_existing_at(&self, location: &Location) -> Result<AnyStore, StoreError> {
+        AnyStore::open_existing(location, self.store_options)
     }
 
     /// The SQLite store, which must exist, for a job that works only on SQLite yet: a

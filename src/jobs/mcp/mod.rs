@@ -25,7 +25,8 @@ use std::time::Duration;
 use crate::domain::enforce::Context;
 use crate::domain::policy::Policy;
 use crate::jobs::gate::Options;
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
+use crate::store::any::AnyStore;
 
 pub use calls::CheckerSetup;
 pub use queue::Bounds;
@@ -46,7 +47,7 @@ pub(crate) fn say(diag: &Diag, text: &str) {
 /// Milliseconds since the epoch.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 /// Opens the telemetry store (each thread that writes opens its own connection).
-pub type OpenStore = Arc<dyn Fn() -> Result<Store, StoreError> + Send + Sync>;
+pub type OpenStore = Arc<dyn Fn() -> Result<AnyStore, StoreError> + Send + Sync>;
 
 /// How long a `tools/call` waits for metagate's own listing of the server's tools.
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(10);

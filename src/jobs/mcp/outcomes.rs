@@ -16,7 +16,6 @@ use super::{Clock, Diag, OpenStore};
 use crate::checks::redact;
 use crate::domain::error::Category;
 use crate::domain::events::{Event, Outcome};
-use crate::store::telemetry::insert_events;
 
 /// The longest error text kept of an answer, in characters.
 const MAX_MESSAGE_CHARS: usize = 2000;
@@ -255,7 +254,7 @@ fn write_all(open: &OpenStore, receiver: &Receiver<Option<Outcome>>, diag: &Diag
         if let Some(store) = store.as_mut()
             && !events.is_empty()
         {
-            match insert_events(store, &events) {
+            match store.insert_events(&events) {
                 Ok(()) => failing = false,
                 Err(e) if !failing => {
                     failing = true;
