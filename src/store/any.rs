@@ -217,6 +217,58 @@ impl AnyStore {
     }
 }
 
+impl AnyStore {
+    /// Runs one statement taking integer parameters, written `$1`, `$2`… in the order they
+    /// first appear (SQLite numbers them so too), in a transaction of its own; returns the
+    /// rows it changed.
+    pub(crate) fn execute_ints(&mut self, sql: &str, params: &[i64]) -> Result<u64, StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => store
+                .immediate(|tx| tx.execute(sql, rusqlite::params_from_iter(params)))
+                .map(|n| n as u64),
+            AnyStore::Postgres(pg) => {
+                let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                    params.iter().map(|p| p as _).collect();
+                let done = pg.client().execute(sql, &params);
+                done.map_err(|e| pg.err(e))
+            }
+        }
+    }
+
+    /// The first row of a query of integer columns with integer parameters (see
+    /// [`AnyStore::execute_ints`]), `None` when there is none.
+    pub(crate) fn query_ints(
+        &mut self,
+        sql: &str,
+        params: &[i64],
+    ) -> Result<Option<Vec<Option<i64>>>, StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => {
+                let found =
+                    store
+                        .conn_ref()
+                        .query_row(sql, rusqlite::params_from_iter(params), |r| {
+                            (0..r.as_ref().column_count())
+                                .map(|i| r.get::<_, Option<i64>>(i))
+                                .collect()
+                        });
+                match found {
+                    Ok(row) => Ok(Some(row)),
+                    Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+                    Err(e) => Err(store.err(e)),
+                }
+            }
+            AnyStore::Postgres(pg) => {
+                let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                    params.iter().map(|p| p as _).collect();
+                let found = pg.client().query_opt(sql, &params);
+                let row = found.map_err(|e| pg.err(e))?;
+                Ok(row.map(|r| (0..r.len()).map(|i| r.get::<_, Option<i64>>(i)).collect()))
+            }
+        }
+    }
+}
+
 impl From<Store> for AnyStore {
     fn from(store: Store) -> AnyStore {
         AnyStore::Sqlite(store)

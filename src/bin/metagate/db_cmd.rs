@@ -95,7 +95,7 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
             let now_ms = (env.clock())();
             let before_ms =
                 parse_moment(&before, now_ms).map_err(|e| anyhow::anyhow!("--before: {e}"))?;
-            let mut store = env.open_existing_sqlite("db prune")?;
+            let mut store = env.open_existing_store()?;
             let done = metagate::store::prune::prune(&mut store, before_ms, dry_run)?;
             if let Some(run) = done.kept_for_run {
                 say!(
