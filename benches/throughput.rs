@@ -28,12 +28,20 @@
 //! - `callgrind`: instructions per call, counted by valgrind's callgrind (which no other load
 //!   disturbs), for the `gate` mix, the `policy` mix and the 4-call messages: a run of 4,000
 //!   calls minus a run of 2,000, so start-up is left out. Skipped when valgrind is missing.
+//! - `postgres`: the shared PostgreSQL store (docs/postgres.md) on a local server with
+//!   PostgreSQL's durable settings (`tests/support/postgres.rs`, a Unix socket): `gate
+//!   --jsonl` over the `gate` mix, without and with a per-caller limit (every group then takes
+//!   the fleet's decisions lock and counts), and `gate` one call per process, each beside the
+//!   same run into an SQLite store.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "../tests/support/postgres.rs"]
+mod postgres_server;
 
 /// The binary measured: this build's, or another build's named by `$METAGATE_BENCH_BIN` (to
 /// measure two builds with one bench, one after the other).
@@ -76,6 +84,106 @@ fn main() {
     if run("callgrind") {
         bench_callgrind(dir.path());
     }
+    if run("postgres") {
+        bench_postgres(dir.path());
+    }
+}
+
+/// See the `postgres` section above.
+fn bench_postgres(dir: &Path) {
+    const LINES: usize = 1_000_000;
+    const RUNS: usize = 100;
+    let server = postgres_server::durable_server();
+    let file = dir.join("pg-calls.jsonl");
+    generate(&file, LINES);
+    let limits = dir.join("pg-limits.toml");
+    std::fs::write(
+        &limits,
+        "[limits]\nper_caller = { per_minute = 1000000000 }\n",
+    )
+    .unwrap();
+    println!("postgres: gate --jsonl, {LINES} lines of the gate mix, built-in policy; best of 2");
+    for (what, policy) in [("no limits", None), ("a per-caller limit", Some(&limits))] {
+        let mut figures = Vec::new();
+        for backend in ["sqlite", "postgres"] {
+            let time = best(2, || {
+                let db = match backend {
+                    "sqlite" => {
+                        let db = dir.join(format!("pg-bench-{}.db", figures.len()));
+                        for suffix in ["", "-wal", "-shm"] {
+                            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+                        }
+                        db.display().to_string()
+                    }
+                    _ => server.fresh_database(),
+                };
+                let mut cmd = Command::new(&*BIN);
+                cmd.builtin_policy(dir);
+                if let Some(p) = policy {
+                    cmd.arg("--policy").arg(p);
+                }
+                cmd.args([
+                    "gate", "--jsonl", "--quiet", "--caller", "agent", "--db", &db,
+                ]);
+                time_command(&mut cmd, &file)
+            });
+            figures.push(rate(LINES, time));
+            println!(
+                "  {what:<20} {backend:<9} {:>10.0} calls/s  ({:.2} s)",
+                rate(LINES, time),
+                time.as_secs_f64()
+            );
+        }
+        println!(
+            "  {what:<20} ratio postgres / sqlite {:.2}   (budget >= 50,000 calls/s on PostgreSQL)",
+            figures[1] / figures[0]
+        );
+    }
+    let call = dir.join("pg-call.json");
+    std::fs::write(
+        &call,
+        r#"{"thoughts":["Run it."],"headline":"Running","tool_name":"code_execution_tool","tool_args":{"runtime":"bash","code":"ls -la"}}"#,
+    )
+    .unwrap();
+    // One store of each kind for every run, as an agent loop keeps one.
+    let sqlite = dir.join("pg-startup.db").display().to_string();
+    let pg = server.fresh_database();
+    let mut times: [Vec<Duration>; 3] = Default::default();
+    for _ in 0..RUNS {
+        times[0].push(time_command(
+            Command::new(&*BIN)
+                .args(["gate", "--quiet", "--no-telemetry"])
+                .builtin_policy(dir),
+            &call,
+        ));
+        for (i, db) in [(1, &sqlite), (2, &pg)] {
+            times[i].push(time_command(
+                Command::new(&*BIN)
+                    .args(["gate", "--quiet", "--db", db])
+                    .builtin_policy(dir),
+                &call,
+            ));
+        }
+    }
+    let [bare, sqlite, pg] = times.map(|mut t| {
+        t.sort_unstable();
+        t[t.len() / 2].as_secs_f64()
+    });
+    println!("postgres: gate, one call per process ({RUNS} runs each, in turn; medians)");
+    println!(
+        "  gate --no-telemetry          {:>7.0} µs per call",
+        bare * 1e6
+    );
+    println!(
+        "  gate, SQLite store           {:>7.0} µs per call   ratio {:>5.2}",
+        sqlite * 1e6,
+        sqlite / bare
+    );
+    println!(
+        "  gate, PostgreSQL store       {:>7.0} µs per call   ratio {:>5.2}   (a connection per call)",
+        pg * 1e6,
+        pg / bare
+    );
 }
 
 /// Writes `messages` lines, each an OpenAI assistant message holding 4 calls of the `gate` mix

@@ -27,34 +27,49 @@ pub struct Server {
 }
 
 static SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
+static DURABLE_SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
 static NEXT_DATABASE: AtomicUsize = AtomicUsize::new(0);
 
 /// The server, started on first use. Panics with what to do when it cannot start: a store
 /// test without its database is a failed test, never a skipped one.
 pub fn server() -> &'static Server {
-    match SERVER.get_or_init(start) {
+    match SERVER.get_or_init(|| start(false)) {
         Ok(server) => server,
         Err(why) => panic!("the test PostgreSQL server could not start: {why}"),
     }
 }
 
+/// A server that keeps PostgreSQL's durability settings (each commit synced to disk), for
+/// benchmarks set beside SQLite's durable commits.
+pub fn durable_server() -> &'static Server {
+    match DURABLE_SERVER.get_or_init(|| start(true)) {
+        Ok(server) => server,
+        Err(why) => panic!("the benchmark PostgreSQL server could not start: {why}"),
+    }
+}
+
 /// A URL naming a new, empty database on the test server.
 pub fn fresh_database() -> String {
-    let server = server();
-    let name = format!(
-        "t{}_{}",
-        std::process::id(),
-        NEXT_DATABASE.fetch_add(1, Ordering::Relaxed)
-    );
-    let mut admin = postgres::Client::connect(&server.url("postgres"), postgres::NoTls)
-        .unwrap_or_else(|e| panic!("cannot reach the test PostgreSQL server: {e}"));
-    admin
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .unwrap_or_else(|e| panic!("cannot create database {name}: {e}"));
-    server.url(&name)
+    server().fresh_database()
 }
 
 impl Server {
+    /// A URL naming a new, empty database on this server.
+    pub fn fresh_database(&self) -> String {
+        let server = self;
+        let name = format!(
+            "t{}_{}",
+            std::process::id(),
+            NEXT_DATABASE.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut admin = postgres::Client::connect(&server.url("postgres"), postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot reach the test PostgreSQL server: {e}"));
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap_or_else(|e| panic!("cannot create database {name}: {e}"));
+        server.url(&name)
+    }
+
     /// `postgres://postgres@<socket folder>/<database>`, the folder percent-encoded as the
     /// host.
     pub fn url(&self, database: &str) -> String {
@@ -128,7 +143,7 @@ fn run(mut command: Command, what: &str) -> Result<(), String> {
     }
 }
 
-fn start() -> Result<Server, String> {
+fn start(durable: bool) -> Result<Server, String> {
     let bin = binaries()?;
     // Not under the test's own temp folders: the server outlives no test, but a folder
     // removed under it would take its socket away.
@@ -158,9 +173,15 @@ fn start() -> Result<Server, String> {
         .arg(&data);
     run(initdb, "initdb")?;
     // Only a socket, in our folder: nothing else on the machine can reach it, and two test
-    // processes never share a port. fsync off: a test server keeps nothing past its run.
+    // processes never share a port. fsync off for tests: a test server keeps nothing past its
+    // run.
+    let durability = if durable {
+        ""
+    } else {
+        " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    };
     let options = format!(
-        "-c listen_addresses='' -k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+        "-c listen_addresses='' -k {}{durability} -c max_connections=200",
         root.display()
     );
     let mut start = as_server_user(&bin.join("pg_ctl"));
