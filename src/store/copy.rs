@@ -592,3 +592,63 @@ fn as_text(c: &Cell) -> Option<String> {
         Cell::Text(t) => Some(t.clone()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::location::Location;
+    use crate::store::pg::test_server;
+    use crate::store::telemetry::{DecisionRow, Recorder};
+
+    fn decision(ts_ms: i64, verdict: &'static str, caller: Option<String>) -> DecisionRow {
+        DecisionRow {
+            ts_ms,
+            session: None,
+            caller,
+            intent: None,
+            tool: Some("t".into()),
+            method: None,
+            shape: None,
+            verdict,
+            category: None,
+            corrections: "[]".into(),
+            warnings: "[]".into(),
+            args: None,
+            fingerprint: Some(ts_ms),
+            latency_us: 1,
+            call_id: None,
+        }
+    }
+
+    /// More rows than a batch, each way: every row arrives once, and again adds nothing.
+    #[test]
+    fn a_store_larger_than_a_batch_is_copied_whole_and_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |l: &Location| AnyStore::open(l, crate::store::Options::default()).unwrap();
+        let sqlite = Location::File(dir.path().join("a.db"));
+        let mut recorder = Recorder::new(open(&sqlite));
+        let n = 2 * BATCH + 7;
+        for i in 0..n {
+            recorder.push(decision(i as i64, "pass", Some(format!("c{}", i % 3))));
+        }
+        recorder.commit().unwrap();
+        drop(recorder);
+        let postgres = Location::postgres(&test_server::fresh_database());
+        let back = Location::File(dir.path().join("b.db"));
+        let added = |from: &Location, to: &Location| -> u64 {
+            let copied = copy(&mut open(from), &mut open(to)).unwrap();
+            copied.tables.iter().map(|(_, _, added)| added).sum()
+        };
+        assert_eq!(added(&sqlite, &postgres), n as u64);
+        assert_eq!(added(&sqlite, &postgres), 0);
+        assert_eq!(added(&postgres, &back), n as u64);
+        assert_eq!(added(&postgres, &back), 0);
+        let info = |l: &Location| open(l).info().unwrap();
+        assert_eq!(info(&back).tables, info(&sqlite).tables);
+        // The PostgreSQL copy's next decision takes an id after the copied ones.
+        let mut recorder = Recorder::new(open(&postgres));
+        recorder.push(decision(0, "rejected", None));
+        recorder.commit().unwrap();
+        assert_eq!(recorder.last_decision_id(), Some(n as i64 + 1));
+    }
+}
