@@ -131,31 +131,7 @@ impl PgStore {
 
     /// Names a PostgreSQL failure by what it means for the operator.
     pub fn err(&self, e: postgres::Error) -> StoreError {
-        let url = self.url.to_string();
-        match e.code() {
-            Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => StoreError::PgLocked {
-                url,
-                waited: self.busy_timeout,
-            },
-            Some(c)
-                if *c == SqlState::READ_ONLY_SQL_TRANSACTION
-                    || *c == SqlState::INSUFFICIENT_PRIVILEGE =>
-            {
-                StoreError::PgRefused {
-                    url,
-                    why: reason(&e),
-                }
-            }
-            Some(_) => StoreError::Postgres {
-                url,
-                why: reason(&e),
-            },
-            None => StoreError::Unreachable {
-                url,
-                waited: Duration::ZERO,
-                why: reason(&e),
-            },
-        }
+        PgStore::error_at(&self.url.to_string(), self.busy_timeout, e)
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
@@ -223,18 +199,29 @@ impl PgStore {
         tx.commit().map_err(fail)
     }
 
+    /// [`PgStore::err`] for a store not yet built (its URL and busy timeout).
     fn error_at(url: &str, busy_timeout: Duration, e: postgres::Error) -> StoreError {
+        let url = url.to_string();
         match e.code() {
             Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => StoreError::PgLocked {
-                url: url.to_string(),
+                url,
                 waited: busy_timeout,
             },
+            Some(c)
+                if *c == SqlState::READ_ONLY_SQL_TRANSACTION
+                    || *c == SqlState::INSUFFICIENT_PRIVILEGE =>
+            {
+                StoreError::PgRefused {
+                    url,
+                    why: reason(&e),
+                }
+            }
             Some(_) => StoreError::Postgres {
-                url: url.to_string(),
+                url,
                 why: reason(&e),
             },
             None => StoreError::Unreachable {
-                url: url.to_string(),
+                url,
                 waited: Duration::ZERO,
                 why: reason(&e),
             },
