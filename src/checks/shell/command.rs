@@ -590,27 +590,25 @@ impl<'r> CommandReader<'r> {
 
     /// Ends the innermost frame.
     fn finish_top(&mut self) -> Read<()> {
-        let Some(frame) = self.frames.pop() else {
+        let Some(frame) = self.frames.last_mut() else {
             return Ok(());
         };
         if frame.until_terminator {
             self.open_execs = self.open_execs.saturating_sub(1);
         }
-        let Some(mut command) = frame.command else {
+        // Finished where it lies, so that `settle` sees it: a frame holds a program's whole
+        // model, too large to move out and back for every command.
+        let Some(command) = frame.command.as_mut() else {
+            self.frames.pop();
             return Ok(());
         };
         command.denied.open.clear();
         command.allowed.open.clear();
-        // Put back so that `settle` sees it.
         let finding = if command.trusted || command.pending.is_some() {
             None
         } else {
             command.model.finish()
         };
-        self.frames.push(Frame {
-            command: Some(command),
-            ..frame
-        });
         let top = self.frames.len() - 1;
         let settled = self.settle(top);
         self.frames.pop();
