@@ -169,16 +169,6 @@ fn basename(word: &[u8]) -> &[u8] {
     }
 }
 
-/// Whether a deny entry's command word names `base`: itself, or a variant of it
-/// (`mkfs` denies `mkfs.ext4`).
-fn names(entry: &[u8], base: &[u8]) -> bool {
-    // Every command word is held against every entry: most differ in the first letter,
-    // which settles it without comparing slices.
-    entry.first() == base.first()
-        && base.starts_with(entry)
-        && matches!(base.get(entry.len()), None | Some(b'.'))
-}
-
 /// Words bash reads as reserved where a command starts, refused after assignments and
 /// redirections (bash refuses them there too).
 fn is_reserved(word: &[u8]) -> bool {
@@ -238,7 +228,7 @@ impl<'r> CommandReader<'r> {
 
     fn denied(&self, entry: usize) -> Finding {
         Finding::Word {
-            word: self.rules.denied[entry].as_str().to_string(),
+            word: self.rules.denied.patterns()[entry].as_str().to_string(),
             command: self.shown_command(),
         }
     }
@@ -297,7 +287,7 @@ impl<'r> CommandReader<'r> {
         // Deny entries with arguments: `kill -9 1`.
         let mut refused = None;
         command.denied.open.retain(|&e| {
-            let words = rules.denied[e].words();
+            let words = rules.denied.patterns()[e].words();
             if refused.is_some() {
                 return false;
             }
@@ -418,13 +408,11 @@ impl<'r> CommandReader<'r> {
         let by_shell = !frame.by_program;
         // Deny entries: by the command's name wherever it lives (`/usr/bin/sudo`).
         let mut denied = Entries::default();
-        for (e, entry) in rules.denied.iter().enumerate() {
-            if names(&entry.words()[0], base) {
-                if entry.words().len() == 1 {
-                    return Err(self.denied(e));
-                }
-                denied.open.push(e);
+        for &e in rules.denied.naming(base).iter() {
+            if rules.denied.patterns()[e].words().len() == 1 {
+                return Err(self.denied(e));
             }
+            denied.open.push(e);
         }
         let builtin = if by_shell && !name.contains(&b'/') {
             builtins::lookup(name)
@@ -494,12 +482,7 @@ impl<'r> CommandReader<'r> {
             return Ok(());
         };
         let base = basename(path);
-        if let Some(e) = self
-            .rules
-            .denied
-            .iter()
-            .position(|entry| names(&entry.words()[0], base))
-        {
+        if let Some(&e) = self.rules.denied.naming(base).first() {
             return Err(self.denied(e));
         }
         // A script named without a `/` is in the working folder, not on `PATH`.

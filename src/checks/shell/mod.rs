@@ -41,7 +41,10 @@ mod wrappers;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::fmt;
+
+use rustc_hash::FxHashMap;
 
 pub use protected::Protected;
 
@@ -106,6 +109,57 @@ fn words_joined(entry: &str) -> String {
     entry.split_ascii_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Deny entries (`[shell] deny_commands`), and which of them each command word names. Every
+/// command word is held against the whole list, so the entries are found by their command
+/// word in a hash table rather than one by one.
+#[derive(Debug, Clone, Default)]
+pub struct CommandList {
+    patterns: Vec<CommandPattern>,
+    by_word: FxHashMap<Box<[u8]>, Vec<usize>>,
+}
+
+impl CommandList {
+    pub fn new(patterns: Vec<CommandPattern>) -> CommandList {
+        let mut by_word: FxHashMap<Box<[u8]>, Vec<usize>> = FxHashMap::default();
+        for (e, pattern) in patterns.iter().enumerate() {
+            by_word.entry(pattern.words[0].clone()).or_default().push(e);
+        }
+        CommandList { patterns, by_word }
+    }
+
+    /// The entries, in the order written.
+    pub fn patterns(&self) -> &[CommandPattern] {
+        &self.patterns
+    }
+
+    /// The entries whose command word names the program `base`, in the order written: the
+    /// word itself, or a variant of it (`mkfs` names `mkfs.ext4`).
+    pub(crate) fn naming(&self, base: &[u8]) -> Cow<'_, [usize]> {
+        let mut found: Cow<'_, [usize]> = Cow::Borrowed(&[]);
+        let dots = memchr::memchr_iter(b'.', base);
+        for end in dots.chain(std::iter::once(base.len())) {
+            let Some(entries) = self.by_word.get(&base[..end]) else {
+                continue;
+            };
+            found = if found.is_empty() {
+                Cow::Borrowed(entries)
+            } else {
+                let mut all = found.into_owned();
+                all.extend_from_slice(entries);
+                all.sort_unstable();
+                Cow::Owned(all)
+            };
+        }
+        found
+    }
+}
+
+impl From<Vec<CommandPattern>> for CommandList {
+    fn from(patterns: Vec<CommandPattern>) -> CommandList {
+        CommandList::new(patterns)
+    }
+}
+
 /// Reads entries, naming the first that cannot be read.
 pub fn patterns<S: AsRef<str>>(entries: &[S]) -> Result<Vec<CommandPattern>, String> {
     entries
@@ -143,7 +197,7 @@ pub struct ShellRules<'a> {
     /// check refuses anyway (`$(`, `` ` ``, `<(`, `>(`) are refused under their own names.
     pub constructs: &'a [String],
     /// Commands denied (`[shell] deny_commands`, and metagate itself).
-    pub denied: &'a [CommandPattern],
+    pub denied: &'a CommandList,
     /// When given (`[shell] allow_commands`), the only programs that may run.
     pub allowed: Option<&'a [CommandPattern]>,
     /// Files that must never be touched, prepared once with [`Protected::new`].

@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 
 use crate::checks::own_binary::OwnBinary;
 use crate::checks::path::{Access, Fs, PathRules};
-use crate::checks::shell::{self, CommandPattern, Protected, ShellRules};
+use crate::checks::shell::{self, CommandList, CommandPattern, Protected, ShellRules};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::{FailMode, Policy};
 use crate::wire::args::Args;
@@ -81,7 +81,7 @@ pub struct Checker {
     home: Option<PathBuf>,
     shell_protected: OnceCell<Protected>,
     shell_constructs: Vec<String>,
-    shell_denied: Vec<CommandPattern>,
+    shell_denied: CommandList,
     shell_allowed: Option<Vec<CommandPattern>>,
     own_binary: Option<OwnBinary>,
     plans: RefCell<Plans>,
@@ -221,7 +221,7 @@ impl Checker {
             paths: OnceCell::new(),
             read_paths: OnceCell::new(),
             shell_constructs: policy.rules.shell.constructs.clone(),
-            shell_denied: with_own_command(&policy.rules.shell.commands),
+            shell_denied: with_own_command(&policy.rules.shell.commands).into(),
             shell_allowed: policy.rules.shell.allowed.as_ref().map(|a| {
                 a.iter()
                     .filter_map(|e| CommandPattern::parse(e).ok())
