@@ -69,22 +69,22 @@ impl CommandPattern {
     /// Reads an entry: plain words separated by blanks. Quotes, backslashes and the other
     /// characters bash gives a meaning to are refused, so that what the operator wrote is
     /// exactly what a command has to say.
-    pub fn parse(entry: &str) -> Result<CommandPattern, String> {
+    pub fn parse(entry: &str) -> Result<CommandPattern, PatternError> {
         let words: Vec<Box<[u8]>> = entry
             .split_ascii_whitespace()
             .map(|w| w.as_bytes().into())
             .collect();
         if words.is_empty() {
-            return Err("an entry is empty: it would match every command".to_string());
+            return Err(PatternError::Empty);
         }
         if let Some(bad) = entry
             .bytes()
             .find(|b| b"'\"\\$`;&|<>(){}*?[]#~!".contains(b) || b.is_ascii_control() && *b != b'\t')
         {
-            return Err(format!(
-                "{entry:?} holds {:?}: write a command word and its first arguments as plain words",
-                char::from(bad)
-            ));
+            return Err(PatternError::Special {
+                entry: entry.to_string(),
+                character: char::from(bad),
+            });
         }
         Ok(CommandPattern {
             words,
@@ -106,8 +106,37 @@ fn words_joined(entry: &str) -> String {
     entry.split_ascii_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Why a `[shell]` command entry cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatternError {
+    /// Blank: a pattern of no words would match every command.
+    Empty,
+    /// Holds a character bash gives a meaning to (a quote, `$`, `;`, a glob, a control
+    /// character), so what bash runs could differ from what the entry says.
+    Special {
+        /// The entry as written.
+        entry: String,
+        /// The first such character.
+        character: char,
+    },
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PatternError::Empty => f.write_str("an entry is empty: it would match every command"),
+            PatternError::Special { entry, character } => write!(
+                f,
+                "{entry:?} holds {character:?}: write a command word and its first arguments as plain words"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PatternError {}
+
 /// Reads entries, naming the first that cannot be read.
-pub fn patterns<S: AsRef<str>>(entries: &[S]) -> Result<Vec<CommandPattern>, String> {
+pub fn patterns<S: AsRef<str>>(entries: &[S]) -> Result<Vec<CommandPattern>, PatternError> {
     entries
         .iter()
         .map(|e| CommandPattern::parse(e.as_ref()))
@@ -118,18 +147,29 @@ pub fn patterns<S: AsRef<str>>(entries: &[S]) -> Result<Vec<CommandPattern>, Str
 /// answers these questions (and may remember the answers).
 pub trait World {
     /// Whether a redirection may open `path` (as written, after quote removal);
-    /// `Err(rule)` names the rule that refuses it.
-    fn redirect(&self, path: &str) -> Result<(), String>;
+    /// `Err` names the rule that refuses it.
+    fn redirect(&self, path: &str) -> Result<(), Refusal>;
     /// Whether running `command` (a command word as written, after quote removal: a path,
     /// or a name looked up on `PATH`) would run the metagate binary itself, under any name.
     fn is_own_binary(&self, command: &[u8]) -> bool;
+}
+
+/// Why the world refuses a redirection: the rule that refuses it, worded for the model's
+/// rejection. A reason the check passes on in its finding, not a fault of the check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// A world where every redirection may open its path and no command is metagate.
 pub struct OpenWorld;
 
 impl World for OpenWorld {
-    fn redirect(&self, _path: &str) -> Result<(), String> {
+    fn redirect(&self, _path: &str) -> Result<(), Refusal> {
         Ok(())
     }
     fn is_own_binary(&self, _command: &[u8]) -> bool {

@@ -211,7 +211,7 @@ fn need_of<'a>(
                         None => need.hosts.push(host.into_owned()),
                         Some(why) => need.unresolved.push(unresolved("URL", why)),
                     },
-                    Err(e) => need.unresolved.push(unresolved("URL", e)),
+                    Err(e) => need.unresolved.push(unresolved("URL", e.to_string())),
                 },
             }
         }

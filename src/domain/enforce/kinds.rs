@@ -121,7 +121,7 @@ pub(super) fn check(
             ArgKind::Url => {
                 let rules = &policy.rules.urls;
                 let verdict = match url_host(s) {
-                    Err(e) => Err(e),
+                    Err(e) => Err(e.to_string()),
                     Ok((scheme, host)) => {
                         if !rules.schemes.is_empty() && !rules.schemes.iter().any(|s| *s == scheme)
                         {
@@ -215,15 +215,15 @@ struct ShellWorld<'a> {
 }
 
 impl shell::World for ShellWorld<'_> {
-    fn redirect(&self, target: &str) -> Result<(), String> {
+    fn redirect(&self, target: &str) -> Result<(), shell::Refusal> {
         let rules = self
             .checker
             .paths(self.fs, Access::Write)
             .as_ref()
-            .map_err(Clone::clone)?;
+            .map_err(|e| shell::Refusal(e.clone()))?;
         path::check(target, rules, self.fs)
             .map(|_| ())
-            .map_err(|e| e.rule())
+            .map_err(|e| shell::Refusal(e.rule()))
     }
 
     fn is_own_binary(&self, command: &[u8]) -> bool {

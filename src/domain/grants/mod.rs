@@ -180,7 +180,9 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
         return Err("a scope cannot be empty".to_string());
     }
     if let Some(h) = t.strip_prefix("host:") {
-        return host::host_pattern(h).map(ScopeInput::Host);
+        return host::host_pattern(h)
+            .map(ScopeInput::Host)
+            .map_err(|e| e.to_string());
     }
     if let Some(p) = t.strip_prefix("path:") {
         return match p.trim() {
@@ -198,7 +200,9 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
     }
     // A host name (refused with its own reason when it is a wildcard over a public suffix).
     if t.contains('.') && host::host_syntax(t).is_ok() {
-        return host::host_pattern(t).map(ScopeInput::Host);
+        return host::host_pattern(t)
+            .map(ScopeInput::Host)
+            .map_err(|e| e.to_string());
     }
     // `example.com:8443`: a host scope has no port, and the hint must be one that works.
     if let Some((name, _)) = host::split_port(t)

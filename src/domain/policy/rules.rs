@@ -451,7 +451,7 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
     ] {
         for entry in list {
             if let Err(e) = crate::checks::shell::CommandPattern::parse(entry) {
-                problems.push(problem(&["shell", key], e));
+                problems.push(problem(&["shell", key], e.to_string()));
             }
         }
     }
