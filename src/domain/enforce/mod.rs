@@ -416,7 +416,7 @@ impl Checker {
                             } else {
                                 format!("Use one of the tools {} allows: {listed}", intent.name)
                             },
-                            &rule,
+                            &rule.to_string(),
                         )
                         .detail("intent", intent.name.clone())
                         .detail("allowed", allowed),
@@ -444,7 +444,7 @@ impl Checker {
                             format!("caller {} may not use {tool} ({rule})", caller.name),
                             "Use another tool: this one is not available to this caller"
                                 .to_string(),
-                            &rule,
+                            &rule.to_string(),
                         )
                         .detail("caller", caller.name.clone()),
                     ));

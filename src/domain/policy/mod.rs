@@ -219,6 +219,36 @@ impl fmt::Display for PolicyErrors {
 
 impl std::error::Error for PolicyErrors {}
 
+/// Why a file a policy names (an `[[import]]`, a `--tools` file) could not be read, as the
+/// reader handed to [`Policy::load`] found it: the library reads no file itself.
+#[derive(Debug)]
+pub struct ReadError {
+    path: PathBuf,
+    cause: std::io::Error,
+}
+
+impl ReadError {
+    /// The file that could not be read, and what the system said.
+    pub fn new(path: &Path, cause: std::io::Error) -> ReadError {
+        ReadError {
+            path: path.to_path_buf(),
+            cause,
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot read {}: {}", self.path.display(), self.cause)
+    }
+}
+
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
+    }
+}
+
 /// A policy file's text and the name to use for it in errors.
 pub struct Source<'a> {
     pub name: &'a str,
@@ -238,9 +268,9 @@ impl Policy {
         origin: Option<PathBuf>,
     ) -> Result<Policy, PolicyErrors> {
         Policy::load(Some(source), origin, &[], &|p: &Path| {
-            Err(format!(
-                "cannot read {}: no files are read here",
-                p.display()
+            Err(ReadError::new(
+                p,
+                std::io::Error::other("no files are read here"),
             ))
         })
     }
@@ -253,7 +283,7 @@ impl Policy {
         source: Option<Source<'_>>,
         origin: Option<PathBuf>,
         extra_tools: &[PathBuf],
-        read: &dyn Fn(&Path) -> Result<String, String>,
+        read: &dyn Fn(&Path) -> Result<String, ReadError>,
     ) -> Result<Policy, PolicyErrors> {
         let parsed = match &source {
             Some(s) => parse_file(s),
@@ -583,7 +613,7 @@ struct Imports {
 fn import_all(
     wanted: &[Wanted],
     source: Option<&Source<'_>>,
-    read: &dyn Fn(&Path) -> Result<String, String>,
+    read: &dyn Fn(&Path) -> Result<String, ReadError>,
 ) -> Result<Imports, PolicyErrors> {
     let mut digest = Fnv::new();
     let mut layer = PolicyFile::default();
@@ -616,12 +646,12 @@ fn import_all(
                         key: "import.path".to_string(),
                         line: at.map(|(l, _)| l),
                         column: at.map(|(_, c)| c),
-                        message: e,
+                        message: e.to_string(),
                     });
                     continue;
                 }
                 _ => {
-                    errors.push(fail(&name, None, e));
+                    errors.push(fail(&name, None, e.to_string()));
                     continue;
                 }
             },

@@ -1,6 +1,7 @@
 //! The operator's rules, compiled from the policy file: intents, per-caller overrides, what
 //! `path`, `shell` and `url` arguments may hold, limits, and prerequisites.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
@@ -89,6 +90,36 @@ impl Rate {
     }
 }
 
+/// The rule of an intent or a caller that refused a tool, shown as its place in the policy
+/// (`intents.review.forbid`): the reason a rejection names, not a fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefusingRule {
+    /// `intents.<intent>.forbid` lists the tool (or `*`).
+    IntentForbid(String),
+    /// `intents.<intent>.forbid_capabilities` lists the tool's capability.
+    IntentForbidCapabilities(String),
+    /// `intents.<intent>.allow` (and `allow_capabilities`) leave the tool out.
+    IntentAllow(String),
+    /// `callers.<caller>.deny` names the tool or its capability.
+    CallerDeny(String),
+    /// `callers.<caller>.allow` is set and leaves the tool out.
+    CallerAllow(String),
+}
+
+impl fmt::Display for RefusingRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RefusingRule::IntentForbid(intent) => write!(f, "intents.{intent}.forbid"),
+            RefusingRule::IntentForbidCapabilities(intent) => {
+                write!(f, "intents.{intent}.forbid_capabilities")
+            }
+            RefusingRule::IntentAllow(intent) => write!(f, "intents.{intent}.allow"),
+            RefusingRule::CallerDeny(caller) => write!(f, "callers.{caller}.deny"),
+            RefusingRule::CallerAllow(caller) => write!(f, "callers.{caller}.allow"),
+        }
+    }
+}
+
 /// The tools one intent admits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Intent {
@@ -101,19 +132,19 @@ pub struct Intent {
 
 impl Intent {
     /// Whether the intent admits a tool with this capability; when not, the rule that refused.
-    pub fn admits(&self, tool: &str, capability: Option<&str>) -> Result<(), String> {
+    pub fn admits(&self, tool: &str, capability: Option<&str>) -> Result<(), RefusingRule> {
         let listed = |list: &[String]| list.iter().any(|t| t == "*" || t == tool);
         let cap_listed = |list: &[String]| capability.is_some_and(|c| list.iter().any(|x| x == c));
         if listed(&self.forbid) {
-            return Err(format!("intents.{}.forbid", self.name));
+            return Err(RefusingRule::IntentForbid(self.name.clone()));
         }
         if cap_listed(&self.forbid_capabilities) {
-            return Err(format!("intents.{}.forbid_capabilities", self.name));
+            return Err(RefusingRule::IntentForbidCapabilities(self.name.clone()));
         }
         if listed(&self.allow) || cap_listed(&self.allow_capabilities) {
             Ok(())
         } else {
-            Err(format!("intents.{}.allow", self.name))
+            Err(RefusingRule::IntentAllow(self.name.clone()))
         }
     }
 
@@ -141,16 +172,16 @@ pub struct Caller {
 
 impl Caller {
     /// Whether the caller may use the tool; when not, the rule that refused. Deny wins.
-    pub fn admits(&self, tool: &str, capability: Option<&str>) -> Result<(), String> {
+    pub fn admits(&self, tool: &str, capability: Option<&str>) -> Result<(), RefusingRule> {
         let hit = |list: &[String]| {
             list.iter()
                 .any(|e| e == "*" || e == tool || Some(e.as_str()) == capability)
         };
         if hit(&self.deny) {
-            return Err(format!("callers.{}.deny", self.name));
+            return Err(RefusingRule::CallerDeny(self.name.clone()));
         }
         match &self.allow {
-            Some(list) if !hit(list) => Err(format!("callers.{}.allow", self.name)),
+            Some(list) if !hit(list) => Err(RefusingRule::CallerAllow(self.name.clone())),
             _ => Ok(()),
         }
     }
@@ -789,12 +820,15 @@ mod tests {
                 .is_ok()
         );
         assert_eq!(
-            i.admits("file_read", Some("file_access")).unwrap_err(),
+            i.admits("file_read", Some("file_access"))
+                .unwrap_err()
+                .to_string(),
             "intents.lookup_search.allow"
         );
         assert_eq!(
             i.admits("screen_capture", Some("browser_control"))
-                .unwrap_err(),
+                .unwrap_err()
+                .to_string(),
             "intents.lookup_search.forbid"
         );
         let chat = Intent {
@@ -815,11 +849,11 @@ mod tests {
         };
         assert!(c.admits("file_read", None).is_ok());
         assert_eq!(
-            c.admits("system_execute", None).unwrap_err(),
+            c.admits("system_execute", None).unwrap_err().to_string(),
             "callers.teacher.deny"
         );
         assert_eq!(
-            c.admits("web_search", None).unwrap_err(),
+            c.admits("web_search", None).unwrap_err().to_string(),
             "callers.teacher.allow"
         );
         let by_cap = Caller {

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::Diag;
 use super::framing::{Kind, Message, RequestId};
 use crate::domain::enforce::{Context, admits};
-use crate::domain::policy::{Policy, PolicyErrors, Source};
+use crate::domain::policy::{Policy, PolicyErrors, ReadError, Source};
 
 /// The name the server's tool list goes by in messages, as a tools file's path would.
 pub const SERVER_TOOLS: &str = "<the server's tools/list>";
@@ -36,7 +36,7 @@ const SESSION_META: [&str; 3] = [
 ];
 
 /// Reads a file a policy names (its `[[import]]`s); given by the binary, which owns files.
-pub type ReadFile = Arc<dyn Fn(&Path) -> Result<String, String> + Send + Sync>;
+pub type ReadFile = Arc<dyn Fn(&Path) -> Result<String, ReadError> + Send + Sync>;
 
 /// What a policy is built from: the policy file (none: the built-in policy) and how to read
 /// what it imports.
