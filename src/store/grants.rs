@@ -58,7 +58,10 @@ fn scope_of(value: rusqlite::types::ValueRef<'_>) -> Result<Vec<ScopeEntry>, Str
         .ok()
         .and_then(|text| serde_json::from_str(text).ok())
         .ok_or("the stored scope is not a JSON list of strings")?;
-    entries.iter().map(|s| ScopeEntry::from_stored(s)).collect()
+    entries
+        .iter()
+        .map(|s| ScopeEntry::from_stored(s).map_err(|e| e.to_string()))
+        .collect()
 }
 
 /// Stores a new grant and its `granted` event.

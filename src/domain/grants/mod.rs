@@ -16,6 +16,19 @@ pub const MAX_DURATION_MS: i64 = 30 * 24 * 60 * 60 * 1000;
 /// How long a "this session only" grant lasts at most.
 pub const SESSION_DURATION_MS: i64 = 12 * 60 * 60 * 1000;
 
+/// Why what an operator typed for a grant (an id, a `--scope`, a `--for` duration), or a scope
+/// entry read back from the store, cannot be used: a sentence that says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantParseError(String);
+
+impl fmt::Display for GrantParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GrantParseError {}
+
 /// A grant id: 128 random bits, shown as `mg_` and 32 lowercase hex digits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GrantId(String);
@@ -32,15 +45,15 @@ impl GrantId {
     }
 
     /// Reads an id as an operator types it (surrounding spaces and upper-case hex are fine).
-    pub fn parse(text: &str) -> Result<GrantId, String> {
+    pub fn parse(text: &str) -> Result<GrantId, GrantParseError> {
         let t = text.trim().to_ascii_lowercase();
         match t.strip_prefix("mg_") {
             Some(hex) if hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
                 Ok(GrantId(t))
             }
-            _ => Err(format!(
+            _ => Err(GrantParseError(format!(
                 "{text:?} is not a grant id (mg_ followed by 32 hex digits; see `metagate permit list`)"
-            )),
+            ))),
         }
     }
 
@@ -106,7 +119,7 @@ impl ScopeEntry {
     /// Reads [`ScopeEntry::to_stored`] back, or says why it cannot: a stored path or glob is
     /// absolute, a host is a host name. An entry that cannot be read is never guessed at (an
     /// empty path would lie "above" every path).
-    pub fn from_stored(text: &str) -> Result<ScopeEntry, String> {
+    pub fn from_stored(text: &str) -> Result<ScopeEntry, GrantParseError> {
         let entry = if let Some(p) = text.strip_prefix("path:") {
             ScopeEntry::Path(PathBuf::from(p))
         } else if let Some(g) = text.strip_prefix("glob:") {
@@ -115,9 +128,9 @@ impl ScopeEntry {
             ScopeEntry::from_text(text)
         };
         match &entry {
-            ScopeEntry::Path(p) if !p.is_absolute() => {
-                Err(format!("scope entry {text:?} is not an absolute path"))
-            }
+            ScopeEntry::Path(p) if !p.is_absolute() => Err(GrantParseError(format!(
+                "scope entry {text:?} is not an absolute path"
+            ))),
             ScopeEntry::Glob(g)
                 if !g.starts_with('/')
                     || globset::GlobBuilder::new(g)
@@ -125,15 +138,15 @@ impl ScopeEntry {
                         .build()
                         .is_err() =>
             {
-                Err(format!(
+                Err(GrantParseError(format!(
                     "scope entry {text:?} is not a glob over absolute paths"
-                ))
+                )))
             }
             // As written by `insert`: the syntax, not today's refusals (`*.com` granted before
             // they existed still reads, and is shown for what it is).
-            ScopeEntry::Host(h) if host::host_syntax(h).as_deref() != Ok(h.as_str()) => {
-                Err(format!("scope entry {text:?} is not a host name"))
-            }
+            ScopeEntry::Host(h) if host::host_syntax(h).as_deref() != Ok(h.as_str()) => Err(
+                GrantParseError(format!("scope entry {text:?} is not a host name")),
+            ),
             _ => Ok(entry),
         }
     }
@@ -174,7 +187,12 @@ pub enum ScopeInput {
 /// with a `/`, or `.`, `..`, `~…` is a path; a bare name with a dot (`example.com`) is a host.
 /// A bare name without one (`src`, `localhost`) could be either, and is refused with both
 /// spellings.
-pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
+pub fn parse_scope(text: &str) -> Result<ScopeInput, GrantParseError> {
+    scope_input(text).map_err(GrantParseError)
+}
+
+/// [`parse_scope`], its refusal a sentence still to be wrapped.
+fn scope_input(text: &str) -> Result<ScopeInput, String> {
     let t = text.trim();
     if t.is_empty() {
         return Err("a scope cannot be empty".to_string());
@@ -239,7 +257,12 @@ fn glob_matches(glob: &str, path: &Path) -> bool {
 
 /// Reads a duration: `90s`, `5m`, `15m`, `1h`, `1h30m`, `2 hours`. Zero, negative, over
 /// [`MAX_DURATION_MS`] and unreadable durations are errors that say what to write.
-pub fn parse_duration(text: &str) -> Result<i64, String> {
+pub fn parse_duration(text: &str) -> Result<i64, GrantParseError> {
+    duration_ms(text).map_err(GrantParseError)
+}
+
+/// [`parse_duration`], its refusal a sentence still to be wrapped.
+fn duration_ms(text: &str) -> Result<i64, String> {
     let t = text.trim();
     let hint = "write a positive duration such as 90s, 5m, 15m or 1h";
     if t.is_empty() {
@@ -691,8 +714,18 @@ pub fn resolve_scope(
     cwd: &Path,
     text: &str,
     fs: &dyn crate::checks::path::Fs,
+) -> Result<ScopeEntry, GrantParseError> {
+    resolved_scope(policy, cwd, text, fs).map_err(GrantParseError)
+}
+
+/// [`resolve_scope`], its refusal a sentence still to be wrapped.
+fn resolved_scope(
+    policy: &Policy,
+    cwd: &Path,
+    text: &str,
+    fs: &dyn crate::checks::path::Fs,
 ) -> Result<ScopeEntry, String> {
-    let (p, literal) = match parse_scope(text)? {
+    let (p, literal) = match scope_input(text)? {
         ScopeInput::Host(h) => return Ok(ScopeEntry::Host(h)),
         ScopeInput::Path(p) => (p, false),
         ScopeInput::Literal(p) => (p, true),
