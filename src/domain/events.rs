@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fmt;
 
 use serde_json::{Map, Value};
 
@@ -320,9 +321,31 @@ pub fn known_error_type(error_type: &str) -> bool {
     error_type.parse::<Category>().is_ok() || REFERRAL_TYPES.contains(&error_type)
 }
 
+/// Why an event line is refused: a sentence saying what is wrong with it, for the integrator
+/// who wrote it (`record` prints it beside the file and line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventError(String);
+
+impl fmt::Display for EventError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for EventError {}
+
 /// Parses one event line. Returns the event and warnings (unknown fields, a time far ahead
 /// of now); an error says what is wrong with the line.
-pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<String>), String> {
+pub fn parse(
+    line: &str,
+    now_ms: i64,
+    axes: &AxisTable,
+) -> Result<(Event, Vec<String>), EventError> {
+    read_event(line, now_ms, axes).map_err(EventError)
+}
+
+/// [`parse`], its refusal a sentence still to be wrapped.
+fn read_event(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<String>), String> {
     let value: Fields = serde_json::from_str(line).map_err(|e| {
         let e = e.to_string();
         match e.strip_prefix(TWICE) {
@@ -336,7 +359,7 @@ pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<St
         take_string(&mut map, "type")?.ok_or("missing \"type\" (outcome, ask or correction)")?;
     let ts_ms = match take(&mut map, "ts") {
         None | Some(Value::Null) => now_ms,
-        Some(Value::String(s)) => parse_time(&s)?,
+        Some(Value::String(s)) => parse_time(&s).map_err(|e| e.to_string())?,
         Some(_) => {
             return Err(
                 "\"ts\" must be an RFC 3339 time, e.g. \"2026-11-20T10:00:00Z\"".to_string(),
@@ -525,12 +548,11 @@ fn required_string(map: &mut Map<String, Value>, key: &str) -> Result<String, St
 /// (no dashes, no seconds, an offset past ±23:59 or with seconds, a time zone in brackets, a
 /// six-digit year, a comma for the decimal point) are refused, as no other reader of the same
 /// text would agree on them.
-pub fn parse_time(text: &str) -> Result<i64, String> {
+pub fn parse_time(text: &str) -> Result<i64, TimeError> {
     let trimmed = text.trim();
-    let canonical = rfc3339(trimmed).map_err(|why| {
-        format!(
-            "{text:?} is not an RFC 3339 time: {why} (write e.g. 2026-11-20T10:00:00Z or 2026-11-20T12:00:00+02:00)"
-        )
+    let canonical = rfc3339(trimmed).map_err(|why| TimeError::Shape {
+        text: text.to_string(),
+        why,
     })?;
     match canonical.parse::<jiff::Timestamp>() {
         Ok(ts) => Ok(ts.as_millisecond()),
@@ -538,14 +560,61 @@ pub fn parse_time(text: &str) -> Result<i64, String> {
         // what metagate reads: jiff's own error for the latter names an internal parameter
         // and its range in seconds, which says nothing to a user.
         Err(e) => Err(match canonical[..19].parse::<jiff::civil::DateTime>() {
-            Ok(_) => format!(
-                "{text:?} is after {}, the limit of the times metagate reads",
-                jiff::Timestamp::MAX.strftime("%Y-%m-%dT%H:%M:%SZ")
-            ),
-            Err(_) => format!("{text:?} is not an RFC 3339 time: {e}"),
+            Ok(_) => TimeError::TooLate {
+                text: text.to_string(),
+            },
+            Err(_) => TimeError::NoSuchTime {
+                text: text.to_string(),
+                why: e.to_string(),
+            },
         }),
     }
 }
+
+/// Why a time is refused by [`parse_time`]; each names the text as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimeError {
+    /// Not in RFC 3339's `date-time` shape; `why` says where it departs.
+    Shape {
+        /// The time as given.
+        text: String,
+        /// What is wrong with its shape.
+        why: &'static str,
+    },
+    /// In shape, but no such time exists (February 30th), as jiff says.
+    NoSuchTime {
+        /// The time as given.
+        text: String,
+        /// jiff's reason.
+        why: String,
+    },
+    /// After the latest time metagate reads.
+    TooLate {
+        /// The time as given.
+        text: String,
+    },
+}
+
+impl fmt::Display for TimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TimeError::Shape { text, why } => write!(
+                f,
+                "{text:?} is not an RFC 3339 time: {why} (write e.g. 2026-11-20T10:00:00Z or 2026-11-20T12:00:00+02:00)"
+            ),
+            TimeError::NoSuchTime { text, why } => {
+                write!(f, "{text:?} is not an RFC 3339 time: {why}")
+            }
+            TimeError::TooLate { text } => write!(
+                f,
+                "{text:?} is after {}, the limit of the times metagate reads",
+                jiff::Timestamp::MAX.strftime("%Y-%m-%dT%H:%M:%SZ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TimeError {}
 
 /// Checks `text` against RFC 3339's `date-time` and returns it as jiff is to read it: with at
 /// most nine digits of a second's fraction (a time is kept to the millisecond). Says what is
@@ -670,7 +739,7 @@ mod tests {
             "{notes:?}"
         );
         let line = r#"{"type":"outcome","tool":"w","status":"ok","error_type":"timeout"}"#;
-        let e = parse(line, 0, &table()).unwrap_err();
+        let e = parse(line, 0, &table()).unwrap_err().to_string();
         assert!(e.contains("belongs with"), "{e}");
     }
 
@@ -697,13 +766,13 @@ mod tests {
     fn times_out_of_range_name_the_limit() {
         assert!(parse_time("9999-12-30T22:00:00Z").is_ok());
         for late in ["9999-12-31T23:59:59Z", "9999-12-31 23:59:59.0000000001z"] {
-            let e = parse_time(late).unwrap_err();
+            let e = parse_time(late).unwrap_err().to_string();
             assert!(e.contains("after 9999-12-30T22:00:00Z"), "{late}: {e}");
         }
         // The earliest RFC 3339 time, pushed back a day less a minute, is still in range.
         assert!(parse_time("0000-01-01T00:00:00+23:59").is_ok());
         for bad in ["2026-02-30T00:00:00Z", "2026-11-20T10:00:00", "soon"] {
-            let e = parse_time(bad).unwrap_err();
+            let e = parse_time(bad).unwrap_err().to_string();
             assert!(e.contains("is not an RFC 3339 time"), "{bad}: {e}");
         }
     }
@@ -756,7 +825,7 @@ mod tests {
             ("", "YYYY-MM-DD"),
             ("２０２６-11-20T10:00:00Z", "YYYY-MM-DD"),
         ] {
-            let e = parse_time(bad).unwrap_err();
+            let e = parse_time(bad).unwrap_err().to_string();
             assert!(
                 e.contains("is not an RFC 3339 time") && e.contains(why),
                 "{bad}: {e}"
@@ -881,7 +950,7 @@ mod tests {
             ),
         ];
         for (line, want) in cases {
-            let e = parse(line, 0, &table()).unwrap_err();
+            let e = parse(line, 0, &table()).unwrap_err().to_string();
             assert!(e.contains(want), "{line}: {e}");
         }
         let (_, warnings) = parse(
@@ -910,7 +979,12 @@ mod tests {
             "[".repeat(100_000),
             "]".repeat(100_000)
         );
-        assert!(parse(&deep, 0, &table()).unwrap_err().contains("not JSON"));
+        assert!(
+            parse(&deep, 0, &table())
+                .unwrap_err()
+                .to_string()
+                .contains("not JSON")
+        );
     }
 
     #[test]

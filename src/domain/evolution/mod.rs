@@ -66,7 +66,24 @@ impl Window {
 
 /// Reads a `--since`/`--until` value: a duration back from `now` (`7d`, `24h`, `30m`, `90s`,
 /// `2w`), an RFC 3339 time, or a date (`2026-11-25`: its midnight, UTC).
-pub fn parse_moment(text: &str, now_ms: i64) -> Result<i64, String> {
+pub fn parse_moment(text: &str, now_ms: i64) -> Result<i64, MomentError> {
+    moment_ms(text, now_ms).map_err(MomentError)
+}
+
+/// Why a `--since`/`--until` value is refused: a sentence naming the forms it may take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MomentError(String);
+
+impl std::fmt::Display for MomentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MomentError {}
+
+/// [`parse_moment`], its refusal a sentence still to be wrapped.
+fn moment_ms(text: &str, now_ms: i64) -> Result<i64, String> {
     let t = text.trim();
     let is_date = t.len() == 10
         && t.bytes().enumerate().all(|(i, b)| {
