@@ -204,7 +204,7 @@ fn need_of<'a>(
                         Ok(rel) => need.paths.push(rules.root().join(&*rel)),
                         Err(e) => need.unresolved.push(unresolved("path", e.rule())),
                     },
-                    Err(e) => need.unresolved.push(unresolved("path", e.clone())),
+                    Err(e) => need.unresolved.push(unresolved("path", e.to_string())),
                 },
                 _ => match url_host(s) {
                     Ok((_, host)) => match host_problem(&host) {

@@ -63,7 +63,7 @@ pub(super) fn check(
             ArgKind::Path => {
                 let rules = match checker.paths(fs, access) {
                     Ok(r) => r,
-                    Err(e) => return internal(policy, tool, e),
+                    Err(e) => return internal(policy, tool, &e.to_string()),
                 };
                 match path::check(s, rules, fs) {
                     Ok(relative) => note(format_args!(
@@ -220,7 +220,7 @@ impl shell::World for ShellWorld<'_> {
             .checker
             .paths(self.fs, Access::Write)
             .as_ref()
-            .map_err(|e| shell::Refusal(e.clone()))?;
+            .map_err(|e| shell::Refusal(e.to_string()))?;
         path::check(target, rules, self.fs)
             .map(|_| ())
             .map_err(|e| shell::Refusal(e.rule()))

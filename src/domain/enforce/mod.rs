@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashMap;
 
 use crate::checks::own_binary::OwnBinary;
-use crate::checks::path::{Access, Fs, PathRules};
+use crate::checks::path::{Access, Fs, PathRules, RuleError};
 use crate::checks::shell::{self, CommandPattern, Protected, ShellRules};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::{FailMode, Policy};
@@ -72,9 +72,9 @@ pub struct Checker {
     /// What path checks start from; the rules are built on the first path argument, as
     /// compiling the globs costs several times what the rest of a one-call run does.
     path_setup: PathSetup,
-    paths: OnceCell<Result<PathRules, String>>,
+    paths: OnceCell<Result<PathRules, PathRulesError>>,
     /// The same rules for arguments the policy declares `access = "read"`.
-    read_paths: OnceCell<Result<PathRules, String>>,
+    read_paths: OnceCell<Result<PathRules, PathRulesError>>,
     /// The home folder the shell check reads `~` and `$HOME` as; with the protected paths of
     /// [`PathSetup`], what the shell check's [`Protected`] is built from, on the first shell
     /// argument (its automaton is the dearest thing a one-call run would otherwise build).
@@ -116,9 +116,9 @@ const SQLITE_COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
 impl PathSetup {
     /// The rules, refusing metagate's own files, their SQLite companions (a policy file has
     /// none, but a name is cheap) and the folders on the way to them.
-    fn build(&self, fs: &dyn Fs) -> Result<PathRules, String> {
-        let rules = PathRules::new(&self.root, &self.deny, &self.allow, fs)
-            .map_err(|e| format!("[paths] {}: {}", e.glob, e.message))?;
+    fn build(&self, fs: &dyn Fs) -> Result<PathRules, PathRulesError> {
+        let rules =
+            PathRules::new(&self.root, &self.deny, &self.allow, fs).map_err(PathRulesError)?;
         let mut files = Vec::with_capacity(self.protected.len() * 4);
         for file in &self.protected {
             files.push(file.clone());
@@ -131,6 +131,19 @@ impl PathSetup {
         Ok(rules.protecting(&files, fs))
     }
 }
+
+/// Why the policy's path rules could not be built (a `[paths]` glob, or the root itself): every
+/// path argument is then a check that could not run, failing as `on_internal_error` says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PathRulesError(RuleError);
+
+impl std::fmt::Display for PathRulesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[paths] {}: {}", self.0.glob, self.0.message)
+    }
+}
+
+impl std::error::Error for PathRulesError {}
 
 /// Plans for the policy and context they were made under.
 #[derive(Default)]
@@ -484,7 +497,7 @@ pub(crate) fn internal(policy: &Policy, tool: &str, reason: &str) -> Result<(), 
 impl Checker {
     /// The path rules for an argument the tool does `access` with, built on first use with
     /// the file system the check runs against.
-    pub(crate) fn paths(&self, fs: &dyn Fs, access: Access) -> &Result<PathRules, String> {
+    pub(crate) fn paths(&self, fs: &dyn Fs, access: Access) -> &Result<PathRules, PathRulesError> {
         let writing = self.paths.get_or_init(|| self.path_setup.build(fs));
         match access {
             Access::Write => writing,
