@@ -238,7 +238,10 @@ impl Sink for TelemetrySink {
     }
 
     fn commit(&mut self) -> Result<(), SinkError> {
-        self.log.commit().map(|_| ()).map_err(SinkError)
+        self.log
+            .commit()
+            .map(|_| ())
+            .map_err(|e| SinkError(e.to_string()))
     }
 
     fn take_failures(&mut self) -> Vec<String> {
