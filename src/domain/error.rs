@@ -61,7 +61,7 @@ impl Category {
     }
 
     /// Whether the same call, reformatted or simply tried later, can succeed.
-    pub fn retryable(self) -> bool {
+    fn retryable(self) -> bool {
         matches!(
             self,
             Category::InvalidParameters
@@ -75,22 +75,11 @@ impl Category {
     }
 
     /// The model's own mistakes, as opposed to the operator's policy or the world.
-    pub fn is_model_mistake(self) -> bool {
+    #[cfg(test)]
+    fn is_model_mistake(self) -> bool {
         matches!(
             self,
             Category::InvalidParameters | Category::TypeMismatch | Category::MalformedCall
-        )
-    }
-
-    /// Failures caused by the world rather than the tool: they say nothing about its utility.
-    pub fn is_extrinsic(self) -> bool {
-        matches!(
-            self,
-            Category::Timeout
-                | Category::NetworkError
-                | Category::RateLimited
-                | Category::ServerError
-                | Category::Cancelled
         )
     }
 }
@@ -102,7 +91,7 @@ impl fmt::Display for Category {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownCategory(pub String);
+pub struct UnknownCategory(String);
 
 impl fmt::Display for UnknownCategory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -126,15 +115,15 @@ impl FromStr for Category {
 /// The `details` object of a rejection: a few keys in the order they were added. A list, as
 /// an error carries two to five of them and a hashed map cost a sixth of writing a refusal.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Details(Vec<(Cow<'static, str>, Value)>);
+pub(crate) struct Details(Vec<(Cow<'static, str>, Value)>);
 
 impl Details {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Details::default()
     }
 
     /// Sets `key`, in place when it is already there (as a JSON object would hold it).
-    pub fn insert(&mut self, key: impl Into<Cow<'static, str>>, value: Value) {
+    pub(crate) fn insert(&mut self, key: impl Into<Cow<'static, str>>, value: Value) {
         let key = key.into();
         match self.0.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => *v = value,
@@ -142,11 +131,12 @@ impl Details {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    #[cfg(test)]
+    fn get(&self, key: &str) -> Option<&Value> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+    fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.0.iter().map(|(k, v)| (&**k, v))
     }
 }
@@ -168,8 +158,8 @@ pub struct ToolError {
     pub tool: Option<String>,
     pub message: String,
     pub suggestion: String,
-    pub missing: Vec<String>,
-    pub details: Details,
+    pub(crate) missing: Vec<String>,
+    pub(crate) details: Details,
 }
 
 impl ToolError {
@@ -194,12 +184,12 @@ impl ToolError {
         self
     }
 
-    pub fn detail(mut self, key: &'static str, value: impl Into<Value>) -> Self {
+    pub(crate) fn detail(mut self, key: &'static str, value: impl Into<Value>) -> Self {
         self.details.insert(key, value.into());
         self
     }
 
-    pub fn retryable(&self) -> bool {
+    pub(crate) fn retryable(&self) -> bool {
         self.category.retryable()
     }
 
@@ -236,7 +226,8 @@ impl ToolError {
     }
 
     /// The whole rejection document written on stdout.
-    pub fn rejection(&self) -> Value {
+    #[cfg(test)]
+    fn rejection(&self) -> Value {
         json!({ "error": self.to_json(), "feedback": self.feedback() })
     }
 

@@ -13,7 +13,7 @@ use crate::checks::redact;
 use crate::domain::error::Category;
 
 /// Outcome error types beyond the taxonomy: a tool's own referral signals (seed 001).
-pub const REFERRAL_TYPES: [&str; 2] = ["wrong_tool_boundary", "low_utility"];
+const REFERRAL_TYPES: [&str; 2] = ["wrong_tool_boundary", "low_utility"];
 
 /// One recorded event.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +24,8 @@ pub enum Event {
 }
 
 impl Event {
-    pub fn kind(&self) -> &'static str {
+    #[cfg(test)]
+    fn kind(&self) -> &'static str {
         match self {
             Event::Outcome(_) => "outcome",
             Event::Ask(_) => "ask",
@@ -101,7 +102,7 @@ impl AxisTable {
             .filter(|axis| *axis != normalized)
     }
 
-    pub fn normalize(&self, raw: &str) -> String {
+    fn normalize(&self, raw: &str) -> String {
         let shaped = shape(raw);
         match self.synonyms.get(&shaped) {
             Some(axis) => axis.clone(),

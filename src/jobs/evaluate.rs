@@ -23,7 +23,7 @@ use crate::store::{Store, StoreError, aggregate};
 
 /// The version of `evaluate --format json`'s shape: 2 added the digest, the policy, evidence
 /// objects and error clusters (1 had none of them and no version key).
-pub const SCHEMA_VERSION: u32 = 2;
+const SCHEMA_VERSION: u32 = 2;
 
 /// Why the job could not run.
 #[derive(Debug)]
@@ -153,13 +153,13 @@ pub fn window(
 pub struct Evaluation {
     pub window: Window,
     pub aggregate: Aggregate,
-    pub aliases: Vec<ProposedAlias>,
+    aliases: Vec<ProposedAlias>,
     /// Most severe first, muted ones included ([`Recommendation::muted`]).
     pub recommendations: Vec<Recommendation>,
     /// Where the first shard's reading ended: the stored run counts up to there.
     high_water: HighWater,
     /// The shards as given, for the report.
-    pub shards: Vec<String>,
+    shards: Vec<String>,
     /// The policy the run used.
     pub policy: PolicyStamp,
     /// The run this one is compared with, and what changed since.
@@ -170,7 +170,7 @@ pub struct Evaluation {
 }
 
 /// The policy stamp of `policy`: its file and fingerprint.
-pub fn policy_stamp(policy: &Policy) -> PolicyStamp {
+fn policy_stamp(policy: &Policy) -> PolicyStamp {
     PolicyStamp {
         file: policy.origin.as_ref().map(|p| p.display().to_string()),
         hash: policy.fingerprint(),

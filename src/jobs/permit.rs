@@ -65,10 +65,10 @@ pub trait Prompter {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
     pub capability: String,
-    pub scope: Vec<ScopeEntry>,
-    pub session: Option<String>,
-    pub duration_ms: i64,
-    pub reason: Option<String>,
+    scope: Vec<ScopeEntry>,
+    session: Option<String>,
+    duration_ms: i64,
+    reason: Option<String>,
 }
 
 /// What the flow offers.
@@ -85,7 +85,7 @@ pub struct Offer<'a> {
 }
 
 /// The duration choices, in order.
-pub const DURATIONS: &[&str] = &[
+const DURATIONS: &[&str] = &[
     "5 minutes",
     "15 minutes",
     "1 hour",
@@ -164,7 +164,7 @@ pub fn run(p: &mut dyn Prompter, offer: &Offer<'_>) -> Result<Option<Request>, P
 }
 
 /// One line saying what a request allows.
-pub fn summary(r: &Request) -> String {
+fn summary(r: &Request) -> String {
     let mut s = format!("{} for {}", r.capability, human_duration(r.duration_ms));
     if !r.scope.is_empty() {
         let scope: Vec<String> = r.scope.iter().map(ScopeEntry::to_text).collect();

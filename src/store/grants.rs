@@ -100,7 +100,7 @@ pub fn insert(store: &mut Store, g: &Grant) -> Result<(), StoreError> {
 }
 
 /// Appends one audit event inside a transaction the caller holds.
-pub fn insert_event(conn: &Connection, e: &GrantEvent) -> rusqlite::Result<()> {
+pub(crate) fn insert_event(conn: &Connection, e: &GrantEvent) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO grant_events (ts_ms, event, grant_id, capability, tool, session, decision_id, actor, detail) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -121,7 +121,7 @@ pub fn insert_event(conn: &Connection, e: &GrantEvent) -> rusqlite::Result<()> {
 
 /// The grants that may cover a call for `capability` at `now_ms`: every unrevoked, unexpired
 /// one, and the three most recent others (so a refusal can say "expired" or "revoked").
-pub fn candidates(
+pub(crate) fn candidates(
     conn: &Connection,
     capability: &str,
     now_ms: i64,

@@ -49,11 +49,11 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// How long a writer waits for another process's write lock before giving up, by default
 /// (the policy's `[telemetry] busy_timeout_ms` says otherwise).
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The tables `db info` counts, in the order it shows them. The first [`EVENT_TABLES`] hold
 /// what happened, with its time in `ts_ms`: they give the store's time span.
-pub const TABLES: &[&str] = &[
+const TABLES: &[&str] = &[
     "decisions",
     "outcomes",
     "asks",
@@ -65,7 +65,7 @@ pub const TABLES: &[&str] = &[
 ];
 
 /// How many of [`TABLES`] are event tables.
-pub const EVENT_TABLES: usize = 4;
+const EVENT_TABLES: usize = 4;
 
 /// Why the store could not be used, in words that say what to do.
 #[derive(Debug)]
@@ -273,7 +273,7 @@ pub struct Options {
 /// The log a [`Options::short_lived`] writer leaves at close, at most: with a few pages a
 /// decision, one call in some twenty to fifty pays for copying it in (two disk syncs more),
 /// and what a process starting alone reads back stays small.
-pub const SHORT_LIVED_LOG_BYTES: u64 = 256 * 1024;
+const SHORT_LIVED_LOG_BYTES: u64 = 256 * 1024;
 
 impl Default for Options {
     fn default() -> Self {
@@ -526,7 +526,7 @@ impl Store {
     /// Not part of the schema, since every index slows every insert: created when a policy
     /// sets limits (`loop_breaker`: the fingerprint one too, whose inserts land at random
     /// places and cost a busy stream the most).
-    pub fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
+    fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
         let path = self.path.clone();
         let mut sql = String::from(
             "CREATE INDEX IF NOT EXISTS decisions_counted_by_caller ON decisions (caller, ts_ms) \
@@ -589,7 +589,7 @@ impl Store {
 }
 
 /// That `path` names a file: a folder or nothing there is an error saying which.
-pub fn existing_file(path: &Path) -> Result<(), StoreError> {
+fn existing_file(path: &Path) -> Result<(), StoreError> {
     if !path.exists() {
         return Err(StoreError::Missing(path.to_path_buf()));
     }
@@ -627,7 +627,7 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 /// file holds changes, the database file alone is the whole store, and it is then read as
 /// immutable (without those files); where one does, reading the file alone would miss them:
 /// that takes its `-shm` too, else it is an error saying so.
-pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
+fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
     BUSY_TIMEOUT_IN_USE.with(|t| t.set(busy_timeout));
     let fail = |e| StoreError::from_sqlite(path, e);
     // SQLite says "cannot open" for a file it may not read as for a folder it may not write.
@@ -701,7 +701,7 @@ fn immutable_uri(path: &Path) -> String {
 /// The schema version of a metagate store (0 for an empty database, ours to set up), read
 /// without changing anything. Another program's database is [`StoreError::Foreign`]: one
 /// holding tables at version 0, or one whose version names tables it does not hold.
-pub fn schema_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+fn schema_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let fail = |e| StoreError::from_sqlite(path, e);
     // One read transaction, one snapshot: another process may be setting up the same new
     // file, and its tables and version appear together. (A `pragma_user_version` inside one

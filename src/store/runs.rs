@@ -42,12 +42,12 @@ pub struct PolicyStamp {
 /// The largest row ids of the telemetry tables.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HighWater {
-    pub decisions: i64,
+    decisions: i64,
     pub outcomes: i64,
-    pub corrections: i64,
+    corrections: i64,
 }
 
-pub fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
+pub(crate) fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
     let max = |table: &str| -> rusqlite::Result<i64> {
         conn.query_row(
             &format!("SELECT coalesce(max(rowid), 0) FROM {table}"),
@@ -291,7 +291,7 @@ pub(crate) fn has_column(conn: &Connection, table: &str, column: &str) -> rusqli
 
 /// Whether this store has the evaluate tables (a read-only store of an older metagate may
 /// not).
-pub fn has_tables(conn: &Connection) -> rusqlite::Result<bool> {
+pub(crate) fn has_tables(conn: &Connection) -> rusqlite::Result<bool> {
     conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'eval_recommendations')",
         [],
@@ -506,8 +506,8 @@ pub fn any_run(conn: &Connection) -> rusqlite::Result<bool> {
 /// its window, which ends at `until_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counted {
-    pub high_water: HighWater,
-    pub until_ms: i64,
+    high_water: HighWater,
+    until_ms: i64,
 }
 
 impl Counted {
@@ -688,7 +688,7 @@ pub struct StoredReask {
 }
 
 /// At most this many re-asks are shown with a recommendation.
-pub const SHOWN_REASKS: usize = 10;
+const SHOWN_REASKS: usize = 10;
 
 /// A stored recommendation and the latest re-asks stored against its tool and method.
 pub fn show(

@@ -65,7 +65,7 @@ impl<'a> ArgValue<'a> {
     }
 
     /// The number this value holds, if it is one.
-    pub fn as_number(&self) -> Option<Cow<'_, Number>> {
+    fn as_number(&self) -> Option<Cow<'_, Number>> {
         match self {
             ArgValue::Raw(text) if self.json_type() == JsonType::Number => {
                 text.parse::<Number>().ok().map(Cow::Owned)
@@ -183,7 +183,7 @@ pub enum IntegerFit {
 /// How a JSON number's text reads as an integer, decided on its decimal digits: no rounding
 /// through an f64, which would take `1e-400` for 0 and `-9223372036854775809.0` for i64::MIN.
 /// DESIGN.md: a number beyond what the type can hold is a type mismatch, never lossy.
-pub fn integer_fit(number: &str) -> IntegerFit {
+fn integer_fit(number: &str) -> IntegerFit {
     let unsigned = number.strip_prefix('-').unwrap_or(number);
     let (mantissa, exponent) = unsigned.split_once(['e', 'E']).unwrap_or((unsigned, "0"));
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
@@ -251,7 +251,7 @@ pub struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    pub fn new() -> Args<'a> {
+    pub(crate) fn new() -> Args<'a> {
         Args { fields: Vec::new() }
     }
 
@@ -262,7 +262,7 @@ impl<'a> Args<'a> {
     }
 
     /// The arguments of an object already split by [`scan`].
-    pub fn from_fields(found: Vec<scan::Field<'a>>) -> Args<'a> {
+    pub(crate) fn from_fields(found: Vec<scan::Field<'a>>) -> Args<'a> {
         // Room for the defaults the gate may add.
         let mut fields: Vec<(Cow<'a, str>, ArgValue<'a>)> = Vec::with_capacity(found.len() + 4);
         let small = found.len() <= 16;
@@ -287,7 +287,7 @@ impl<'a> Args<'a> {
 
     /// The arguments of a JSON object's text that will not outlive this call (a decoded
     /// `arguments` string): the fields' text is copied, values are still not built.
-    pub fn from_text_owned(text: &str) -> Option<Args<'a>> {
+    pub(crate) fn from_text_owned(text: &str) -> Option<Args<'a>> {
         let borrowed = Args::from_text(text)?;
         let fields = borrowed
             .fields
@@ -330,10 +330,6 @@ impl<'a> Args<'a> {
 
     pub fn position(&self, key: &str) -> Option<usize> {
         self.fields.iter().position(|(k, _)| k == key)
-    }
-
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.position(key).is_some()
     }
 
     pub fn get(&self, key: &str) -> Option<&ArgValue<'a>> {
@@ -381,7 +377,7 @@ impl<'a> Args<'a> {
     }
 
     /// Writes the arguments as one compact JSON object.
-    pub fn write_json(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         out.push(b'{');
         for (i, (key, value)) in self.fields.iter().enumerate() {
             if i > 0 {

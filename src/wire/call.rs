@@ -93,7 +93,7 @@ impl FromStr for Shape {
 
 /// How the arguments were carried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArgsForm {
+enum ArgsForm {
     Object,
     /// A JSON-encoded string (OpenAI `arguments`); written back as a string.
     String,
@@ -154,7 +154,7 @@ pub struct Call<'a> {
     pub shape: Shape,
     /// The name as sent, with any `:method` suffix.
     pub name: Cow<'a, str>,
-    pub args_form: ArgsForm,
+    args_form: ArgsForm,
     pub args: Args<'a>,
     fields: Fields<'a>,
 }
@@ -810,7 +810,7 @@ impl<'a> Call<'a> {
     }
 
     /// Writes the call in the shape it came in, the (corrected) arguments in their place.
-    pub fn write_json(&self, out: &mut Vec<u8>) {
+    fn write_json(&self, out: &mut Vec<u8>) {
         self.write_fields(&self.fields, slots(self.shape).holder.is_none(), out);
     }
 
@@ -859,7 +859,8 @@ impl<'a> Call<'a> {
     }
 
     /// The call in its own shape, as a value.
-    pub fn to_value(&self) -> Value {
+    #[cfg(test)]
+    fn to_value(&self) -> Value {
         let mut out = Vec::new();
         self.write_json(&mut out);
         serde_json::from_slice(&out).expect("metagate writes valid JSON")

@@ -139,20 +139,13 @@ impl fmt::Display for Correction {
 }
 
 /// `/a/b~1c` → `a.b/c`: how a person reads an argument path.
-pub fn pointer_display(pointer: &str) -> String {
+fn pointer_display(pointer: &str) -> String {
     pointer
         .trim_start_matches('/')
         .split('/')
         .map(|seg| seg.replace("~1", "/").replace("~0", "~"))
         .collect::<Vec<_>>()
         .join(".")
-}
-
-/// Escapes one object key as a JSON pointer segment.
-pub fn pointer_segment(key: &str) -> String {
-    let mut p = String::with_capacity(key.len());
-    push_segment(&mut p, key);
-    p
 }
 
 fn push_segment(p: &mut String, key: &str) {

@@ -104,7 +104,8 @@ impl PathRules {
     }
 
     /// What the tool does with the path, as these rules take it.
-    pub fn access(&self) -> Access {
+    #[cfg(test)]
+    pub(crate) fn access(&self) -> Access {
         self.access
     }
 

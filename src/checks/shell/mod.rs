@@ -52,7 +52,7 @@ pub const MAX_COMMAND_BYTES: usize = 1 << 20;
 
 /// How deeply commands may nest (subshells, groups, `if`, loops, commands run by `env`,
 /// `xargs`, `find -exec`, …) before the check refuses rather than recursing further.
-pub const MAX_DEPTH: usize = 100;
+const MAX_DEPTH: usize = 100;
 
 /// Characters of a command shown in [`Finding::Word`].
 const SHOWN_CHARS: usize = 80;
@@ -166,8 +166,10 @@ impl fmt::Display for Refusal {
 }
 
 /// A world where every redirection may open its path and no command is metagate.
-pub struct OpenWorld;
+#[cfg(test)]
+struct OpenWorld;
 
+#[cfg(test)]
 impl World for OpenWorld {
     fn redirect(&self, _path: &str) -> Result<(), Refusal> {
         Ok(())

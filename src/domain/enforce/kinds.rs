@@ -15,11 +15,11 @@ use crate::wire::args::ArgValue;
 
 /// An argument whose kind switches checks on.
 pub(super) struct ArgToCheck<'v, 'a> {
-    pub name: &'v str,
-    pub kind: ArgKind,
+    pub(crate) name: &'v str,
+    pub(crate) kind: ArgKind,
     /// What the tool does with it, for `path` arguments.
-    pub access: Access,
-    pub value: &'v ArgValue<'a>,
+    pub(crate) access: Access,
+    pub(crate) value: &'v ArgValue<'a>,
 }
 
 /// Checks every string the argument holds: a string, or every string inside an array or an
@@ -286,7 +286,7 @@ fn path_refused(
 /// kind on an `array`, `object` or `any` argument, and a tool may read a path or a command
 /// from anywhere in it, so nothing is skipped: a check that skipped what it cannot read would
 /// let it through unchecked. Only `null` holds no text.
-pub fn texts(value: &Value) -> Vec<Cow<'_, str>> {
+pub(crate) fn texts(value: &Value) -> Vec<Cow<'_, str>> {
     fn walk<'v>(value: &'v Value, out: &mut Vec<Cow<'v, str>>) {
         match value {
             Value::String(s) => out.push(Cow::Borrowed(s)),
@@ -343,7 +343,7 @@ fn shorten(s: &str) -> String {
 }
 
 /// What is wrong with a git reference (seed 003's characters; no `..`, no leading `-`).
-pub fn git_ref_problem(r: &str) -> Option<&'static str> {
+fn git_ref_problem(r: &str) -> Option<&'static str> {
     if r.is_empty() {
         Some("it is empty")
     } else if r.starts_with('-') {

@@ -13,7 +13,7 @@ use crate::wire::args::{ArgValue, Args};
 use crate::wire::scan;
 
 /// Argument values longer than this are fingerprinted by their text as sent.
-pub const CANONICAL_UP_TO: usize = 64 * 1024;
+const CANONICAL_UP_TO: usize = 64 * 1024;
 
 /// What a count is about.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -3,7 +3,7 @@
 //! Deterministic: the world (time, counts, the file system) comes in through [`Facts`] and
 //! [`Fs`], so every check is testable in-process.
 
-pub mod facts;
+mod facts;
 pub mod grants;
 mod kinds;
 mod limits;
@@ -21,7 +21,7 @@ use crate::domain::policy::{FailMode, Policy};
 use crate::wire::args::Args;
 
 pub use facts::{Counts, Facts, GrantLookup, NoFacts, Unanswerable};
-pub use kinds::texts;
+pub(crate) use kinds::texts;
 pub use limits::{Count, CountKey, fingerprint};
 
 /// Who is calling and why (`--session`, `--caller`, `--intent`).
@@ -279,7 +279,7 @@ impl Checker {
     }
 
     /// The intent a call is checked under: `--intent`, else the caller's own.
-    pub fn intent<'p>(
+    fn intent<'p>(
         &self,
         policy: &'p Policy,
         context: &Context,

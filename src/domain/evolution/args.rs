@@ -100,7 +100,7 @@ pub struct ProposedAlias {
     /// The share of `from`'s pairs that went to `to`.
     pub share: f64,
     /// A few sessions the pair was seen in.
-    pub sessions: Vec<String>,
+    pub(crate) sessions: Vec<String>,
 }
 
 /// (tool, unknown name, declared name) → a few sessions the pair was seen in.
@@ -162,10 +162,10 @@ pub fn propose_aliases(
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PatchBase {
     /// The policy file, `None` for the built-in policy.
-    pub policy_file: Option<String>,
-    pub extends_none: bool,
+    policy_file: Option<String>,
+    extends_none: bool,
     /// `[[import]]` entries: absolute path, format, fill_defaults.
-    pub imports: Vec<(String, Option<String>, Option<bool>)>,
+    imports: Vec<(String, Option<String>, Option<bool>)>,
 }
 
 impl PatchBase {

@@ -8,7 +8,7 @@ use super::recommend::{Change, Recommendation};
 use super::{Tallies, tool_total};
 
 /// A confidence must move at least this much for a recommendation to be worse or better.
-pub const CHANGE_STEP: f64 = 0.1;
+const CHANGE_STEP: f64 = 0.1;
 
 /// A recommendation as the previous run saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,7 +58,7 @@ pub struct ToolChange {
 impl ToolChange {
     /// How much worse the tool got: the rise of its failure rate plus the fall of its utility
     /// (negative when it got better).
-    pub fn worsening(&self) -> f64 {
+    fn worsening(&self) -> f64 {
         let (before, now) = (
             self.before.unwrap_or_default(),
             self.now.unwrap_or_default(),

@@ -108,7 +108,7 @@ fn compare(a: &Tally, b: &Tally, sort: Sort, now_ms: i64, t: &Thresholds) -> Ord
 }
 
 /// Utility (½ when unknown) × how recently the tool was used.
-pub fn rank_score(m: &Tally, now_ms: i64, t: &Thresholds) -> f64 {
+fn rank_score(m: &Tally, now_ms: i64, t: &Thresholds) -> f64 {
     let utility = m.utility().unwrap_or(0.5);
     let recency = m
         .last_ms

@@ -7,7 +7,7 @@
 //! rows out of SQLite, `store::runs` stores runs and reads them back, [`health`] renders what
 //! `tools health` shows, [`digest`] says what changed since the previous run.
 
-pub mod args;
+mod args;
 pub mod blame;
 pub mod causes;
 pub mod confidence;
@@ -15,7 +15,7 @@ pub mod digest;
 pub mod errors;
 pub mod health;
 pub mod output;
-pub mod reask;
+mod reask;
 pub mod recommend;
 pub mod tally;
 
@@ -42,7 +42,7 @@ pub struct Window {
     pub until_ms: i64,
     pub recent_from_ms: i64,
     /// What recency weights count from.
-    pub now_ms: i64,
+    now_ms: i64,
 }
 
 impl Window {
@@ -55,11 +55,7 @@ impl Window {
         }
     }
 
-    pub fn contains(&self, ts_ms: i64) -> bool {
-        ts_ms >= self.from_ms && ts_ms < self.until_ms
-    }
-
-    pub fn is_recent(&self, ts_ms: i64) -> bool {
+    fn is_recent(&self, ts_ms: i64) -> bool {
         ts_ms >= self.recent_from_ms
     }
 }
@@ -155,14 +151,14 @@ pub(crate) fn is_not_the_tools(error_type: &str) -> bool {
 }
 
 /// How much one piece of evidence `age_ms` old still weighs.
-pub fn recency_weight(age_ms: i64, half_life_ms: i64) -> f64 {
+fn recency_weight(age_ms: i64, half_life_ms: i64) -> f64 {
     if half_life_ms <= 0 {
         return 1.0;
     }
     0.5f64.powf(age_ms.max(0) as f64 / half_life_ms as f64)
 }
 
-pub fn round2(x: f64) -> f64 {
+fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 

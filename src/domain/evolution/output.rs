@@ -92,7 +92,7 @@ pub fn tools_json(tallies: &Tallies, t: &Thresholds) -> Value {
 }
 
 /// `[{"category","message","count"}]`: the largest clusters of the tool's outcome errors.
-pub fn top_errors_json(m: &Tally) -> Value {
+fn top_errors_json(m: &Tally) -> Value {
     errors::top(&m.error_clusters, TOP_ERRORS)
         .into_iter()
         .map(|c| json!({"category": c.category, "message": c.message, "count": c.count}))

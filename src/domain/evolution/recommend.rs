@@ -30,9 +30,9 @@ const MAX_EXAMPLES: usize = 6;
 /// (already redacted when recorded), and the counts.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Evidence {
-    pub sessions: Vec<String>,
-    pub examples: Vec<String>,
-    pub counts: Map<String, Value>,
+    sessions: Vec<String>,
+    examples: Vec<String>,
+    counts: Map<String, Value>,
 }
 
 impl Evidence {
@@ -110,7 +110,7 @@ pub struct Recommendation {
 
 impl Recommendation {
     /// Confidence × the kind's weight: what orders a report.
-    pub fn severity(&self) -> f64 {
+    pub(crate) fn severity(&self) -> f64 {
         severity(self.kind, self.confidence)
     }
 
@@ -227,7 +227,7 @@ pub fn recommend(
 }
 
 /// Most severe first; then by kind, tool, method and subject, so the order is stable.
-pub fn sort(recs: &mut [Recommendation]) {
+fn sort(recs: &mut [Recommendation]) {
     let rank = |k: &str| KINDS.iter().position(|x| *x == k).unwrap_or(KINDS.len());
     recs.sort_by(|a, b| {
         b.severity()

@@ -12,7 +12,7 @@ use crate::domain::policy::Policy;
 /// How long a grant lasts when nobody says (sudo's timestamp default).
 pub const DEFAULT_DURATION_MS: i64 = 5 * 60 * 1000;
 /// The longest a grant may last: a grant is a "yes for now", not a standing permission.
-pub const MAX_DURATION_MS: i64 = 30 * 24 * 60 * 60 * 1000;
+const MAX_DURATION_MS: i64 = 30 * 24 * 60 * 60 * 1000;
 /// How long a "this session only" grant lasts at most.
 pub const SESSION_DURATION_MS: i64 = 12 * 60 * 60 * 1000;
 
@@ -75,7 +75,7 @@ impl fmt::Display for GrantId {
 }
 
 /// Whether a whole string is a grant id.
-pub fn looks_like_grant_id(text: &str) -> bool {
+pub(crate) fn looks_like_grant_id(text: &str) -> bool {
     let t = text.trim();
     t.len() == 35
         && t.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("mg_"))
@@ -152,7 +152,7 @@ impl ScopeEntry {
     }
 
     /// Reads the shown form back, telling a glob by its wildcards.
-    pub fn from_text(text: &str) -> ScopeEntry {
+    pub(crate) fn from_text(text: &str) -> ScopeEntry {
         match text.strip_prefix("host:") {
             Some(h) => ScopeEntry::Host(h.to_string()),
             None if has_glob(text) => ScopeEntry::Glob(text.to_string()),
@@ -162,7 +162,7 @@ impl ScopeEntry {
 
     /// As `--scope` takes it again, for the suggestion in a rejection: a path whose name
     /// holds glob characters is spelled `path:…`, or `--scope` would read it as a pattern.
-    pub fn to_flag(&self) -> String {
+    fn to_flag(&self) -> String {
         match self {
             ScopeEntry::Path(p) if has_glob(&p.to_string_lossy()) => {
                 format!("path:{}", p.display())
@@ -382,29 +382,29 @@ impl Grant {
 /// What a call asks of a grant: its session, and every path and host its `path` and `url`
 /// arguments name (paths resolved, absolute).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Need<'a> {
-    pub capability: &'a str,
-    pub session: Option<&'a str>,
-    pub paths: Vec<PathBuf>,
-    pub hosts: Vec<String>,
+pub(crate) struct Need<'a> {
+    pub(crate) capability: &'a str,
+    pub(crate) session: Option<&'a str>,
+    pub(crate) paths: Vec<PathBuf>,
+    pub(crate) hosts: Vec<String>,
     /// Paths and URLs that could not be resolved (outside the root, refused by the path check,
     /// no root to resolve them in, no host to read): no scoped grant covers them.
-    pub unresolved: Vec<Unresolved>,
+    pub(crate) unresolved: Vec<Unresolved>,
 }
 
 /// A `path` or `url` argument's text that could not be resolved, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unresolved {
+pub(crate) struct Unresolved {
     /// `path` or `URL`.
-    pub what: &'static str,
-    pub text: String,
+    pub(crate) what: &'static str,
+    pub(crate) text: String,
     /// On one line: control characters escaped.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// Why one grant does not cover a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Miss {
+pub(crate) enum Miss {
     OtherCapability,
     Revoked(i64),
     Expired(i64),
@@ -426,7 +426,7 @@ pub enum Miss {
 
 impl Miss {
     /// The sentence a rejection gives, `{id}` standing for the grant.
-    pub fn describe(&self, id: &GrantId) -> String {
+    pub(crate) fn describe(&self, id: &GrantId) -> String {
         match self {
             Miss::OtherCapability => format!("grant {id} is for another capability"),
             Miss::Revoked(_) => format!("grant {id} was revoked"),
@@ -463,7 +463,7 @@ impl Miss {
 }
 
 /// Whether `grant` covers what the call needs at `now_ms`.
-pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
+fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
     if grant.capability != need.capability {
         return Err(Miss::OtherCapability);
     }
@@ -520,7 +520,7 @@ pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
 /// Why no grant covers a call, as far as the call may be told: a model in one session never
 /// learns another session's ID or grant ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// There is no grant for the capability at all.
     NoGrant,
     /// The nearest grant the call's session could use (bound to it, or to no session): the
@@ -533,7 +533,11 @@ pub enum Refusal {
 /// The first grant that covers the call, or why none does. The reason comes from a grant the
 /// call's own session could use (bound to it or to none; the most recently granted of them),
 /// never from one bound to another session, which is only said to exist.
-pub fn find<'g>(grants: &'g [Grant], need: &Need<'_>, now_ms: i64) -> Result<&'g Grant, Refusal> {
+pub(crate) fn find<'g>(
+    grants: &'g [Grant],
+    need: &Need<'_>,
+    now_ms: i64,
+) -> Result<&'g Grant, Refusal> {
     let mut nearest: Option<(&Grant, Miss)> = None;
     let mut others = false;
     for g in grants {
@@ -571,7 +575,7 @@ pub fn required(policy: &Policy) -> Vec<(String, Vec<String>)> {
 }
 
 /// The tools whose capability is `capability`.
-pub fn tools_for(policy: &Policy, capability: &str) -> Vec<String> {
+fn tools_for(policy: &Policy, capability: &str) -> Vec<String> {
     policy
         .tools
         .values()
@@ -581,7 +585,7 @@ pub fn tools_for(policy: &Policy, capability: &str) -> Vec<String> {
 }
 
 /// The capability of `tool` when the policy requires a grant for it.
-pub fn needs_grant<'p>(policy: &'p Policy, tool: &str) -> Option<&'p str> {
+pub(crate) fn needs_grant<'p>(policy: &'p Policy, tool: &str) -> Option<&'p str> {
     if policy.rules.permit_require.is_empty() {
         return None;
     }
@@ -601,7 +605,7 @@ pub fn scopable(policy: &Policy, capability: &str) -> bool {
 }
 
 /// Whether any tool with `capability` has an argument of `kind`.
-pub fn takes(policy: &Policy, capability: &str, kind: crate::domain::policy::ArgKind) -> bool {
+fn takes(policy: &Policy, capability: &str, kind: crate::domain::policy::ArgKind) -> bool {
     policy.tools.values().any(|t| {
         t.capability.as_deref() == Some(capability) && t.args.values().any(|a| a.kind == Some(kind))
     })
@@ -637,7 +641,7 @@ pub fn setup_flags(policy_file: Option<&Path>, store: Option<&Path>) -> String {
 /// character (a newline in a path a model sent) is written `$'…'` with escapes, which bash,
 /// zsh, ksh and POSIX.1-2024 shells read, rather than spread over lines a reader would take for
 /// lines of the message around it.
-pub fn shell_word(s: &str) -> String {
+fn shell_word(s: &str) -> String {
     use std::fmt::Write as _;
     if !s.is_empty()
         && s.bytes()
@@ -682,7 +686,7 @@ fn push_flag(cmd: &mut String, flag: &str, value: &str) {
 /// The command that would allow a call: the capability, the session the call runs in, the
 /// paths and hosts it names, the policy file when it is not the default one, and the store
 /// the gate looks grants up in (an operator's own default store may be another).
-pub fn grant_command(
+pub(crate) fn grant_command(
     capability: &str,
     session: Option<&str>,
     scope: &[ScopeEntry],

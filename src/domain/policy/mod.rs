@@ -3,7 +3,7 @@
 pub mod file;
 pub mod import;
 mod lookup;
-pub mod rules;
+pub(crate) mod rules;
 pub mod thresholds;
 
 use std::fmt;
@@ -20,17 +20,18 @@ pub use file::{
     Access, ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
 };
 use file::{ArgFile, ToolFile, key_at, line_col, locate};
-pub use import::{CompiledSchema, ToolsFormat};
+pub(crate) use import::CompiledSchema;
 pub use lookup::{
     LookupEnv, PolicyLocation, Reason, Search, locate_policy, look_up_policy, policy_lookup_chain,
 };
-pub use rules::Rules;
+use rules::Rules;
 
 /// `[telemetry] busy_timeout_ms` when the policy does not say.
-pub const DEFAULT_BUSY_TIMEOUT_MS: u64 = 10_000;
+const DEFAULT_BUSY_TIMEOUT_MS: u64 = 10_000;
 
 /// The built-in policy's text, compiled into the binary.
-pub const BUILTIN_TOML: &str = include_str!("builtin.toml");
+#[cfg(test)]
+const BUILTIN_TOML: &str = include_str!("builtin.toml");
 
 /// A policy ready for the gate: the effective file (for `policy show`) and the compiled tools.
 #[derive(Debug, Clone)]
@@ -60,29 +61,29 @@ pub struct Policy {
 
 #[derive(Debug, Clone)]
 pub struct GateSettings {
-    pub unknown_tools: UnknownTools,
-    pub unknown_args: UnknownArgs,
+    pub(crate) unknown_tools: UnknownTools,
+    unknown_args: UnknownArgs,
     pub on_internal_error: FailMode,
-    pub strip: Vec<NamePattern>,
-    pub fuzzy_names: bool,
+    pub(crate) strip: Vec<NamePattern>,
+    pub(crate) fuzzy_names: bool,
 }
 
 /// An argument name, or a prefix when written with a trailing `*`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NamePattern {
+pub(crate) enum NamePattern {
     Exact(String),
     Prefix(String),
 }
 
 impl NamePattern {
-    pub fn parse(text: &str) -> NamePattern {
+    fn parse(text: &str) -> NamePattern {
         match text.strip_suffix('*') {
             Some(prefix) => NamePattern::Prefix(prefix.to_string()),
             None => NamePattern::Exact(text.to_string()),
         }
     }
 
-    pub fn matches(&self, name: &str) -> bool {
+    pub(crate) fn matches(&self, name: &str) -> bool {
         match self {
             NamePattern::Exact(n) => n == name,
             NamePattern::Prefix(p) => name.starts_with(p.as_str()),
@@ -92,16 +93,16 @@ impl NamePattern {
 
 #[derive(Debug, Clone)]
 pub struct Tool {
-    pub name: String,
+    pub(crate) name: String,
     pub capability: Option<String>,
     pub description: Option<String>,
     /// The argument a `tool:method` name suffix supplies.
-    pub method_arg: Option<String>,
-    pub unknown_args: UnknownArgs,
+    pub(crate) method_arg: Option<String>,
+    pub(crate) unknown_args: UnknownArgs,
     /// Wrong name → declared name, exactly as written.
     pub aliases: FxHashMap<String, String>,
     /// Folded name (see [`fold_name`]) → declared name, for declared names and aliases alike.
-    pub folded: FxHashMap<String, String>,
+    pub(crate) folded: FxHashMap<String, String>,
     pub args: IndexMap<String, Arg, FxBuildHasher>,
     /// The input schema of an imported definition, checked after the correction rules.
     pub schema: Option<CompiledSchema>,
@@ -110,29 +111,29 @@ pub struct Tool {
 #[derive(Debug, Clone, Default)]
 pub struct Arg {
     /// Accepted JSON types; empty accepts any.
-    pub types: Vec<ArgType>,
+    pub(crate) types: Vec<ArgType>,
     pub required: bool,
-    pub nullable: bool,
+    pub(crate) nullable: bool,
     /// The requirement is lifted when one of these arguments holds one of the values.
-    pub unless: Vec<(String, Vec<Value>)>,
-    pub one_of: Option<Vec<Value>>,
+    pub(crate) unless: Vec<(String, Vec<Value>)>,
+    pub(crate) one_of: Option<Vec<Value>>,
     /// Folded wrong value (trimmed, lowercase) → right value.
-    pub values: FxHashMap<String, Value>,
-    pub default: Option<Value>,
+    pub(crate) values: FxHashMap<String, Value>,
+    pub(crate) default: Option<Value>,
     pub kind: Option<ArgKind>,
     /// The kind applies only when one of these arguments holds one of the values.
-    pub kind_when: Vec<(String, Vec<Value>)>,
+    pub(crate) kind_when: Vec<(String, Vec<Value>)>,
     /// What the tool does with a `path` argument (`write` unless the policy says `read`).
-    pub access: Access,
+    pub(crate) access: Access,
     pub description: Option<String>,
 }
 
 impl Arg {
-    pub fn accepts_any_type(&self) -> bool {
+    pub(crate) fn accepts_any_type(&self) -> bool {
         self.types.is_empty() || self.types.contains(&ArgType::Any)
     }
 
-    pub fn type_names(&self) -> String {
+    pub(crate) fn type_names(&self) -> String {
         self.types
             .iter()
             .map(|t| t.as_str())
@@ -148,7 +149,7 @@ fn length_bit(len: usize) -> u64 {
     1 << len.min(63)
 }
 
-pub fn fold_name(name: &str) -> String {
+pub(crate) fn fold_name(name: &str) -> String {
     if name.is_ascii() {
         return name
             .bytes()
@@ -164,7 +165,7 @@ pub fn fold_name(name: &str) -> String {
 
 /// Whether `value` satisfies a condition list such as `unless = { runtime = ["output"] }`.
 /// Strings compare trimmed and case-insensitively, as the seed's gate does.
-pub fn condition_holds(conditions: &[(String, Vec<Value>)], args: &Args<'_>) -> bool {
+pub(crate) fn condition_holds(conditions: &[(String, Vec<Value>)], args: &Args<'_>) -> bool {
     conditions.iter().any(|(arg, wanted)| {
         args.get(arg)
             .is_some_and(|v| wanted.iter().any(|w| loosely_equal(v, w)))
@@ -181,11 +182,11 @@ fn loosely_equal(a: &ArgValue<'_>, b: &Value) -> bool {
 /// One problem with a policy file, located by key and line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyError {
-    pub file: String,
-    pub key: String,
-    pub line: Option<usize>,
-    pub column: Option<usize>,
-    pub message: String,
+    file: String,
+    key: String,
+    line: Option<usize>,
+    column: Option<usize>,
+    message: String,
 }
 
 impl fmt::Display for PolicyError {
@@ -1018,14 +1019,14 @@ fn compile_arg(
 }
 
 /// Whether a JSON value has one of the argument's declared types (no coercion).
-pub fn type_matches(arg: &Arg, v: &Value) -> bool {
+fn type_matches(arg: &Arg, v: &Value) -> bool {
     if arg.accepts_any_type() {
         return true;
     }
     arg.types.iter().any(|t| value_is(*t, v)) || (v.is_null() && arg.nullable)
 }
 
-pub fn value_is(t: ArgType, v: &Value) -> bool {
+fn value_is(t: ArgType, v: &Value) -> bool {
     match (t, v) {
         (ArgType::Any, _) => true,
         (ArgType::String, Value::String(_)) => true,

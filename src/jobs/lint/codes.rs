@@ -210,7 +210,7 @@ pub static CODES: &[Code] = &[
 ];
 
 /// The code for a rejection category.
-pub fn for_category(category: Category) -> &'static Code {
+pub(crate) fn for_category(category: Category) -> &'static Code {
     let at = match category {
         Category::MalformedCall => 0,
         Category::ToolNotFound => 1,
@@ -230,7 +230,7 @@ pub fn for_category(category: Category) -> &'static Code {
 }
 
 /// The code for a correction kind: MG101 onwards, in the order of [`Kind::ALL`].
-pub fn for_kind(kind: Kind) -> &'static Code {
+pub(crate) fn for_kind(kind: Kind) -> &'static Code {
     let at = match kind {
         Kind::Repair => 0,
         Kind::Envelope => 1,
@@ -247,12 +247,12 @@ pub fn for_kind(kind: Kind) -> &'static Code {
 }
 
 /// The code for a warning the gate passes a call with.
-pub fn gate_warning() -> &'static Code {
+pub(crate) fn gate_warning() -> &'static Code {
     &CODES[FIRST_WARNING + Kind::ALL.len()]
 }
 
 /// The code for a line of a trace that is not JSON.
-pub fn not_json() -> &'static Code {
+pub(crate) fn not_json() -> &'static Code {
     &CODES[FIRST_WARNING + Kind::ALL.len() + 1]
 }
 

@@ -8,7 +8,7 @@
 //! at run time, which a trace does not hold.
 
 pub mod codes;
-pub mod input;
+mod input;
 pub mod render;
 
 use crate::domain::enforce::NoFacts;
@@ -24,23 +24,23 @@ pub use render::{Format, Renderer};
 /// One finding: what the gate would do to one call, and where the call is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnostic<'f> {
-    pub code: &'static Code,
-    pub file: &'f str,
+    code: &'static Code,
+    file: &'f str,
     /// 1-based line and column (in characters) where the call starts.
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
+    line: usize,
+    column: usize,
+    message: String,
     /// The tool the call names, when it could be read.
-    pub tool: Option<String>,
+    tool: Option<String>,
     /// Errors: the rejection's category and the suggestion the gate gives the model.
-    pub category: Option<Category>,
-    pub suggestion: Option<String>,
+    category: Option<Category>,
+    suggestion: Option<String>,
     /// Warnings from corrections: the correction the gate would apply.
-    pub fix: Option<Correction>,
+    fix: Option<Correction>,
 }
 
 impl Diagnostic<'_> {
-    pub fn severity(&self) -> Severity {
+    fn severity(&self) -> Severity {
         self.code.severity
     }
 }
@@ -65,7 +65,7 @@ pub enum Event<'f> {
 }
 
 /// After this many failures in one file, the rest of the file is skipped.
-pub const MAX_FAILURES: usize = 20;
+const MAX_FAILURES: usize = 20;
 
 /// How to lint.
 pub struct Linter<'r> {
@@ -255,9 +255,9 @@ impl<'r> Linter<'r> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Summary {
     pub files: usize,
-    pub calls: usize,
-    pub errors: usize,
-    pub warnings: usize,
+    calls: usize,
+    errors: usize,
+    warnings: usize,
     pub failures: usize,
 }
 

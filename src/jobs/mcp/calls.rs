@@ -338,7 +338,7 @@ fn tool_name(params: Option<&RawValue>) -> Option<String> {
 
 /// The answer to a refused call: a `CallToolResult` with `isError`, the gate's feedback as its
 /// text (what the model reads, and can act on), and the structured error in `_meta`.
-pub fn refusal(id: &RequestId, error: &ToolError, stateless: bool) -> Vec<u8> {
+fn refusal(id: &RequestId, error: &ToolError, stateless: bool) -> Vec<u8> {
     let mut meta = Map::new();
     meta.insert("metagate/error".into(), error.to_json());
     let mut result = Map::new();

@@ -12,8 +12,8 @@ use serde_json::value::RawValue;
 pub const MAX_MESSAGE: usize = crate::wire::lines::MAX_LINE;
 
 /// JSON-RPC's error codes that metagate answers with.
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
+const PARSE_ERROR: i64 = -32700;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 
 /// A request id as both sides compare it: a string by its value, a number by its text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -86,8 +86,8 @@ pub enum Kind<'a> {
 pub struct Message<'a> {
     pub kind: Kind<'a>,
     pub params: Option<&'a RawValue>,
-    pub result: Option<&'a RawValue>,
-    pub error: Option<&'a RawValue>,
+    pub(crate) result: Option<&'a RawValue>,
+    pub(crate) error: Option<&'a RawValue>,
 }
 
 /// Why a line is not a JSON-RPC message.

@@ -15,9 +15,9 @@
 pub mod calls;
 pub mod framing;
 pub mod outcomes;
-pub mod queue;
+mod queue;
 pub mod registry;
-pub mod relay;
+mod relay;
 
 use std::sync::Arc;
 use std::time::Duration;

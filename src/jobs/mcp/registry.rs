@@ -18,11 +18,11 @@ use crate::domain::enforce::{Context, admits};
 use crate::domain::policy::{Policy, PolicyErrors, ReadError, Source};
 
 /// The name the server's tool list goes by in messages, as a tools file's path would.
-pub const SERVER_TOOLS: &str = "<the server's tools/list>";
+const SERVER_TOOLS: &str = "<the server's tools/list>";
 
 /// The prefix of the ids of metagate's own requests to the server. A client request using it
 /// is refused, so an answer is never taken for the wrong one.
-pub const OWN_ID_PREFIX: &str = "metagate:";
+pub(crate) const OWN_ID_PREFIX: &str = "metagate:";
 
 /// A listing of more pages than this is taken to be a server going round in circles.
 const MAX_PAGES: usize = 1000;
@@ -155,7 +155,7 @@ impl Registry {
 
     /// The server answered `initialize`: whether it has tools decides whether there is
     /// anything to list.
-    pub fn initialized(&self, result: Option<&RawValue>) {
+    pub(crate) fn initialized(&self, result: Option<&RawValue>) {
         #[derive(Deserialize)]
         struct Init<'a> {
             #[serde(borrow)]
@@ -189,7 +189,7 @@ impl Registry {
 
     /// Before a `tools/call` is decided: the listing it needs, when the registry is not
     /// current and none runs. `params` are the call's, whose `_meta` a stateless client fills.
-    pub fn before_call(&self, params: Option<&RawValue>) -> Option<Vec<u8>> {
+    pub(crate) fn before_call(&self, params: Option<&RawValue>) -> Option<Vec<u8>> {
         let mut state = self.lock();
         if let Some(meta) = session_meta(params) {
             state.meta = Some(meta);
@@ -228,7 +228,7 @@ impl Registry {
 
     /// The server said its tool list changed: list again (after the listing under way, if
     /// one is). Returns the request to send.
-    pub fn list_changed(&self) -> Option<Vec<u8>> {
+    pub(crate) fn list_changed(&self) -> Option<Vec<u8>> {
         let mut state = self.lock();
         match &mut state.listing {
             Some(listing) => {
