@@ -13,21 +13,34 @@ use crate::wire::scan;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
+    /// The tool named is not in the policy.
     ToolNotFound,
+    /// An argument is missing, unknown or has a value the tool does not take.
     InvalidParameters,
+    /// An argument has the wrong JSON type.
     TypeMismatch,
+    /// The operator's policy refuses the call.
     PolicyBlocked,
+    /// The call needs a person's yes (a grant) first.
     ConfirmationRequired,
+    /// A rate limit is reached.
     RateLimited,
+    /// The tool failed and will fail again.
     PermanentFailure,
+    /// The call was cancelled before it ended.
     Cancelled,
+    /// The tool's server failed.
     ServerError,
+    /// The tool could not be reached.
     NetworkError,
+    /// The tool did not answer in time.
     Timeout,
+    /// The input could not be read as a call at all.
     MalformedCall,
 }
 
 impl Category {
+    /// Every category, in the order DESIGN.md lists them.
     pub const ALL: [Category; 12] = [
         Category::ToolNotFound,
         Category::InvalidParameters,
@@ -43,6 +56,7 @@ impl Category {
         Category::MalformedCall,
     ];
 
+    /// The name written in rejections and telemetry (`invalid_parameters`).
     pub fn as_str(self) -> &'static str {
         match self {
             Category::ToolNotFound => "tool_not_found",
@@ -90,6 +104,7 @@ impl fmt::Display for Category {
     }
 }
 
+/// A category name that is not in the taxonomy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownCategory(String);
 
@@ -152,17 +167,23 @@ impl Serialize for Details {
     }
 }
 
+/// A rejection: what the model is told, and what telemetry records.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
+    /// What kind of failure it is.
     pub category: Category,
+    /// The tool the call named, when it named one.
     pub tool: Option<String>,
+    /// What is wrong, for the model.
     pub message: String,
+    /// What to do instead, for the model.
     pub suggestion: String,
     pub(crate) missing: Vec<String>,
     pub(crate) details: Details,
 }
 
 impl ToolError {
+    /// A rejection of `category`, with no tool, suggestion or details yet.
     pub fn new(category: Category, message: impl Into<String>) -> Self {
         ToolError {
             category,
@@ -174,11 +195,13 @@ impl ToolError {
         }
     }
 
+    /// Names the tool the call was for.
     pub fn tool(mut self, tool: impl Into<String>) -> Self {
         self.tool = Some(tool.into());
         self
     }
 
+    /// Says what the model should do instead.
     pub fn suggest(mut self, suggestion: impl Into<String>) -> Self {
         self.suggestion = suggestion.into();
         self

@@ -18,8 +18,11 @@ const REFERRAL_TYPES: [&str; 2] = ["wrong_tool_boundary", "low_utility"];
 /// One recorded event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
+    /// A tool call ended (`type: outcome`).
     Outcome(Box<Outcome>),
+    /// A user asked for something (`type: ask`).
     Ask(Ask),
+    /// A user corrected what a tool did (`type: correction`).
     Correction(UserCorrection),
 }
 
@@ -34,43 +37,64 @@ impl Event {
     }
 }
 
+/// How one tool call ended, as an integrator records it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
+    /// When it ended, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// The agent's session, if given.
     pub session: Option<String>,
+    /// The tool that ran.
     pub tool: String,
+    /// The method of a multi-method tool, if given.
     pub method: Option<String>,
     /// `true` for `"ok"`, `false` for `"error"`.
     pub ok: bool,
+    /// The error type (a taxonomy category, a referral, or the integrator's own name).
     pub error_type: Option<String>,
+    /// The error's text, redacted.
     pub error_message: Option<String>,
     /// Normalized boundary axes, deduplicated, in the order first seen.
     pub axes: Vec<String>,
     /// The axes as the tool wrote them.
     pub axes_raw: Vec<String>,
+    /// For a referral: the task the tool was asked to do, redacted.
     pub observed_task_shape: Option<String>,
+    /// For a referral: how the tool could be split, redacted.
     pub suggested_split: Option<String>,
+    /// For a referral: what shows the boundary, redacted.
     pub evidence: Option<String>,
     /// The whole `metadata` object, redacted.
     pub metadata: Option<Value>,
 }
 
+/// A user's request, for the re-ask detection of evaluate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ask {
+    /// When it was asked, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// The agent's session, if given.
     pub session: Option<String>,
+    /// Who asked, redacted.
     pub user: Option<String>,
+    /// What was asked, redacted.
     pub text: Option<String>,
     /// Capability names, trimmed and lowercased.
     pub capabilities: Vec<String>,
 }
 
+/// A user saying a tool did the wrong thing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserCorrection {
+    /// When, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// The agent's session, if given.
     pub session: Option<String>,
+    /// The tool corrected.
     pub tool: String,
+    /// The method of a multi-method tool, if given.
     pub method: Option<String>,
+    /// What the user said, redacted.
     pub note: Option<String>,
 }
 

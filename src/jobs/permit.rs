@@ -58,12 +58,14 @@ pub trait Prompter {
         default: Option<&str>,
         check: &mut dyn FnMut(&str) -> Result<(), Refusal>,
     ) -> Result<String, PromptError>;
+    /// Asks a yes or no question.
     fn confirm(&mut self, prompt: &str, default: bool) -> Result<bool, PromptError>;
 }
 
 /// What the operator asked for, ready to become a grant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
+    /// The capability to allow.
     pub capability: String,
     scope: Vec<ScopeEntry>,
     session: Option<String>,
@@ -178,11 +180,15 @@ fn summary(r: &Request) -> String {
 
 /// A grant asked for with flags (`metagate permit grant`), as typed.
 pub struct GrantFlags<'a> {
+    /// `--capability`, as typed.
     pub capability: &'a str,
     /// `--for`, as typed.
     pub duration: &'a str,
+    /// `--scope` values, as typed.
     pub scope: &'a [String],
+    /// `--session`, if given.
     pub session: Option<&'a str>,
+    /// `--reason`, if given.
     pub reason: Option<&'a str>,
 }
 

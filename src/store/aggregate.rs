@@ -350,6 +350,7 @@ pub(super) fn add_corrections(
 /// flat however many there are).
 pub struct ReaskSink<'c> {
     insert: rusqlite::Statement<'c>,
+    /// Re-asks found.
     pub count: u64,
 }
 

@@ -11,17 +11,23 @@ use crate::store::{Store, StoreError};
 /// One audit event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantEvent {
+    /// When, in milliseconds since the epoch.
     pub ts_ms: i64,
     /// `granted`, `revoked`, `used` or `denied`.
     pub event: &'static str,
+    /// The grant, when one is involved.
     pub grant_id: Option<String>,
+    /// The capability.
     pub capability: String,
+    /// The tool called, when a call is involved.
     pub tool: Option<String>,
+    /// The session, if any.
     pub session: Option<String>,
     /// The gate decision (`decisions.id`) a `used` or `denied` event belongs to.
     pub decision_id: Option<i64>,
     /// Who granted or revoked.
     pub actor: Option<String>,
+    /// More about the event, as text.
     pub detail: Option<String>,
 }
 
@@ -194,8 +200,11 @@ pub fn events(store: &Store) -> Result<Vec<GrantEvent>, StoreError> {
 /// What revoking one id did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Revoked {
+    /// The grant is revoked now.
     Done(Grant),
+    /// No grant has that id.
     Unknown,
+    /// The grant was revoked before.
     Already(Grant),
 }
 

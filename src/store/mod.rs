@@ -78,36 +78,56 @@ pub enum StoreError {
     Folder(PathBuf),
     /// The path names a device, a pipe or a socket.
     NotAFile(PathBuf),
+    /// The file is not an SQLite database.
     NotADatabase(PathBuf),
     /// An SQLite database with tables of its own and no metagate schema: never migrated into.
     Foreign(PathBuf),
+    /// A newer metagate wrote the store.
     Newer {
+        /// The store.
         path: PathBuf,
+        /// The schema version found.
         found: i64,
     },
+    /// Another process holds the write lock.
     Locked {
+        /// The store.
         path: PathBuf,
+        /// How long metagate waited.
         waited: Duration,
     },
+    /// The store cannot be written.
     ReadOnly(PathBuf),
     /// Read-only, in a folder that cannot be written, with changes still in its `-wal` file.
     UnfoldedLog(PathBuf),
+    /// The disk is full.
     Full(PathBuf),
     /// A write failed below SQLite (an I/O error, a file size limit).
     WriteFailed {
+        /// The store.
         path: PathBuf,
+        /// What SQLite said.
         source: rusqlite::Error,
     },
+    /// SQLite could not turn write-ahead logging on.
     NoWal {
+        /// The store.
         path: PathBuf,
+        /// The journal mode it kept.
         mode: String,
     },
+    /// A file system error.
     Io {
+        /// The store.
         path: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
+    /// Any other SQLite error.
     Sqlite {
+        /// The store.
         path: PathBuf,
+        /// What SQLite said.
         source: rusqlite::Error,
     },
 }
@@ -254,6 +274,7 @@ thread_local! {
 /// How a store is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
+    /// How long to wait for another writer.
     pub busy_timeout: Duration,
     /// Each commit waits for the disk (SQLite's `synchronous = FULL`). Without it a commit is
     /// still atomic and seen at once by every other connection, and survives metagate being
@@ -400,14 +421,17 @@ impl Store {
         }
     }
 
+    /// Where the store is.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The SQLite connection, for the store's own modules and tests.
     pub fn conn(&mut self) -> &mut Connection {
         &mut self.conn
     }
 
+    /// The SQLite connection, read only.
     pub fn conn_ref(&self) -> &Connection {
         &self.conn
     }
@@ -776,11 +800,17 @@ fn create_private(path: &Path) -> Result<(), StoreError> {
 /// A store's vital signs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreInfo {
+    /// Where the store is.
     pub path: PathBuf,
+    /// Its schema version.
     pub schema_version: i64,
+    /// Its size on disk.
     pub size_bytes: u64,
+    /// Each table with its row count.
     pub tables: Vec<(String, i64)>,
+    /// The oldest recorded time, if any.
     pub first_ms: Option<i64>,
+    /// The newest recorded time, if any.
     pub last_ms: Option<i64>,
 }
 

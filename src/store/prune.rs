@@ -27,7 +27,9 @@ pub struct Pruned {
     pub kept_for_run: Option<i64>,
     /// Table → rows deleted (or that would be).
     pub rows: Vec<(String, u64)>,
+    /// Evaluate runs deleted.
     pub runs: u64,
+    /// Recommendations deleted.
     pub recommendations: u64,
 }
 

@@ -10,14 +10,23 @@ use crate::store::{Store, StoreError};
 /// One decision row, every text already redacted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecisionRow {
+    /// When the call was decided, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// The session, if any.
     pub session: Option<String>,
+    /// The caller, if any.
     pub caller: Option<String>,
+    /// The intent, if any.
     pub intent: Option<String>,
+    /// The tool, when the call named one.
     pub tool: Option<String>,
+    /// The method, if any.
     pub method: Option<String>,
+    /// The envelope the call came in.
     pub shape: Option<&'static str>,
+    /// `pass`, `corrected` or `rejected`.
     pub verdict: &'static str,
+    /// The error category, when rejected.
     pub category: Option<&'static str>,
     /// JSON array of corrections.
     pub corrections: String,
@@ -27,6 +36,7 @@ pub struct DecisionRow {
     pub args: Option<String>,
     /// Identifies the same tool with the same arguments (the loop breaker's key).
     pub fingerprint: Option<i64>,
+    /// How long the decision took, in microseconds.
     pub latency_us: i64,
     /// The call's id as its document gave it.
     pub call_id: Option<String>,

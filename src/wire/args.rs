@@ -11,18 +11,26 @@ use crate::wire::scan;
 /// One argument's value: the JSON text it came in, or a value the gate set or had to read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArgValue<'a> {
+    /// A value not yet parsed: its JSON text.
     Raw(Cow<'a, str>),
+    /// A parsed value.
     Value(Value),
 }
 
 /// The JSON type of a value, read from its first byte when it is still text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsonType {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool,
+    /// A number.
     Number,
+    /// A string.
     String,
+    /// An array.
     Array,
+    /// An object.
     Object,
 }
 
@@ -41,6 +49,7 @@ impl JsonType {
 }
 
 impl<'a> ArgValue<'a> {
+    /// The JSON type, without parsing a raw value.
     pub fn json_type(&self) -> JsonType {
         match self {
             ArgValue::Raw(text) => match text.as_bytes().first() {
@@ -120,6 +129,7 @@ impl<'a> ArgValue<'a> {
         }
     }
 
+    /// The value, parsed if it was raw.
     pub fn into_value(self) -> Value {
         match self {
             ArgValue::Raw(text) => {
@@ -303,6 +313,7 @@ impl<'a> Args<'a> {
         Some(Args { fields })
     }
 
+    /// Arguments from a parsed JSON object, in its order.
     pub fn from_map(map: Map<String, Value>) -> Args<'a> {
         Args {
             fields: map
@@ -312,34 +323,42 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// How many arguments there are.
     pub fn len(&self) -> usize {
         self.fields.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
     }
 
+    /// The argument names, in order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.fields.iter().map(|(k, _)| k.as_ref())
     }
 
+    /// The arguments, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &ArgValue<'a>)> {
         self.fields.iter().map(|(k, v)| (k.as_ref(), v))
     }
 
+    /// Where the argument of that name is, if present.
     pub fn position(&self, key: &str) -> Option<usize> {
         self.fields.iter().position(|(k, _)| k == key)
     }
 
+    /// The argument of that name, if present.
     pub fn get(&self, key: &str) -> Option<&ArgValue<'a>> {
         self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// The name at a position.
     pub fn key_at(&self, index: usize) -> &str {
         &self.fields[index].0
     }
 
+    /// The value at a position.
     pub fn value_at(&self, index: usize) -> &ArgValue<'a> {
         &self.fields[index].1
     }
@@ -359,11 +378,13 @@ impl<'a> Args<'a> {
         self.fields.push((Cow::Owned(key), ArgValue::Value(value)));
     }
 
+    /// Takes the argument of that name out.
     pub fn remove(&mut self, key: &str) -> Option<ArgValue<'a>> {
         let i = self.position(key)?;
         Some(self.fields.remove(i).1)
     }
 
+    /// Keeps only the arguments whose names `keep` accepts, in order.
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
         self.fields.retain(|(k, _)| keep(k));
     }
@@ -390,6 +411,7 @@ impl<'a> Args<'a> {
         out.push(b'}');
     }
 
+    /// The arguments as one JSON object.
     pub fn to_json_string(&self) -> String {
         let mut out =
             Vec::with_capacity(16 + self.fields.iter().map(|(k, _)| k.len() + 24).sum::<usize>());

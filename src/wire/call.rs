@@ -20,18 +20,26 @@ use crate::wire::scan;
 /// The envelope shapes `gate` reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Shape {
+    /// Agent Zero's `{"tool_name","tool_args"}`.
     AgentZero,
+    /// OpenAI Chat Completions' `tool_calls` item.
     OpenAiChat,
+    /// OpenAI Responses' `function_call` item.
     OpenAiResponses,
+    /// Anthropic's `tool_use` block.
     Anthropic,
+    /// MCP's `tools/call` request.
     Mcp,
+    /// Gemini's `functionCall`.
     Gemini,
+    /// `{"name","arguments"}`.
     Plain,
     /// Llama's `{"name", "parameters"}`.
     Llama,
 }
 
 impl Shape {
+    /// Every envelope, in the order the docs list them.
     pub const ALL: [Shape; 8] = [
         Shape::AgentZero,
         Shape::OpenAiChat,
@@ -43,6 +51,7 @@ impl Shape {
         Shape::Llama,
     ];
 
+    /// The name reports and telemetry use.
     pub fn as_str(self) -> &'static str {
         match self {
             Shape::AgentZero => "agent-zero",
@@ -106,6 +115,7 @@ enum ArgsForm {
 /// Why a document is not a tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotACall {
+    /// Why the input is no call.
     pub message: String,
     /// Whether the document may hold calls in another way (a message, a response, an array):
     /// it is strict JSON, but no envelope's fields name a call in it.
@@ -151,10 +161,12 @@ type Fields<'a> = Vec<(Cow<'a, str>, Slot<'a>)>;
 /// One tool call, read out of its envelope.
 #[derive(Debug, Clone)]
 pub struct Call<'a> {
+    /// The envelope it came in, which the answer keeps.
     pub shape: Shape,
     /// The name as sent, with any `:method` suffix.
     pub name: Cow<'a, str>,
     args_form: ArgsForm,
+    /// Its arguments.
     pub args: Args<'a>,
     fields: Fields<'a>,
 }

@@ -41,6 +41,7 @@ pub enum Access {
 }
 
 impl Access {
+    /// The name the policy writes (`read` or `write`).
     pub fn as_str(self) -> &'static str {
         match self {
             Access::Read => "read",

@@ -190,6 +190,7 @@ pub struct ShellRules<'a> {
     pub allowed: Option<&'a [CommandPattern]>,
     /// Files that must never be touched, prepared once with [`Protected::new`].
     pub protected: &'a Protected,
+    /// What the check asks of the file system and the running binary.
     pub world: &'a dyn World,
 }
 
@@ -197,22 +198,47 @@ pub struct ShellRules<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finding {
     /// A construct the operator denies (`[shell] deny`); `construct` as written there.
-    Construct { construct: String },
+    Construct {
+        /// The construct as written in the policy.
+        construct: String,
+    },
     /// A denied command: `word` is the entry of `deny_commands` (or `metagate`), `command`
     /// the simple command it was found in (trimmed, at most 80 characters).
-    Word { word: String, command: String },
+    Word {
+        /// The `deny_commands` entry that matched.
+        word: String,
+        /// The simple command it was found in.
+        command: String,
+    },
     /// A program that `allow_commands` does not list.
-    NotAllowed { command: String },
+    NotAllowed {
+        /// The program's name as written.
+        command: String,
+    },
     /// The command refers to a protected file (or a variable naming one).
-    Protected { path: String },
+    Protected {
+        /// The protected path, as the command names it.
+        path: String,
+    },
     /// A part of bash outside the modelled subset, or code the check cannot read:
     /// `construct` names it, `reason` says why it is refused.
-    Unsupported { construct: String, reason: String },
+    Unsupported {
+        /// What bash would have to do.
+        construct: String,
+        /// Why the check refuses it.
+        reason: String,
+    },
     /// The command is not valid bash as far as the check can tell (an unterminated quote,
     /// a `fi` without an `if`, …): bash would not run it as the check reads it.
-    Unreadable { reason: String },
+    Unreadable {
+        /// What bash would trip over.
+        reason: String,
+    },
     /// The command is longer than [`MAX_COMMAND_BYTES`].
-    TooLarge { bytes: usize },
+    TooLarge {
+        /// Its length in bytes.
+        bytes: usize,
+    },
 }
 
 impl Finding {

@@ -25,7 +25,9 @@ use crate::wire::correction::{Correction, Kind, arg_pointer};
 /// What the pipeline did to a call that it did not reject.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Report {
+    /// What the pipeline changed, in order, for the report and the stderr lines.
     pub corrections: Vec<Correction>,
+    /// What it kept but thinks odd (unknown arguments kept, a value left as sent).
     pub warnings: Vec<String>,
 }
 

@@ -27,30 +27,40 @@ pub use limits::{Count, CountKey, fingerprint};
 /// Who is calling and why (`--session`, `--caller`, `--intent`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Context {
+    /// The agent's session, for per-session limits and grants.
     pub session: Option<String>,
+    /// Who calls, for `[callers]` rules and limits.
     pub caller: Option<String>,
+    /// What the agent is doing, for `[intents]` rules.
     pub intent: Option<String>,
 }
 
 /// Which checks run: `lint` checks calls without telemetry, limits or prerequisites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scope {
+    /// Whether the checks that need the world (grants, limits, prerequisites) run, or only the policy's own.
     pub runtime: bool,
 }
 
 /// One call to check: the tool, its corrected arguments, and who is calling.
 pub struct CallToCheck<'c, 'a> {
+    /// The tool's name, as corrected.
     pub tool: &'c str,
+    /// Its arguments, as corrected.
     pub args: &'c Args<'a>,
+    /// Who calls and why.
     pub context: &'c Context,
 }
 
 /// What the checks of one call may consult, and what they report back.
 pub struct Inquiry<'i> {
+    /// The counts and grants the checks may ask about.
     pub facts: &'i mut dyn Facts,
+    /// The file system path arguments are resolved against.
     pub fs: &'i dyn Fs,
     /// Milliseconds since the epoch, for limits and grants.
     pub now_ms: i64,
+    /// Which checks run.
     pub scope: Scope,
     /// One line per check, when `--explain` asked for them.
     pub explain: &'i mut Option<Vec<String>>,
@@ -190,7 +200,9 @@ pub fn admits(policy: &Policy, tool: &str, context: &Context) -> bool {
 /// gate must protect: every file metagate reads as configuration or state, wherever a run
 /// may find it (`jobs::own_files` lists them); relative ones are taken from `cwd`.
 pub struct Setup<'a> {
+    /// The folder relative paths and the policy's root are taken from.
     pub cwd: &'a Path,
+    /// metagate's own files (policy, store), which no path argument may name.
     pub protected: Vec<PathBuf>,
     /// The home folder `~` and `$HOME` stand for in shell commands.
     pub home: Option<PathBuf>,
@@ -212,6 +224,7 @@ fn with_own_command(words: &[String]) -> Vec<CommandPattern> {
 }
 
 impl Checker {
+    /// Builds the checks for one run; path rules and the shell automaton wait for their first use.
     pub fn new(policy: &Policy, setup: &Setup<'_>) -> Checker {
         let p = &policy.rules.paths;
         // `--policy policy.toml` gives a relative origin; rules need absolute paths.

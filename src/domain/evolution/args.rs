@@ -93,9 +93,13 @@ pub fn alias_pairs(
 /// An alias the pairs propose.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProposedAlias {
+    /// The tool the alias is for.
     pub tool: String,
+    /// The argument name models send.
     pub from: String,
+    /// The argument name the tool takes.
     pub to: String,
+    /// How many calls were corrected this way.
     pub count: u64,
     /// The share of `from`'s pairs that went to `to`.
     pub share: f64,
@@ -169,6 +173,7 @@ pub struct PatchBase {
 }
 
 impl PatchBase {
+    /// What `policy_patch` needs to know of the policy it patches.
     pub fn of(policy: &Policy) -> PatchBase {
         let folder = policy.origin.as_deref().and_then(Path::parent);
         let imports = policy

@@ -31,10 +31,13 @@ pub enum CallRef {
 /// A tool that answered between two asks of a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
+    /// The tool that ran.
     pub tool: String,
+    /// Its method, if it has several.
     pub method: Option<String>,
     /// Its last call between the asks.
     pub call: CallRef,
+    /// When it last ran before the re-ask, in milliseconds since the epoch.
     pub last_ms: i64,
     /// It reported a failure of its own or a `low_utility` referral between the asks.
     pub flagged: bool,

@@ -164,8 +164,11 @@ pub(crate) fn merge(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u6
 /// One cluster: the error's category, its normalized message and how often it came.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorCluster {
+    /// The error category the cluster is in.
     pub category: String,
+    /// The message, with paths, numbers and quoted values normalized away.
     pub message: String,
+    /// How many errors read so.
     pub count: u64,
 }
 

@@ -127,9 +127,13 @@ const BRIEF_CHARS: usize = 80;
 /// it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenRecommendation {
+    /// The recommendation kind.
     pub kind: String,
+    /// The method, if it is about one.
     pub method: Option<String>,
+    /// One line for the `<known_tools>` block.
     pub brief: String,
+    /// How strongly it is recommended, for ordering.
     pub severity: f64,
 }
 

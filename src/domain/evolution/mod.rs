@@ -38,14 +38,18 @@ pub use tally::{OutcomeRow, Tally};
 /// The window a run covers: `[from_ms, until_ms)`, and where its recent part starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
+    /// The window's start, inclusive, in milliseconds since the epoch.
     pub from_ms: i64,
+    /// The window's end, exclusive.
     pub until_ms: i64,
+    /// Where "recent" starts, for the trends evaluate reports.
     pub recent_from_ms: i64,
     /// What recency weights count from.
     now_ms: i64,
 }
 
 impl Window {
+    /// The window from `from_ms` to `until_ms`, its recent part as the thresholds say.
     pub fn new(from_ms: i64, until_ms: i64, now_ms: i64, t: &Thresholds) -> Window {
         Window {
             from_ms,
@@ -168,6 +172,7 @@ pub type Tallies = BTreeMap<String, BTreeMap<String, Tally>>;
 /// Everything a run found, before recommendations.
 #[derive(Debug, Clone, Default)]
 pub struct Aggregate {
+    /// How many events were read.
     pub events: u64,
     /// Complete once [`Aggregate::finish`] ran (a scan calls it at its end).
     pub tallies: Tallies,
@@ -226,6 +231,7 @@ impl Aggregate {
         }
     }
 
+    /// Adds another shard's counts to these.
     pub fn merge(&mut self, mut other: Aggregate) {
         other.finish();
         self.events += other.events;

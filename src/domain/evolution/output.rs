@@ -99,6 +99,7 @@ fn top_errors_json(m: &Tally) -> Value {
         .collect()
 }
 
+/// A recommendation as `evaluate --format json` writes it.
 pub fn recommendation_json(r: &Recommendation) -> Value {
     json!({
         "id": r.id,
@@ -119,6 +120,7 @@ pub fn recommendation_json(r: &Recommendation) -> Value {
     })
 }
 
+/// A proposed alias as `evaluate --format json` writes it.
 pub fn alias_json(a: &ProposedAlias) -> Value {
     json!({"tool": a.tool, "from": a.from, "to": a.to, "count": a.count, "share": a.share, "sessions": a.sessions})
 }

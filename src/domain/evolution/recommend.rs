@@ -36,6 +36,7 @@ pub struct Evidence {
 }
 
 impl Evidence {
+    /// The evidence as the JSON report writes it.
     pub fn to_json(&self) -> Value {
         json!({"sessions": self.sessions, "examples": self.examples, "counts": self.counts})
     }
@@ -64,12 +65,14 @@ pub enum Change {
     Reopened,
     /// Its confidence rose by at least [`super::digest::CHANGE_STEP`].
     Worse,
+    /// Unchanged since the last run.
     Same,
     /// Its confidence fell by at least that.
     Better,
 }
 
 impl Change {
+    /// The name the report writes.
     pub fn as_str(self) -> &'static str {
         match self {
             Change::New => "new",
@@ -81,22 +84,31 @@ impl Change {
     }
 }
 
+/// One recommendation of evaluate, about one tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recommendation {
+    /// Its stable id, the same from run to run for the same advice.
     pub id: String,
+    /// The tool it is about.
     pub tool: String,
+    /// The method, if it is about one.
     pub method: Option<String>,
+    /// The recommendation kind (see docs/evaluate.md).
     pub kind: &'static str,
     /// What the recommendation is about within its tool and kind (an argument, an alias pair).
     pub subject: String,
+    /// How sure evaluate is, from 0 to 1.
     pub confidence: f64,
     /// How much evidence it rests on (the `n` of its confidence): a rejection is measured
     /// against it.
     pub count: f64,
+    /// One line saying what to do.
     pub summary: String,
     /// One line for a prompt's `<known_tools>`.
     pub brief: String,
+    /// The axes a boundary referral named.
     pub axes: Vec<String>,
+    /// What it rests on.
     pub evidence: Evidence,
     /// `proposed`, `accepted` or `rejected`, as a person set it.
     pub status: String,

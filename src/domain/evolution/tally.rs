@@ -31,6 +31,7 @@ pub mod signal {
     pub(crate) const FAILURE: &str = "failure";
     pub(crate) const REASK: &str = "reask";
     pub(crate) const CORRECTION: &str = "correction";
+    /// The verdict stored for a rejected call.
     pub const REJECTED: &str = "rejected";
 
     /// Rejections naming one argument.
@@ -48,11 +49,16 @@ pub mod signal {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Tally {
+    /// Calls decided by the gate.
     pub calls: u64,
+    /// Calls that passed unchanged.
     pub passed: u64,
+    /// Calls that passed corrected.
     pub corrected: u64,
+    /// Calls rejected.
     pub rejected: u64,
     pub(crate) rejections: BTreeMap<String, u64>,
+    /// Corrections made, by kind.
     pub corrections: BTreeMap<String, u64>,
     pub(crate) outcomes_ok: u64,
     pub(crate) outcomes_error: u64,
@@ -60,9 +66,13 @@ pub struct Tally {
     /// Errors that count against the tool (not extrinsic, not the model's or the policy's).
     pub(crate) failures: u64,
     pub(crate) extrinsic_failures: u64,
+    /// Referrals saying the tool was the wrong one for the task.
     pub boundary: u64,
+    /// The same, in the recent part of the window.
     pub boundary_recent: u64,
+    /// Referrals saying the tool's result was of little use.
     pub low_utility: u64,
+    /// The same, in the recent part of the window.
     pub low_utility_recent: u64,
     /// Referrals weighted: with evidence 1, without ½.
     pub(crate) referral_weight: f64,
@@ -73,6 +83,7 @@ pub struct Tally {
     pub(crate) evidence: BTreeSet<String>,
     pub(crate) explicit_corrections: u64,
     pub(crate) reask_corrections: u64,
+    /// Re-asks whose wording hints at the tool.
     pub phrase_hints: u64,
     /// Recency-weighted evidence for and against utility.
     pub(crate) good_w: f64,
@@ -110,6 +121,7 @@ impl Tally {
         self.outcomes_ok + self.outcomes_error
     }
 
+    /// How many times users corrected the tool.
     pub fn user_corrections(&self) -> u64 {
         self.explicit_corrections + self.reask_corrections
     }
@@ -531,14 +543,22 @@ fn add_counts(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
 /// One outcome row, borrowed from the scan.
 #[derive(Debug, Clone, Default)]
 pub struct OutcomeRow<'a> {
+    /// When the outcome was recorded, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// Whether the tool succeeded.
     pub ok: bool,
+    /// The error type, when it failed.
     pub error_type: Option<&'a str>,
+    /// The boundary axes named, normalized.
     pub axes: Vec<String>,
+    /// The task shape a referral observed.
     pub shape: Option<&'a str>,
+    /// The split a referral suggested.
     pub split: Option<&'a str>,
+    /// The evidence a referral gave.
     pub evidence: Option<&'a str>,
     /// Read for errors only.
     pub session: Option<&'a str>,
+    /// The error message, for clustering.
     pub message: Option<&'a str>,
 }

@@ -63,6 +63,7 @@ impl GrantId {
         GrantId::parse(&text).unwrap_or(GrantId(text))
     }
 
+    /// The id as shown and stored.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -179,6 +180,7 @@ pub enum ScopeInput {
     Path(String),
     /// `path:…`: a file or folder whatever characters its name holds.
     Literal(String),
+    /// A host, or a wildcard over a parent name, in the spelling calls are compared in.
     Host(String),
 }
 
@@ -327,32 +329,44 @@ pub fn human_duration(ms: i64) -> String {
 /// One grant, as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
+    /// The grant's id.
     pub id: GrantId,
+    /// The capability it allows.
     pub capability: String,
     /// Empty: the whole capability (unless `unreadable`).
     pub scope: Vec<ScopeEntry>,
     /// Why the stored scope could not be read, when it could not: such a grant covers nothing
     /// (an unreadable scope must never read as "everything").
     pub unreadable: Option<String>,
+    /// The session it is bound to, if any.
     pub session: Option<String>,
+    /// When it was granted, in milliseconds since the epoch.
     pub granted_at_ms: i64,
+    /// When it stops covering calls.
     pub expires_at_ms: i64,
+    /// When it was revoked, if it was.
     pub revoked_at_ms: Option<i64>,
+    /// Who granted it (the operator's user name), if known.
     pub granted_by: Option<String>,
+    /// Why, as the operator said.
     pub reason: Option<String>,
 }
 
 /// A grant's state at a moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// Covers calls now.
     Live,
+    /// Its time is up.
     Expired,
+    /// The operator revoked it.
     Revoked,
     /// Its granted_at lies in the future: the clock moved back, or the row was forged.
     NotYet,
 }
 
 impl Status {
+    /// The word `permit list` shows.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Live => "live",

@@ -60,8 +60,10 @@ pub struct PolicyFile {
 pub struct ImportFile {
     /// Relative paths are relative to the policy file's folder.
     pub path: String,
+    /// How to read the file (OpenAI, Anthropic, MCP or metagate's own); guessed when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<ToolsFormat>,
+    /// Whether the schema's defaults fill missing arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill_defaults: Option<bool>,
 }
@@ -255,8 +257,10 @@ pub(crate) struct GateFile {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnknownTools {
+    /// Unknown tools go through unchecked.
     #[default]
     Pass,
+    /// Unknown tools are rejected.
     Reject,
 }
 
@@ -264,9 +268,12 @@ pub enum UnknownTools {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnknownArgs {
+    /// Unknown arguments are kept.
     #[default]
     Keep,
+    /// Unknown arguments are dropped.
     Drop,
+    /// Unknown arguments make the call rejected.
     Reject,
 }
 
@@ -274,11 +281,14 @@ pub enum UnknownArgs {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailMode {
+    /// A check that cannot run rejects the call.
     #[default]
     Reject,
+    /// A check that cannot run lets the call through.
     Pass,
 }
 
+/// One `[tools.<name>]` table as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolFile {
@@ -386,16 +396,25 @@ impl TypeSpec {
     }
 }
 
+/// The JSON type an argument takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArgType {
+    /// A JSON string.
     String,
+    /// A JSON number without a fraction.
     Integer,
+    /// Any JSON number.
     Number,
+    /// `true` or `false`.
     Boolean,
+    /// A JSON object.
     Object,
+    /// A JSON array.
     Array,
+    /// `null`.
     Null,
+    /// Any JSON value.
     Any,
 }
 
@@ -429,10 +448,15 @@ impl ArgType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArgKind {
+    /// A file path, checked against `[paths]`.
     Path,
+    /// A shell command, checked by the shell check.
     Shell,
+    /// A URL, checked against `[urls]`.
     Url,
+    /// A regular expression, checked to compile.
     Regex,
+    /// A git ref, checked to be no option in disguise.
     GitRef,
 }
 

@@ -40,7 +40,9 @@ pub struct Policy {
     pub origin: Option<PathBuf>,
     /// The effective policy, the built-in layer included and every default filled in.
     pub file: PolicyFile,
+    /// The `[gate]` settings.
     pub gate: GateSettings,
+    /// The tools by name, in the policy's order.
     pub tools: IndexMap<String, Tool, FxBuildHasher>,
     /// Intents, callers, argument kinds, limits and prerequisites.
     pub rules: Rules,
@@ -59,10 +61,12 @@ pub struct Policy {
     import_digest: u64,
 }
 
+/// The `[gate]` table, defaults filled in.
 #[derive(Debug, Clone)]
 pub struct GateSettings {
     pub(crate) unknown_tools: UnknownTools,
     unknown_args: UnknownArgs,
+    /// What a check that cannot run does to the call.
     pub on_internal_error: FailMode,
     pub(crate) strip: Vec<NamePattern>,
     pub(crate) fuzzy_names: bool,
@@ -91,10 +95,13 @@ impl NamePattern {
     }
 }
 
+/// One tool the gate knows.
 #[derive(Debug, Clone)]
 pub struct Tool {
     pub(crate) name: String,
+    /// The capability grants and intents name it by.
     pub capability: Option<String>,
+    /// The policy's description of the tool (kept, not read by any check).
     pub description: Option<String>,
     /// The argument a `tool:method` name suffix supplies.
     pub(crate) method_arg: Option<String>,
@@ -103,15 +110,18 @@ pub struct Tool {
     pub aliases: FxHashMap<String, String>,
     /// Folded name (see [`fold_name`]) → declared name, for declared names and aliases alike.
     pub(crate) folded: FxHashMap<String, String>,
+    /// Its arguments by name, in the policy's order.
     pub args: IndexMap<String, Arg, FxBuildHasher>,
     /// The input schema of an imported definition, checked after the correction rules.
     pub schema: Option<CompiledSchema>,
 }
 
+/// One argument of a tool.
 #[derive(Debug, Clone, Default)]
 pub struct Arg {
     /// Accepted JSON types; empty accepts any.
     pub(crate) types: Vec<ArgType>,
+    /// Whether a call must give it.
     pub required: bool,
     pub(crate) nullable: bool,
     /// The requirement is lifted when one of these arguments holds one of the values.
@@ -120,11 +130,13 @@ pub struct Arg {
     /// Folded wrong value (trimmed, lowercase) → right value.
     pub(crate) values: FxHashMap<String, Value>,
     pub(crate) default: Option<Value>,
+    /// The check its value goes through, if any.
     pub kind: Option<ArgKind>,
     /// The kind applies only when one of these arguments holds one of the values.
     pub(crate) kind_when: Vec<(String, Vec<Value>)>,
     /// What the tool does with a `path` argument (`write` unless the policy says `read`).
     pub(crate) access: Access,
+    /// The policy's description of the argument (kept, not read by any check).
     pub description: Option<String>,
 }
 
@@ -252,7 +264,9 @@ impl std::error::Error for ReadError {
 
 /// A policy file's text and the name to use for it in errors.
 pub struct Source<'a> {
+    /// The name errors give the file.
     pub name: &'a str,
+    /// The file's text.
     pub text: &'a str,
 }
 
@@ -457,6 +471,7 @@ impl Policy {
         }
     }
 
+    /// The tool of that name, as the policy spells it.
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.get(name)
     }
@@ -530,6 +545,7 @@ impl Policy {
         format!("fnv1a64:{:016x}", h.finish())
     }
 
+    /// The effective policy as a TOML file, for `policy show`.
     pub fn to_toml(&self) -> String {
         let mut file = self.file.clone();
         if let Some(folder) = self.origin.as_deref().and_then(Path::parent) {

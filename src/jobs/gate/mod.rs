@@ -28,14 +28,19 @@ pub use stream::{NoSink, Sink, SinkError, StreamStats, answer_one, read_document
 /// The largest document `gate` reads; anything longer is rejected, not buffered without end.
 pub const MAX_DOCUMENT: usize = crate::wire::lines::MAX_LINE;
 
+/// What the gate did with a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// The call goes through as sent.
     Pass,
+    /// The call goes through corrected.
     Corrected,
+    /// The call is refused.
     Rejected,
 }
 
 impl Verdict {
+    /// The name written in reports and telemetry.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -60,12 +65,17 @@ pub struct Options {
 
 /// Everything a run of the gate decides with.
 pub struct Run<'a> {
+    /// The policy the calls are checked against.
     pub policy: &'a Policy,
+    /// The output and repair flags.
     pub options: Options,
     /// The policy checks; `None` runs the correction rules only.
     pub checker: Option<&'a Checker>,
+    /// Who calls and why.
     pub context: &'a Context,
+    /// The file system path arguments are resolved against.
     pub fs: &'a dyn Fs,
+    /// Which checks run.
     pub scope: Scope,
 }
 
@@ -91,6 +101,7 @@ impl<'a> Run<'a> {
 /// Everything the gate decided about one call. It borrows the input it was decided on.
 #[derive(Debug, Clone)]
 pub struct Decision<'a> {
+    /// What happened to the call.
     pub verdict: Verdict,
     /// The envelope the call came in, when it could be read.
     pub(crate) shape: Option<Shape>,
@@ -102,6 +113,7 @@ pub struct Decision<'a> {
     target: Option<Shape>,
     pub(crate) corrections: Vec<Correction>,
     pub(crate) warnings: Vec<String>,
+    /// The rejection, when it was rejected.
     pub error: Option<ToolError>,
     /// Nothing changed, no conversion was asked for, and the input is one line: it goes out
     /// byte for byte as it came.

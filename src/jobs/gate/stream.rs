@@ -26,6 +26,7 @@ pub fn read_document(reader: &mut impl Read) -> io::Result<Vec<u8>> {
 /// Counts of what a stream saw.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct StreamStats {
+    /// Lines read.
     pub lines: u64,
     passed: u64,
     corrected: u64,

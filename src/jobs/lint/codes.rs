@@ -9,11 +9,14 @@ use crate::wire::correction::Kind;
 /// correct (or pass with a warning).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
+    /// Worth a look; does not fail the run.
     Warning,
+    /// Fails the run.
     Error,
 }
 
 impl Severity {
+    /// The word the reports write.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Warning => "warning",
@@ -29,6 +32,7 @@ pub struct Code {
     pub code: &'static str,
     /// A short kebab-case name (`invalid-parameters`), the SARIF rule name.
     pub name: &'static str,
+    /// How serious a finding of this code is.
     pub severity: Severity,
     /// One line: what the finding means.
     pub summary: &'static str,

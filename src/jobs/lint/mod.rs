@@ -49,16 +49,22 @@ impl Diagnostic<'_> {
 /// not make sense of. `line` 0 means the file as a whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure<'f> {
+    /// The file that could not be read.
     pub file: &'f str,
+    /// The line, from 1.
     pub line: usize,
+    /// The column, from 1.
     pub column: usize,
+    /// What went wrong.
     pub message: String,
 }
 
 /// What lint reports, in file order.
 #[derive(Debug)]
 pub enum Event<'f> {
+    /// A finding about a call.
     Diagnostic(Box<Diagnostic<'f>>),
+    /// A part of the input that could not be read.
     Failure(Failure<'f>),
     /// One call was checked (whether or not it had findings).
     Call,
@@ -254,14 +260,17 @@ impl<'r> Linter<'r> {
 /// What a run found, for the summary and the exit status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Files read.
     pub files: usize,
     calls: usize,
     errors: usize,
     warnings: usize,
+    /// Parts that could not be read.
     pub failures: usize,
 }
 
 impl Summary {
+    /// Counts one event.
     pub fn count(&mut self, event: &Event<'_>) {
         match event {
             Event::Call => self.calls += 1,

@@ -65,6 +65,7 @@ impl Renderer {
         }
     }
 
+    /// Writes one event in the renderer's format.
     pub fn event(&mut self, event: &Event<'_>, out: &mut Vec<u8>) {
         match event {
             Event::Call => {}

@@ -26,9 +26,13 @@ const MAX_MESSAGE_CHARS: usize = 2000;
 pub struct InFlight {
     /// The decision's row in the store (none with telemetry off).
     pub decision_id: Option<i64>,
+    /// The tool called.
     pub tool: String,
+    /// Its method, if any.
     pub method: Option<String>,
+    /// The session, if any.
     pub session: Option<String>,
+    /// When the call went to the server.
     pub sent: Instant,
 }
 

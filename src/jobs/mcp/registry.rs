@@ -42,9 +42,13 @@ pub type ReadFile = Arc<dyn Fn(&Path) -> Result<String, ReadError> + Send + Sync
 /// what it imports.
 #[derive(Clone)]
 pub struct PolicyInputs {
+    /// The name errors give the policy file.
     pub name: String,
+    /// The policy file's text; none for the built-in policy.
     pub text: Option<String>,
+    /// Where the policy file is, for suggested commands.
     pub origin: Option<PathBuf>,
+    /// How to read the files the policy imports.
     pub read: ReadFile,
 }
 
@@ -106,11 +110,13 @@ struct State {
 
 /// What a `tools/call` waiting for the registry gets.
 pub enum Ready {
+    /// The policy to decide with.
     Policy(Arc<Policy>),
     /// No listing could be had: why.
     Failed(String),
 }
 
+/// The policy as of the server's latest tool list, shared by the relay's threads.
 pub struct Registry {
     inputs: PolicyInputs,
     state: Mutex<State>,

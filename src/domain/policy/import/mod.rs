@@ -36,6 +36,7 @@ pub struct Imported {
 /// What a tools file holds: its tools, and what had to be repaired or left out to read them.
 #[derive(Debug, Clone, Default)]
 pub struct ToolsRead {
+    /// The tools read, in file order.
     pub tools: Vec<Imported>,
     pub(crate) warnings: Vec<ImportError>,
 }
@@ -278,8 +279,11 @@ pub fn parse_tools(
 /// decoding.
 #[derive(Debug, Clone)]
 pub struct ToolCheck {
+    /// The tool's name.
     pub name: String,
+    /// What makes its schema unusable.
     pub problems: Vec<String>,
+    /// What a model could get wrong in it.
     pub risks: Vec<DecodingRisk>,
 }
 
