@@ -156,12 +156,19 @@ fn shape(raw: &str) -> String {
 /// the gate refuses an envelope field sent twice), so a line holding one twice is bad.
 struct Fields(serde_json::Map<String, Value>);
 
-const TWICE: &str = "twice:";
+/// Reads [`Fields`], noting in `twice` the path of a field given twice, which ends the read.
+struct FieldsSeed<'t> {
+    twice: &'t RefCell<Option<String>>,
+}
 
-impl<'de> serde::Deserialize<'de> for Fields {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
+impl<'de> serde::de::DeserializeSeed<'de> for FieldsSeed<'_> {
+    type Value = Fields;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Fields, D::Error> {
+        struct Visit<'t> {
+            twice: &'t RefCell<Option<String>>,
+        }
+        impl<'de> serde::de::Visitor<'de> for Visit<'_> {
             type Value = Fields;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object")
@@ -170,19 +177,16 @@ impl<'de> serde::Deserialize<'de> for Fields {
                 let mut map = serde_json::Map::new();
                 while let Some(k) = a.next_key::<String>()? {
                     if map.contains_key(&k) {
-                        return Err(serde::de::Error::custom(format!(
-                            "{TWICE} {k:?} is given twice"
-                        )));
+                        *self.twice.borrow_mut() = Some(k);
+                        return Err(serde::de::Error::custom("a field is given twice"));
                     }
                     // `record` reads fields out of `metadata` too, and stores the rest: a
                     // field given twice in there is as bad as one at the top.
                     let v = if k == "metadata" {
                         let raw: Box<serde_json::value::RawValue> = a.next_value()?;
                         if let Some(path) = field_twice(raw.get()) {
-                            let path = format!("{k}.{path}");
-                            return Err(serde::de::Error::custom(format!(
-                                "{TWICE} {path:?} is given twice"
-                            )));
+                            *self.twice.borrow_mut() = Some(format!("{k}.{path}"));
+                            return Err(serde::de::Error::custom("a field is given twice"));
                         }
                         serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?
                     } else {
@@ -193,8 +197,37 @@ impl<'de> serde::Deserialize<'de> for Fields {
                 Ok(Fields(map))
             }
         }
-        d.deserialize_map(Visit)
+        d.deserialize_map(Visit { twice: self.twice })
     }
+}
+
+/// Reads an event line's fields, or says why it cannot: a field given twice (where serde_json
+/// found it), a line that is JSON but no object, or not JSON at all.
+fn read_fields(line: &str) -> Result<Fields, String> {
+    use serde::de::DeserializeSeed;
+    let twice = RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_str(line);
+    let read = FieldsSeed { twice: &twice }
+        .deserialize(&mut de)
+        .and_then(|fields| de.end().map(|()| fields));
+    read.map_err(|e| match twice.take() {
+        Some(path) if e.line() == 0 => format!("the field {path:?} is given twice"),
+        Some(path) => format!(
+            "the field {path:?} is given twice at line {} column {}",
+            e.line(),
+            e.column()
+        ),
+        // serde_json finds no object only at the first byte past the blanks: JSON of another
+        // type there is a data error, anything else one of syntax.
+        None if e.classify() == serde_json::error::Category::Data
+            && !line
+                .trim_start_matches([' ', '\t', '\n', '\r'])
+                .starts_with('{') =>
+        {
+            "an event is a JSON object".to_string()
+        }
+        None => format!("not JSON: {e}"),
+    })
 }
 
 /// The first field given twice in an object anywhere in `json` (a JSON text already known to
@@ -371,14 +404,7 @@ pub fn parse(
 
 /// [`parse`], its refusal a sentence still to be wrapped.
 fn read_event(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<String>), String> {
-    let value: Fields = serde_json::from_str(line).map_err(|e| {
-        let e = e.to_string();
-        match e.strip_prefix(TWICE) {
-            Some(rest) => format!("the field{rest}"),
-            None if e.starts_with("invalid type") => "an event is a JSON object".to_string(),
-            None => format!("not JSON: {e}"),
-        }
-    })?;
+    let value = read_fields(line)?;
     let mut map = value.0;
     let kind =
         take_string(&mut map, "type")?.ok_or("missing \"type\" (outcome, ask or correction)")?;
