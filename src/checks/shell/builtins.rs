@@ -46,73 +46,151 @@ const REFUSED_CODE: &str = "it runs text as shell code the check cannot read";
 const REFUSED_NAMES: &str =
     "it assigns to a name that may hold an array subscript, which bash evaluates as arithmetic";
 
-/// The builtin called `name`, if bash has one.
-pub(super) fn lookup(name: &[u8]) -> Option<Kind> {
-    use Kind::*;
-    Some(match name {
-        b":" | b"true" | b"false" | b"echo" | b"cd" | b"pwd" => AnyWords,
-        b"type" | b"times" | b"help" | b"logout" | b"suspend" | b"unalias" => Written {
+/// Bash's builtins, by how each is read: the one list [`lookup`] answers from.
+const BUILTINS: &[(&[&[u8]], Kind)] = &[
+    (
+        &[b":", b"true", b"false", b"echo", b"cd", b"pwd"],
+        Kind::AnyWords,
+    ),
+    (
+        &[
+            b"type", b"times", b"help", b"logout", b"suspend", b"unalias",
+        ],
+        Kind::Written {
             refused_options: b"",
         },
-        b"umask" | b"ulimit" | b"exit" | b"return" | b"shift" | b"break" | b"continue"
-        | b"dirs" | b"pushd" | b"popd" | b"bg" | b"fg" | b"disown" | b"caller" | b"kill" => {
-            Numbers {
-                refused_options: b"",
-            }
-        }
-        b"hash" => Written {
+    ),
+    (
+        &[
+            b"umask",
+            b"ulimit",
+            b"exit",
+            b"return",
+            b"shift",
+            b"break",
+            b"continue",
+            b"dirs",
+            b"pushd",
+            b"popd",
+            b"bg",
+            b"fg",
+            b"disown",
+            b"caller",
+            b"kill",
+        ],
+        Kind::Numbers {
+            refused_options: b"",
+        },
+    ),
+    (
+        &[b"hash"],
+        Kind::Written {
             refused_options: b"p",
         },
-        b"jobs" => Numbers {
+    ),
+    (
+        &[b"jobs"],
+        Kind::Numbers {
             refused_options: b"x",
         },
-        b"wait" => Numbers {
+    ),
+    (
+        &[b"wait"],
+        Kind::Numbers {
             refused_options: b"p",
         },
-        b"test" | b"[" => Test,
-        b"printf" => Printf,
-        b"export" => Declaration { options: b"p" },
-        b"readonly" => Declaration { options: b"p" },
-        b"declare" | b"typeset" => Declaration { options: b"pxrglu" },
-        b"local" => Declaration { options: b"" },
-        b"unset" => Unset,
-        b"set" => Set,
-        b"shopt" => Shopt,
-        b"command" => Command,
-        b"builtin" => Builtin,
-        b"exec" => Exec,
-        b"eval" | b"source" | b"." => Refused {
+    ),
+    (&[b"test", b"["], Kind::Test),
+    (&[b"printf"], Kind::Printf),
+    (&[b"export"], Kind::Declaration { options: b"p" }),
+    (&[b"readonly"], Kind::Declaration { options: b"p" }),
+    (
+        &[b"declare", b"typeset"],
+        Kind::Declaration { options: b"pxrglu" },
+    ),
+    (&[b"local"], Kind::Declaration { options: b"" }),
+    (&[b"unset"], Kind::Unset),
+    (&[b"set"], Kind::Set),
+    (&[b"shopt"], Kind::Shopt),
+    (&[b"command"], Kind::Command),
+    (&[b"builtin"], Kind::Builtin),
+    (&[b"exec"], Kind::Exec),
+    (
+        &[b"eval", b"source", b"."],
+        Kind::Refused {
             reason: REFUSED_CODE,
         },
-        b"fc" => Refused {
+    ),
+    (
+        &[b"fc"],
+        Kind::Refused {
             reason: "it runs commands again from the history, after editing them",
         },
-        b"history" => Refused {
+    ),
+    (
+        &[b"history"],
+        Kind::Refused {
             reason: "history is what `fc` and `!` run again; the check does not model it",
         },
-        b"trap" => Refused {
+    ),
+    (
+        &[b"trap"],
+        Kind::Refused {
             reason: "it runs code when a signal arrives",
         },
-        b"let" => Refused {
+    ),
+    (
+        &[b"let"],
+        Kind::Refused {
             reason: "it evaluates arithmetic, whose array subscripts can run commands",
         },
-        b"enable" => Refused {
+    ),
+    (
+        &[b"enable"],
+        Kind::Refused {
             reason: "it switches builtins on and off, or loads new ones",
         },
-        b"alias" => Refused {
+    ),
+    (
+        &[b"alias"],
+        Kind::Refused {
             reason: "an alias changes what later commands mean",
         },
-        b"bind" => Refused {
+    ),
+    (
+        &[b"bind"],
+        Kind::Refused {
             reason: "`bind -x` runs commands",
         },
-        b"complete" | b"compgen" | b"compopt" => Refused {
+    ),
+    (
+        &[b"complete", b"compgen", b"compopt"],
+        Kind::Refused {
             reason: "completions run functions and commands",
         },
-        b"read" | b"mapfile" | b"readarray" | b"getopts" => Refused {
+    ),
+    (
+        &[b"read", b"mapfile", b"readarray", b"getopts"],
+        Kind::Refused {
             reason: REFUSED_NAMES,
         },
-        _ => return None,
-    })
+    ),
+];
+
+/// The builtin called `name`, if bash has one. Every command word is looked up, so the list
+/// is a hash table built once rather than a chain of comparisons.
+pub(super) fn lookup(name: &[u8]) -> Option<Kind> {
+    static TABLE: std::sync::OnceLock<rustc_hash::FxHashMap<&'static [u8], Kind>> =
+        std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            BUILTINS
+                .iter()
+                .flat_map(|(names, kind)| names.iter().map(move |name| (*name, *kind)))
+                .collect()
+        })
+        .get(name)
+        .copied()
 }
 
 /// `set` options a command may turn on or off: none that changes how later commands are

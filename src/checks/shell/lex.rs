@@ -192,6 +192,9 @@ pub(super) struct Lexer<'s> {
     /// Here-document bodies read so far (source ranges), where a line may start with `^`.
     bodies: Vec<(usize, usize)>,
     pub(crate) views: Option<Views>,
+    /// Off in the test that holds [`Lexer::plain_word`] to the full reading.
+    #[cfg(test)]
+    plain_words: bool,
 }
 
 fn is_blank(b: u8) -> bool {
@@ -222,6 +225,38 @@ fn is_special_parameter(b: u8) -> bool {
     )
 }
 
+/// Letters bash gives no meaning to anywhere in an unquoted word: no quote, escape,
+/// expansion, glob, brace, tilde, comment, history or operator, nor any byte past ASCII.
+/// `=` and `+` matter only at the end of a leading name ([`plain_assignment`]).
+const PLAIN: [bool; 256] = {
+    let mut plain = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        plain[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    let mut i = 0;
+    let others = b"_./,:+@%=-";
+    while i < others.len() {
+        plain[others[i] as usize] = true;
+        i += 1;
+    }
+    plain
+};
+
+/// Where `=` is in a word of [`PLAIN`] letters that starts with `NAME=` or `NAME+=`.
+fn plain_assignment(letters: &[u8]) -> Option<usize> {
+    let name = letters.iter().take_while(|b| is_name_char(**b)).count();
+    if name == 0 || !is_name_start(letters[0]) {
+        return None;
+    }
+    match &letters[name..] {
+        [b'=', ..] => Some(name),
+        [b'+', b'=', ..] => Some(name + 1),
+        _ => None,
+    }
+}
+
 /// Letters allowed in the literal word of `${X:-word}`: none that bash would expand, quote
 /// or split.
 fn is_default_letter(b: u8) -> bool {
@@ -233,13 +268,16 @@ impl<'s> Lexer<'s> {
         Lexer {
             src,
             pos: 0,
-            text: Vec::new(),
+            // No word is longer than the command: one allocation, never grown.
+            text: Vec::with_capacity(src.len()),
             marks: Vec::new(),
             pending: Vec::new(),
             last_end: usize::MAX,
             token_start: 0,
             bodies: Vec::new(),
             views: views.then(Views::default),
+            #[cfg(test)]
+            plain_words: true,
         }
     }
 
@@ -492,6 +530,18 @@ impl<'s> Lexer<'s> {
 
     /// Reads one word at the current position into [`Lexer::text`] and [`Lexer::marks`].
     fn word(&mut self) -> Read<WordShape> {
+        #[cfg(test)]
+        if !self.plain_words {
+            return self.full_word();
+        }
+        match self.plain_word() {
+            Some(shape) => Ok(shape),
+            None => self.full_word(),
+        }
+    }
+
+    /// [`Lexer::word`] letter by letter, for every word.
+    fn full_word(&mut self) -> Read<WordShape> {
         self.text.clear();
         self.marks.clear();
         let mut shape = WordShape {
@@ -605,6 +655,43 @@ impl<'s> Lexer<'s> {
             !(marked || shape.brace && *b == b'{')
         });
         Ok(shape)
+    }
+
+    /// The word at the current position when it is plain letters only ([`PLAIN`]) and
+    /// ends where bash ends a word: most words of agents' commands (`ls`, `-la`, `src/`,
+    /// `--n=5`), read in one step. None leaves the position alone for the full reading,
+    /// which gives any such word the same letters and shape.
+    fn plain_word(&mut self) -> Option<WordShape> {
+        let start = self.pos;
+        let rest = &self.src[start..];
+        let len = rest
+            .iter()
+            .position(|b| !PLAIN[usize::from(*b)])
+            .unwrap_or(rest.len());
+        // `(` is left out: after `+` or `@` it opens an extended glob.
+        let ends = matches!(
+            rest.get(len),
+            None | Some(b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b')' | b'<' | b'>')
+        );
+        if len == 0 || !ends {
+            return None;
+        }
+        let letters = &rest[..len];
+        self.text.clear();
+        self.marks.clear();
+        self.text.extend_from_slice(letters);
+        if let Some(v) = &mut self.views {
+            v.code.extend_from_slice(letters);
+            v.dollar.extend_from_slice(letters);
+        }
+        self.pos = start + len;
+        Some(WordShape {
+            start,
+            end: self.pos,
+            assignment: plain_assignment(letters),
+            first_literal: Some(letters[0]),
+            ..WordShape::default()
+        })
     }
 
     /// An unquoted letter other than a quote, `\`, `$` or `` ` ``.
@@ -1145,5 +1232,77 @@ fn history(next: Option<u8>, double_quoted: bool) -> Read<()> {
             "history expansion `!…`",
             "an interactive shell would change the command after it was checked; quote the `!` with single quotes",
         )),
+    }
+}
+
+#[cfg(test)]
+mod plain_word_tests {
+    use super::{Lexer, Token};
+    use proptest::prelude::*;
+
+    /// Every token with the letters and marks of each word (or the finding that stopped the
+    /// reading), and the views.
+    type Reading = (Vec<String>, Option<(Vec<u8>, Vec<u8>)>);
+
+    fn reading(src: &[u8], plain_words: bool) -> Reading {
+        let mut lexer = Lexer::new(src, true);
+        lexer.plain_words = plain_words;
+        let mut out = Vec::new();
+        loop {
+            match lexer.next() {
+                Ok(Token::End) => break,
+                Ok(token) => out.push(format!(
+                    "{token:?} {:?} {:?} at {}",
+                    lexer.text,
+                    lexer.marks,
+                    lexer.token_start()
+                )),
+                Err(finding) => {
+                    out.push(format!("{finding:?}"));
+                    break;
+                }
+            }
+        }
+        let views = lexer.views.map(|v| (v.code, v.dollar));
+        (out, views)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        /// The one-step reading of plain words changes nothing: over words that mix plain
+        /// letters with every letter bash gives a meaning, both readings agree token by
+        /// token.
+        #[test]
+        fn plain_words_read_as_the_full_reading_does(
+            letters in proptest::collection::vec(
+                prop_oneof![
+                    6 => proptest::sample::select(b"aZ09_./,:+@%=-".to_vec()),
+                    3 => proptest::sample::select(b" \t\n;&|()<>".to_vec()),
+                    2 => proptest::sample::select(b"\\'\"$`*?[]{}~#!^\r\x80\xff".to_vec()),
+                ],
+                0..24,
+            )
+        ) {
+            prop_assert_eq!(reading(&letters, true), reading(&letters, false));
+        }
+    }
+
+    #[test]
+    fn words_at_the_edges_of_plain_read_as_the_full_reading_does() {
+        for src in [
+            "ls -la /tmp/1",
+            "A=1 B+=2 c",
+            "x+(y)",
+            "a@(b)",
+            "--n=5;echo",
+            "a\\\nb",
+        ] {
+            assert_eq!(
+                reading(src.as_bytes(), true),
+                reading(src.as_bytes(), false),
+                "{src}"
+            );
+        }
     }
 }
