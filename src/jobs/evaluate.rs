@@ -48,7 +48,7 @@ pub enum EvaluateError {
     },
     /// A shard could not be read.
     Read {
-        /// The shard.
+        /// The shard's file.
         path: PathBuf,
         /// What the store said.
         source: StoreError,

@@ -84,14 +84,14 @@ pub enum StoreError {
     Foreign(PathBuf),
     /// A newer metagate wrote the store.
     Newer {
-        /// The store.
+        /// The store's file, which the message names.
         path: PathBuf,
         /// The schema version found.
         found: i64,
     },
     /// Another process holds the write lock.
     Locked {
-        /// The store.
+        /// The store's file, which the message names.
         path: PathBuf,
         /// How long metagate waited.
         waited: Duration,
@@ -104,28 +104,28 @@ pub enum StoreError {
     Full(PathBuf),
     /// A write failed below SQLite (an I/O error, a file size limit).
     WriteFailed {
-        /// The store.
+        /// The store's file, which the message names.
         path: PathBuf,
         /// What SQLite said.
         source: rusqlite::Error,
     },
     /// SQLite could not turn write-ahead logging on.
     NoWal {
-        /// The store.
+        /// The store's file, which the message names.
         path: PathBuf,
         /// The journal mode it kept.
         mode: String,
     },
     /// A file system error.
     Io {
-        /// The store.
+        /// The store's file, which the message names.
         path: PathBuf,
         /// What the system said.
         source: std::io::Error,
     },
     /// Any other SQLite error.
     Sqlite {
-        /// The store.
+        /// The store's file, which the message names.
         path: PathBuf,
         /// What SQLite said.
         source: rusqlite::Error,
