@@ -49,11 +49,11 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// How long a writer waits for another process's write lock before giving up, by default
 /// (the policy's `[telemetry] busy_timeout_ms` says otherwise).
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The tables `db info` counts, in the order it shows them. The first [`EVENT_TABLES`] hold
 /// what happened, with its time in `ts_ms`: they give the store's time span.
-pub const TABLES: &[&str] = &[
+const TABLES: &[&str] = &[
     "decisions",
     "outcomes",
     "asks",
@@ -65,7 +65,7 @@ pub const TABLES: &[&str] = &[
 ];
 
 /// How many of [`TABLES`] are event tables.
-pub const EVENT_TABLES: usize = 4;
+const EVENT_TABLES: usize = 4;
 
 /// Why the store could not be used, in words that say what to do.
 #[derive(Debug)]
@@ -78,36 +78,56 @@ pub enum StoreError {
     Folder(PathBuf),
     /// The path names a device, a pipe or a socket.
     NotAFile(PathBuf),
+    /// The file is not an SQLite database.
     NotADatabase(PathBuf),
     /// An SQLite database with tables of its own and no metagate schema: never migrated into.
     Foreign(PathBuf),
+    /// A newer metagate wrote the store.
     Newer {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// The schema version found.
         found: i64,
     },
+    /// Another process holds the write lock.
     Locked {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// How long metagate waited.
         waited: Duration,
     },
+    /// The store cannot be written.
     ReadOnly(PathBuf),
     /// Read-only, in a folder that cannot be written, with changes still in its `-wal` file.
     UnfoldedLog(PathBuf),
+    /// The disk is full.
     Full(PathBuf),
     /// A write failed below SQLite (an I/O error, a file size limit).
     WriteFailed {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// What SQLite said.
         source: rusqlite::Error,
     },
+    /// SQLite could not turn write-ahead logging on.
     NoWal {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// The journal mode it kept.
         mode: String,
     },
+    /// A file system error.
     Io {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
+    /// Any other SQLite error.
     Sqlite {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// What SQLite said.
         source: rusqlite::Error,
     },
 }
@@ -254,6 +274,7 @@ thread_local! {
 /// How a store is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
+    /// How long to wait for another writer.
     pub busy_timeout: Duration,
     /// Each commit waits for the disk (SQLite's `synchronous = FULL`). Without it a commit is
     /// still atomic and seen at once by every other connection, and survives metagate being
@@ -273,7 +294,7 @@ pub struct Options {
 /// The log a [`Options::short_lived`] writer leaves at close, at most: with a few pages a
 /// decision, one call in some twenty to fifty pays for copying it in (two disk syncs more),
 /// and what a process starting alone reads back stays small.
-pub const SHORT_LIVED_LOG_BYTES: u64 = 256 * 1024;
+const SHORT_LIVED_LOG_BYTES: u64 = 256 * 1024;
 
 impl Default for Options {
     fn default() -> Self {
@@ -400,14 +421,17 @@ impl Store {
         }
     }
 
+    /// Where the store is.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The SQLite connection, for the store's own modules and tests.
     pub fn conn(&mut self) -> &mut Connection {
         &mut self.conn
     }
 
+    /// The SQLite connection, read only.
     pub fn conn_ref(&self) -> &Connection {
         &self.conn
     }
@@ -526,7 +550,7 @@ impl Store {
     /// Not part of the schema, since every index slows every insert: created when a policy
     /// sets limits (`loop_breaker`: the fingerprint one too, whose inserts land at random
     /// places and cost a busy stream the most).
-    pub fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
+    fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
         let path = self.path.clone();
         let mut sql = String::from(
             "CREATE INDEX IF NOT EXISTS decisions_counted_by_caller ON decisions (caller, ts_ms) \
@@ -589,7 +613,7 @@ impl Store {
 }
 
 /// That `path` names a file: a folder or nothing there is an error saying which.
-pub fn existing_file(path: &Path) -> Result<(), StoreError> {
+fn existing_file(path: &Path) -> Result<(), StoreError> {
     if !path.exists() {
         return Err(StoreError::Missing(path.to_path_buf()));
     }
@@ -627,7 +651,7 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 /// file holds changes, the database file alone is the whole store, and it is then read as
 /// immutable (without those files); where one does, reading the file alone would miss them:
 /// that takes its `-shm` too, else it is an error saying so.
-pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
+fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
     BUSY_TIMEOUT_IN_USE.with(|t| t.set(busy_timeout));
     let fail = |e| StoreError::from_sqlite(path, e);
     // SQLite says "cannot open" for a file it may not read as for a folder it may not write.
@@ -701,7 +725,7 @@ fn immutable_uri(path: &Path) -> String {
 /// The schema version of a metagate store (0 for an empty database, ours to set up), read
 /// without changing anything. Another program's database is [`StoreError::Foreign`]: one
 /// holding tables at version 0, or one whose version names tables it does not hold.
-pub fn schema_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+fn schema_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let fail = |e| StoreError::from_sqlite(path, e);
     // One read transaction, one snapshot: another process may be setting up the same new
     // file, and its tables and version appear together. (A `pragma_user_version` inside one
@@ -776,11 +800,17 @@ fn create_private(path: &Path) -> Result<(), StoreError> {
 /// A store's vital signs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreInfo {
+    /// Where the store is.
     pub path: PathBuf,
+    /// Its schema version.
     pub schema_version: i64,
+    /// Its size on disk.
     pub size_bytes: u64,
+    /// Each table with its row count.
     pub tables: Vec<(String, i64)>,
+    /// The oldest recorded time, if any.
     pub first_ms: Option<i64>,
+    /// The newest recorded time, if any.
     pub last_ms: Option<i64>,
 }
 

@@ -18,7 +18,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use grammar::{CANARY, Grammar, Places};
-use metagate::checks::shell::{self, CommandList, CommandPattern, Protected, ShellRules, World};
+use metagate::checks::shell::{
+    self, CommandList, CommandPattern, Protected, Refusal, ShellRules, World,
+};
 use sandbox::Sandbox;
 
 /// Programs the allowlist mode lists: the vocabulary of the generated commands, less the
@@ -79,11 +81,11 @@ fn lexical(path: &Path) -> PathBuf {
 }
 
 impl World for SandboxWorld {
-    fn redirect(&self, path: &str) -> Result<(), String> {
+    fn redirect(&self, path: &str) -> Result<(), Refusal> {
         if lexical(&self.work.join(path)).starts_with(&self.root) {
             Ok(())
         } else {
-            Err("it is outside the sandbox".to_string())
+            Err(Refusal("it is outside the sandbox".to_string()))
         }
     }
     fn is_own_binary(&self, _command: &[u8]) -> bool {

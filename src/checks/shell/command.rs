@@ -17,16 +17,16 @@ type Read<T> = Result<T, Finding>;
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Arg<'w> {
     /// The word bash passes, when it is written out (nothing left to expand).
-    pub value: Option<&'w [u8]>,
+    pub(crate) value: Option<&'w [u8]>,
     /// Bash may pass it on starting with `-`.
-    pub may_be_option: bool,
+    pub(crate) may_be_option: bool,
     /// Bash may pass it on as several words, or as none.
-    pub may_split: bool,
+    pub(crate) may_split: bool,
 }
 
 impl Arg<'_> {
     /// More words the check never sees (those `xargs` adds).
-    pub fn unknown() -> Arg<'static> {
+    fn unknown() -> Arg<'static> {
         Arg {
             value: None,
             may_be_option: true,
@@ -55,15 +55,15 @@ pub(super) enum Step {
 #[derive(Default)]
 pub(super) struct Inner {
     /// Run by a program, not by the shell: a builtin's name is a program of that name.
-    pub by_program: bool,
+    pub(crate) by_program: bool,
     /// Only a builtin may be named (`builtin NAME`).
-    pub builtin_only: bool,
+    pub(crate) builtin_only: bool,
     /// The program adds words the check never sees (`xargs`).
-    pub tail: bool,
+    pub(crate) tail: bool,
     /// Text the program replaces in the words (`xargs -I R`, find's `{}`).
-    pub replace: Option<Box<[u8]>>,
+    pub(crate) replace: Option<Box<[u8]>>,
     /// The command ends at a `;`, or a `+` after `{}` (`find -exec`).
-    pub until_terminator: bool,
+    pub(crate) until_terminator: bool,
 }
 
 /// How a command's words are read.
@@ -197,7 +197,12 @@ fn is_reserved(word: &[u8]) -> bool {
 }
 
 impl<'r> CommandReader<'r> {
-    pub fn new(rules: &'r ShellRules<'r>, src: &'r [u8], start: usize, depth: usize) -> Self {
+    pub(crate) fn new(
+        rules: &'r ShellRules<'r>,
+        src: &'r [u8],
+        start: usize,
+        depth: usize,
+    ) -> Self {
         CommandReader {
             rules,
             src,
@@ -234,7 +239,7 @@ impl<'r> CommandReader<'r> {
     }
 
     /// The next word of the command.
-    pub fn word(&mut self, shape: &WordShape, letters: &[u8]) -> Read<()> {
+    pub(crate) fn word(&mut self, shape: &WordShape, letters: &[u8]) -> Read<()> {
         if self.open_execs > 0 {
             if !shape.is_static() {
                 return Err(unsupported(
@@ -603,7 +608,7 @@ impl<'r> CommandReader<'r> {
     }
 
     /// The end of the simple command.
-    pub fn finish(mut self) -> Read<()> {
+    pub(crate) fn finish(mut self) -> Read<()> {
         // `xargs` adds words to the innermost command.
         if self.frames.iter().any(|f| f.tail) {
             let top = self.frames.len() - 1;

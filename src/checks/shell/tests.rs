@@ -37,9 +37,11 @@ fn strings(v: &[&str]) -> Vec<String> {
 struct TestWorld;
 
 impl World for TestWorld {
-    fn redirect(&self, path: &str) -> Result<(), String> {
+    fn redirect(&self, path: &str) -> Result<(), Refusal> {
         if path.starts_with("/etc") || path.contains(".env") {
-            Err("it is outside the root or denied ([paths])".to_string())
+            Err(Refusal(
+                "it is outside the root or denied ([paths])".to_string(),
+            ))
         } else {
             Ok(())
         }
