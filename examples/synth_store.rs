@@ -39,7 +39,10 @@ fn run() -> Result<(), String> {
     while let Some(a) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match a.as_str() {
-            "--end" => config.end_ms = metagate::domain::events::parse_time(&value("--end")?)?,
+            "--end" => {
+                config.end_ms = metagate::domain::events::parse_time(&value("--end")?)
+                    .map_err(|e| e.to_string())?
+            }
             "--days" => {
                 let days: i64 = value("--days")?
                     .parse()

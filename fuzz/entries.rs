@@ -20,7 +20,7 @@ use std::time::Instant;
 use metagate::checks::path::{self, Access, PathRules, RealFs};
 use metagate::domain::enforce::{Checker, Scope, Setup};
 use metagate::domain::events::{self, AxisTable};
-use metagate::domain::policy::{Policy, Source, import};
+use metagate::domain::policy::{Policy, ReadError, Source, import};
 use metagate::jobs::gate::{self, Context, NoSink, Options, Run};
 use metagate::jobs::lint::render::{Format, Renderer};
 use metagate::jobs::lint::{Event, Linter, Summary};
@@ -333,7 +333,7 @@ pub fn record_events(data: &[u8]) {
     let axes = AxisTable::new([("fetch", "transport"), ("parse", "extraction")]);
     for line in text.lines() {
         if let Err(message) = events::parse(line, 1_700_000_000_000, &axes) {
-            assert!(!message.is_empty(), "a refusal says why");
+            assert!(!message.to_string().is_empty(), "a refusal says why");
         }
     }
 }
@@ -431,7 +431,7 @@ pub fn mcp(data: &[u8]) {
             name: "metagate.toml".into(),
             text: Some(POLICY.into()),
             origin: Some(world.policy_file.clone()),
-            read: Arc::new(|p: &Path| Err(format!("{}: no such file", p.display()))),
+            read: Arc::new(|p: &Path| Err(ReadError::new(p, std::io::ErrorKind::NotFound.into()))),
         };
         let context = metagate::domain::enforce::Context {
             session: Some("s1".into()),

@@ -3,7 +3,21 @@
 //! read differently is refused rather than guessed at.
 
 use std::borrow::Cow;
+use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// Why a URL, host or host pattern is refused: a sentence for whoever wrote it (the model, in a
+/// rejection, or the operator, for a policy or a grant's scope).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostError(String);
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HostError {}
 
 /// The scheme and host of a URL, read conservatively: a URL whose host is ambiguous
 /// (credentials, backslashes, whitespace, encoded characters in the host, a port that is not
@@ -12,10 +26,10 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 /// whichever way it was written (`2852039166`, `0xa9fea9fe`, `0251.0376.0251.0376` and
 /// `169.254.43518` are all `169.254.169.254`, as browsers and `inet_aton` read them), an IPv6
 /// address bracketed and compressed (`[fd00:ec2::254]`), an IPv4-mapped one as IPv4.
-pub fn url_host(url: &str) -> Result<(Cow<'_, str>, Cow<'_, str>), String> {
+pub fn url_host(url: &str) -> Result<(Cow<'_, str>, Cow<'_, str>), HostError> {
     match plain_url_host(url) {
         Some((scheme, host)) => Ok((Cow::Borrowed(scheme), Cow::Borrowed(host))),
-        None => careful_url_host(url),
+        None => careful_url_host(url).map_err(HostError),
     }
 }
 
@@ -69,7 +83,7 @@ fn careful_url_host(url: &str) -> Result<(Cow<'_, str>, Cow<'_, str>), String> {
         authority.split_at(position(authority, |b| b == b':'))
     };
     check_port(port)?;
-    Ok((lowercase(scheme), canonical_host(host)?))
+    Ok((lowercase(scheme), canonical(host)?))
 }
 
 /// `port` is empty, or `:` and at most 65535 in decimal digits (an empty port is the
@@ -94,7 +108,12 @@ fn check_port(port: &str) -> Result<(), String> {
 
 /// The spelling a host is compared in (see [`url_host`]); `host` as written in the URL,
 /// brackets and all. Also used for the hosts a policy names, so both sides agree.
-pub fn canonical_host(host: &str) -> Result<Cow<'_, str>, String> {
+pub fn canonical_host(host: &str) -> Result<Cow<'_, str>, HostError> {
+    canonical(host).map_err(HostError)
+}
+
+/// [`canonical_host`], its refusal still a sentence for the readers of this module to word.
+fn canonical(host: &str) -> Result<Cow<'_, str>, String> {
     if let Some(inner) = host.strip_prefix('[') {
         let inner = inner.strip_suffix(']').unwrap_or(inner);
         let v6: Ipv6Addr = inner
@@ -449,14 +468,14 @@ fn lowercase(s: &str) -> Cow<'_, str> {
 /// Reads a host pattern as [`host_syntax`] does, refusing a wildcard over a whole public suffix
 /// (`*.com`, `*.co.uk`, `*.github.io`): anyone can register or publish a name under one, so
 /// such a grant reaches hosts nobody meant to allow.
-pub fn host_pattern(text: &str) -> Result<String, String> {
+pub fn host_pattern(text: &str) -> Result<String, HostError> {
     let h = host_syntax(text)?;
     if let Some(parent) = h.strip_prefix("*.")
         && (!parent.contains('.') || PUBLIC_SUFFIXES.contains(&parent))
     {
-        return Err(format!(
+        return Err(HostError(format!(
             "{h:?} covers every host under the public suffix {parent}, where anyone can register a name; name the hosts (host:docs.example.com), or a wildcard under a registered domain (*.example.com)"
-        ));
+        )));
     }
     Ok(h)
 }
@@ -494,7 +513,12 @@ const PUBLIC_SUFFIXES: &[&str] = &[
 /// spelling [`url_host`] reads, `[::1]` or `::1`), in the spelling `url_host`
 /// gives the hosts of calls: lower case, no trailing dot, an address canonical. A port is
 /// refused: a host scope covers every port of its host.
-pub fn host_syntax(text: &str) -> Result<String, String> {
+pub fn host_syntax(text: &str) -> Result<String, HostError> {
+    syntax(text).map_err(HostError)
+}
+
+/// [`host_syntax`], its refusal still a sentence for the readers of this module to word.
+fn syntax(text: &str) -> Result<String, String> {
     let h = text.trim().to_ascii_lowercase();
     let not_a_host = || {
         format!("{h:?} is not a host name (write example.com, *.example.com, 127.0.0.1 or [::1])")
@@ -510,7 +534,7 @@ pub fn host_syntax(text: &str) -> Result<String, String> {
             Some(rest) => rest.strip_suffix(']').ok_or_else(not_a_host)?,
             None => &h,
         };
-        return canonical_host(&format!("[{inner}]"))
+        return canonical(&format!("[{inner}]"))
             .map(std::borrow::Cow::into_owned)
             .map_err(|_| not_a_host());
     }
@@ -539,7 +563,7 @@ pub fn host_syntax(text: &str) -> Result<String, String> {
         return Ok(h.to_string());
     }
     // An address in another spelling (`0x7f000001`) is the address, as in calls.
-    canonical_host(bare)
+    canonical(bare)
         .map(std::borrow::Cow::into_owned)
         .map_err(|e| format!("{h:?} is not a host name: {e}"))
 }
@@ -697,7 +721,7 @@ mod tests {
             "xn--a.example",
             "a.xn--zz.example",
         ] {
-            let error = canonical_host(bad).unwrap_err();
+            let error = canonical_host(bad).unwrap_err().to_string();
             assert!(error.contains("punycode"), "{bad}: {error}");
         }
         assert_eq!(
@@ -738,7 +762,7 @@ mod tests {
             ("https://ex]ample.com/", "no host name"),
         ] {
             match url_host(url) {
-                Err(e) => assert!(e.contains(says), "{url}: {e}"),
+                Err(e) => assert!(e.to_string().contains(says), "{url}: {e}"),
                 Ok(h) => panic!("{url}: {h:?}"),
             }
         }

@@ -13,21 +13,34 @@ use crate::wire::scan;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
+    /// The tool named is not in the policy.
     ToolNotFound,
+    /// An argument is missing, unknown or has a value the tool does not take.
     InvalidParameters,
+    /// An argument has the wrong JSON type.
     TypeMismatch,
+    /// The operator's policy refuses the call.
     PolicyBlocked,
+    /// The call needs a person's yes (a grant) first.
     ConfirmationRequired,
+    /// A rate limit is reached.
     RateLimited,
+    /// The tool failed and will fail again.
     PermanentFailure,
+    /// The call was cancelled before it ended.
     Cancelled,
+    /// The tool's server failed.
     ServerError,
+    /// The tool could not be reached.
     NetworkError,
+    /// The tool did not answer in time.
     Timeout,
+    /// The input could not be read as a call at all.
     MalformedCall,
 }
 
 impl Category {
+    /// Every category, in the order DESIGN.md lists them.
     pub const ALL: [Category; 12] = [
         Category::ToolNotFound,
         Category::InvalidParameters,
@@ -43,6 +56,7 @@ impl Category {
         Category::MalformedCall,
     ];
 
+    /// The name written in rejections and telemetry (`invalid_parameters`).
     pub fn as_str(self) -> &'static str {
         match self {
             Category::ToolNotFound => "tool_not_found",
@@ -61,7 +75,7 @@ impl Category {
     }
 
     /// Whether the same call, reformatted or simply tried later, can succeed.
-    pub fn retryable(self) -> bool {
+    fn retryable(self) -> bool {
         matches!(
             self,
             Category::InvalidParameters
@@ -75,22 +89,11 @@ impl Category {
     }
 
     /// The model's own mistakes, as opposed to the operator's policy or the world.
-    pub fn is_model_mistake(self) -> bool {
+    #[cfg(test)]
+    fn is_model_mistake(self) -> bool {
         matches!(
             self,
             Category::InvalidParameters | Category::TypeMismatch | Category::MalformedCall
-        )
-    }
-
-    /// Failures caused by the world rather than the tool: they say nothing about its utility.
-    pub fn is_extrinsic(self) -> bool {
-        matches!(
-            self,
-            Category::Timeout
-                | Category::NetworkError
-                | Category::RateLimited
-                | Category::ServerError
-                | Category::Cancelled
         )
     }
 }
@@ -101,8 +104,9 @@ impl fmt::Display for Category {
     }
 }
 
+/// A category name that is not in the taxonomy.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownCategory(pub String);
+pub struct UnknownCategory(String);
 
 impl fmt::Display for UnknownCategory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -126,15 +130,15 @@ impl FromStr for Category {
 /// The `details` object of a rejection: a few keys in the order they were added. A list, as
 /// an error carries two to five of them and a hashed map cost a sixth of writing a refusal.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Details(Vec<(Cow<'static, str>, Value)>);
+pub(crate) struct Details(Vec<(Cow<'static, str>, Value)>);
 
 impl Details {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Details::default()
     }
 
     /// Sets `key`, in place when it is already there (as a JSON object would hold it).
-    pub fn insert(&mut self, key: impl Into<Cow<'static, str>>, value: Value) {
+    pub(crate) fn insert(&mut self, key: impl Into<Cow<'static, str>>, value: Value) {
         let key = key.into();
         match self.0.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => *v = value,
@@ -142,11 +146,12 @@ impl Details {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    #[cfg(test)]
+    fn get(&self, key: &str) -> Option<&Value> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+    fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.0.iter().map(|(k, v)| (&**k, v))
     }
 }
@@ -162,17 +167,23 @@ impl Serialize for Details {
     }
 }
 
+/// A rejection: what the model is told, and what telemetry records.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
+    /// What kind of failure it is.
     pub category: Category,
+    /// The tool the call named, when it named one.
     pub tool: Option<String>,
+    /// What is wrong, for the model.
     pub message: String,
+    /// What to do instead, for the model.
     pub suggestion: String,
-    pub missing: Vec<String>,
-    pub details: Details,
+    pub(crate) missing: Vec<String>,
+    pub(crate) details: Details,
 }
 
 impl ToolError {
+    /// A rejection of `category`, with no tool, suggestion or details yet.
     pub fn new(category: Category, message: impl Into<String>) -> Self {
         ToolError {
             category,
@@ -184,22 +195,24 @@ impl ToolError {
         }
     }
 
+    /// Names the tool the call was for.
     pub fn tool(mut self, tool: impl Into<String>) -> Self {
         self.tool = Some(tool.into());
         self
     }
 
+    /// Says what the model should do instead.
     pub fn suggest(mut self, suggestion: impl Into<String>) -> Self {
         self.suggestion = suggestion.into();
         self
     }
 
-    pub fn detail(mut self, key: &'static str, value: impl Into<Value>) -> Self {
+    pub(crate) fn detail(mut self, key: &'static str, value: impl Into<Value>) -> Self {
         self.details.insert(key, value.into());
         self
     }
 
-    pub fn retryable(&self) -> bool {
+    pub(crate) fn retryable(&self) -> bool {
         self.category.retryable()
     }
 
@@ -236,7 +249,8 @@ impl ToolError {
     }
 
     /// The whole rejection document written on stdout.
-    pub fn rejection(&self) -> Value {
+    #[cfg(test)]
+    fn rejection(&self) -> Value {
         json!({ "error": self.to_json(), "feedback": self.feedback() })
     }
 

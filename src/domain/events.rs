@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fmt;
 
 use serde_json::{Map, Value};
 
@@ -12,18 +13,22 @@ use crate::checks::redact;
 use crate::domain::error::Category;
 
 /// Outcome error types beyond the taxonomy: a tool's own referral signals (seed 001).
-pub const REFERRAL_TYPES: [&str; 2] = ["wrong_tool_boundary", "low_utility"];
+const REFERRAL_TYPES: [&str; 2] = ["wrong_tool_boundary", "low_utility"];
 
 /// One recorded event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
+    /// A tool call ended (`type: outcome`).
     Outcome(Box<Outcome>),
+    /// A user asked for something (`type: ask`).
     Ask(Ask),
+    /// A user corrected what a tool did (`type: correction`).
     Correction(UserCorrection),
 }
 
 impl Event {
-    pub fn kind(&self) -> &'static str {
+    #[cfg(test)]
+    fn kind(&self) -> &'static str {
         match self {
             Event::Outcome(_) => "outcome",
             Event::Ask(_) => "ask",
@@ -32,43 +37,64 @@ impl Event {
     }
 }
 
+/// How one tool call ended, as an integrator records it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
+    /// When it ended, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// The agent's session, if given.
     pub session: Option<String>,
+    /// The tool that ran.
     pub tool: String,
+    /// The method of a multi-method tool, if given.
     pub method: Option<String>,
     /// `true` for `"ok"`, `false` for `"error"`.
     pub ok: bool,
+    /// The error type (a taxonomy category, a referral, or the integrator's own name).
     pub error_type: Option<String>,
+    /// The error's text, redacted.
     pub error_message: Option<String>,
     /// Normalized boundary axes, deduplicated, in the order first seen.
     pub axes: Vec<String>,
     /// The axes as the tool wrote them.
     pub axes_raw: Vec<String>,
+    /// For a referral: the task the tool was asked to do, redacted.
     pub observed_task_shape: Option<String>,
+    /// For a referral: how the tool could be split, redacted.
     pub suggested_split: Option<String>,
+    /// For a referral: what shows the boundary, redacted.
     pub evidence: Option<String>,
     /// The whole `metadata` object, redacted.
     pub metadata: Option<Value>,
 }
 
+/// A user's request, for the re-ask detection of evaluate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ask {
+    /// When it was asked, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// The agent's session, if given.
     pub session: Option<String>,
+    /// Who asked, redacted.
     pub user: Option<String>,
+    /// What was asked, redacted.
     pub text: Option<String>,
     /// Capability names, trimmed and lowercased.
     pub capabilities: Vec<String>,
 }
 
+/// A user saying a tool did the wrong thing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserCorrection {
+    /// When, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// The agent's session, if given.
     pub session: Option<String>,
+    /// The tool corrected.
     pub tool: String,
+    /// The method of a multi-method tool, if given.
     pub method: Option<String>,
+    /// What the user said, redacted.
     pub note: Option<String>,
 }
 
@@ -100,7 +126,7 @@ impl AxisTable {
             .filter(|axis| *axis != normalized)
     }
 
-    pub fn normalize(&self, raw: &str) -> String {
+    fn normalize(&self, raw: &str) -> String {
         let shaped = shape(raw);
         match self.synonyms.get(&shaped) {
             Some(axis) => axis.clone(),
@@ -130,12 +156,19 @@ fn shape(raw: &str) -> String {
 /// the gate refuses an envelope field sent twice), so a line holding one twice is bad.
 struct Fields(serde_json::Map<String, Value>);
 
-const TWICE: &str = "twice:";
+/// Reads [`Fields`], noting in `twice` the path of a field given twice, which ends the read.
+struct FieldsSeed<'t> {
+    twice: &'t RefCell<Option<String>>,
+}
 
-impl<'de> serde::Deserialize<'de> for Fields {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
+impl<'de> serde::de::DeserializeSeed<'de> for FieldsSeed<'_> {
+    type Value = Fields;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Fields, D::Error> {
+        struct Visit<'t> {
+            twice: &'t RefCell<Option<String>>,
+        }
+        impl<'de> serde::de::Visitor<'de> for Visit<'_> {
             type Value = Fields;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object")
@@ -144,19 +177,16 @@ impl<'de> serde::Deserialize<'de> for Fields {
                 let mut map = serde_json::Map::new();
                 while let Some(k) = a.next_key::<String>()? {
                     if map.contains_key(&k) {
-                        return Err(serde::de::Error::custom(format!(
-                            "{TWICE} {k:?} is given twice"
-                        )));
+                        *self.twice.borrow_mut() = Some(k);
+                        return Err(serde::de::Error::custom("a field is given twice"));
                     }
                     // `record` reads fields out of `metadata` too, and stores the rest: a
                     // field given twice in there is as bad as one at the top.
                     let v = if k == "metadata" {
                         let raw: Box<serde_json::value::RawValue> = a.next_value()?;
                         if let Some(path) = field_twice(raw.get()) {
-                            let path = format!("{k}.{path}");
-                            return Err(serde::de::Error::custom(format!(
-                                "{TWICE} {path:?} is given twice"
-                            )));
+                            *self.twice.borrow_mut() = Some(format!("{k}.{path}"));
+                            return Err(serde::de::Error::custom("a field is given twice"));
                         }
                         serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?
                     } else {
@@ -167,8 +197,37 @@ impl<'de> serde::Deserialize<'de> for Fields {
                 Ok(Fields(map))
             }
         }
-        d.deserialize_map(Visit)
+        d.deserialize_map(Visit { twice: self.twice })
     }
+}
+
+/// Reads an event line's fields, or says why it cannot: a field given twice (where serde_json
+/// found it), a line that is JSON but no object, or not JSON at all.
+fn read_fields(line: &str) -> Result<Fields, String> {
+    use serde::de::DeserializeSeed;
+    let twice = RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_str(line);
+    let read = FieldsSeed { twice: &twice }
+        .deserialize(&mut de)
+        .and_then(|fields| de.end().map(|()| fields));
+    read.map_err(|e| match twice.take() {
+        Some(path) if e.line() == 0 => format!("the field {path:?} is given twice"),
+        Some(path) => format!(
+            "the field {path:?} is given twice at line {} column {}",
+            e.line(),
+            e.column()
+        ),
+        // serde_json finds no object only at the first byte past the blanks: JSON of another
+        // type there is a data error, anything else one of syntax.
+        None if e.classify() == serde_json::error::Category::Data
+            && !line
+                .trim_start_matches([' ', '\t', '\n', '\r'])
+                .starts_with('{') =>
+        {
+            "an event is a JSON object".to_string()
+        }
+        None => format!("not JSON: {e}"),
+    })
 }
 
 /// The first field given twice in an object anywhere in `json` (a JSON text already known to
@@ -320,23 +379,38 @@ pub fn known_error_type(error_type: &str) -> bool {
     error_type.parse::<Category>().is_ok() || REFERRAL_TYPES.contains(&error_type)
 }
 
+/// Why an event line is refused: a sentence saying what is wrong with it, for the integrator
+/// who wrote it (`record` prints it beside the file and line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventError(String);
+
+impl fmt::Display for EventError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for EventError {}
+
 /// Parses one event line. Returns the event and warnings (unknown fields, a time far ahead
 /// of now); an error says what is wrong with the line.
-pub fn parse(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<String>), String> {
-    let value: Fields = serde_json::from_str(line).map_err(|e| {
-        let e = e.to_string();
-        match e.strip_prefix(TWICE) {
-            Some(rest) => format!("the field{rest}"),
-            None if e.starts_with("invalid type") => "an event is a JSON object".to_string(),
-            None => format!("not JSON: {e}"),
-        }
-    })?;
+pub fn parse(
+    line: &str,
+    now_ms: i64,
+    axes: &AxisTable,
+) -> Result<(Event, Vec<String>), EventError> {
+    read_event(line, now_ms, axes).map_err(EventError)
+}
+
+/// [`parse`], its refusal a sentence still to be wrapped.
+fn read_event(line: &str, now_ms: i64, axes: &AxisTable) -> Result<(Event, Vec<String>), String> {
+    let value = read_fields(line)?;
     let mut map = value.0;
     let kind =
         take_string(&mut map, "type")?.ok_or("missing \"type\" (outcome, ask or correction)")?;
     let ts_ms = match take(&mut map, "ts") {
         None | Some(Value::Null) => now_ms,
-        Some(Value::String(s)) => parse_time(&s)?,
+        Some(Value::String(s)) => parse_time(&s).map_err(|e| e.to_string())?,
         Some(_) => {
             return Err(
                 "\"ts\" must be an RFC 3339 time, e.g. \"2026-11-20T10:00:00Z\"".to_string(),
@@ -525,12 +599,11 @@ fn required_string(map: &mut Map<String, Value>, key: &str) -> Result<String, St
 /// (no dashes, no seconds, an offset past ±23:59 or with seconds, a time zone in brackets, a
 /// six-digit year, a comma for the decimal point) are refused, as no other reader of the same
 /// text would agree on them.
-pub fn parse_time(text: &str) -> Result<i64, String> {
+pub fn parse_time(text: &str) -> Result<i64, TimeError> {
     let trimmed = text.trim();
-    let canonical = rfc3339(trimmed).map_err(|why| {
-        format!(
-            "{text:?} is not an RFC 3339 time: {why} (write e.g. 2026-11-20T10:00:00Z or 2026-11-20T12:00:00+02:00)"
-        )
+    let canonical = rfc3339(trimmed).map_err(|why| TimeError::Shape {
+        text: text.to_string(),
+        why,
     })?;
     match canonical.parse::<jiff::Timestamp>() {
         Ok(ts) => Ok(ts.as_millisecond()),
@@ -538,14 +611,61 @@ pub fn parse_time(text: &str) -> Result<i64, String> {
         // what metagate reads: jiff's own error for the latter names an internal parameter
         // and its range in seconds, which says nothing to a user.
         Err(e) => Err(match canonical[..19].parse::<jiff::civil::DateTime>() {
-            Ok(_) => format!(
-                "{text:?} is after {}, the limit of the times metagate reads",
-                jiff::Timestamp::MAX.strftime("%Y-%m-%dT%H:%M:%SZ")
-            ),
-            Err(_) => format!("{text:?} is not an RFC 3339 time: {e}"),
+            Ok(_) => TimeError::TooLate {
+                text: text.to_string(),
+            },
+            Err(_) => TimeError::NoSuchTime {
+                text: text.to_string(),
+                why: e.to_string(),
+            },
         }),
     }
 }
+
+/// Why a time is refused by [`parse_time`]; each names the text as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimeError {
+    /// Not in RFC 3339's `date-time` shape; `why` says where it departs.
+    Shape {
+        /// The time as given.
+        text: String,
+        /// What is wrong with its shape.
+        why: &'static str,
+    },
+    /// In shape, but no such time exists (February 30th), as jiff says.
+    NoSuchTime {
+        /// The time as given.
+        text: String,
+        /// jiff's reason.
+        why: String,
+    },
+    /// After the latest time metagate reads.
+    TooLate {
+        /// The time as given.
+        text: String,
+    },
+}
+
+impl fmt::Display for TimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TimeError::Shape { text, why } => write!(
+                f,
+                "{text:?} is not an RFC 3339 time: {why} (write e.g. 2026-11-20T10:00:00Z or 2026-11-20T12:00:00+02:00)"
+            ),
+            TimeError::NoSuchTime { text, why } => {
+                write!(f, "{text:?} is not an RFC 3339 time: {why}")
+            }
+            TimeError::TooLate { text } => write!(
+                f,
+                "{text:?} is after {}, the limit of the times metagate reads",
+                jiff::Timestamp::MAX.strftime("%Y-%m-%dT%H:%M:%SZ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TimeError {}
 
 /// Checks `text` against RFC 3339's `date-time` and returns it as jiff is to read it: with at
 /// most nine digits of a second's fraction (a time is kept to the millisecond). Says what is
@@ -670,7 +790,7 @@ mod tests {
             "{notes:?}"
         );
         let line = r#"{"type":"outcome","tool":"w","status":"ok","error_type":"timeout"}"#;
-        let e = parse(line, 0, &table()).unwrap_err();
+        let e = parse(line, 0, &table()).unwrap_err().to_string();
         assert!(e.contains("belongs with"), "{e}");
     }
 
@@ -697,13 +817,13 @@ mod tests {
     fn times_out_of_range_name_the_limit() {
         assert!(parse_time("9999-12-30T22:00:00Z").is_ok());
         for late in ["9999-12-31T23:59:59Z", "9999-12-31 23:59:59.0000000001z"] {
-            let e = parse_time(late).unwrap_err();
+            let e = parse_time(late).unwrap_err().to_string();
             assert!(e.contains("after 9999-12-30T22:00:00Z"), "{late}: {e}");
         }
         // The earliest RFC 3339 time, pushed back a day less a minute, is still in range.
         assert!(parse_time("0000-01-01T00:00:00+23:59").is_ok());
         for bad in ["2026-02-30T00:00:00Z", "2026-11-20T10:00:00", "soon"] {
-            let e = parse_time(bad).unwrap_err();
+            let e = parse_time(bad).unwrap_err().to_string();
             assert!(e.contains("is not an RFC 3339 time"), "{bad}: {e}");
         }
     }
@@ -756,7 +876,7 @@ mod tests {
             ("", "YYYY-MM-DD"),
             ("２０２６-11-20T10:00:00Z", "YYYY-MM-DD"),
         ] {
-            let e = parse_time(bad).unwrap_err();
+            let e = parse_time(bad).unwrap_err().to_string();
             assert!(
                 e.contains("is not an RFC 3339 time") && e.contains(why),
                 "{bad}: {e}"
@@ -881,7 +1001,7 @@ mod tests {
             ),
         ];
         for (line, want) in cases {
-            let e = parse(line, 0, &table()).unwrap_err();
+            let e = parse(line, 0, &table()).unwrap_err().to_string();
             assert!(e.contains(want), "{line}: {e}");
         }
         let (_, warnings) = parse(
@@ -910,7 +1030,12 @@ mod tests {
             "[".repeat(100_000),
             "]".repeat(100_000)
         );
-        assert!(parse(&deep, 0, &table()).unwrap_err().contains("not JSON"));
+        assert!(
+            parse(&deep, 0, &table())
+                .unwrap_err()
+                .to_string()
+                .contains("not JSON")
+        );
     }
 
     #[test]

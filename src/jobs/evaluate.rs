@@ -23,24 +23,36 @@ use crate::store::{Store, StoreError, aggregate};
 
 /// The version of `evaluate --format json`'s shape: 2 added the digest, the policy, evidence
 /// objects and error clusters (1 had none of them and no version key).
-pub const SCHEMA_VERSION: u32 = 2;
+const SCHEMA_VERSION: u32 = 2;
 
 /// Why the job could not run.
 #[derive(Debug)]
 pub enum EvaluateError {
     /// One store given twice (under two names, or a link).
-    SameStore { first: PathBuf, again: PathBuf },
+    SameStore {
+        /// The store as first given.
+        first: PathBuf,
+        /// The same store given again.
+        again: PathBuf,
+    },
     /// `--since`/`--until` that cannot be read, or an empty window.
     Window(String),
     /// The policy patch would land on a file metagate is using.
     PatchTarget(String),
     /// The patch could not be written.
     Patch {
+        /// The patch file.
         path: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
     /// A shard could not be read.
-    Read { path: PathBuf, source: StoreError },
+    Read {
+        /// The shard's file.
+        path: PathBuf,
+        /// What the store said.
+        source: StoreError,
+    },
     /// A store could not be opened or written.
     Store(StoreError),
 }
@@ -108,6 +120,7 @@ impl Shards {
         Ok(Shards { paths })
     }
 
+    /// The stores, in the order given.
     pub fn paths(&self) -> &[PathBuf] {
         &self.paths
     }
@@ -151,26 +164,29 @@ pub fn window(
 
 /// What one evaluation found.
 pub struct Evaluation {
+    /// The window evaluated.
     pub window: Window,
+    /// What was counted in it.
     pub aggregate: Aggregate,
-    pub aliases: Vec<ProposedAlias>,
+    aliases: Vec<ProposedAlias>,
     /// Most severe first, muted ones included ([`Recommendation::muted`]).
     pub recommendations: Vec<Recommendation>,
     /// Where the first shard's reading ended: the stored run counts up to there.
     high_water: HighWater,
     /// The shards as given, for the report.
-    pub shards: Vec<String>,
+    shards: Vec<String>,
     /// The policy the run used.
     pub policy: PolicyStamp,
     /// The run this one is compared with, and what changed since.
     pub previous: Option<PreviousRun>,
+    /// What changed since the last run.
     pub digest: Digest,
     /// Re-asks the scan of the first shard detected, waiting to be stored with the run.
     pub reasks_detected: u64,
 }
 
 /// The policy stamp of `policy`: its file and fingerprint.
-pub fn policy_stamp(policy: &Policy) -> PolicyStamp {
+fn policy_stamp(policy: &Policy) -> PolicyStamp {
     PolicyStamp {
         file: policy.origin.as_ref().map(|p| p.display().to_string()),
         hash: policy.fingerprint(),

@@ -14,9 +14,13 @@ use crate::store::{Store, StoreError};
 
 /// The stored run a health report builds on.
 pub struct BaseRun {
+    /// The stored run's id.
     pub id: i64,
+    /// Its window's start, in milliseconds since the epoch.
     pub window_from_ms: i64,
+    /// Its window's end.
     pub window_to_ms: i64,
+    /// When it ran.
     pub ran_at_ms: i64,
     /// Tallies the run stored that cannot be read back: (tool, method, why). They are left out,
     /// and only their live counts are shown.
@@ -29,6 +33,7 @@ pub struct HealthReport {
     pub base: Option<BaseRun>,
     /// Whether the store holds any run (when `base` is none, all of them end after now).
     pub any_run: bool,
+    /// The counts per tool.
     pub tallies: Tallies,
     /// The base run's recommendations still open, for `<known_tools>`.
     pub open: OpenRecommendations,

@@ -12,9 +12,13 @@ use crate::store;
 /// list is a pure function of them.
 #[derive(Debug, Clone, Copy)]
 pub struct Whereabouts<'a> {
+    /// The working folder.
     pub cwd: &'a Path,
+    /// `$HOME`, if set.
     pub home: Option<&'a Path>,
+    /// `$XDG_CONFIG_HOME`, if set.
     pub xdg_config_home: Option<&'a Path>,
+    /// `$XDG_STATE_HOME`, if set.
     pub xdg_state_home: Option<&'a Path>,
     /// `--policy`.
     pub policy_flag: Option<&'a Path>,

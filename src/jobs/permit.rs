@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use crate::checks::path::Fs;
 use crate::domain::events::format_time;
 use crate::domain::grants::{
-    self, DEFAULT_DURATION_MS, Grant, GrantId, SESSION_DURATION_MS, ScopeEntry, Status,
-    human_duration, parse_duration,
+    self, DEFAULT_DURATION_MS, Grant, GrantId, GrantParseError, SESSION_DURATION_MS, ScopeEntry,
+    Status, human_duration, parse_duration,
 };
 use crate::domain::policy::Policy;
 use crate::store::grants::GrantEvent;
@@ -23,6 +23,23 @@ pub enum PromptError {
     Cancelled,
     /// The terminal failed.
     Io(String),
+}
+
+/// Why the flow refuses an answer: shown under the prompt, which asks again. A message for the
+/// operator, not a fault of the flow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<GrantParseError> for Refusal {
+    fn from(e: GrantParseError) -> Refusal {
+        Refusal(e.to_string())
+    }
 }
 
 /// Asks a person. Every method returns the answer or why there is none.
@@ -39,19 +56,21 @@ pub trait Prompter {
         &mut self,
         prompt: &str,
         default: Option<&str>,
-        check: &mut dyn FnMut(&str) -> Result<(), String>,
+        check: &mut dyn FnMut(&str) -> Result<(), Refusal>,
     ) -> Result<String, PromptError>;
+    /// Asks a yes or no question.
     fn confirm(&mut self, prompt: &str, default: bool) -> Result<bool, PromptError>;
 }
 
 /// What the operator asked for, ready to become a grant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
+    /// The capability to allow.
     pub capability: String,
-    pub scope: Vec<ScopeEntry>,
-    pub session: Option<String>,
-    pub duration_ms: i64,
-    pub reason: Option<String>,
+    scope: Vec<ScopeEntry>,
+    session: Option<String>,
+    duration_ms: i64,
+    reason: Option<String>,
 }
 
 /// What the flow offers.
@@ -62,13 +81,13 @@ pub struct Offer<'a> {
     pub scopable: &'a dyn Fn(&str) -> bool,
     /// Reads and resolves one scope value (paths inside the policy root) for a capability,
     /// refusing one its tools could never match.
-    pub resolve_scope: &'a dyn Fn(&str, &str) -> Result<ScopeEntry, String>,
+    pub resolve_scope: &'a dyn Fn(&str, &str) -> Result<ScopeEntry, Refusal>,
     /// The session to offer for "this session only" (`$METAGATE_SESSION`).
     pub session: Option<&'a str>,
 }
 
 /// The duration choices, in order.
-pub const DURATIONS: &[&str] = &[
+const DURATIONS: &[&str] = &[
     "5 minutes",
     "15 minutes",
     "1 hour",
@@ -102,7 +121,10 @@ pub fn run(p: &mut dyn Prompter, offer: &Offer<'_>) -> Result<Option<Request>, P
             },
         )?;
         for s in text.split_whitespace() {
-            scope.push((offer.resolve_scope)(&capability, s).map_err(PromptError::Io)?);
+            scope.push(
+                (offer.resolve_scope)(&capability, s)
+                    .map_err(|e| PromptError::Io(e.to_string()))?,
+            );
         }
     }
     let items: Vec<String> = DURATIONS.iter().map(|d| d.to_string()).collect();
@@ -113,7 +135,7 @@ pub fn run(p: &mut dyn Prompter, offer: &Offer<'_>) -> Result<Option<Request>, P
         3 => {
             let s = p.input("Session ID", offer.session, &mut |t| {
                 if t.trim().is_empty() {
-                    Err("a session ID is needed".to_string())
+                    Err(Refusal("a session ID is needed".to_string()))
                 } else {
                     Ok(())
                 }
@@ -122,9 +144,12 @@ pub fn run(p: &mut dyn Prompter, offer: &Offer<'_>) -> Result<Option<Request>, P
         }
         _ => {
             let t = p.input("Duration (90s, 15m, 2h)", None, &mut |t| {
-                parse_duration(t).map(|_| ())
+                parse_duration(t).map(|_| ()).map_err(Refusal::from)
             })?;
-            (parse_duration(&t).map_err(PromptError::Io)?, None)
+            (
+                parse_duration(&t).map_err(|e| PromptError::Io(e.to_string()))?,
+                None,
+            )
         }
     };
     let reason = p.input("Reason (optional)", Some(""), &mut |_| Ok(()))?;
@@ -141,7 +166,7 @@ pub fn run(p: &mut dyn Prompter, offer: &Offer<'_>) -> Result<Option<Request>, P
 }
 
 /// One line saying what a request allows.
-pub fn summary(r: &Request) -> String {
+fn summary(r: &Request) -> String {
     let mut s = format!("{} for {}", r.capability, human_duration(r.duration_ms));
     if !r.scope.is_empty() {
         let scope: Vec<String> = r.scope.iter().map(ScopeEntry::to_text).collect();
@@ -155,11 +180,15 @@ pub fn summary(r: &Request) -> String {
 
 /// A grant asked for with flags (`metagate permit grant`), as typed.
 pub struct GrantFlags<'a> {
+    /// `--capability`, as typed.
     pub capability: &'a str,
     /// `--for`, as typed.
     pub duration: &'a str,
+    /// `--scope` values, as typed.
     pub scope: &'a [String],
+    /// `--session`, if given.
     pub session: Option<&'a str>,
+    /// `--reason`, if given.
     pub reason: Option<&'a str>,
 }
 
@@ -372,7 +401,7 @@ mod tests {
             &mut self,
             prompt: &str,
             default: Option<&str>,
-            check: &mut dyn FnMut(&str) -> Result<(), String>,
+            check: &mut dyn FnMut(&str) -> Result<(), Refusal>,
         ) -> Result<String, PromptError> {
             // Like a terminal: a refused answer is asked again.
             loop {

@@ -18,7 +18,9 @@ const BUFFER: usize = 256 * 1024;
 
 /// One input: a name for messages (a path, or `<stdin>`) and its bytes.
 pub struct Input<'a> {
+    /// The name diagnostics give the input (a path, or `-`).
     pub name: String,
+    /// Where the events are read from.
     pub reader: Box<dyn Read + 'a>,
     /// Whether a read may wait for more to be written (a pipe, a FIFO, a terminal, a
     /// socket): outside strict mode, what was read is stored before such a read, so an agent
@@ -33,8 +35,11 @@ pub struct Input<'a> {
 pub struct Summary {
     /// Good events read, by type.
     pub outcomes: usize,
+    /// Asks stored.
     pub asks: usize,
+    /// Corrections stored.
     pub corrections: usize,
+    /// Lines refused.
     pub bad_lines: usize,
     /// `strict` and a bad line: nothing was stored.
     pub discarded: bool,
@@ -49,7 +54,9 @@ pub struct Summary {
 /// committed before the failure stay: a retry of the whole input stores them again).
 #[derive(Debug)]
 pub struct Failed {
+    /// What stopped the run.
     pub error: RecordError,
+    /// What was stored before it stopped.
     pub summary: Summary,
 }
 
@@ -65,13 +72,17 @@ impl std::error::Error for Failed {
     }
 }
 
+/// Why `record` stopped.
 #[derive(Debug)]
 pub enum RecordError {
     /// An input could not be read (not a bad line: the file itself).
     Read {
+        /// The input's name.
         name: String,
+        /// What the system said.
         source: io::Error,
     },
+    /// The store failed.
     Store(StoreError),
 }
 

@@ -21,7 +21,7 @@ use crate::store::runs::{self as results, HighWater};
 use crate::store::{self, StoreError};
 
 /// How many rows pass between two progress reports.
-pub const PROGRESS_EVERY: u64 = 1 << 16;
+const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Opens a store to read it: read-only, never created, never migrated, so evaluating someone
 /// else's shard (or a `--dry-run`) leaves its bytes alone. `None` for a file that holds no
@@ -43,7 +43,7 @@ pub fn open_read_only(
 }
 
 /// Rows read so far and an estimate of the total, for a progress bar.
-pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
 /// The largest row id of each telemetry table: an upper bound of what a scan reads.
 pub fn row_estimate(conn: &Connection) -> rusqlite::Result<u64> {
@@ -232,19 +232,19 @@ const OUTCOME_COLUMNS: &str = "ts_ms, tool, method, status, error_type, \
 
 /// What reading rows into tallies needs besides the rows.
 pub(super) struct Reading<'a> {
-    pub window: &'a Window,
-    pub t: &'a Thresholds,
+    pub(crate) window: &'a Window,
+    pub(crate) t: &'a Thresholds,
     /// Stored axes are folded again through the policy's synonyms.
-    pub axes: &'a AxisTable,
+    pub(crate) axes: &'a AxisTable,
 }
 
 /// Which rows of a table to read: `[WITH …] SELECT columns FROM {from}`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Rows<'a> {
     /// A `WITH` clause the query opens with, or `""`.
-    pub with: &'a str,
+    pub(crate) with: &'a str,
     /// The table (and whatever it is joined to) and the `WHERE` clause.
-    pub from: &'a str,
+    pub(crate) from: &'a str,
 }
 
 impl<'a> Rows<'a> {
@@ -350,11 +350,12 @@ pub(super) fn add_corrections(
 /// flat however many there are).
 pub struct ReaskSink<'c> {
     insert: rusqlite::Statement<'c>,
+    /// Re-asks found.
     pub count: u64,
 }
 
 /// The temporary table [`ReaskSink`] fills, on the connection that stores the run.
-pub const REASK_TABLE: &str = "temp.evaluate_reasks";
+pub(crate) const REASK_TABLE: &str = "temp.evaluate_reasks";
 
 impl<'c> ReaskSink<'c> {
     /// An empty sink on `conn` (a stage left from an earlier run on it is emptied).

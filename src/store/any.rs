@@ -14,8 +14,11 @@ use crate::store::location::Location;
 use crate::store::pg::PgStore;
 use crate::store::{Options, Store, StoreError, StoreInfo, telemetry};
 
+/// An open store of either kind.
 pub enum AnyStore {
+    /// An SQLite file.
     Sqlite(Store),
+    /// A PostgreSQL database.
     Postgres(Box<PgStore>),
 }
 
@@ -70,6 +73,7 @@ impl AnyStore {
         }
     }
 
+    /// What `db info` shows.
     pub fn info(&mut self) -> Result<StoreInfo, StoreError> {
         match self {
             AnyStore::Sqlite(store) => store.info(),
@@ -101,6 +105,7 @@ impl AnyStore {
         }
     }
 
+    /// Appends events to the stage.
     pub fn stage_events(&mut self, events: &[Event]) -> Result<(), StoreError> {
         match self {
             AnyStore::Sqlite(store) => {
@@ -118,6 +123,7 @@ impl AnyStore {
         }
     }
 
+    /// Removes the stage.
     pub fn unstage(&mut self) -> Result<(), StoreError> {
         match self {
             AnyStore::Sqlite(store) => {

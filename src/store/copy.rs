@@ -248,6 +248,7 @@ const BATCH: usize = 5000;
 /// What a copy did: per table, the rows the source holds and those it added to the target.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Copied {
+    /// (table, rows in the source, rows added to the target), in copy order.
     pub tables: Vec<(String, u64, u64)>,
 }
 

@@ -100,11 +100,11 @@ impl DecisionLog {
 
     /// Makes every pushed decision durable (or none), forgets what was read, and lets go of
     /// the write lock.
-    pub fn commit(&mut self) -> Result<usize, String> {
+    pub fn commit(&mut self) -> Result<usize, StoreError> {
         self.pending.clear();
         self.read.clear();
         self.grants_read.clear();
-        self.recorder.commit().map_err(|e| e.to_string())
+        self.recorder.commit()
     }
 
     fn count_pending(&mut self, row: &DecisionRow) {

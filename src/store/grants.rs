@@ -11,17 +11,23 @@ use crate::store::{Store, StoreError};
 /// One audit event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantEvent {
+    /// When, in milliseconds since the epoch.
     pub ts_ms: i64,
     /// `granted`, `revoked`, `used` or `denied`.
     pub event: &'static str,
+    /// The grant, when one is involved.
     pub grant_id: Option<String>,
+    /// The capability.
     pub capability: String,
+    /// The tool called, when a call is involved.
     pub tool: Option<String>,
+    /// The session, if any.
     pub session: Option<String>,
     /// The gate decision (`decisions.id`) a `used` or `denied` event belongs to.
     pub decision_id: Option<i64>,
     /// Who granted or revoked.
     pub actor: Option<String>,
+    /// More about the event, as text.
     pub detail: Option<String>,
 }
 
@@ -68,7 +74,10 @@ pub(crate) fn scope_from_text(text: Option<&str>) -> Result<Vec<ScopeEntry>, Str
     };
     let entries: Vec<String> =
         serde_json::from_str(text).map_err(|_| "the stored scope is not a JSON list of strings")?;
-    entries.iter().map(|s| ScopeEntry::from_stored(s)).collect()
+    entries
+        .iter()
+        .map(|s| ScopeEntry::from_stored(s).map_err(|e| e.to_string()))
+        .collect()
 }
 
 /// A stored event's name as [`GrantEvent::event`] holds it.
@@ -117,7 +126,7 @@ pub fn insert(store: &mut Store, g: &Grant) -> Result<(), StoreError> {
 }
 
 /// Appends one audit event inside a transaction the caller holds.
-pub fn insert_event(conn: &Connection, e: &GrantEvent) -> rusqlite::Result<()> {
+pub(crate) fn insert_event(conn: &Connection, e: &GrantEvent) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO grant_events (ts_ms, event, grant_id, capability, tool, session, decision_id, actor, detail) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -138,7 +147,7 @@ pub fn insert_event(conn: &Connection, e: &GrantEvent) -> rusqlite::Result<()> {
 
 /// The grants that may cover a call for `capability` at `now_ms`: every unrevoked, unexpired
 /// one, and the three most recent others (so a refusal can say "expired" or "revoked").
-pub fn candidates(
+pub(crate) fn candidates(
     conn: &Connection,
     capability: &str,
     now_ms: i64,
@@ -206,8 +215,11 @@ pub fn events(store: &Store) -> Result<Vec<GrantEvent>, StoreError> {
 /// What revoking one id did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Revoked {
+    /// The grant is revoked now.
     Done(Grant),
+    /// No grant has that id.
     Unknown,
+    /// The grant was revoked before.
     Already(Grant),
 }
 

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 /// A store's place, as `--db`, `$METAGATE_DB` or `[store] url` gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
+    /// An SQLite file.
     File(PathBuf),
+    /// A PostgreSQL database.
     Postgres(PgUrl),
 }
 

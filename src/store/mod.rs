@@ -54,11 +54,11 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// How long a writer waits for another process's write lock before giving up, by default
 /// (the policy's `[telemetry] busy_timeout_ms` says otherwise).
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The tables `db info` counts, in the order it shows them. The first [`EVENT_TABLES`] hold
 /// what happened, with its time in `ts_ms`: they give the store's time span.
-pub const TABLES: &[&str] = &[
+const TABLES: &[&str] = &[
     "decisions",
     "outcomes",
     "asks",
@@ -70,7 +70,7 @@ pub const TABLES: &[&str] = &[
 ];
 
 /// How many of [`TABLES`] are event tables.
-pub const EVENT_TABLES: usize = 4;
+const EVENT_TABLES: usize = 4;
 
 /// Why the store could not be used, in words that say what to do.
 #[derive(Debug)]
@@ -83,82 +83,121 @@ pub enum StoreError {
     Folder(PathBuf),
     /// The path names a device, a pipe or a socket.
     NotAFile(PathBuf),
+    /// The file is not an SQLite database.
     NotADatabase(PathBuf),
     /// An SQLite database with tables of its own and no metagate schema: never migrated into.
     Foreign(PathBuf),
+    /// A newer metagate wrote the store.
     Newer {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// The schema version found.
         found: i64,
     },
+    /// Another process holds the write lock.
     Locked {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// How long metagate waited.
         waited: Duration,
     },
+    /// The store cannot be written.
     ReadOnly(PathBuf),
     /// Read-only, in a folder that cannot be written, with changes still in its `-wal` file.
     UnfoldedLog(PathBuf),
+    /// The disk is full.
     Full(PathBuf),
     /// A write failed below SQLite (an I/O error, a file size limit).
     WriteFailed {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// What SQLite said.
         source: rusqlite::Error,
     },
+    /// SQLite could not turn write-ahead logging on.
     NoWal {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// The journal mode it kept.
         mode: String,
     },
+    /// A file system error.
     Io {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
+    /// Any other SQLite error.
     Sqlite {
+        /// The store's file, which the message names.
         path: PathBuf,
+        /// What SQLite said.
         source: rusqlite::Error,
     },
     /// A `postgres://` URL the client cannot read.
     BadUrl {
+        /// The URL, without its password.
         url: String,
+        /// What the client said.
         why: String,
     },
     /// The PostgreSQL server could not be reached (or the connection was lost), after
     /// retrying for `waited`.
     Unreachable {
+        /// The URL, without its password.
         url: String,
+        /// How long metagate tried (zero: the connection was lost in use).
         waited: Duration,
+        /// What the client said.
         why: String,
     },
     /// The server refused a write (a read-only server or transaction, no privilege).
     PgRefused {
+        /// The URL, without its password.
         url: String,
+        /// What the server said.
         why: String,
     },
     /// Another process held the decisions lock longer than the busy timeout.
     PgLocked {
+        /// The URL, without its password.
         url: String,
+        /// How long metagate waited.
         waited: Duration,
     },
+    /// A newer metagate set the PostgreSQL store up.
     PgNewer {
+        /// The URL, without its password.
         url: String,
+        /// The schema version found.
         found: i64,
     },
     /// The database holds tables of metagate's names without metagate's schema version.
     PgForeign {
+        /// The URL, without its password.
         url: String,
     },
     /// Any other error the server reported.
     Postgres {
+        /// The URL, without its password.
         url: String,
+        /// What the server said.
         why: String,
     },
     /// `db copy`: the target holds another row under a key the source uses.
     CopyConflict {
+        /// The table.
         table: &'static str,
+        /// The key, as the message shows it.
         key: String,
     },
     /// A command that does not work on a PostgreSQL store yet, asked to use one: refused
     /// rather than falling back to a file the fleet does not share.
     NotOnPostgres {
+        /// The URL, without its password.
         url: String,
+        /// The command.
         what: &'static str,
     },
 }
@@ -344,6 +383,7 @@ thread_local! {
 /// How a store is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
+    /// How long to wait for another writer.
     pub busy_timeout: Duration,
     /// Each commit waits for the disk (SQLite's `synchronous = FULL`). Without it a commit is
     /// still atomic and seen at once by every other connection, and survives metagate being
@@ -363,7 +403,7 @@ pub struct Options {
 /// The log a [`Options::short_lived`] writer leaves at close, at most: with a few pages a
 /// decision, one call in some twenty to fifty pays for copying it in (two disk syncs more),
 /// and what a process starting alone reads back stays small.
-pub const SHORT_LIVED_LOG_BYTES: u64 = 256 * 1024;
+const SHORT_LIVED_LOG_BYTES: u64 = 256 * 1024;
 
 impl Default for Options {
     fn default() -> Self {
@@ -490,14 +530,17 @@ impl Store {
         }
     }
 
+    /// Where the store is.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The SQLite connection, for the store's own modules and tests.
     pub fn conn(&mut self) -> &mut Connection {
         &mut self.conn
     }
 
+    /// The SQLite connection, read only.
     pub fn conn_ref(&self) -> &Connection {
         &self.conn
     }
@@ -616,7 +659,7 @@ impl Store {
     /// Not part of the schema, since every index slows every insert: created when a policy
     /// sets limits (`loop_breaker`: the fingerprint one too, whose inserts land at random
     /// places and cost a busy stream the most).
-    pub fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
+    fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
         let path = self.path.clone();
         let sql = limit_indexes_sql(loop_breaker);
         self.conn
@@ -685,7 +728,7 @@ pub(crate) fn limit_indexes_sql(loop_breaker: bool) -> String {
 }
 
 /// That `path` names a file: a folder or nothing there is an error saying which.
-pub fn existing_file(path: &Path) -> Result<(), StoreError> {
+fn existing_file(path: &Path) -> Result<(), StoreError> {
     if !path.exists() {
         return Err(StoreError::Missing(path.to_path_buf()));
     }
@@ -723,7 +766,7 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 /// file holds changes, the database file alone is the whole store, and it is then read as
 /// immutable (without those files); where one does, reading the file alone would miss them:
 /// that takes its `-shm` too, else it is an error saying so.
-pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
+fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
     BUSY_TIMEOUT_IN_USE.with(|t| t.set(busy_timeout));
     let fail = |e| StoreError::from_sqlite(path, e);
     // SQLite says "cannot open" for a file it may not read as for a folder it may not write.
@@ -797,7 +840,7 @@ fn immutable_uri(path: &Path) -> String {
 /// The schema version of a metagate store (0 for an empty database, ours to set up), read
 /// without changing anything. Another program's database is [`StoreError::Foreign`]: one
 /// holding tables at version 0, or one whose version names tables it does not hold.
-pub fn schema_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+fn schema_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let fail = |e| StoreError::from_sqlite(path, e);
     // One read transaction, one snapshot: another process may be setting up the same new
     // file, and its tables and version appear together. (A `pragma_user_version` inside one
@@ -872,11 +915,17 @@ fn create_private(path: &Path) -> Result<(), StoreError> {
 /// A store's vital signs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreInfo {
+    /// Where the store is.
     pub path: PathBuf,
+    /// Its schema version.
     pub schema_version: i64,
+    /// Its size on disk.
     pub size_bytes: u64,
+    /// Each table with its row count.
     pub tables: Vec<(String, i64)>,
+    /// The oldest recorded time, if any.
     pub first_ms: Option<i64>,
+    /// The newest recorded time, if any.
     pub last_ms: Option<i64>,
 }
 

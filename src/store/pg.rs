@@ -57,7 +57,7 @@ pub struct PgStore {
 impl PgStore {
     /// Connects (retrying a server that cannot be reached yet until `busy_timeout` has
     /// passed), then creates or migrates the tables.
-    pub fn connect(url: &PgUrl, options: Options) -> Result<PgStore, StoreError> {
+    pub(crate) fn connect(url: &PgUrl, options: Options) -> Result<PgStore, StoreError> {
         let busy_timeout = options.busy_timeout;
         let mut config: postgres::Config =
             url.secret_text()
@@ -111,16 +111,18 @@ impl PgStore {
         Ok(store)
     }
 
+    /// The store's URL.
     pub fn url(&self) -> &PgUrl {
         &self.url
     }
 
-    pub fn client(&mut self) -> &mut Client {
+    /// The connection.
+    pub(crate) fn client(&mut self) -> &mut Client {
         &mut self.client
     }
 
     /// A statement prepared once on this connection.
-    pub fn prepared(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+    pub(crate) fn prepared(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
         if let Some(s) = self.prepared.get(sql) {
             return Ok(s.clone());
         }
@@ -130,7 +132,7 @@ impl PgStore {
     }
 
     /// Names a PostgreSQL failure by what it means for the operator.
-    pub fn err(&self, e: postgres::Error) -> StoreError {
+    pub(crate) fn err(&self, e: postgres::Error) -> StoreError {
         PgStore::error_at(&self.url.to_string(), self.busy_timeout, e)
     }
 
@@ -230,7 +232,7 @@ impl PgStore {
 
     /// The indexes limits count with, as [`crate::store::Store::ensure_limit_indexes`] makes
     /// them for SQLite.
-    pub fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
+    pub(crate) fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
         // Asked first: creating an index, even one that exists, locks the table against
         // writers for a moment, and every `gate` of the fleet starts here.
         let wanted: &[&str] = if loop_breaker {
@@ -263,7 +265,7 @@ impl PgStore {
 
     /// After rows were written with their own ids (`db copy`): each identity continues past
     /// the largest id its table holds, so the next row a `gate` writes takes a new one.
-    pub fn catch_up_identities(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn catch_up_identities(&mut self) -> Result<(), StoreError> {
         for table in TABLES
             .iter()
             .copied()
@@ -280,7 +282,7 @@ impl PgStore {
 
     /// What `db info` shows. The size is that of metagate's tables and their indexes, not the
     /// database's (which may hold other programs' tables).
-    pub fn info(&mut self) -> Result<StoreInfo, StoreError> {
+    pub(crate) fn info(&mut self) -> Result<StoreInfo, StoreError> {
         let mut tables = Vec::new();
         let mut first: Option<i64> = None;
         let mut last: Option<i64> = None;

@@ -18,7 +18,7 @@ impl PgStore {
     /// Opens the transaction a group of decisions commits in, and takes the decisions lock in
     /// it (waiting up to the busy timeout): counts read after this see every group committed
     /// before, and no other process counts until this one commits or rolls back.
-    pub fn lock_decisions(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn lock_decisions(&mut self) -> Result<(), StoreError> {
         let begun = self.client().batch_execute("BEGIN").and_then(|()| {
             self.client()
                 .execute("SELECT pg_advisory_xact_lock($1)", &[&DECISIONS_LOCK])
@@ -33,7 +33,7 @@ impl PgStore {
     /// Writes a group of decisions (and their grant events, each with the index of its
     /// decision) in the transaction [`PgStore::lock_decisions`] opened, or in one of their
     /// own; returns the id of the last decision.
-    pub fn commit_decisions(
+    pub(crate) fn commit_decisions(
         &mut self,
         rows: &[DecisionRow],
         grant_events: Vec<(usize, GrantEvent)>,
@@ -149,13 +149,13 @@ impl PgStore {
     }
 
     /// Appends events in one transaction: all of them or none.
-    pub fn insert_events(&mut self, events: &[Event]) -> Result<(), StoreError> {
+    pub(crate) fn insert_events(&mut self, events: &[Event]) -> Result<(), StoreError> {
         self.in_transaction(|store| store.insert_events_into("", events))
     }
 
     /// Makes an empty stage for `record --strict`: temporary tables shaped as the event
     /// tables, this connection's only, so filling them takes no lock on the store.
-    pub fn stage(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn stage(&mut self) -> Result<(), StoreError> {
         let mut sql = String::new();
         for (table, _) in EVENT_TABLES {
             sql.push_str(&format!(
@@ -167,12 +167,12 @@ impl PgStore {
     }
 
     /// Appends events to the stage.
-    pub fn stage_events(&mut self, events: &[Event]) -> Result<(), StoreError> {
+    pub(crate) fn stage_events(&mut self, events: &[Event]) -> Result<(), StoreError> {
         self.in_transaction(|store| store.insert_events_into("pg_temp.staged_", events))
     }
 
     /// Copies every staged event into the store, in the order staged, in one transaction.
-    pub fn store_staged(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn store_staged(&mut self) -> Result<(), StoreError> {
         self.in_transaction(|store| {
             for (table, columns) in EVENT_TABLES {
                 store.client().execute(
@@ -188,7 +188,7 @@ impl PgStore {
     }
 
     /// Removes the stage.
-    pub fn unstage(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn unstage(&mut self) -> Result<(), StoreError> {
         let sql: String = EVENT_TABLES
             .iter()
             .map(|(table, _)| format!("DROP TABLE IF EXISTS pg_temp.staged_{table};"))
@@ -271,7 +271,7 @@ impl PgStore {
 
     /// Calls let through that match `key` at or after `since_ms`, the `cap` most recent at
     /// most (as `telemetry::count` counts them in SQLite).
-    pub fn count(
+    pub(crate) fn count(
         &mut self,
         key: &CountKey,
         since_ms: Option<i64>,
@@ -330,7 +330,7 @@ impl PgStore {
     }
 
     /// Whether `tool` completed in `session` (see `telemetry::completed`).
-    pub fn completed(
+    pub(crate) fn completed(
         &mut self,
         session: &str,
         tool: &str,
@@ -359,7 +359,7 @@ impl PgStore {
     }
 
     /// The grants that may cover a call for `capability` (see `grants::candidates`).
-    pub fn grant_candidates(
+    pub(crate) fn grant_candidates(
         &mut self,
         capability: &str,
         now_ms: i64,
@@ -378,7 +378,7 @@ impl PgStore {
     }
 
     /// Grants, newest first (see `grants::list`).
-    pub fn grants(&mut self, all: bool, now_ms: i64) -> Result<Vec<Grant>, StoreError> {
+    pub(crate) fn grants(&mut self, all: bool, now_ms: i64) -> Result<Vec<Grant>, StoreError> {
         let rows = if all {
             self.client().query(
                 &format!("SELECT {GRANT_COLUMNS} FROM grants ORDER BY granted_at_ms DESC, id"),
@@ -398,7 +398,7 @@ impl PgStore {
     }
 
     /// The grants' audit trail, oldest first.
-    pub fn grant_events(&mut self) -> Result<Vec<GrantEvent>, StoreError> {
+    pub(crate) fn grant_events(&mut self) -> Result<Vec<GrantEvent>, StoreError> {
         let rows = self.client().query(
             "SELECT ts_ms, event, grant_id, capability, tool, session, decision_id, actor, detail \
              FROM grant_events ORDER BY ts_ms, id",
@@ -422,7 +422,7 @@ impl PgStore {
     }
 
     /// Stores a new grant and its `granted` event.
-    pub fn insert_grant(&mut self, g: &Grant) -> Result<(), StoreError> {
+    pub(crate) fn insert_grant(&mut self, g: &Grant) -> Result<(), StoreError> {
         let scope: Vec<String> = g.scope.iter().map(|s| s.to_stored()).collect();
         let scope = serde_json::to_string(&scope).expect("strings serialize");
         self.in_transaction(|store| {
@@ -458,7 +458,7 @@ impl PgStore {
 
     /// Revokes one grant (see `grants::revoke`); the row is locked while it is read and
     /// changed, so two operators revoking it at once record one revocation.
-    pub fn revoke_grant(
+    pub(crate) fn revoke_grant(
         &mut self,
         id: &GrantId,
         now_ms: i64,
@@ -482,7 +482,7 @@ impl PgStore {
     }
 
     /// Revokes every grant not yet revoked (see `grants::revoke_all`).
-    pub fn revoke_all_grants(
+    pub(crate) fn revoke_all_grants(
         &mut self,
         now_ms: i64,
         actor: Option<&str>,

@@ -12,7 +12,7 @@ use crate::store::any::AnyStore;
 const BATCH: i64 = 20_000;
 
 /// The event tables pruned, in the order they are pruned.
-pub const EVENT_TABLES: [&str; 4] = ["decisions", "outcomes", "asks", "user_corrections"];
+const EVENT_TABLES: [&str; 4] = ["decisions", "outcomes", "asks", "user_corrections"];
 
 /// What a prune did, or would do.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -26,7 +26,9 @@ pub struct Pruned {
     pub kept_for_run: Option<i64>,
     /// Table → rows deleted (or that would be).
     pub rows: Vec<(String, u64)>,
+    /// Evaluate runs deleted.
     pub runs: u64,
+    /// Recommendations deleted.
     pub recommendations: u64,
 }
 

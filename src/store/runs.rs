@@ -16,15 +16,23 @@ use crate::store::{Store, StoreError};
 
 /// What one run found, ready to be stored.
 pub struct Run<'a> {
+    /// The window evaluated.
     pub window: &'a Window,
+    /// When the run was made, in milliseconds since the epoch.
     pub ran_at_ms: i64,
+    /// The stores read, by path.
     pub shards: &'a [String],
+    /// What was counted.
     pub aggregate: &'a Aggregate,
+    /// What is recommended; ids and status are set when stored.
     pub recommendations: &'a mut [Recommendation],
+    /// The argument aliases proposed.
     pub aliases: &'a [ProposedAlias],
+    /// The thresholds used.
     pub thresholds: &'a Thresholds,
     /// Where the scan of the store the run is saved in ended ([`super::scan::scan`]).
     pub high_water: HighWater,
+    /// Which policy the run was made under.
     pub policy: &'a PolicyStamp,
     /// Whether the re-asks the scan detected wait in [`REASK_TABLE`] on the store's
     /// connection, to be stored with the run.
@@ -35,19 +43,22 @@ pub struct Run<'a> {
 /// that went into it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PolicyStamp {
+    /// The policy file's path, if not the built-in policy.
     pub file: Option<String>,
+    /// The policy's fingerprint.
     pub hash: String,
 }
 
 /// The largest row ids of the telemetry tables.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HighWater {
-    pub decisions: i64,
+    decisions: i64,
+    /// The highest outcome row id counted.
     pub outcomes: i64,
-    pub corrections: i64,
+    corrections: i64,
 }
 
-pub fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
+pub(crate) fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
     let max = |table: &str| -> rusqlite::Result<i64> {
         conn.query_row(
             &format!("SELECT coalesce(max(rowid), 0) FROM {table}"),
@@ -291,7 +302,7 @@ pub(crate) fn has_column(conn: &Connection, table: &str, column: &str) -> rusqli
 
 /// Whether this store has the evaluate tables (a read-only store of an older metagate may
 /// not).
-pub fn has_tables(conn: &Connection) -> rusqlite::Result<bool> {
+pub(crate) fn has_tables(conn: &Connection) -> rusqlite::Result<bool> {
     conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'eval_recommendations')",
         [],
@@ -331,11 +342,17 @@ pub fn set_status(
 /// The latest run, as `tools health` reads it.
 #[derive(Debug, Clone, Default)]
 pub struct LatestRun {
+    /// The run's id.
     pub id: i64,
+    /// Its window's start, in milliseconds since the epoch.
     pub window_from_ms: i64,
+    /// Its window's end.
     pub window_to_ms: i64,
+    /// When it ran.
     pub ran_at_ms: i64,
+    /// The rows it counted up to.
     pub high_water: HighWater,
+    /// Its counts per tool.
     pub tallies: Tallies,
     /// Tool → the run's recommendations still open (proposed or accepted, not muted).
     pub open_recommendations: OpenRecommendations,
@@ -420,16 +437,23 @@ fn open_recommendations(conn: &Connection, run_id: i64) -> rusqlite::Result<Open
 /// `until_ms`, over another window (a run over the same window is the one being replaced).
 #[derive(Debug, Clone, Default)]
 pub struct PreviousRun {
+    /// The run's id.
     pub id: i64,
+    /// Its window's start, in milliseconds since the epoch.
     pub window_from_ms: i64,
+    /// Its window's end.
     pub window_to_ms: i64,
+    /// When it ran.
     pub ran_at_ms: i64,
     /// `None` for a run stored before runs kept their policy.
     pub policy: Option<PolicyStamp>,
+    /// What it recommended.
     pub recommendations: Vec<PastRecommendation>,
+    /// Its counts per tool.
     pub tallies: Tallies,
 }
 
+/// The run before the one at `ran_at_ms`, for the digest.
 pub fn previous(
     conn: &Connection,
     window: &Window,
@@ -506,8 +530,8 @@ pub fn any_run(conn: &Connection) -> rusqlite::Result<bool> {
 /// its window, which ends at `until_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counted {
-    pub high_water: HighWater,
-    pub until_ms: i64,
+    high_water: HighWater,
+    until_ms: i64,
 }
 
 impl Counted {
@@ -521,6 +545,7 @@ impl Counted {
         until_ms: i64::MIN,
     };
 
+    /// The counts a stored run holds.
     pub fn of(run: &LatestRun) -> Counted {
         Counted {
             high_water: run.high_water,
@@ -653,22 +678,36 @@ pub fn live(
 /// One recommendation as the store keeps it (`evaluate show`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredRecommendation {
+    /// The recommendation's stable id.
     pub id: String,
+    /// The tool it is about.
     pub tool: String,
+    /// The method, if it is about one.
     pub method: Option<String>,
+    /// The recommendation kind.
     pub kind: String,
+    /// What it is about (an argument, an axis), as stored.
     pub subject: String,
+    /// How sure evaluate was, from 0 to 1.
     pub confidence: f64,
+    /// One line saying what to do.
     pub summary: String,
+    /// The line for `<known_tools>`, if any.
     pub brief: Option<String>,
+    /// The axes a referral named.
     pub axes: Vec<String>,
     /// The evidence object (an array of texts for a recommendation stored before evidence
     /// was an object).
     pub evidence: serde_json::Value,
+    /// Open, muted or done.
     pub status: String,
+    /// When it was first recommended, in milliseconds since the epoch.
     pub first_seen_ms: i64,
+    /// When it was last recommended.
     pub last_seen_ms: i64,
+    /// How much evidence it rested on.
     pub evidence_count: Option<f64>,
+    /// How many rejections it rested on.
     pub rejected_count: Option<f64>,
     /// The latest run it was part of.
     pub last_run: Option<i64>,
@@ -677,18 +716,24 @@ pub struct StoredRecommendation {
 /// A re-ask stored as a user correction of a tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredReask {
+    /// When the re-ask came, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// The session, if any.
     pub session: Option<String>,
+    /// What the user complained, redacted.
     pub complaint: Option<String>,
     /// The ask it corrects: its row and text.
     pub corrects_ask_id: Option<i64>,
+    /// What the user asked instead, redacted.
     pub corrected_text: Option<String>,
+    /// The outcome blamed, if any.
     pub blamed_outcome_id: Option<i64>,
+    /// The decision blamed, if any.
     pub blamed_decision_id: Option<i64>,
 }
 
 /// At most this many re-asks are shown with a recommendation.
-pub const SHOWN_REASKS: usize = 10;
+const SHOWN_REASKS: usize = 10;
 
 /// A stored recommendation and the latest re-asks stored against its tool and method.
 pub fn show(

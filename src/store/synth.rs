@@ -34,13 +34,18 @@ impl Default for Mix {
     }
 }
 
+/// What the synthetic store holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Config {
+    /// How many events to write.
     pub events: u64,
     /// The last event's time; events spread over `[end_ms - span_ms, end_ms)`.
     pub end_ms: i64,
+    /// Over how long, in milliseconds.
     pub span_ms: i64,
+    /// The random seed, so that a store can be made again.
     pub seed: u64,
+    /// The share of each kind of event.
     pub mix: Mix,
 }
 
@@ -64,13 +69,18 @@ impl Rng {
 /// How many rows of each table were written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Written {
+    /// Decisions written.
     pub decisions: u64,
+    /// Outcomes written.
     pub outcomes: u64,
+    /// Asks written.
     pub asks: u64,
+    /// Corrections written.
     pub corrections: u64,
 }
 
 impl Written {
+    /// Rows written in all.
     pub fn total(&self) -> u64 {
         self.decisions + self.outcomes + self.asks + self.corrections
     }

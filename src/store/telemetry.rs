@@ -11,14 +11,23 @@ use crate::store::{Store, StoreError};
 /// One decision row, every text already redacted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecisionRow {
+    /// When the call was decided, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// The session, if any.
     pub session: Option<String>,
+    /// The caller, if any.
     pub caller: Option<String>,
+    /// The intent, if any.
     pub intent: Option<String>,
+    /// The tool, when the call named one.
     pub tool: Option<String>,
+    /// The method, if any.
     pub method: Option<String>,
+    /// The envelope the call came in.
     pub shape: Option<&'static str>,
+    /// `pass`, `corrected` or `rejected`.
     pub verdict: &'static str,
+    /// The error category, when rejected.
     pub category: Option<&'static str>,
     /// JSON array of corrections.
     pub corrections: String,
@@ -28,6 +37,7 @@ pub struct DecisionRow {
     pub args: Option<String>,
     /// Identifies the same tool with the same arguments (the loop breaker's key).
     pub fingerprint: Option<i64>,
+    /// How long the decision took, in microseconds.
     pub latency_us: i64,
     /// The call's id as its document gave it.
     pub call_id: Option<String>,
@@ -39,7 +49,7 @@ const INSERT_DECISION: &str = "INSERT INTO decisions \
 
 /// Writes decision rows in groups: [`Recorder::push`] holds them, [`Recorder::commit`]
 /// writes them all in one transaction.
-pub struct Recorder {
+pub(crate) struct Recorder {
     store: AnyStore,
     pending: Vec<DecisionRow>,
     /// Grant audit events, each with the index of the pending row (decision) it belongs to.
@@ -51,7 +61,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(store: impl Into<AnyStore>) -> Recorder {
+    pub(crate) fn new(store: impl Into<AnyStore>) -> Recorder {
         Recorder {
             store: store.into(),
             pending: Vec::new(),
@@ -65,7 +75,7 @@ impl Recorder {
     /// next [`Recorder::commit`], which writes in that same transaction. Limits read their
     /// counts under it: two processes counting at once would both see the count before
     /// either call, and both let their call through.
-    pub fn lock(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn lock(&mut self) -> Result<(), StoreError> {
         if !self.locked {
             match &mut self.store {
                 AnyStore::Sqlite(store) => store
@@ -79,24 +89,20 @@ impl Recorder {
         Ok(())
     }
 
-    pub fn push(&mut self, row: DecisionRow) {
+    pub(crate) fn push(&mut self, row: DecisionRow) {
         self.pending.push(row);
     }
 
     /// Attaches a grant audit event to the row pushed last: it is written with that decision,
     /// in the same transaction, naming its id.
-    pub fn push_grant_event(&mut self, event: crate::store::grants::GrantEvent) {
+    pub(crate) fn push_grant_event(&mut self, event: crate::store::grants::GrantEvent) {
         if let Some(last) = self.pending.len().checked_sub(1) {
             self.grant_events.push((last, event));
         }
     }
 
-    pub fn pending(&self) -> usize {
-        self.pending.len()
-    }
-
     /// Makes every pushed row durable, or none of them, and lets go of the write lock.
-    pub fn commit(&mut self) -> Result<usize, StoreError> {
+    pub(crate) fn commit(&mut self) -> Result<usize, StoreError> {
         if self.pending.is_empty() && !self.locked {
             return Ok(0);
         }
@@ -148,7 +154,7 @@ impl Recorder {
     }
 
     /// The row id of the last decision committed, if any was.
-    pub fn last_decision_id(&self) -> Option<i64> {
+    pub(crate) fn last_decision_id(&self) -> Option<i64> {
         self.last_decision_id
     }
 
@@ -192,11 +198,7 @@ impl Recorder {
         Ok((rows.len(), last))
     }
 
-    pub fn store(&self) -> &AnyStore {
-        &self.store
-    }
-
-    pub fn store_mut(&mut self) -> &mut AnyStore {
+    pub(crate) fn store_mut(&mut self) -> &mut AnyStore {
         &mut self.store
     }
 }
@@ -207,7 +209,7 @@ pub fn insert_events(store: &mut Store, events: &[Event]) -> Result<(), StoreErr
 }
 
 /// Appends events inside a transaction the caller holds.
-pub fn insert_events_in(tx: &rusqlite::Connection, events: &[Event]) -> rusqlite::Result<()> {
+fn insert_events_in(tx: &rusqlite::Connection, events: &[Event]) -> rusqlite::Result<()> {
     insert_events_into(tx, STORE, events)
 }
 
@@ -329,7 +331,7 @@ fn insert_events_into(
 /// the `cap` most recent of them at most, since a limit of `cap` only needs to know whether it
 /// is reached. That bounds each count by the limit instead of the history, and makes
 /// `oldest_ms` the moment the window frees a slot.
-pub fn count(
+pub(crate) fn count(
     store: &Store,
     key: &CountKey,
     since_ms: Option<i64>,
@@ -403,7 +405,7 @@ pub fn count(
 
 /// Whether `tool` completed in `session`: a successful outcome, or (with
 /// [`Evidence::Decision`]) a call the gate let through.
-pub fn completed(
+pub(crate) fn completed(
     store: &Store,
     session: &str,
     tool: &str,

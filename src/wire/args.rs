@@ -11,18 +11,26 @@ use crate::wire::scan;
 /// One argument's value: the JSON text it came in, or a value the gate set or had to read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArgValue<'a> {
+    /// A value not yet parsed: its JSON text.
     Raw(Cow<'a, str>),
+    /// A parsed value.
     Value(Value),
 }
 
 /// The JSON type of a value, read from its first byte when it is still text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsonType {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool,
+    /// A number.
     Number,
+    /// A string.
     String,
+    /// An array.
     Array,
+    /// An object.
     Object,
 }
 
@@ -41,6 +49,7 @@ impl JsonType {
 }
 
 impl<'a> ArgValue<'a> {
+    /// The JSON type, without parsing a raw value.
     pub fn json_type(&self) -> JsonType {
         match self {
             ArgValue::Raw(text) => match text.as_bytes().first() {
@@ -65,7 +74,7 @@ impl<'a> ArgValue<'a> {
     }
 
     /// The number this value holds, if it is one.
-    pub fn as_number(&self) -> Option<Cow<'_, Number>> {
+    fn as_number(&self) -> Option<Cow<'_, Number>> {
         match self {
             ArgValue::Raw(text) if self.json_type() == JsonType::Number => {
                 text.parse::<Number>().ok().map(Cow::Owned)
@@ -120,6 +129,7 @@ impl<'a> ArgValue<'a> {
         }
     }
 
+    /// The value, parsed if it was raw.
     pub fn into_value(self) -> Value {
         match self {
             ArgValue::Raw(text) => {
@@ -183,7 +193,7 @@ pub enum IntegerFit {
 /// How a JSON number's text reads as an integer, decided on its decimal digits: no rounding
 /// through an f64, which would take `1e-400` for 0 and `-9223372036854775809.0` for i64::MIN.
 /// DESIGN.md: a number beyond what the type can hold is a type mismatch, never lossy.
-pub fn integer_fit(number: &str) -> IntegerFit {
+fn integer_fit(number: &str) -> IntegerFit {
     let unsigned = number.strip_prefix('-').unwrap_or(number);
     let (mantissa, exponent) = unsigned.split_once(['e', 'E']).unwrap_or((unsigned, "0"));
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
@@ -251,7 +261,7 @@ pub struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    pub fn new() -> Args<'a> {
+    pub(crate) fn new() -> Args<'a> {
         Args { fields: Vec::new() }
     }
 
@@ -262,7 +272,7 @@ impl<'a> Args<'a> {
     }
 
     /// The arguments of an object already split by [`scan`].
-    pub fn from_fields(found: Vec<scan::Field<'a>>) -> Args<'a> {
+    pub(crate) fn from_fields(found: Vec<scan::Field<'a>>) -> Args<'a> {
         // Room for the defaults the gate may add.
         let mut fields: Vec<(Cow<'a, str>, ArgValue<'a>)> = Vec::with_capacity(found.len() + 4);
         let small = found.len() <= 16;
@@ -287,7 +297,7 @@ impl<'a> Args<'a> {
 
     /// The arguments of a JSON object's text that will not outlive this call (a decoded
     /// `arguments` string): the fields' text is copied, values are still not built.
-    pub fn from_text_owned(text: &str) -> Option<Args<'a>> {
+    pub(crate) fn from_text_owned(text: &str) -> Option<Args<'a>> {
         let borrowed = Args::from_text(text)?;
         let fields = borrowed
             .fields
@@ -303,6 +313,7 @@ impl<'a> Args<'a> {
         Some(Args { fields })
     }
 
+    /// Arguments from a parsed JSON object, in its order.
     pub fn from_map(map: Map<String, Value>) -> Args<'a> {
         Args {
             fields: map
@@ -312,38 +323,42 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// How many arguments there are.
     pub fn len(&self) -> usize {
         self.fields.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
     }
 
+    /// The argument names, in order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.fields.iter().map(|(k, _)| k.as_ref())
     }
 
+    /// The arguments, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &ArgValue<'a>)> {
         self.fields.iter().map(|(k, v)| (k.as_ref(), v))
     }
 
+    /// Where the argument of that name is, if present.
     pub fn position(&self, key: &str) -> Option<usize> {
         self.fields.iter().position(|(k, _)| k == key)
     }
 
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.position(key).is_some()
-    }
-
+    /// The argument of that name, if present.
     pub fn get(&self, key: &str) -> Option<&ArgValue<'a>> {
         self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// The name at a position.
     pub fn key_at(&self, index: usize) -> &str {
         &self.fields[index].0
     }
 
+    /// The value at a position.
     pub fn value_at(&self, index: usize) -> &ArgValue<'a> {
         &self.fields[index].1
     }
@@ -363,11 +378,13 @@ impl<'a> Args<'a> {
         self.fields.push((Cow::Owned(key), ArgValue::Value(value)));
     }
 
+    /// Takes the argument of that name out.
     pub fn remove(&mut self, key: &str) -> Option<ArgValue<'a>> {
         let i = self.position(key)?;
         Some(self.fields.remove(i).1)
     }
 
+    /// Keeps only the arguments whose names `keep` accepts, in order.
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
         self.fields.retain(|(k, _)| keep(k));
     }
@@ -381,7 +398,7 @@ impl<'a> Args<'a> {
     }
 
     /// Writes the arguments as one compact JSON object.
-    pub fn write_json(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         out.push(b'{');
         for (i, (key, value)) in self.fields.iter().enumerate() {
             if i > 0 {
@@ -394,6 +411,7 @@ impl<'a> Args<'a> {
         out.push(b'}');
     }
 
+    /// The arguments as one JSON object.
     pub fn to_json_string(&self) -> String {
         let mut out =
             Vec::with_capacity(16 + self.fields.iter().map(|(k, _)| k.len() + 24).sum::<usize>());

@@ -20,18 +20,26 @@ use crate::wire::scan;
 /// The envelope shapes `gate` reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Shape {
+    /// Agent Zero's `{"tool_name","tool_args"}`.
     AgentZero,
+    /// OpenAI Chat Completions' `tool_calls` item.
     OpenAiChat,
+    /// OpenAI Responses' `function_call` item.
     OpenAiResponses,
+    /// Anthropic's `tool_use` block.
     Anthropic,
+    /// MCP's `tools/call` request.
     Mcp,
+    /// Gemini's `functionCall`.
     Gemini,
+    /// `{"name","arguments"}`.
     Plain,
     /// Llama's `{"name", "parameters"}`.
     Llama,
 }
 
 impl Shape {
+    /// Every envelope, in the order the docs list them.
     pub const ALL: [Shape; 8] = [
         Shape::AgentZero,
         Shape::OpenAiChat,
@@ -43,6 +51,7 @@ impl Shape {
         Shape::Llama,
     ];
 
+    /// The name reports and telemetry use.
     pub fn as_str(self) -> &'static str {
         match self {
             Shape::AgentZero => "agent-zero",
@@ -93,7 +102,7 @@ impl FromStr for Shape {
 
 /// How the arguments were carried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArgsForm {
+enum ArgsForm {
     Object,
     /// A JSON-encoded string (OpenAI `arguments`); written back as a string.
     String,
@@ -106,6 +115,7 @@ pub enum ArgsForm {
 /// Why a document is not a tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotACall {
+    /// Why the input is no call.
     pub message: String,
     /// Whether the document may hold calls in another way (a message, a response, an array):
     /// it is strict JSON, but no envelope's fields name a call in it.
@@ -151,10 +161,12 @@ type Fields<'a> = Vec<(Cow<'a, str>, Slot<'a>)>;
 /// One tool call, read out of its envelope.
 #[derive(Debug, Clone)]
 pub struct Call<'a> {
+    /// The envelope it came in, which the answer keeps.
     pub shape: Shape,
     /// The name as sent, with any `:method` suffix.
     pub name: Cow<'a, str>,
-    pub args_form: ArgsForm,
+    args_form: ArgsForm,
+    /// Its arguments.
     pub args: Args<'a>,
     fields: Fields<'a>,
 }
@@ -810,7 +822,7 @@ impl<'a> Call<'a> {
     }
 
     /// Writes the call in the shape it came in, the (corrected) arguments in their place.
-    pub fn write_json(&self, out: &mut Vec<u8>) {
+    fn write_json(&self, out: &mut Vec<u8>) {
         self.write_fields(&self.fields, slots(self.shape).holder.is_none(), out);
     }
 
@@ -859,7 +871,8 @@ impl<'a> Call<'a> {
     }
 
     /// The call in its own shape, as a value.
-    pub fn to_value(&self) -> Value {
+    #[cfg(test)]
+    fn to_value(&self) -> Value {
         let mut out = Vec::new();
         self.write_json(&mut out);
         serde_json::from_slice(&out).expect("metagate writes valid JSON")

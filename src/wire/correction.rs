@@ -15,16 +15,24 @@ pub enum Kind {
     Envelope,
     /// A reasoning-only field was removed.
     Strip,
+    /// An argument renamed to its alias.
     ArgAlias,
+    /// An argument renamed by its case.
     ArgCase,
+    /// An argument renamed to the nearest known name.
     ArgFuzzy,
+    /// A value replaced by its alias.
     ValueAlias,
+    /// An enum value matched by its case.
     EnumCase,
+    /// A value converted to the argument's type.
     Coerce,
+    /// A missing argument given its default.
     Default,
 }
 
 impl Kind {
+    /// Every kind, in the order DESIGN.md lists them.
     pub const ALL: [Kind; 10] = [
         Kind::Repair,
         Kind::Envelope,
@@ -38,6 +46,7 @@ impl Kind {
         Kind::Default,
     ];
 
+    /// The name reports write.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Repair => "repair",
@@ -72,15 +81,20 @@ impl fmt::Display for Kind {
 /// For renaming kinds `from`/`to` are the argument names; otherwise they are the values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Correction {
+    /// What kind of change it is.
     pub kind: Kind,
+    /// Where, as a JSON pointer into the arguments.
     pub path: String,
+    /// The value before.
     pub from: Value,
+    /// The value after.
     pub to: Value,
     /// A sentence saying what was done, for kinds that are not a plain from → to.
     pub note: Option<String>,
 }
 
 impl Correction {
+    /// A change of one value, from `from` to `to`.
     pub fn new(kind: Kind, path: String, from: Value, to: Value) -> Self {
         Correction {
             kind,
@@ -91,6 +105,7 @@ impl Correction {
         }
     }
 
+    /// A change described in words rather than as two values.
     pub fn noted(kind: Kind, note: impl Into<String>) -> Self {
         Correction {
             kind,
@@ -101,6 +116,7 @@ impl Correction {
         }
     }
 
+    /// The correction as reports write it.
     pub fn to_json(&self) -> Value {
         let mut v = json!({
             "kind": self.kind.as_str(),
@@ -139,20 +155,13 @@ impl fmt::Display for Correction {
 }
 
 /// `/a/b~1c` → `a.b/c`: how a person reads an argument path.
-pub fn pointer_display(pointer: &str) -> String {
+fn pointer_display(pointer: &str) -> String {
     pointer
         .trim_start_matches('/')
         .split('/')
         .map(|seg| seg.replace("~1", "/").replace("~0", "~"))
         .collect::<Vec<_>>()
         .join(".")
-}
-
-/// Escapes one object key as a JSON pointer segment.
-pub fn pointer_segment(key: &str) -> String {
-    let mut p = String::with_capacity(key.len());
-    push_segment(&mut p, key);
-    p
 }
 
 fn push_segment(p: &mut String, key: &str) {

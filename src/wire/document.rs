@@ -16,7 +16,9 @@ use crate::wire::call;
 /// What the reader found.
 #[derive(Debug)]
 pub enum Item<'a> {
+    /// A call, and where it sits.
     Call(Site<'a>),
+    /// Something that looked like a call and could not be read.
     Problem(Problem),
 }
 
@@ -47,7 +49,9 @@ pub enum Origin {
 /// A part of the document that cannot be read, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
+    /// Where in the input, in bytes.
     pub offset: usize,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -68,6 +72,7 @@ pub enum Container {
     Transcript,
 }
 
+/// The message for a document in no envelope the gate reads, with the envelopes it does.
 pub const UNKNOWN_SHAPE: &str = "unknown shape: expected a tool call in an envelope the gate reads, \
     a chat message (`role` with `tool_calls` or `tool_use` content), an API response \
     (`choices`, `output`, `candidates`), an Agent Zero message (`ai`, `content`) or a \

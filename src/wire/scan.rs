@@ -8,26 +8,26 @@
 use std::borrow::Cow;
 
 /// serde_json refuses the 128th nested container; so does the scanner.
-pub const MAX_DEPTH: usize = 128;
+const MAX_DEPTH: usize = 128;
 
 /// One field of an object: its key (borrowed when it has no escapes) and its value's JSON
 /// text; for an object value the scan was asked to open, its fields too.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Field<'a> {
-    pub key: Cow<'a, str>,
-    pub value: &'a str,
-    pub fields: Option<Vec<Field<'a>>>,
+pub(crate) struct Field<'a> {
+    pub(crate) key: Cow<'a, str>,
+    pub(crate) value: &'a str,
+    pub(crate) fields: Option<Vec<Field<'a>>>,
 }
 
 /// The fields of the one JSON object `text` holds (whitespace around it allowed), in order,
 /// or `None` when `text` is not exactly one strictly valid JSON object.
-pub fn object_fields(text: &str) -> Option<Vec<Field<'_>>> {
+pub(crate) fn object_fields(text: &str) -> Option<Vec<Field<'_>>> {
     object_fields_opening(text, &|_, _| false)
 }
 
 /// As [`object_fields`], also splitting the object values for which `open(key, depth)` says
 /// so (depth 1 is the outer object's fields), in the same pass.
-pub fn object_fields_opening<'a>(
+pub(crate) fn object_fields_opening<'a>(
     text: &'a str,
     open: &dyn Fn(&str, usize) -> bool,
 ) -> Option<Vec<Field<'a>>> {
@@ -91,7 +91,7 @@ fn split_object<'a>(
 }
 
 /// The text of a JSON string literal (quotes included) decoded; borrowed without escapes.
-pub fn decode_string(literal: &str) -> Option<Cow<'_, str>> {
+pub(crate) fn decode_string(literal: &str) -> Option<Cow<'_, str>> {
     let inner = literal.strip_prefix('"')?.strip_suffix('"')?;
     if memchr::memchr(b'\\', inner.as_bytes()).is_some() {
         match unescape_plain(inner) {
@@ -147,7 +147,8 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
 }
 
 /// Writes the pieces as one JSON string, as [`write_string`] writes their concatenation.
-pub fn write_string_parts(parts: &[&str], out: &mut Vec<u8>) {
+#[cfg(test)]
+fn write_string_parts(parts: &[&str], out: &mut Vec<u8>) {
     out.reserve(parts.iter().map(|p| p.len()).sum::<usize>() + 2);
     out.push(b'"');
     for part in parts {
@@ -229,15 +230,15 @@ pub fn write_map<'a>(
 /// A key an object holds twice, and where: the JSON pointer of the object (from the value
 /// [`repeated_key`] was given) and the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RepeatedKey {
-    pub pointer: String,
-    pub key: String,
+pub(crate) struct RepeatedKey {
+    pub(crate) pointer: String,
+    pub(crate) key: String,
 }
 
 /// The first key some object inside the strict JSON value `text` holds twice (readers differ
 /// on which of the two they keep). `None` when every object's keys are distinct, or when
 /// `text` is not strict JSON (which the caller refuses on its own).
-pub fn repeated_key(text: &str) -> Option<RepeatedKey> {
+pub(crate) fn repeated_key(text: &str) -> Option<RepeatedKey> {
     let bytes = text.as_bytes();
     let mut pointer = String::new();
     repeated_in(text, skip_ws(bytes, 0), 0, &mut pointer)
@@ -284,7 +285,7 @@ fn repeated_in(text: &str, pos: usize, depth: usize, pointer: &mut String) -> Op
 
 /// The first key `fields` (an object's, at `pointer`) hold twice, or one nested in their
 /// values. `depth` counts the containers open around the values.
-pub fn repeated_among(
+pub(crate) fn repeated_among(
     text: &str,
     fields: &[Field<'_>],
     depth: usize,

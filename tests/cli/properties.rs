@@ -3,14 +3,14 @@
 
 use std::path::Path;
 
-use metagate::domain::policy::Policy;
+use metagate::domain::policy::{Policy, ReadError};
 use metagate::jobs::gate::{Decision, Options, Verdict, decide, render};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
 fn policy() -> Policy {
     let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tools/openai.json");
-    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| e.to_string());
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| ReadError::new(p, e));
     Policy::load(None, None, &[tools], &read).expect("fixtures load")
 }
 

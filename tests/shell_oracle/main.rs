@@ -18,7 +18,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use grammar::{CANARY, Grammar, Places};
-use metagate::checks::shell::{self, CommandPattern, Protected, ShellRules, World};
+use metagate::checks::shell::{
+    self, CommandList, CommandPattern, Protected, Refusal, ShellRules, World,
+};
 use sandbox::Sandbox;
 
 /// Programs the allowlist mode lists: the vocabulary of the generated commands, less the
@@ -79,11 +81,11 @@ fn lexical(path: &Path) -> PathBuf {
 }
 
 impl World for SandboxWorld {
-    fn redirect(&self, path: &str) -> Result<(), String> {
+    fn redirect(&self, path: &str) -> Result<(), Refusal> {
         if lexical(&self.work.join(path)).starts_with(&self.root) {
             Ok(())
         } else {
-            Err("it is outside the sandbox".to_string())
+            Err(Refusal("it is outside the sandbox".to_string()))
         }
     }
     fn is_own_binary(&self, _command: &[u8]) -> bool {
@@ -172,7 +174,8 @@ fn worker(root: &Path, seed: u64, count: u64, show: bool, bypasses: &Mutex<Vec<S
     let protected = Protected::none();
     let mut denied_default: Vec<CommandPattern> = shell::patterns(DENIED).unwrap();
     denied_default.push(CommandPattern::parse(CANARY).unwrap());
-    let denied_allowlist = shell::patterns(DENIED).unwrap();
+    let denied_default = CommandList::from(denied_default);
+    let denied_allowlist = CommandList::from(shell::patterns(DENIED).unwrap());
     let allowed = shell::patterns(ALLOWED).unwrap();
     let default_rules = ShellRules {
         constructs: &constructs,
@@ -334,6 +337,7 @@ fn benign_forms_pass() {
     let protected = Protected::none();
     let mut denied = shell::patterns(DENIED).unwrap();
     denied.push(CommandPattern::parse(CANARY).unwrap());
+    let denied = CommandList::from(denied);
     let allowed = shell::patterns(ALLOWED).unwrap();
     let mut refused = Vec::new();
     for allow in [None, Some(allowed.as_slice())] {
@@ -440,11 +444,12 @@ fn recheck() {
     let protected = Protected::none();
     let mut denied_default = shell::patterns(DENIED).unwrap();
     denied_default.push(CommandPattern::parse(CANARY).unwrap());
-    let denied_allowlist = shell::patterns(DENIED).unwrap();
+    let denied_default = CommandList::from(denied_default);
+    let denied_allowlist = CommandList::from(shell::patterns(DENIED).unwrap());
     let allowed = shell::patterns(ALLOWED).unwrap();
     let mut passed = 0;
     for text in &texts {
-        let verdict = |denied: &[CommandPattern], allowed: Option<&[CommandPattern]>| {
+        let verdict = |denied: &CommandList, allowed: Option<&[CommandPattern]>| {
             let rules = ShellRules {
                 constructs: &[],
                 denied,

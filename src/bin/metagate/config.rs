@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow};
 use metagate::domain::policy::{
-    LookupEnv, Policy, PolicyErrors, PolicyLocation, Reason, Search, Source, look_up_policy,
+    LookupEnv, Policy, PolicyErrors, PolicyLocation, ReadError, Reason, Search, Source,
+    look_up_policy,
 };
 use metagate::jobs::mcp::PolicyInputs;
 use metagate::jobs::mcp::registry::ReadFile;
@@ -160,7 +161,7 @@ pub fn load_policy_file(path: &Path) -> Result<Policy> {
 }
 
 fn load(path: Option<&Path>, tools: &[PathBuf]) -> Result<Policy> {
-    let read = |p: &Path| read_capped(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
+    let read = |p: &Path| read_capped(p).map_err(|e| ReadError::new(p, e));
     let text = match path {
         Some(p) => Some(
             read_capped(p).with_context(|| format!("cannot read policy file {}", p.display()))?,
@@ -200,9 +201,7 @@ fn invalid(name: &str, is_file: bool, tools: &[PathBuf], errors: &PolicyErrors) 
 /// listing of the server's tools.
 pub fn policy_inputs(flag: Option<&Path>) -> Result<PolicyInputs> {
     refuse_empty_env(flag)?;
-    let read: ReadFile = Arc::new(|p: &Path| {
-        read_capped(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
-    });
+    let read: ReadFile = Arc::new(|p: &Path| read_capped(p).map_err(|e| ReadError::new(p, e)));
     let path = match policy_location(flag) {
         PolicyLocation::Builtin => None,
         PolicyLocation::Given(path) => Some(path),

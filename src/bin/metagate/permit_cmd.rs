@@ -11,7 +11,7 @@ use metagate::domain::events::format_time;
 use metagate::domain::grants::{self, Grant, GrantId, ScopeEntry, human_duration};
 use metagate::domain::policy::Policy;
 use metagate::jobs::permit::{
-    self, GrantFlags, Offer, PromptError, Request, event_json, expires_in, grant_json,
+    self, GrantFlags, Offer, PromptError, Refusal, Request, event_json, expires_in, grant_json,
 };
 use metagate::store::StoreError;
 use metagate::store::grants::Revoked;
@@ -295,7 +295,7 @@ fn revoke(id: Option<&str>, all: bool, env: &Env, now: i64) -> Result<Status> {
     };
     let id = match GrantId::parse(text) {
         Ok(id) => id,
-        Err(e) => return usage(e),
+        Err(e) => return usage(e.to_string()),
     };
     let mut store = match env.open_existing_store() {
         Ok(s) => s,
@@ -359,7 +359,7 @@ fn interactive(policy: &Policy, env: &Env, now: i64) -> Result<Status> {
     let resolve = |cap: &str, s: &str| {
         let e = grants::resolve_scope(policy, &cwd, s, &RealFs)?;
         match grants::scope_mismatch(policy, cap, &e) {
-            Some(why) => Err(why),
+            Some(why) => Err(Refusal(why)),
             None => Ok(e),
         }
     };

@@ -1,7 +1,7 @@
 //! The interactive prompts of `metagate permit`, asked with dialoguer on stderr's terminal.
 
 use dialoguer::{Confirm, Input, Select, console::Term};
-use metagate::jobs::permit::{PromptError, Prompter};
+use metagate::jobs::permit::{PromptError, Prompter, Refusal};
 
 /// The questions, asked on stderr's terminal.
 pub struct Dialoguer(pub Term);
@@ -35,7 +35,7 @@ impl Prompter for Dialoguer {
         &mut self,
         prompt: &str,
         default: Option<&str>,
-        check: &mut dyn FnMut(&str) -> Result<(), String>,
+        check: &mut dyn FnMut(&str) -> Result<(), Refusal>,
     ) -> Result<String, PromptError> {
         let mut input = Input::<String>::new()
             .with_prompt(prompt)

@@ -29,7 +29,7 @@ pub struct Env {
 impl Env {
     pub fn new(db: Option<&Path>, policy: Option<&Path>, now: Option<&str>) -> Result<Env> {
         let fixed_now_ms = now
-            .map(|t| parse_time(t).map_err(anyhow::Error::msg))
+            .map(|t| parse_time(t).map_err(anyhow::Error::new))
             .transpose()
             .context("--now")?;
         Ok(Env {

@@ -115,6 +115,7 @@ impl<C: Fn() -> Instant> CachedFs<C> {
     /// Names a folder may hold and still be read whole.
     pub(super) const MAX_LISTED: usize = 1 << 10;
 
+    /// Wraps the real file system; `clock` tells how old an answer is, `ttl` how long it is kept.
     pub fn new(clock: C, ttl: Duration) -> CachedFs<C> {
         CachedFs {
             clock,

@@ -10,7 +10,9 @@ use crate::wire::display::escape_controls;
 /// cannot be resolved (then `glob` is the root as given).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleError {
+    /// The glob as written, or the root when the root itself is at fault.
     pub glob: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -25,12 +27,15 @@ impl std::error::Error for RuleError {}
 /// Why a path is refused. Each names the rule that matched, for the rejection message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathError {
+    /// An empty string: no path at all.
     Empty,
+    /// Holds a NUL byte, which would cut the path short where a tool passes it to the system.
     Nul,
     /// Percent-encoded `.`/`/`/`\`/NUL (`%2e`, `%2f`, `%5c`, `%00`, any case, also
     /// double-encoded `%252e`), or overlong UTF-8 (`%c0`, `%c1`, `%e0%80`…`%e0%9f`,
     /// `%f0%80`…`%f0%8f`).
     Encoded {
+        /// The encoded sequence as found.
         sequence: String,
     },
     /// A backslash: Windows separators are not paths here.
@@ -48,24 +53,31 @@ pub enum PathError {
     /// a tool that takes URIs opens what it names, not `root/file:/…`. One letter is left
     /// alone: `C:/x` is a relative name here (and `C:\x` is refused for its backslash).
     Scheme {
+        /// The scheme as written.
         scheme: String,
     },
     /// Resolves outside the root (after `..` and symlinks); `resolved` is what it resolved to.
     Outside {
+        /// The root the path must stay under.
         root: PathBuf,
+        /// Where the path resolved to.
         resolved: PathBuf,
     },
     /// Matches a deny glob (`glob` as written).
     Denied {
+        /// The deny glob as written.
         glob: String,
+        /// The path relative to the root.
         relative: String,
     },
     /// Allow globs are set and none matches.
     NotAllowed {
+        /// The path relative to the root.
         relative: String,
     },
     /// Symlinks that loop or nest more than 40 (`MAX_SYMLINK_HOPS`) deep; `path` is the link.
     SymlinkLoop {
+        /// The link that loops.
         path: PathBuf,
     },
     /// Starts or ends with whitespace (as Rust, Python, JavaScript and Go trim it): a tool
@@ -74,16 +86,20 @@ pub enum PathError {
     /// Walks through a link the kernel resolves per process (`/proc/self`, `/proc/<pid>/cwd`,
     /// `…/root`, `…/fd`, `/dev/fd`); `path` is where the walk met it. See `process_links.rs`.
     ProcessLink {
+        /// Where the walk met the link.
         path: PathBuf,
     },
     /// Names a file [`PathRules::protecting`](super::PathRules::protecting) protects
     /// (`protected`), a folder on the way to it, or a place below it.
     Protected {
+        /// The path relative to the root.
         relative: String,
+        /// The protected file it names, relative to the root.
         protected: String,
     },
     /// Resolves inside the root to a name that is not UTF-8 (possible through a symlink).
     NotUtf8 {
+        /// Where the path resolved to.
         resolved: PathBuf,
     },
 }

@@ -41,6 +41,7 @@ pub enum Access {
 }
 
 impl Access {
+    /// The name the policy writes (`read` or `write`).
     pub fn as_str(self) -> &'static str {
         match self {
             Access::Read => "read",
@@ -104,7 +105,8 @@ impl PathRules {
     }
 
     /// What the tool does with the path, as these rules take it.
-    pub fn access(&self) -> Access {
+    #[cfg(test)]
+    pub(crate) fn access(&self) -> Access {
         self.access
     }
 

@@ -333,7 +333,7 @@ fn is_plain_name(word: &[u8]) -> bool {
 }
 
 impl Builtin {
-    pub fn arg(&mut self, arg: &Arg<'_>, index: usize) -> Step {
+    pub(crate) fn arg(&mut self, arg: &Arg<'_>, index: usize) -> Step {
         match self.kind {
             Kind::AnyWords => Step::Next,
             Kind::Refused { .. } => Step::Next,
@@ -608,7 +608,7 @@ impl Builtin {
         })
     }
 
-    pub fn finish(&mut self) -> Option<Finding> {
+    pub(crate) fn finish(&mut self) -> Option<Finding> {
         let t = &self.test;
         if self.kind == Kind::Test && t.pending {
             let count = t.count - usize::from(self.name == "[" && t.closing);

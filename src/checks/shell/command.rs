@@ -17,16 +17,16 @@ type Read<T> = Result<T, Finding>;
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Arg<'w> {
     /// The word bash passes, when it is written out (nothing left to expand).
-    pub value: Option<&'w [u8]>,
+    pub(crate) value: Option<&'w [u8]>,
     /// Bash may pass it on starting with `-`.
-    pub may_be_option: bool,
+    pub(crate) may_be_option: bool,
     /// Bash may pass it on as several words, or as none.
-    pub may_split: bool,
+    pub(crate) may_split: bool,
 }
 
 impl Arg<'_> {
     /// More words the check never sees (those `xargs` adds).
-    pub fn unknown() -> Arg<'static> {
+    fn unknown() -> Arg<'static> {
         Arg {
             value: None,
             may_be_option: true,
@@ -55,15 +55,15 @@ pub(super) enum Step {
 #[derive(Default)]
 pub(super) struct Inner {
     /// Run by a program, not by the shell: a builtin's name is a program of that name.
-    pub by_program: bool,
+    pub(crate) by_program: bool,
     /// Only a builtin may be named (`builtin NAME`).
-    pub builtin_only: bool,
+    pub(crate) builtin_only: bool,
     /// The program adds words the check never sees (`xargs`).
-    pub tail: bool,
+    pub(crate) tail: bool,
     /// Text the program replaces in the words (`xargs -I R`, find's `{}`).
-    pub replace: Option<Box<[u8]>>,
+    pub(crate) replace: Option<Box<[u8]>>,
     /// The command ends at a `;`, or a `+` after `{}` (`find -exec`).
-    pub until_terminator: bool,
+    pub(crate) until_terminator: bool,
 }
 
 /// How a command's words are read.
@@ -169,16 +169,6 @@ fn basename(word: &[u8]) -> &[u8] {
     }
 }
 
-/// Whether a deny entry's command word names `base`: itself, or a variant of it
-/// (`mkfs` denies `mkfs.ext4`).
-fn names(entry: &[u8], base: &[u8]) -> bool {
-    // Every command word is held against every entry: most differ in the first letter,
-    // which settles it without comparing slices.
-    entry.first() == base.first()
-        && base.starts_with(entry)
-        && matches!(base.get(entry.len()), None | Some(b'.'))
-}
-
 /// Words bash reads as reserved where a command starts, refused after assignments and
 /// redirections (bash refuses them there too).
 fn is_reserved(word: &[u8]) -> bool {
@@ -207,7 +197,12 @@ fn is_reserved(word: &[u8]) -> bool {
 }
 
 impl<'r> CommandReader<'r> {
-    pub fn new(rules: &'r ShellRules<'r>, src: &'r [u8], start: usize, depth: usize) -> Self {
+    pub(crate) fn new(
+        rules: &'r ShellRules<'r>,
+        src: &'r [u8],
+        start: usize,
+        depth: usize,
+    ) -> Self {
         CommandReader {
             rules,
             src,
@@ -238,13 +233,13 @@ impl<'r> CommandReader<'r> {
 
     fn denied(&self, entry: usize) -> Finding {
         Finding::Word {
-            word: self.rules.denied[entry].as_str().to_string(),
+            word: self.rules.denied.patterns()[entry].as_str().to_string(),
             command: self.shown_command(),
         }
     }
 
     /// The next word of the command.
-    pub fn word(&mut self, shape: &WordShape, letters: &[u8]) -> Read<()> {
+    pub(crate) fn word(&mut self, shape: &WordShape, letters: &[u8]) -> Read<()> {
         if self.open_execs > 0 {
             if !shape.is_static() {
                 return Err(unsupported(
@@ -297,7 +292,7 @@ impl<'r> CommandReader<'r> {
         // Deny entries with arguments: `kill -9 1`.
         let mut refused = None;
         command.denied.open.retain(|&e| {
-            let words = rules.denied[e].words();
+            let words = rules.denied.patterns()[e].words();
             if refused.is_some() {
                 return false;
             }
@@ -418,13 +413,11 @@ impl<'r> CommandReader<'r> {
         let by_shell = !frame.by_program;
         // Deny entries: by the command's name wherever it lives (`/usr/bin/sudo`).
         let mut denied = Entries::default();
-        for (e, entry) in rules.denied.iter().enumerate() {
-            if names(&entry.words()[0], base) {
-                if entry.words().len() == 1 {
-                    return Err(self.denied(e));
-                }
-                denied.open.push(e);
+        for &e in rules.denied.naming(base).iter() {
+            if rules.denied.patterns()[e].words().len() == 1 {
+                return Err(self.denied(e));
             }
+            denied.open.push(e);
         }
         let builtin = if by_shell && !name.contains(&b'/') {
             builtins::lookup(name)
@@ -494,12 +487,7 @@ impl<'r> CommandReader<'r> {
             return Ok(());
         };
         let base = basename(path);
-        if let Some(e) = self
-            .rules
-            .denied
-            .iter()
-            .position(|entry| names(&entry.words()[0], base))
-        {
+        if let Some(&e) = self.rules.denied.naming(base).first() {
             return Err(self.denied(e));
         }
         // A script named without a `/` is in the working folder, not on `PATH`.
@@ -590,27 +578,25 @@ impl<'r> CommandReader<'r> {
 
     /// Ends the innermost frame.
     fn finish_top(&mut self) -> Read<()> {
-        let Some(frame) = self.frames.pop() else {
+        let Some(frame) = self.frames.last_mut() else {
             return Ok(());
         };
         if frame.until_terminator {
             self.open_execs = self.open_execs.saturating_sub(1);
         }
-        let Some(mut command) = frame.command else {
+        // Finished where it lies, so that `settle` sees it: a frame holds a program's whole
+        // model, too large to move out and back for every command.
+        let Some(command) = frame.command.as_mut() else {
+            self.frames.pop();
             return Ok(());
         };
         command.denied.open.clear();
         command.allowed.open.clear();
-        // Put back so that `settle` sees it.
         let finding = if command.trusted || command.pending.is_some() {
             None
         } else {
             command.model.finish()
         };
-        self.frames.push(Frame {
-            command: Some(command),
-            ..frame
-        });
         let top = self.frames.len() - 1;
         let settled = self.settle(top);
         self.frames.pop();
@@ -622,7 +608,7 @@ impl<'r> CommandReader<'r> {
     }
 
     /// The end of the simple command.
-    pub fn finish(mut self) -> Read<()> {
+    pub(crate) fn finish(mut self) -> Read<()> {
         // `xargs` adds words to the innermost command.
         if self.frames.iter().any(|f| f.tail) {
             let top = self.frames.len() - 1;

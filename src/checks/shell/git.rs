@@ -146,7 +146,7 @@ fn refuse(finding: Finding) -> Step {
 }
 
 impl Git {
-    pub fn arg(&mut self, arg: &Arg<'_>, _index: usize) -> Step {
+    pub(crate) fn arg(&mut self, arg: &Arg<'_>, _index: usize) -> Step {
         match self.stage {
             Stage::Global => self.global(arg),
             Stage::GlobalPath => {
@@ -388,7 +388,7 @@ impl Git {
         Step::Next
     }
 
-    pub fn finish(&mut self) -> Option<Finding> {
+    pub(crate) fn finish(&mut self) -> Option<Finding> {
         None
     }
 }

@@ -68,43 +68,43 @@ pub(super) enum Token {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct WordShape {
     /// Where the word is in the source.
-    pub start: usize,
-    pub end: usize,
+    pub(crate) start: usize,
+    end: usize,
     /// Some part was quoted or escaped (a quoted `if` is no reserved word).
-    pub quoted: bool,
+    pub(crate) quoted: bool,
     /// A parameter expansion (`$X`, `"${X}"`, …) anywhere in it.
-    pub expansion: bool,
+    expansion: bool,
     /// A parameter expansion outside double quotes: bash splits and globs its value.
-    pub splits: bool,
+    splits: bool,
     /// An unquoted `*`, `?` or `[…]`.
-    pub glob: bool,
+    glob: bool,
     /// Unquoted braces bash may expand (`{a,b}`, `{1..3}`).
-    pub brace: bool,
+    brace: bool,
     /// An unquoted `~` in front.
-    pub tilde: bool,
+    pub(crate) tilde: bool,
     /// The word starts with `NAME=` or `NAME+=`, unquoted: the index of `=` in the letters.
-    pub assignment: Option<usize>,
+    pub(crate) assignment: Option<usize>,
     /// The word starts with `NAME[`, unquoted, and holds an unquoted `=` (an array element
     /// assignment where bash expects assignments).
-    pub subscript_assignment: bool,
+    pub(crate) subscript_assignment: bool,
     /// The first letter, when it is a literal one (quoted or not); None when the word starts
     /// with an expansion, a glob, braces or `~` (or is empty).
-    pub first_literal: Option<u8>,
+    first_literal: Option<u8>,
 }
 
 impl WordShape {
     /// The letters are exactly what bash passes on: nothing is left to expand.
-    pub fn is_static(&self) -> bool {
+    pub(crate) fn is_static(&self) -> bool {
         !(self.expansion || self.glob || self.brace || self.tilde)
     }
 
     /// Whether the word may come out as several words, or as none.
-    pub fn may_split(&self) -> bool {
+    pub(crate) fn may_split(&self) -> bool {
         self.splits || self.glob || self.brace
     }
 
     /// Whether bash may pass this word on starting with `-` (an option, to most programs).
-    pub fn may_be_option(&self, letters: &[u8]) -> bool {
+    pub(crate) fn may_be_option(&self, letters: &[u8]) -> bool {
         if self.is_static() {
             return letters.first() == Some(&b'-');
         }
@@ -133,9 +133,9 @@ pub(super) enum MarkKind {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Mark {
-    pub at: usize,
-    pub len: usize,
-    pub kind: MarkKind,
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+    pub(crate) kind: MarkKind,
 }
 
 /// A here-document waiting for the end of its line.
@@ -150,8 +150,8 @@ struct PendingHereDoc {
 /// unquoted here-documents, where `$` constructs still act.
 #[derive(Default)]
 pub(super) struct Views {
-    pub code: Vec<u8>,
-    pub dollar: Vec<u8>,
+    pub(crate) code: Vec<u8>,
+    pub(crate) dollar: Vec<u8>,
 }
 
 /// How a word's letters are being read.
@@ -181,9 +181,9 @@ pub(super) struct Lexer<'s> {
     src: &'s [u8],
     pos: usize,
     /// The letters of the last word read.
-    pub text: Vec<u8>,
+    pub(crate) text: Vec<u8>,
     /// Where bash still acts in them.
-    pub marks: Vec<Mark>,
+    pub(crate) marks: Vec<Mark>,
     pending: Vec<PendingHereDoc>,
     /// Where the last token ended, to tell a glued `(`.
     last_end: usize,
@@ -191,7 +191,7 @@ pub(super) struct Lexer<'s> {
     token_start: usize,
     /// Here-document bodies read so far (source ranges), where a line may start with `^`.
     bodies: Vec<(usize, usize)>,
-    pub views: Option<Views>,
+    pub(crate) views: Option<Views>,
     /// Off in the test that holds [`Lexer::plain_word`] to the full reading.
     #[cfg(test)]
     plain_words: bool,
@@ -264,7 +264,7 @@ fn is_default_letter(b: u8) -> bool {
 }
 
 impl<'s> Lexer<'s> {
-    pub fn new(src: &'s [u8], views: bool) -> Lexer<'s> {
+    pub(crate) fn new(src: &'s [u8], views: bool) -> Lexer<'s> {
         Lexer {
             src,
             pos: 0,
@@ -281,12 +281,12 @@ impl<'s> Lexer<'s> {
         }
     }
 
-    pub fn source(&self) -> &'s [u8] {
+    pub(crate) fn source(&self) -> &'s [u8] {
         self.src
     }
 
     /// Where the last token read starts.
-    pub fn token_start(&self) -> usize {
+    pub(crate) fn token_start(&self) -> usize {
         self.token_start
     }
 
@@ -364,7 +364,7 @@ impl<'s> Lexer<'s> {
     }
 
     /// The next token.
-    pub fn next(&mut self) -> Read<Token> {
+    pub(crate) fn next(&mut self) -> Read<Token> {
         loop {
             match self.peek() {
                 Some(b) if is_blank(b) => {
@@ -1095,7 +1095,7 @@ impl<'s> Lexer<'s> {
     }
 
     /// Registers a here-document whose delimiter is the word just read.
-    pub fn here_document(&mut self, shape: &WordShape, strip_tabs: bool) -> Read<()> {
+    pub(crate) fn here_document(&mut self, shape: &WordShape, strip_tabs: bool) -> Read<()> {
         let delimiter = self.text.clone();
         let plain = !delimiter.is_empty()
             && delimiter

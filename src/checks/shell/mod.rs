@@ -41,7 +41,10 @@ mod wrappers;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::fmt;
+
+use rustc_hash::FxHashMap;
 
 pub use protected::Protected;
 
@@ -52,7 +55,7 @@ pub const MAX_COMMAND_BYTES: usize = 1 << 20;
 
 /// How deeply commands may nest (subshells, groups, `if`, loops, commands run by `env`,
 /// `xargs`, `find -exec`, …) before the check refuses rather than recursing further.
-pub const MAX_DEPTH: usize = 100;
+const MAX_DEPTH: usize = 100;
 
 /// Characters of a command shown in [`Finding::Word`].
 const SHOWN_CHARS: usize = 80;
@@ -69,22 +72,22 @@ impl CommandPattern {
     /// Reads an entry: plain words separated by blanks. Quotes, backslashes and the other
     /// characters bash gives a meaning to are refused, so that what the operator wrote is
     /// exactly what a command has to say.
-    pub fn parse(entry: &str) -> Result<CommandPattern, String> {
+    pub fn parse(entry: &str) -> Result<CommandPattern, PatternError> {
         let words: Vec<Box<[u8]>> = entry
             .split_ascii_whitespace()
             .map(|w| w.as_bytes().into())
             .collect();
         if words.is_empty() {
-            return Err("an entry is empty: it would match every command".to_string());
+            return Err(PatternError::Empty);
         }
         if let Some(bad) = entry
             .bytes()
             .find(|b| b"'\"\\$`;&|<>(){}*?[]#~!".contains(b) || b.is_ascii_control() && *b != b'\t')
         {
-            return Err(format!(
-                "{entry:?} holds {:?}: write a command word and its first arguments as plain words",
-                char::from(bad)
-            ));
+            return Err(PatternError::Special {
+                entry: entry.to_string(),
+                character: char::from(bad),
+            });
         }
         Ok(CommandPattern {
             words,
@@ -106,8 +109,90 @@ fn words_joined(entry: &str) -> String {
     entry.split_ascii_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Deny entries (`[shell] deny_commands`), and which of them each command word names. Every
+/// command word is held against the whole list, so the entries are found by their command
+/// word in a hash table rather than one by one.
+#[derive(Debug, Clone, Default)]
+pub struct CommandList {
+    patterns: Vec<CommandPattern>,
+    by_word: FxHashMap<Box<[u8]>, Vec<usize>>,
+}
+
+impl CommandList {
+    /// The list of `patterns`, indexed by command word.
+    pub fn new(patterns: Vec<CommandPattern>) -> CommandList {
+        let mut by_word: FxHashMap<Box<[u8]>, Vec<usize>> = FxHashMap::default();
+        for (e, pattern) in patterns.iter().enumerate() {
+            by_word.entry(pattern.words[0].clone()).or_default().push(e);
+        }
+        CommandList { patterns, by_word }
+    }
+
+    /// The entries, in the order written.
+    pub fn patterns(&self) -> &[CommandPattern] {
+        &self.patterns
+    }
+
+    /// The entries whose command word names the program `base`, in the order written: the
+    /// word itself, or a variant of it (`mkfs` names `mkfs.ext4`).
+    pub(crate) fn naming(&self, base: &[u8]) -> Cow<'_, [usize]> {
+        let mut found: Cow<'_, [usize]> = Cow::Borrowed(&[]);
+        // Command names are short: a plain scan finds the dots sooner than a vector search.
+        let dots = (0..base.len()).filter(|&at| base[at] == b'.');
+        for end in dots.chain(std::iter::once(base.len())) {
+            let Some(entries) = self.by_word.get(&base[..end]) else {
+                continue;
+            };
+            found = if found.is_empty() {
+                Cow::Borrowed(entries)
+            } else {
+                let mut all = found.into_owned();
+                all.extend_from_slice(entries);
+                all.sort_unstable();
+                Cow::Owned(all)
+            };
+        }
+        found
+    }
+}
+
+impl From<Vec<CommandPattern>> for CommandList {
+    fn from(patterns: Vec<CommandPattern>) -> CommandList {
+        CommandList::new(patterns)
+    }
+}
+
+/// Why a `[shell]` command entry cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatternError {
+    /// Blank: a pattern of no words would match every command.
+    Empty,
+    /// Holds a character bash gives a meaning to (a quote, `$`, `;`, a glob, a control
+    /// character), so what bash runs could differ from what the entry says.
+    Special {
+        /// The entry as written.
+        entry: String,
+        /// The first such character.
+        character: char,
+    },
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PatternError::Empty => f.write_str("an entry is empty: it would match every command"),
+            PatternError::Special { entry, character } => write!(
+                f,
+                "{entry:?} holds {character:?}: write a command word and its first arguments as plain words"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PatternError {}
+
 /// Reads entries, naming the first that cannot be read.
-pub fn patterns<S: AsRef<str>>(entries: &[S]) -> Result<Vec<CommandPattern>, String> {
+pub fn patterns<S: AsRef<str>>(entries: &[S]) -> Result<Vec<CommandPattern>, PatternError> {
     entries
         .iter()
         .map(|e| CommandPattern::parse(e.as_ref()))
@@ -118,18 +203,31 @@ pub fn patterns<S: AsRef<str>>(entries: &[S]) -> Result<Vec<CommandPattern>, Str
 /// answers these questions (and may remember the answers).
 pub trait World {
     /// Whether a redirection may open `path` (as written, after quote removal);
-    /// `Err(rule)` names the rule that refuses it.
-    fn redirect(&self, path: &str) -> Result<(), String>;
+    /// `Err` names the rule that refuses it.
+    fn redirect(&self, path: &str) -> Result<(), Refusal>;
     /// Whether running `command` (a command word as written, after quote removal: a path,
     /// or a name looked up on `PATH`) would run the metagate binary itself, under any name.
     fn is_own_binary(&self, command: &[u8]) -> bool;
 }
 
-/// A world where every redirection may open its path and no command is metagate.
-pub struct OpenWorld;
+/// Why the world refuses a redirection: the rule that refuses it, worded for the model's
+/// rejection. A reason the check passes on in its finding, not a fault of the check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
 
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A world where every redirection may open its path and no command is metagate.
+#[cfg(test)]
+struct OpenWorld;
+
+#[cfg(test)]
 impl World for OpenWorld {
-    fn redirect(&self, _path: &str) -> Result<(), String> {
+    fn redirect(&self, _path: &str) -> Result<(), Refusal> {
         Ok(())
     }
     fn is_own_binary(&self, _command: &[u8]) -> bool {
@@ -143,11 +241,12 @@ pub struct ShellRules<'a> {
     /// check refuses anyway (`$(`, `` ` ``, `<(`, `>(`) are refused under their own names.
     pub constructs: &'a [String],
     /// Commands denied (`[shell] deny_commands`, and metagate itself).
-    pub denied: &'a [CommandPattern],
+    pub denied: &'a CommandList,
     /// When given (`[shell] allow_commands`), the only programs that may run.
     pub allowed: Option<&'a [CommandPattern]>,
     /// Files that must never be touched, prepared once with [`Protected::new`].
     pub protected: &'a Protected,
+    /// What the check asks of the file system and the running binary.
     pub world: &'a dyn World,
 }
 
@@ -155,22 +254,47 @@ pub struct ShellRules<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finding {
     /// A construct the operator denies (`[shell] deny`); `construct` as written there.
-    Construct { construct: String },
+    Construct {
+        /// The construct as written in the policy.
+        construct: String,
+    },
     /// A denied command: `word` is the entry of `deny_commands` (or `metagate`), `command`
     /// the simple command it was found in (trimmed, at most 80 characters).
-    Word { word: String, command: String },
+    Word {
+        /// The `deny_commands` entry that matched.
+        word: String,
+        /// The simple command it was found in.
+        command: String,
+    },
     /// A program that `allow_commands` does not list.
-    NotAllowed { command: String },
+    NotAllowed {
+        /// The program's name as written.
+        command: String,
+    },
     /// The command refers to a protected file (or a variable naming one).
-    Protected { path: String },
+    Protected {
+        /// The protected path, as the command names it.
+        path: String,
+    },
     /// A part of bash outside the modelled subset, or code the check cannot read:
     /// `construct` names it, `reason` says why it is refused.
-    Unsupported { construct: String, reason: String },
+    Unsupported {
+        /// What bash would have to do.
+        construct: String,
+        /// Why the check refuses it.
+        reason: String,
+    },
     /// The command is not valid bash as far as the check can tell (an unterminated quote,
     /// a `fi` without an `if`, …): bash would not run it as the check reads it.
-    Unreadable { reason: String },
+    Unreadable {
+        /// What bash would trip over.
+        reason: String,
+    },
     /// The command is longer than [`MAX_COMMAND_BYTES`].
-    TooLarge { bytes: usize },
+    TooLarge {
+        /// Its length in bytes.
+        bytes: usize,
+    },
 }
 
 impl Finding {

@@ -577,7 +577,7 @@ impl<'s, 'r> Parser<'s, 'r> {
         self.rules
             .world
             .redirect(path)
-            .map_err(|rule| unsupported(format!("a redirection to `{}`", shown(text, 80)), rule))
+            .map_err(|rule| unsupported(format!("a redirection to `{}`", shown(text, 80)), rule.0))
     }
 }
 

@@ -394,7 +394,7 @@ pub(super) enum Program {
 }
 
 impl Program {
-    pub fn arg(&mut self, arg: &Arg<'_>, index: usize) -> Step {
+    pub(crate) fn arg(&mut self, arg: &Arg<'_>, index: usize) -> Step {
         match self {
             Program::Ordinary => Step::Next,
             Program::Env(p) => p.arg(arg),
@@ -410,7 +410,7 @@ impl Program {
         }
     }
 
-    pub fn finish(&mut self) -> Option<Finding> {
+    pub(crate) fn finish(&mut self) -> Option<Finding> {
         match self {
             Program::Sed(p) => p.finish(),
             Program::Awk(p) => p.finish(),
@@ -424,7 +424,7 @@ impl Program {
     }
 
     /// `find`: the command of an `-exec` ended.
-    pub fn exec_ended(&mut self) {
+    pub(crate) fn exec_ended(&mut self) {
         if let Program::Find(f) = self {
             f.in_exec = false;
         }

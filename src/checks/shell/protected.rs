@@ -79,7 +79,7 @@ fn infer_home(p: &[u8]) -> Option<Vec<u8>> {
 impl Protected {
     /// `paths` are absolute; `vars` are variable names such as "METAGATE_DB"; `home` is the
     /// home folder `~` and `$HOME` stand for (other homes are inferred from the paths).
-    pub fn new(paths: &[PathBuf], vars: &[String], home: Option<&Path>) -> Protected {
+    pub(crate) fn new(paths: &[PathBuf], vars: &[String], home: Option<&Path>) -> Protected {
         Protected::with_binary(paths, vars, home, None)
     }
 

@@ -59,7 +59,7 @@ const LONG_FLAGS: &[&str] = &[
 ];
 
 impl Sed {
-    pub fn arg(&mut self, arg: &Arg<'_>) -> Step {
+    pub(crate) fn arg(&mut self, arg: &Arg<'_>) -> Step {
         let Some(v) = arg.value else {
             if arg.may_be_option && !self.operands_only || self.next != NextWord::Any {
                 return refuse(unsupported(
@@ -172,7 +172,7 @@ impl Sed {
         ))
     }
 
-    pub fn finish(&mut self) -> Option<Finding> {
+    pub(crate) fn finish(&mut self) -> Option<Finding> {
         if self.next == NextWord::Script || self.next == NextWord::File {
             return Some(unsupported(
                 "`sed -e` or `-f` without its value",

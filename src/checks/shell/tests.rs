@@ -37,9 +37,11 @@ fn strings(v: &[&str]) -> Vec<String> {
 struct TestWorld;
 
 impl World for TestWorld {
-    fn redirect(&self, path: &str) -> Result<(), String> {
+    fn redirect(&self, path: &str) -> Result<(), Refusal> {
         if path.starts_with("/etc") || path.contains(".env") {
-            Err("it is outside the root or denied ([paths])".to_string())
+            Err(Refusal(
+                "it is outside the root or denied ([paths])".to_string(),
+            ))
         } else {
             Ok(())
         }
@@ -51,7 +53,7 @@ impl World for TestWorld {
 
 struct Setup {
     constructs: Vec<String>,
-    denied: Vec<CommandPattern>,
+    denied: CommandList,
     allowed: Option<Vec<CommandPattern>>,
     protected: Protected,
 }
@@ -61,7 +63,7 @@ impl Setup {
         let paths: Vec<PathBuf> = PROTECTED.iter().map(PathBuf::from).collect();
         Setup {
             constructs: strings(CONSTRUCTS),
-            denied: patterns(DENIED).unwrap(),
+            denied: patterns(DENIED).unwrap().into(),
             allowed: allowed.map(|a| patterns(a).unwrap()),
             protected: Protected::new(&paths, &strings(VARS), Some(Path::new("/home/u"))),
         }
@@ -924,7 +926,7 @@ fn the_binary_is_protected_by_its_path() {
     let protected = Protected::with_binary(&[], &[], None, Some(Path::new("/opt/bin/metagate")));
     let rules = ShellRules {
         constructs: &[],
-        denied: &[],
+        denied: &CommandList::default(),
         allowed: None,
         protected: &protected,
         world: &OpenWorld,
@@ -1010,6 +1012,26 @@ fn command_patterns_read_plain_words_only() {
 mod properties {
     use super::*;
     use proptest::prelude::*;
+
+    /// A deny entry names a program when the program is its command word or a variant of it.
+    fn names(entry: &[u8], base: &[u8]) -> bool {
+        base.starts_with(entry) && matches!(base.get(entry.len()), None | Some(b'.'))
+    }
+
+    proptest! {
+        /// The hash lookup finds exactly the entries that name the program, in list order.
+        #[test]
+        fn deny_entries_are_found_as_by_reading_them_all(
+            entries in proptest::collection::vec("[ab.]{1,4}( [ab]{1,2})?", 0..12),
+            base in "[ab.]{0,6}",
+        ) {
+            let list = CommandList::new(patterns(&entries).unwrap());
+            let all: Vec<usize> = (0..entries.len())
+                .filter(|&e| names(&list.patterns()[e].words()[0], base.as_bytes()))
+                .collect();
+            prop_assert_eq!(list.naming(base.as_bytes()).to_vec(), all);
+        }
+    }
 
     fn token() -> impl Strategy<Value = String> {
         prop_oneof![

@@ -47,7 +47,7 @@ fn fold(name: &str) -> String {
 
 /// Whether an argument looks like an attempt to carry a grant: its name is grant-like, or its
 /// value is (or, in an array, holds) a grant id.
-pub fn grant_like(name: &str, value: &Value) -> bool {
+fn grant_like(name: &str, value: &Value) -> bool {
     GRANT_LIKE.contains(&fold(name).as_str())
         || match value {
             Value::String(s) => looks_like_grant_id(s),
@@ -61,7 +61,12 @@ pub fn grant_like(name: &str, value: &Value) -> bool {
 /// Strips grant-like top-level arguments from a call whose tool needs a grant, unless the
 /// tool declares the argument: a call cannot create, carry or extend a grant, and the gate
 /// never reads one from it. Each one is a `strip` correction and a warning.
-pub fn strip_grant_fields(policy: &Policy, tool: &str, args: &mut Args<'_>, report: &mut Report) {
+pub(crate) fn strip_grant_fields(
+    policy: &Policy,
+    tool: &str,
+    args: &mut Args<'_>,
+    report: &mut Report,
+) {
     if needs_grant(policy, tool).is_none() {
         return;
     }

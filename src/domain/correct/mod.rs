@@ -25,7 +25,9 @@ use crate::wire::correction::{Correction, Kind, arg_pointer};
 /// What the pipeline did to a call that it did not reject.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Report {
+    /// What the pipeline changed, in order, for the report and the stderr lines.
     pub corrections: Vec<Correction>,
+    /// What it kept but thinks odd (unknown arguments kept, a value left as sent).
     pub warnings: Vec<String>,
 }
 
@@ -36,12 +38,13 @@ impl Report {
 }
 
 /// The warning [`run`] gives an unknown tool it passes.
-pub fn unknown_tool_warning(tool_name: &str) -> String {
+fn unknown_tool_warning(tool_name: &str) -> String {
     format!("unknown tool {tool_name:?}: passed through unchecked")
 }
 
 /// Runs the pipeline over one call's arguments, in place.
-pub fn run(
+#[cfg(test)]
+fn run(
     policy: &Policy,
     tool_name: &str,
     method: Option<&str>,
@@ -502,7 +505,7 @@ fn fix_value(
 }
 
 /// Whether a value has one of the argument's declared types, as it stands.
-pub fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
+fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
     fits(
         spec,
         value.json_type(),
@@ -512,7 +515,7 @@ pub fn type_fits(spec: &Arg, value: &ArgValue<'_>) -> bool {
 }
 
 /// [`type_fits`] for a value already read (`evaluate` judging a recorded call).
-pub fn value_fits(spec: &Arg, value: &Value) -> bool {
+pub(crate) fn value_fits(spec: &Arg, value: &Value) -> bool {
     let number = || matches!(value, Value::Number(n) if fits_f64(n));
     let integer = || matches!(value, Value::Number(n) if is_i64_integer(n));
     fits(spec, JsonType::of(value), number, integer)
@@ -538,7 +541,7 @@ fn fits(spec: &Arg, kind: JsonType, number: impl Fn() -> bool, integer: impl Fn(
 }
 
 /// The exact reading of a string as the declared type, if there is exactly one; never lossy.
-pub fn coerce(spec: &Arg, value: &ArgValue<'_>) -> Option<Value> {
+pub(crate) fn coerce(spec: &Arg, value: &ArgValue<'_>) -> Option<Value> {
     let s = value.as_str()?;
     let text = s.trim();
     spec.types

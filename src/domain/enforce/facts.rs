@@ -24,7 +24,7 @@ impl Unanswerable {
     /// Why a check that counts in the store could not run, in words fit for the model:
     /// `what` is the subject of the sentence ("limits are counted", "prerequisites are looked
     /// up").
-    pub fn reason(&self, what: &str) -> String {
+    pub(crate) fn reason(&self, what: &str) -> String {
         match self {
             Unanswerable::TelemetryOff => {
                 format!("{what} in the telemetry store, and telemetry is off")

@@ -16,14 +16,22 @@ use crate::wire::args::Args;
 /// What the grant check decided about a call, for the audit trail (`used` or `denied`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GrantCheck {
+    /// A live grant admitted the call.
     Used {
+        /// The grant that did.
         grant: GrantId,
+        /// The capability it allows.
         capability: String,
+        /// The tool called.
         tool: String,
     },
+    /// No live grant covers the call.
     Denied {
+        /// The capability the tool needs.
         capability: String,
+        /// The tool called.
         tool: String,
+        /// Why no grant covers it, for the rejection.
         reason: String,
         /// The grant that came nearest, when there was one.
         grant: Option<GrantId>,
@@ -204,14 +212,14 @@ fn need_of<'a>(
                         Ok(rel) => need.paths.push(rules.root().join(&*rel)),
                         Err(e) => need.unresolved.push(unresolved("path", e.rule())),
                     },
-                    Err(e) => need.unresolved.push(unresolved("path", e.clone())),
+                    Err(e) => need.unresolved.push(unresolved("path", e.to_string())),
                 },
                 _ => match url_host(s) {
                     Ok((_, host)) => match host_problem(&host) {
                         None => need.hosts.push(host.into_owned()),
                         Some(why) => need.unresolved.push(unresolved("URL", why)),
                     },
-                    Err(e) => need.unresolved.push(unresolved("URL", e)),
+                    Err(e) => need.unresolved.push(unresolved("URL", e.to_string())),
                 },
             }
         }

@@ -15,11 +15,11 @@ use crate::wire::args::ArgValue;
 
 /// An argument whose kind switches checks on.
 pub(super) struct ArgToCheck<'v, 'a> {
-    pub name: &'v str,
-    pub kind: ArgKind,
+    pub(crate) name: &'v str,
+    pub(crate) kind: ArgKind,
     /// What the tool does with it, for `path` arguments.
-    pub access: Access,
-    pub value: &'v ArgValue<'a>,
+    pub(crate) access: Access,
+    pub(crate) value: &'v ArgValue<'a>,
 }
 
 /// Checks every string the argument holds: a string, or every string inside an array or an
@@ -63,7 +63,7 @@ pub(super) fn check(
             ArgKind::Path => {
                 let rules = match checker.paths(fs, access) {
                     Ok(r) => r,
-                    Err(e) => return internal(policy, tool, e),
+                    Err(e) => return internal(policy, tool, &e.to_string()),
                 };
                 match path::check(s, rules, fs) {
                     Ok(relative) => note(format_args!(
@@ -121,7 +121,7 @@ pub(super) fn check(
             ArgKind::Url => {
                 let rules = &policy.rules.urls;
                 let verdict = match url_host(s) {
-                    Err(e) => Err(e),
+                    Err(e) => Err(e.to_string()),
                     Ok((scheme, host)) => {
                         if !rules.schemes.is_empty() && !rules.schemes.iter().any(|s| *s == scheme)
                         {
@@ -215,15 +215,15 @@ struct ShellWorld<'a> {
 }
 
 impl shell::World for ShellWorld<'_> {
-    fn redirect(&self, target: &str) -> Result<(), String> {
+    fn redirect(&self, target: &str) -> Result<(), shell::Refusal> {
         let rules = self
             .checker
             .paths(self.fs, Access::Write)
             .as_ref()
-            .map_err(Clone::clone)?;
+            .map_err(|e| shell::Refusal(e.to_string()))?;
         path::check(target, rules, self.fs)
             .map(|_| ())
-            .map_err(|e| e.rule())
+            .map_err(|e| shell::Refusal(e.rule()))
     }
 
     fn is_own_binary(&self, command: &[u8]) -> bool {
@@ -286,7 +286,7 @@ fn path_refused(
 /// kind on an `array`, `object` or `any` argument, and a tool may read a path or a command
 /// from anywhere in it, so nothing is skipped: a check that skipped what it cannot read would
 /// let it through unchecked. Only `null` holds no text.
-pub fn texts(value: &Value) -> Vec<Cow<'_, str>> {
+pub(crate) fn texts(value: &Value) -> Vec<Cow<'_, str>> {
     fn walk<'v>(value: &'v Value, out: &mut Vec<Cow<'v, str>>) {
         match value {
             Value::String(s) => out.push(Cow::Borrowed(s)),
@@ -343,7 +343,7 @@ fn shorten(s: &str) -> String {
 }
 
 /// What is wrong with a git reference (seed 003's characters; no `..`, no leading `-`).
-pub fn git_ref_problem(r: &str) -> Option<&'static str> {
+fn git_ref_problem(r: &str) -> Option<&'static str> {
     if r.is_empty() {
         Some("it is empty")
     } else if r.starts_with('-') {

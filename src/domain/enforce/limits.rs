@@ -13,19 +13,25 @@ use crate::wire::args::{ArgValue, Args};
 use crate::wire::scan;
 
 /// Argument values longer than this are fingerprinted by their text as sent.
-pub const CANONICAL_UP_TO: usize = 64 * 1024;
+const CANONICAL_UP_TO: usize = 64 * 1024;
 
 /// What a count is about.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CountKey {
+    /// Every call of one caller.
     Caller(String),
+    /// Every call of one tool.
     Tool(String),
+    /// Every call in one session.
     Session(String),
     /// The same tool with the same arguments, in the same session (or, without one, for the
     /// same caller, or anywhere).
     Fingerprint {
+        /// A hash of the tool and its arguments.
         fingerprint: i64,
+        /// The session it was called in, if any.
         session: Option<String>,
+        /// The caller, when there is no session.
         caller: Option<String>,
     },
 }
@@ -33,7 +39,9 @@ pub enum CountKey {
 /// How many calls matched, and when the oldest of them was (when a window frees a slot).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Count {
+    /// How many calls the window holds.
     pub n: u64,
+    /// When the oldest of them was made, to say when the limit frees up.
     pub oldest_ms: Option<i64>,
 }
 

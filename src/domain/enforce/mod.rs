@@ -3,7 +3,7 @@
 //! Deterministic: the world (time, counts, the file system) comes in through [`Facts`] and
 //! [`Fs`], so every check is testable in-process.
 
-pub mod facts;
+mod facts;
 pub mod grants;
 mod kinds;
 mod limits;
@@ -14,43 +14,53 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashMap;
 
 use crate::checks::own_binary::OwnBinary;
-use crate::checks::path::{Access, Fs, PathRules};
-use crate::checks::shell::{self, CommandPattern, Protected, ShellRules};
+use crate::checks::path::{Access, Fs, PathRules, RuleError};
+use crate::checks::shell::{self, CommandList, CommandPattern, Protected, ShellRules};
 use crate::domain::error::{Category, ToolError};
 use crate::domain::policy::{FailMode, Policy};
 use crate::wire::args::Args;
 
 pub use facts::{Counts, Facts, GrantLookup, NoFacts, Unanswerable};
-pub use kinds::texts;
+pub(crate) use kinds::texts;
 pub use limits::{Count, CountKey, fingerprint};
 
 /// Who is calling and why (`--session`, `--caller`, `--intent`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Context {
+    /// The agent's session, for per-session limits and grants.
     pub session: Option<String>,
+    /// Who calls, for `[callers]` rules and limits.
     pub caller: Option<String>,
+    /// What the agent is doing, for `[intents]` rules.
     pub intent: Option<String>,
 }
 
 /// Which checks run: `lint` checks calls without telemetry, limits or prerequisites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scope {
+    /// Whether the checks that need the world (grants, limits, prerequisites) run, or only the policy's own.
     pub runtime: bool,
 }
 
 /// One call to check: the tool, its corrected arguments, and who is calling.
 pub struct CallToCheck<'c, 'a> {
+    /// The tool's name, as corrected.
     pub tool: &'c str,
+    /// Its arguments, as corrected.
     pub args: &'c Args<'a>,
+    /// Who calls and why.
     pub context: &'c Context,
 }
 
 /// What the checks of one call may consult, and what they report back.
 pub struct Inquiry<'i> {
+    /// The counts and grants the checks may ask about.
     pub facts: &'i mut dyn Facts,
+    /// The file system path arguments are resolved against.
     pub fs: &'i dyn Fs,
     /// Milliseconds since the epoch, for limits and grants.
     pub now_ms: i64,
+    /// Which checks run.
     pub scope: Scope,
     /// One line per check, when `--explain` asked for them.
     pub explain: &'i mut Option<Vec<String>>,
@@ -72,16 +82,16 @@ pub struct Checker {
     /// What path checks start from; the rules are built on the first path argument, as
     /// compiling the globs costs several times what the rest of a one-call run does.
     path_setup: PathSetup,
-    paths: OnceCell<Result<PathRules, String>>,
+    paths: OnceCell<Result<PathRules, PathRulesError>>,
     /// The same rules for arguments the policy declares `access = "read"`.
-    read_paths: OnceCell<Result<PathRules, String>>,
+    read_paths: OnceCell<Result<PathRules, PathRulesError>>,
     /// The home folder the shell check reads `~` and `$HOME` as; with the protected paths of
     /// [`PathSetup`], what the shell check's [`Protected`] is built from, on the first shell
     /// argument (its automaton is the dearest thing a one-call run would otherwise build).
     home: Option<PathBuf>,
     shell_protected: OnceCell<Protected>,
     shell_constructs: Vec<String>,
-    shell_denied: Vec<CommandPattern>,
+    shell_denied: CommandList,
     shell_allowed: Option<Vec<CommandPattern>>,
     own_binary: Option<OwnBinary>,
     plans: RefCell<Plans>,
@@ -116,9 +126,9 @@ const SQLITE_COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
 impl PathSetup {
     /// The rules, refusing metagate's own files, their SQLite companions (a policy file has
     /// none, but a name is cheap) and the folders on the way to them.
-    fn build(&self, fs: &dyn Fs) -> Result<PathRules, String> {
-        let rules = PathRules::new(&self.root, &self.deny, &self.allow, fs)
-            .map_err(|e| format!("[paths] {}: {}", e.glob, e.message))?;
+    fn build(&self, fs: &dyn Fs) -> Result<PathRules, PathRulesError> {
+        let rules =
+            PathRules::new(&self.root, &self.deny, &self.allow, fs).map_err(PathRulesError)?;
         let mut files = Vec::with_capacity(self.protected.len() * 4);
         for file in &self.protected {
             files.push(file.clone());
@@ -131,6 +141,19 @@ impl PathSetup {
         Ok(rules.protecting(&files, fs))
     }
 }
+
+/// Why the policy's path rules could not be built (a `[paths]` glob, or the root itself): every
+/// path argument is then a check that could not run, failing as `on_internal_error` says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PathRulesError(RuleError);
+
+impl std::fmt::Display for PathRulesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[paths] {}: {}", self.0.glob, self.0.message)
+    }
+}
+
+impl std::error::Error for PathRulesError {}
 
 /// Plans for the policy and context they were made under.
 #[derive(Default)]
@@ -177,7 +200,9 @@ pub fn admits(policy: &Policy, tool: &str, context: &Context) -> bool {
 /// gate must protect: every file metagate reads as configuration or state, wherever a run
 /// may find it (`jobs::own_files` lists them); relative ones are taken from `cwd`.
 pub struct Setup<'a> {
+    /// The folder relative paths and the policy's root are taken from.
     pub cwd: &'a Path,
+    /// metagate's own files (policy, store), which no path argument may name.
     pub protected: Vec<PathBuf>,
     /// The home folder `~` and `$HOME` stand for in shell commands.
     pub home: Option<PathBuf>,
@@ -199,6 +224,7 @@ fn with_own_command(words: &[String]) -> Vec<CommandPattern> {
 }
 
 impl Checker {
+    /// Builds the checks for one run; path rules and the shell automaton wait for their first use.
     pub fn new(policy: &Policy, setup: &Setup<'_>) -> Checker {
         let p = &policy.rules.paths;
         // `--policy policy.toml` gives a relative origin; rules need absolute paths.
@@ -221,7 +247,7 @@ impl Checker {
             paths: OnceCell::new(),
             read_paths: OnceCell::new(),
             shell_constructs: policy.rules.shell.constructs.clone(),
-            shell_denied: with_own_command(&policy.rules.shell.commands),
+            shell_denied: with_own_command(&policy.rules.shell.commands).into(),
             shell_allowed: policy.rules.shell.allowed.as_ref().map(|a| {
                 a.iter()
                     .filter_map(|e| CommandPattern::parse(e).ok())
@@ -266,7 +292,7 @@ impl Checker {
     }
 
     /// The intent a call is checked under: `--intent`, else the caller's own.
-    pub fn intent<'p>(
+    fn intent<'p>(
         &self,
         policy: &'p Policy,
         context: &Context,
@@ -416,7 +442,7 @@ impl Checker {
                             } else {
                                 format!("Use one of the tools {} allows: {listed}", intent.name)
                             },
-                            &rule,
+                            &rule.to_string(),
                         )
                         .detail("intent", intent.name.clone())
                         .detail("allowed", allowed),
@@ -444,7 +470,7 @@ impl Checker {
                             format!("caller {} may not use {tool} ({rule})", caller.name),
                             "Use another tool: this one is not available to this caller"
                                 .to_string(),
-                            &rule,
+                            &rule.to_string(),
                         )
                         .detail("caller", caller.name.clone()),
                     ));
@@ -484,7 +510,7 @@ pub(crate) fn internal(policy: &Policy, tool: &str, reason: &str) -> Result<(), 
 impl Checker {
     /// The path rules for an argument the tool does `access` with, built on first use with
     /// the file system the check runs against.
-    pub(crate) fn paths(&self, fs: &dyn Fs, access: Access) -> &Result<PathRules, String> {
+    pub(crate) fn paths(&self, fs: &dyn Fs, access: Access) -> &Result<PathRules, PathRulesError> {
         let writing = self.paths.get_or_init(|| self.path_setup.build(fs));
         match access {
             Access::Write => writing,

@@ -93,14 +93,18 @@ pub fn alias_pairs(
 /// An alias the pairs propose.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProposedAlias {
+    /// The tool the alias is for.
     pub tool: String,
+    /// The argument name models send.
     pub from: String,
+    /// The argument name the tool takes.
     pub to: String,
+    /// How many calls were corrected this way.
     pub count: u64,
     /// The share of `from`'s pairs that went to `to`.
     pub share: f64,
     /// A few sessions the pair was seen in.
-    pub sessions: Vec<String>,
+    pub(crate) sessions: Vec<String>,
 }
 
 /// (tool, unknown name, declared name) → a few sessions the pair was seen in.
@@ -162,13 +166,14 @@ pub fn propose_aliases(
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PatchBase {
     /// The policy file, `None` for the built-in policy.
-    pub policy_file: Option<String>,
-    pub extends_none: bool,
+    policy_file: Option<String>,
+    extends_none: bool,
     /// `[[import]]` entries: absolute path, format, fill_defaults.
-    pub imports: Vec<(String, Option<String>, Option<bool>)>,
+    imports: Vec<(String, Option<String>, Option<bool>)>,
 }
 
 impl PatchBase {
+    /// What `policy_patch` needs to know of the policy it patches.
     pub fn of(policy: &Policy) -> PatchBase {
         let folder = policy.origin.as_deref().and_then(Path::parent);
         let imports = policy

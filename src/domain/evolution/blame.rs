@@ -31,10 +31,13 @@ pub enum CallRef {
 /// A tool that answered between two asks of a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
+    /// The tool that ran.
     pub tool: String,
+    /// Its method, if it has several.
     pub method: Option<String>,
     /// Its last call between the asks.
     pub call: CallRef,
+    /// When it last ran before the re-ask, in milliseconds since the epoch.
     pub last_ms: i64,
     /// It reported a failure of its own or a `low_utility` referral between the asks.
     pub flagged: bool,
@@ -59,7 +62,7 @@ const STOP_WORDS: [&str; 40] = [
 
 /// The lowercase words of a name or a text: runs of letters and digits, of three characters
 /// or more.
-pub fn words(text: &str) -> Vec<String> {
+fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3)
         .map(str::to_lowercase)
@@ -68,7 +71,7 @@ pub fn words(text: &str) -> Vec<String> {
 }
 
 /// Whether two lowercase words are one, or share a stem (see the module's documentation).
-pub fn same_stem(a: &str, b: &str) -> bool {
+fn same_stem(a: &str, b: &str) -> bool {
     if a == b {
         return true;
     }
@@ -82,7 +85,7 @@ pub fn same_stem(a: &str, b: &str) -> bool {
 }
 
 /// How well a tool's words (`tool_words`) fit two asks' capabilities and the complaint.
-pub fn score(
+fn score(
     tool_words: &[String],
     capabilities: &[String],
     complaint: Option<&str>,
@@ -111,7 +114,7 @@ pub fn score(
 }
 
 /// The words a tool is known by: its name, its method and its capability.
-pub fn tool_words(tool: &str, method: Option<&str>, capability: Option<&str>) -> Vec<String> {
+fn tool_words(tool: &str, method: Option<&str>, capability: Option<&str>) -> Vec<String> {
     let mut all = words(tool);
     all.extend(method.map(words).unwrap_or_default());
     all.extend(capability.map(words).unwrap_or_default());

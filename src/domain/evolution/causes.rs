@@ -12,7 +12,7 @@ use crate::wire::args::ArgValue;
 
 /// How an argument made a call fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Cause {
+pub(crate) enum Cause {
     /// A required argument absent, null or blank.
     Missing,
     /// A value of a type the argument does not take (and cannot be read as).
@@ -27,7 +27,7 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 5] = [
+    pub(crate) const ALL: [Cause; 5] = [
         Cause::Missing,
         Cause::WrongType,
         Cause::NestedShape,
@@ -35,7 +35,7 @@ impl Cause {
         Cause::InvalidValue,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Cause::Missing => "missing",
             Cause::WrongType => "wrong_type",
@@ -45,12 +45,8 @@ impl Cause {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Cause> {
-        Cause::ALL.into_iter().find(|c| c.as_str() == name)
-    }
-
     /// What a tool's author can do about this cause.
-    pub fn suggestion(self) -> &'static str {
+    pub(crate) fn suggestion(self) -> &'static str {
         match self {
             Cause::Missing => {
                 "say in its description when it is needed, give it a default, or make it optional"
@@ -74,10 +70,10 @@ impl Cause {
 /// One argument's part in a rejection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgFault {
-    pub arg: String,
-    pub cause: Cause,
+    pub(crate) arg: String,
+    pub(crate) cause: Cause,
     /// A short description of what was sent (none for a missing argument).
-    pub example: Option<String>,
+    pub(crate) example: Option<String>,
 }
 
 /// Values in examples are cut to this many characters.
@@ -113,7 +109,7 @@ fn is_blank(v: Option<&Value>) -> bool {
 }
 
 /// A value in a few characters: `string "tomorrow 10am"`, `array ["ana@example.com"]`.
-pub fn describe(value: &Value) -> String {
+fn describe(value: &Value) -> String {
     let kind = match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

@@ -18,7 +18,7 @@ const Z: f64 = 1.96;
 
 /// The lower bound of the 95% Wilson score interval of `n` successes in `of` trials (0 when
 /// there are no trials). `n` above `of` counts as `of`.
-pub fn wilson_lower(n: f64, of: f64) -> f64 {
+fn wilson_lower(n: f64, of: f64) -> f64 {
     if of <= 0.0 || n <= 0.0 {
         return 0.0;
     }
@@ -33,17 +33,17 @@ pub fn wilson_lower(n: f64, of: f64) -> f64 {
 /// What each kind rests on, the rate at which it is certain, and how much it weighs in a
 /// report's order.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct KindScale {
-    pub kind: &'static str,
+struct KindScale {
+    kind: &'static str,
     /// What `n` counts, and what `of` counts (for the documentation and `counts`).
-    pub evidence: &'static str,
-    pub out_of: &'static str,
-    pub full_rate: f64,
-    pub weight: f64,
+    evidence: &'static str,
+    out_of: &'static str,
+    full_rate: f64,
+    weight: f64,
 }
 
 /// Every kind, most severe first (DESIGN.md §2.7's kinds).
-pub const SCALES: [KindScale; 6] = [
+const SCALES: [KindScale; 6] = [
     KindScale {
         kind: "demote",
         evidence: "failures (or low-utility signals)",
@@ -89,7 +89,7 @@ pub const SCALES: [KindScale; 6] = [
 ];
 
 /// The scale of `kind` (an unknown kind weighs least and is certain at a rate of 1).
-pub fn scale(kind: &str) -> KindScale {
+fn scale(kind: &str) -> KindScale {
     SCALES
         .iter()
         .copied()
@@ -104,7 +104,7 @@ pub fn scale(kind: &str) -> KindScale {
 }
 
 /// `min(1, wilson_lower(n, of) / full_rate)`, rounded to two decimals.
-pub fn confidence(kind: &str, n: f64, of: f64) -> f64 {
+pub(crate) fn confidence(kind: &str, n: f64, of: f64) -> f64 {
     let full = scale(kind).full_rate;
     super::round2((wilson_lower(n, of) / full).clamp(0.0, 1.0))
 }

@@ -8,26 +8,35 @@ use super::recommend::{Change, Recommendation};
 use super::{Tallies, tool_total};
 
 /// A confidence must move at least this much for a recommendation to be worse or better.
-pub const CHANGE_STEP: f64 = 0.1;
+const CHANGE_STEP: f64 = 0.1;
 
 /// A recommendation as the previous run saw it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PastRecommendation {
+    /// The recommendation's stable id.
     pub id: String,
+    /// The tool it is about.
     pub tool: String,
+    /// The method, if it is about one.
     pub method: Option<String>,
+    /// The recommendation kind.
     pub kind: String,
+    /// One line saying what it recommends.
     pub summary: String,
     /// `None` for a run stored before runs kept their confidences.
     pub confidence: Option<f64>,
+    /// Whether the operator muted it.
     pub muted: bool,
 }
 
 /// The figures a tool's change is told by.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ToolFigures {
+    /// How many calls the window holds.
     pub calls: u64,
+    /// The share of calls that failed, when there were calls.
     pub failure_rate: Option<f64>,
+    /// The tool's utility score, when it can be computed.
     pub utility: Option<f64>,
 }
 
@@ -50,15 +59,18 @@ pub fn figures(tallies: &Tallies) -> BTreeMap<String, ToolFigures> {
 /// One tool's figures then and now.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolChange {
+    /// The tool.
     pub tool: String,
+    /// Its figures in the previous run, if it was seen then.
     pub before: Option<ToolFigures>,
+    /// Its figures now, if it is still seen.
     pub now: Option<ToolFigures>,
 }
 
 impl ToolChange {
     /// How much worse the tool got: the rise of its failure rate plus the fall of its utility
     /// (negative when it got better).
-    pub fn worsening(&self) -> f64 {
+    fn worsening(&self) -> f64 {
         let (before, now) = (
             self.before.unwrap_or_default(),
             self.now.unwrap_or_default(),
@@ -94,7 +106,9 @@ fn differs(a: Option<f64>, b: Option<f64>) -> bool {
 pub struct Digest {
     /// Ids, most severe first. Reopened recommendations are among the worse ones.
     pub new: Vec<String>,
+    /// Tools whose figures got worse since the last run.
     pub worse: Vec<String>,
+    /// Tools whose figures got better since the last run.
     pub better: Vec<String>,
     /// In the previous run (and shown there), gone now.
     pub resolved: Vec<PastRecommendation>,

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 /// At most this many distinct clusters are kept per tool and method; messages past them are
 /// counted under [`OTHER`].
-pub const MAX_CLUSTERS: usize = 32;
+const MAX_CLUSTERS: usize = 32;
 
 /// The message of the cluster that holds what did not fit.
-pub const OTHER: &str = "(other messages)";
+const OTHER: &str = "(other messages)";
 
 /// A normalized message is at most this many characters.
 const MAX_MESSAGE: usize = 120;
@@ -20,7 +20,7 @@ const SEPARATOR: char = '\u{1f}';
 /// `N` (a status code from 100 to 599 stays), hexadecimal ids of eight or more characters
 /// (hashes, UUIDs) `X`, quoted text `"…"`, a URL its scheme and host; spaces are collapsed and
 /// the whole is cut to 120 characters.
-pub fn normalize_message(text: &str) -> String {
+fn normalize_message(text: &str) -> String {
     let mut out = String::with_capacity(text.len().min(MAX_MESSAGE + 8));
     let mut rest = text.trim();
     let mut space = false;
@@ -132,7 +132,7 @@ fn url_at<'a>(text: &'a str, out: &mut String) -> Option<&'a str> {
 
 /// Counts one error of `category` with `message` (normalized here) in `clusters`, keeping at
 /// most [`MAX_CLUSTERS`] of them.
-pub fn add(clusters: &mut BTreeMap<String, u64>, category: &str, message: &str) {
+pub(crate) fn add(clusters: &mut BTreeMap<String, u64>, category: &str, message: &str) {
     let mut key = String::with_capacity(category.len() + 1 + message.len());
     key.push_str(category);
     key.push(SEPARATOR);
@@ -155,7 +155,7 @@ fn bump(clusters: &mut BTreeMap<String, u64>, key: String, n: u64) {
 }
 
 /// Adds every cluster of `from` to `into`, still keeping at most [`MAX_CLUSTERS`].
-pub fn merge(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
+pub(crate) fn merge(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
     for (key, n) in from {
         bump(into, key.clone(), *n);
     }
@@ -164,8 +164,11 @@ pub fn merge(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
 /// One cluster: the error's category, its normalized message and how often it came.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorCluster {
+    /// The error category the cluster is in.
     pub category: String,
+    /// The message, with paths, numbers and quoted values normalized away.
     pub message: String,
+    /// How many errors read so.
     pub count: u64,
 }
 

@@ -108,7 +108,7 @@ fn compare(a: &Tally, b: &Tally, sort: Sort, now_ms: i64, t: &Thresholds) -> Ord
 }
 
 /// Utility (½ when unknown) × how recently the tool was used.
-pub fn rank_score(m: &Tally, now_ms: i64, t: &Thresholds) -> f64 {
+fn rank_score(m: &Tally, now_ms: i64, t: &Thresholds) -> f64 {
     let utility = m.utility().unwrap_or(0.5);
     let recency = m
         .last_ms
@@ -127,9 +127,13 @@ const BRIEF_CHARS: usize = 80;
 /// it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenRecommendation {
+    /// The recommendation kind.
     pub kind: String,
+    /// The method, if it is about one.
     pub method: Option<String>,
+    /// One line for the `<known_tools>` block.
     pub brief: String,
+    /// How strongly it is recommended, for ordering.
     pub severity: f64,
 }
 

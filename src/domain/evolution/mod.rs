@@ -7,7 +7,7 @@
 //! rows out of SQLite, `store::runs` stores runs and reads them back, [`health`] renders what
 //! `tools health` shows, [`digest`] says what changed since the previous run.
 
-pub mod args;
+mod args;
 pub mod blame;
 pub mod causes;
 pub mod confidence;
@@ -15,7 +15,7 @@ pub mod digest;
 pub mod errors;
 pub mod health;
 pub mod output;
-pub mod reask;
+mod reask;
 pub mod recommend;
 pub mod tally;
 
@@ -38,14 +38,18 @@ pub use tally::{OutcomeRow, Tally};
 /// The window a run covers: `[from_ms, until_ms)`, and where its recent part starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
+    /// The window's start, inclusive, in milliseconds since the epoch.
     pub from_ms: i64,
+    /// The window's end, exclusive.
     pub until_ms: i64,
+    /// Where "recent" starts, for the trends evaluate reports.
     pub recent_from_ms: i64,
     /// What recency weights count from.
-    pub now_ms: i64,
+    now_ms: i64,
 }
 
 impl Window {
+    /// The window from `from_ms` to `until_ms`, its recent part as the thresholds say.
     pub fn new(from_ms: i64, until_ms: i64, now_ms: i64, t: &Thresholds) -> Window {
         Window {
             from_ms,
@@ -55,18 +59,31 @@ impl Window {
         }
     }
 
-    pub fn contains(&self, ts_ms: i64) -> bool {
-        ts_ms >= self.from_ms && ts_ms < self.until_ms
-    }
-
-    pub fn is_recent(&self, ts_ms: i64) -> bool {
+    fn is_recent(&self, ts_ms: i64) -> bool {
         ts_ms >= self.recent_from_ms
     }
 }
 
 /// Reads a `--since`/`--until` value: a duration back from `now` (`7d`, `24h`, `30m`, `90s`,
 /// `2w`), an RFC 3339 time, or a date (`2026-11-25`: its midnight, UTC).
-pub fn parse_moment(text: &str, now_ms: i64) -> Result<i64, String> {
+pub fn parse_moment(text: &str, now_ms: i64) -> Result<i64, MomentError> {
+    moment_ms(text, now_ms).map_err(MomentError)
+}
+
+/// Why a `--since`/`--until` value is refused: a sentence naming the forms it may take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MomentError(String);
+
+impl std::fmt::Display for MomentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MomentError {}
+
+/// [`parse_moment`], its refusal a sentence still to be wrapped.
+fn moment_ms(text: &str, now_ms: i64) -> Result<i64, String> {
     let t = text.trim();
     let is_date = t.len() == 10
         && t.bytes().enumerate().all(|(i, b)| {
@@ -138,14 +155,14 @@ pub(crate) fn is_not_the_tools(error_type: &str) -> bool {
 }
 
 /// How much one piece of evidence `age_ms` old still weighs.
-pub fn recency_weight(age_ms: i64, half_life_ms: i64) -> f64 {
+fn recency_weight(age_ms: i64, half_life_ms: i64) -> f64 {
     if half_life_ms <= 0 {
         return 1.0;
     }
     0.5f64.powf(age_ms.max(0) as f64 / half_life_ms as f64)
 }
 
-pub fn round2(x: f64) -> f64 {
+fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
@@ -155,6 +172,7 @@ pub type Tallies = BTreeMap<String, BTreeMap<String, Tally>>;
 /// Everything a run found, before recommendations.
 #[derive(Debug, Clone, Default)]
 pub struct Aggregate {
+    /// How many events were read.
     pub events: u64,
     /// Complete once [`Aggregate::finish`] ran (a scan calls it at its end).
     pub tallies: Tallies,
@@ -213,6 +231,7 @@ impl Aggregate {
         }
     }
 
+    /// Adds another shard's counts to these.
     pub fn merge(&mut self, mut other: Aggregate) {
         other.finish();
         self.events += other.events;

@@ -92,13 +92,14 @@ pub fn tools_json(tallies: &Tallies, t: &Thresholds) -> Value {
 }
 
 /// `[{"category","message","count"}]`: the largest clusters of the tool's outcome errors.
-pub fn top_errors_json(m: &Tally) -> Value {
+fn top_errors_json(m: &Tally) -> Value {
     errors::top(&m.error_clusters, TOP_ERRORS)
         .into_iter()
         .map(|c| json!({"category": c.category, "message": c.message, "count": c.count}))
         .collect()
 }
 
+/// A recommendation as `evaluate --format json` writes it.
 pub fn recommendation_json(r: &Recommendation) -> Value {
     json!({
         "id": r.id,
@@ -119,6 +120,7 @@ pub fn recommendation_json(r: &Recommendation) -> Value {
     })
 }
 
+/// A proposed alias as `evaluate --format json` writes it.
 pub fn alias_json(a: &ProposedAlias) -> Value {
     json!({"tool": a.tool, "from": a.from, "to": a.to, "count": a.count, "share": a.share, "sessions": a.sessions})
 }

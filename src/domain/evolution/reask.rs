@@ -13,9 +13,13 @@ use crate::domain::policy::thresholds::Thresholds;
 pub struct AskRow {
     /// Its row in `asks` (0 when it has none).
     pub id: i64,
+    /// When the user asked, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// The session it was asked in.
     pub session: String,
+    /// What was asked, if recorded.
     pub text: Option<String>,
+    /// The capabilities the ask names.
     pub capabilities: Vec<String>,
 }
 
@@ -24,9 +28,11 @@ pub struct AskRow {
 pub struct Followup {
     /// The earlier ask's time: tool calls in `[earlier_ms, later_ms)` are linked.
     pub earlier_ms: i64,
+    /// When the later ask came, in milliseconds since the epoch.
     pub later_ms: i64,
     /// The asks' rows: the one corrected and the one correcting it.
     pub earlier_id: i64,
+    /// The stored row id of the later ask.
     pub later_id: i64,
     /// The capabilities either ask named.
     pub capabilities: Vec<String>,
@@ -57,6 +63,7 @@ pub struct ReaskDetector {
 }
 
 impl ReaskDetector {
+    /// Feeds the next ask of a session (in time order); a re-ask of an earlier one comes back.
     pub fn next(&mut self, ask: AskRow, t: &Thresholds) -> Option<Followup> {
         let prev = self.prev.replace(ask);
         let (prev, ask) = (prev?, self.prev.as_ref().expect("just set"));

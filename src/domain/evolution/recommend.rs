@@ -30,12 +30,13 @@ const MAX_EXAMPLES: usize = 6;
 /// (already redacted when recorded), and the counts.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Evidence {
-    pub sessions: Vec<String>,
-    pub examples: Vec<String>,
-    pub counts: Map<String, Value>,
+    sessions: Vec<String>,
+    examples: Vec<String>,
+    counts: Map<String, Value>,
 }
 
 impl Evidence {
+    /// The evidence as the JSON report writes it.
     pub fn to_json(&self) -> Value {
         json!({"sessions": self.sessions, "examples": self.examples, "counts": self.counts})
     }
@@ -64,12 +65,14 @@ pub enum Change {
     Reopened,
     /// Its confidence rose by at least [`super::digest::CHANGE_STEP`].
     Worse,
+    /// Unchanged since the last run.
     Same,
     /// Its confidence fell by at least that.
     Better,
 }
 
 impl Change {
+    /// The name the report writes.
     pub fn as_str(self) -> &'static str {
         match self {
             Change::New => "new",
@@ -81,22 +84,31 @@ impl Change {
     }
 }
 
+/// One recommendation of evaluate, about one tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recommendation {
+    /// Its stable id, the same from run to run for the same advice.
     pub id: String,
+    /// The tool it is about.
     pub tool: String,
+    /// The method, if it is about one.
     pub method: Option<String>,
+    /// The recommendation kind (see docs/evaluate.md).
     pub kind: &'static str,
     /// What the recommendation is about within its tool and kind (an argument, an alias pair).
     pub subject: String,
+    /// How sure evaluate is, from 0 to 1.
     pub confidence: f64,
     /// How much evidence it rests on (the `n` of its confidence): a rejection is measured
     /// against it.
     pub count: f64,
+    /// One line saying what to do.
     pub summary: String,
     /// One line for a prompt's `<known_tools>`.
     pub brief: String,
+    /// The axes a boundary referral named.
     pub axes: Vec<String>,
+    /// What it rests on.
     pub evidence: Evidence,
     /// `proposed`, `accepted` or `rejected`, as a person set it.
     pub status: String,
@@ -110,7 +122,7 @@ pub struct Recommendation {
 
 impl Recommendation {
     /// Confidence × the kind's weight: what orders a report.
-    pub fn severity(&self) -> f64 {
+    pub(crate) fn severity(&self) -> f64 {
         severity(self.kind, self.confidence)
     }
 
@@ -227,7 +239,7 @@ pub fn recommend(
 }
 
 /// Most severe first; then by kind, tool, method and subject, so the order is stable.
-pub fn sort(recs: &mut [Recommendation]) {
+fn sort(recs: &mut [Recommendation]) {
     let rank = |k: &str| KINDS.iter().position(|x| *x == k).unwrap_or(KINDS.len());
     recs.sort_by(|a, b| {
         b.severity()

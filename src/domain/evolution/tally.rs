@@ -9,37 +9,38 @@ use super::{Window, errors, is_extrinsic, is_not_the_tools, recency_weight, roun
 use crate::domain::policy::thresholds::Thresholds;
 
 /// At most this many task shapes, suggested splits and evidence texts are kept per method.
-pub const SAMPLES: usize = 5;
+const SAMPLES: usize = 5;
 
 /// At most this many sessions are kept per signal.
-pub const SESSIONS: usize = 5;
+pub(crate) const SESSIONS: usize = 5;
 
 /// At most this many examples are kept per signal, each at most [`EXAMPLE_CHARS`] long.
-pub const EXAMPLES: usize = 3;
-pub const EXAMPLE_CHARS: usize = 160;
+const EXAMPLES: usize = 3;
+const EXAMPLE_CHARS: usize = 160;
 
 /// At most this many unknown names are kept per argument for [`Tally::explained`].
 const EXPLAINERS: usize = 16;
 
 /// An axis named in at least this share of a tool's referrals tells none of them apart.
-pub const UBIQUITOUS_AXIS: f64 = 0.95;
+const UBIQUITOUS_AXIS: f64 = 0.95;
 
 /// The signals samples are kept for.
 pub mod signal {
-    pub const BOUNDARY: &str = "wrong_tool_boundary";
-    pub const LOW_UTILITY: &str = "low_utility";
-    pub const FAILURE: &str = "failure";
-    pub const REASK: &str = "reask";
-    pub const CORRECTION: &str = "correction";
+    pub(crate) const BOUNDARY: &str = "wrong_tool_boundary";
+    pub(crate) const LOW_UTILITY: &str = "low_utility";
+    pub(crate) const FAILURE: &str = "failure";
+    pub(crate) const REASK: &str = "reask";
+    pub(crate) const CORRECTION: &str = "correction";
+    /// The verdict stored for a rejected call.
     pub const REJECTED: &str = "rejected";
 
     /// Rejections naming one argument.
-    pub fn arg(name: &str) -> String {
+    pub(crate) fn arg(name: &str) -> String {
         format!("arg:{name}")
     }
 
     /// Examples of one argument's cause of rejection.
-    pub fn arg_cause(name: &str, cause: &str) -> String {
+    pub(crate) fn arg_cause(name: &str, cause: &str) -> String {
         format!("arg:{name}:{cause}")
     }
 }
@@ -48,51 +49,61 @@ pub mod signal {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Tally {
+    /// Calls decided by the gate.
     pub calls: u64,
+    /// Calls that passed unchanged.
     pub passed: u64,
+    /// Calls that passed corrected.
     pub corrected: u64,
+    /// Calls rejected.
     pub rejected: u64,
-    pub rejections: BTreeMap<String, u64>,
+    pub(crate) rejections: BTreeMap<String, u64>,
+    /// Corrections made, by kind.
     pub corrections: BTreeMap<String, u64>,
-    pub outcomes_ok: u64,
-    pub outcomes_error: u64,
-    pub errors: BTreeMap<String, u64>,
+    pub(crate) outcomes_ok: u64,
+    pub(crate) outcomes_error: u64,
+    pub(crate) errors: BTreeMap<String, u64>,
     /// Errors that count against the tool (not extrinsic, not the model's or the policy's).
-    pub failures: u64,
-    pub extrinsic_failures: u64,
+    pub(crate) failures: u64,
+    pub(crate) extrinsic_failures: u64,
+    /// Referrals saying the tool was the wrong one for the task.
     pub boundary: u64,
+    /// The same, in the recent part of the window.
     pub boundary_recent: u64,
+    /// Referrals saying the tool's result was of little use.
     pub low_utility: u64,
+    /// The same, in the recent part of the window.
     pub low_utility_recent: u64,
     /// Referrals weighted: with evidence 1, without ½.
-    pub referral_weight: f64,
+    pub(crate) referral_weight: f64,
     /// Normalized axis → weighted referrals naming it.
-    pub axes: BTreeMap<String, f64>,
-    pub shapes: BTreeSet<String>,
-    pub splits: BTreeSet<String>,
-    pub evidence: BTreeSet<String>,
-    pub explicit_corrections: u64,
-    pub reask_corrections: u64,
+    pub(crate) axes: BTreeMap<String, f64>,
+    pub(crate) shapes: BTreeSet<String>,
+    pub(crate) splits: BTreeSet<String>,
+    pub(crate) evidence: BTreeSet<String>,
+    pub(crate) explicit_corrections: u64,
+    pub(crate) reask_corrections: u64,
+    /// Re-asks whose wording hints at the tool.
     pub phrase_hints: u64,
     /// Recency-weighted evidence for and against utility.
-    pub good_w: f64,
-    pub bad_w: f64,
+    pub(crate) good_w: f64,
+    pub(crate) bad_w: f64,
     /// Argument → cause of rejection (`missing`, `wrong_type`, …) → rejected calls.
-    pub arg_faults: BTreeMap<String, BTreeMap<String, u64>>,
+    pub(crate) arg_faults: BTreeMap<String, BTreeMap<String, u64>>,
     /// Argument → unknown name → rejected calls missing the argument while holding the name:
     /// the rejections a learned alias from that name would explain.
-    pub explained: BTreeMap<String, BTreeMap<String, u64>>,
+    pub(crate) explained: BTreeMap<String, BTreeMap<String, u64>>,
     /// Outcome errors clustered by category and normalized message ([`errors`]).
     pub error_clusters: BTreeMap<String, u64>,
     /// Signal → a few sessions it was seen in (the first ones).
-    pub sessions: BTreeMap<String, BTreeSet<String>>,
+    pub(crate) sessions: BTreeMap<String, BTreeSet<String>>,
     /// Signal → a few short texts showing it.
-    pub examples: BTreeMap<String, BTreeSet<String>>,
+    pub(crate) examples: BTreeMap<String, BTreeSet<String>>,
     /// The recent referrals by the hour they fell in (its start, in ms): boundary, low
     /// utility. `tools health` takes from them the hours that are still recent when it runs,
     /// without reading the rows again. `None` in tallies stored before it was kept.
     pub recent_by_hour: Option<BTreeMap<i64, [u64; 2]>>,
-    pub last_ms: Option<i64>,
+    pub(crate) last_ms: Option<i64>,
 }
 
 /// An hour in milliseconds.
@@ -106,10 +117,11 @@ impl Tally {
     }
 
     /// Outcomes recorded (successes and errors).
-    pub fn outcomes(&self) -> u64 {
+    pub(crate) fn outcomes(&self) -> u64 {
         self.outcomes_ok + self.outcomes_error
     }
 
+    /// How many times users corrected the tool.
     pub fn user_corrections(&self) -> u64 {
         self.explicit_corrections + self.reask_corrections
     }
@@ -121,14 +133,14 @@ impl Tally {
     }
 
     /// The tool's own failures among the outcomes that judge it (failures and successes).
-    pub fn failure_rate(&self) -> Option<f64> {
+    pub(crate) fn failure_rate(&self) -> Option<f64> {
         let judged = self.failures + self.outcomes_ok;
         (judged > 0).then(|| round2(self.failures as f64 / judged as f64))
     }
 
     /// Signals that a result was of little use: the tool's own `low_utility` referrals and
     /// users' corrections.
-    pub fn low_utility_signals(&self) -> u64 {
+    pub(crate) fn low_utility_signals(&self) -> u64 {
         self.low_utility + self.user_corrections()
     }
 
@@ -332,7 +344,7 @@ impl Tally {
     }
 
     /// Keeps `text`, cut short, among the first few examples of `signal`.
-    pub fn note_example(&mut self, signal: &str, text: Option<&str>) {
+    fn note_example(&mut self, signal: &str, text: Option<&str>) {
         let Some(text) = text.map(str::trim).filter(|s| !s.is_empty()) else {
             return;
         };
@@ -364,7 +376,7 @@ impl Tally {
 
     /// Adds another tally (the same tool and method from another shard, or another method
     /// when a tool's methods are summed).
-    pub fn merge(&mut self, o: &Tally) {
+    pub(crate) fn merge(&mut self, o: &Tally) {
         self.calls += o.calls;
         self.passed += o.passed;
         self.corrected += o.corrected;
@@ -450,7 +462,7 @@ impl Tally {
     }
 
     /// The `n` most telling axes.
-    pub fn axes_top(&self, n: usize) -> Vec<String> {
+    pub(crate) fn axes_top(&self, n: usize) -> Vec<String> {
         self.axes_ranked()
             .into_iter()
             .take(n)
@@ -469,7 +481,7 @@ impl Tally {
     }
 
     /// recurgent's rule: ≥ N failures, failure rate above R, more failures than successes.
-    pub fn degraded_by_failures(&self, t: &Thresholds) -> bool {
+    pub(crate) fn degraded_by_failures(&self, t: &Thresholds) -> bool {
         let total = self.failures + self.outcomes_ok;
         self.failures >= t.degraded_min_failures
             && total > 0
@@ -480,13 +492,13 @@ impl Tally {
     /// Repeated low utility as an adaptive failure: at least `degraded_min_low_utility`
     /// low-utility signals (referrals and user corrections) and a utility below
     /// `degraded_utility`.
-    pub fn degraded_by_low_utility(&self, t: &Thresholds) -> bool {
+    fn degraded_by_low_utility(&self, t: &Thresholds) -> bool {
         self.low_utility_signals() >= t.degraded_min_low_utility
             && self.utility().is_some_and(|u| u < t.degraded_utility)
     }
 
     /// The sessions kept for any of `signals`, in order, at most `n`.
-    pub fn sessions_of(&self, signals: &[&str], n: usize) -> Vec<String> {
+    pub(crate) fn sessions_of(&self, signals: &[&str], n: usize) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for s in signals {
             for session in self.sessions.get(*s).into_iter().flatten() {
@@ -499,13 +511,13 @@ impl Tally {
     }
 
     /// The examples kept for `signal`.
-    pub fn examples_of(&self, signal: &str) -> impl Iterator<Item = &String> {
+    pub(crate) fn examples_of(&self, signal: &str) -> impl Iterator<Item = &String> {
         self.examples.get(signal).into_iter().flatten()
     }
 }
 
 /// `text` cut to `max` characters, with `…` when cut.
-pub fn shorten(text: &str, max: usize) -> String {
+pub(crate) fn shorten(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(max).collect();
     if out.len() < text.len() {
         out.push('…');
@@ -531,14 +543,22 @@ fn add_counts(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
 /// One outcome row, borrowed from the scan.
 #[derive(Debug, Clone, Default)]
 pub struct OutcomeRow<'a> {
+    /// When the outcome was recorded, in milliseconds since the epoch.
     pub ts_ms: i64,
+    /// Whether the tool succeeded.
     pub ok: bool,
+    /// The error type, when it failed.
     pub error_type: Option<&'a str>,
+    /// The boundary axes named, normalized.
     pub axes: Vec<String>,
+    /// The task shape a referral observed.
     pub shape: Option<&'a str>,
+    /// The split a referral suggested.
     pub split: Option<&'a str>,
+    /// The evidence a referral gave.
     pub evidence: Option<&'a str>,
     /// Read for errors only.
     pub session: Option<&'a str>,
+    /// The error message, for clustering.
     pub message: Option<&'a str>,
 }

@@ -12,9 +12,22 @@ use crate::domain::policy::Policy;
 /// How long a grant lasts when nobody says (sudo's timestamp default).
 pub const DEFAULT_DURATION_MS: i64 = 5 * 60 * 1000;
 /// The longest a grant may last: a grant is a "yes for now", not a standing permission.
-pub const MAX_DURATION_MS: i64 = 30 * 24 * 60 * 60 * 1000;
+const MAX_DURATION_MS: i64 = 30 * 24 * 60 * 60 * 1000;
 /// How long a "this session only" grant lasts at most.
 pub const SESSION_DURATION_MS: i64 = 12 * 60 * 60 * 1000;
+
+/// Why what an operator typed for a grant (an id, a `--scope`, a `--for` duration), or a scope
+/// entry read back from the store, cannot be used: a sentence that says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantParseError(String);
+
+impl fmt::Display for GrantParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GrantParseError {}
 
 /// A grant id: 128 random bits, shown as `mg_` and 32 lowercase hex digits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -32,15 +45,15 @@ impl GrantId {
     }
 
     /// Reads an id as an operator types it (surrounding spaces and upper-case hex are fine).
-    pub fn parse(text: &str) -> Result<GrantId, String> {
+    pub fn parse(text: &str) -> Result<GrantId, GrantParseError> {
         let t = text.trim().to_ascii_lowercase();
         match t.strip_prefix("mg_") {
             Some(hex) if hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
                 Ok(GrantId(t))
             }
-            _ => Err(format!(
+            _ => Err(GrantParseError(format!(
                 "{text:?} is not a grant id (mg_ followed by 32 hex digits; see `metagate permit list`)"
-            )),
+            ))),
         }
     }
 
@@ -50,6 +63,7 @@ impl GrantId {
         GrantId::parse(&text).unwrap_or(GrantId(text))
     }
 
+    /// The id as shown and stored.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -62,7 +76,7 @@ impl fmt::Display for GrantId {
 }
 
 /// Whether a whole string is a grant id.
-pub fn looks_like_grant_id(text: &str) -> bool {
+pub(crate) fn looks_like_grant_id(text: &str) -> bool {
     let t = text.trim();
     t.len() == 35
         && t.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("mg_"))
@@ -106,7 +120,7 @@ impl ScopeEntry {
     /// Reads [`ScopeEntry::to_stored`] back, or says why it cannot: a stored path or glob is
     /// absolute, a host is a host name. An entry that cannot be read is never guessed at (an
     /// empty path would lie "above" every path).
-    pub fn from_stored(text: &str) -> Result<ScopeEntry, String> {
+    pub fn from_stored(text: &str) -> Result<ScopeEntry, GrantParseError> {
         let entry = if let Some(p) = text.strip_prefix("path:") {
             ScopeEntry::Path(PathBuf::from(p))
         } else if let Some(g) = text.strip_prefix("glob:") {
@@ -115,9 +129,9 @@ impl ScopeEntry {
             ScopeEntry::from_text(text)
         };
         match &entry {
-            ScopeEntry::Path(p) if !p.is_absolute() => {
-                Err(format!("scope entry {text:?} is not an absolute path"))
-            }
+            ScopeEntry::Path(p) if !p.is_absolute() => Err(GrantParseError(format!(
+                "scope entry {text:?} is not an absolute path"
+            ))),
             ScopeEntry::Glob(g)
                 if !g.starts_with('/')
                     || globset::GlobBuilder::new(g)
@@ -125,21 +139,21 @@ impl ScopeEntry {
                         .build()
                         .is_err() =>
             {
-                Err(format!(
+                Err(GrantParseError(format!(
                     "scope entry {text:?} is not a glob over absolute paths"
-                ))
+                )))
             }
             // As written by `insert`: the syntax, not today's refusals (`*.com` granted before
             // they existed still reads, and is shown for what it is).
-            ScopeEntry::Host(h) if host::host_syntax(h).as_deref() != Ok(h.as_str()) => {
-                Err(format!("scope entry {text:?} is not a host name"))
-            }
+            ScopeEntry::Host(h) if host::host_syntax(h).as_deref() != Ok(h.as_str()) => Err(
+                GrantParseError(format!("scope entry {text:?} is not a host name")),
+            ),
             _ => Ok(entry),
         }
     }
 
     /// Reads the shown form back, telling a glob by its wildcards.
-    pub fn from_text(text: &str) -> ScopeEntry {
+    pub(crate) fn from_text(text: &str) -> ScopeEntry {
         match text.strip_prefix("host:") {
             Some(h) => ScopeEntry::Host(h.to_string()),
             None if has_glob(text) => ScopeEntry::Glob(text.to_string()),
@@ -149,7 +163,7 @@ impl ScopeEntry {
 
     /// As `--scope` takes it again, for the suggestion in a rejection: a path whose name
     /// holds glob characters is spelled `path:…`, or `--scope` would read it as a pattern.
-    pub fn to_flag(&self) -> String {
+    fn to_flag(&self) -> String {
         match self {
             ScopeEntry::Path(p) if has_glob(&p.to_string_lossy()) => {
                 format!("path:{}", p.display())
@@ -166,6 +180,7 @@ pub enum ScopeInput {
     Path(String),
     /// `path:…`: a file or folder whatever characters its name holds.
     Literal(String),
+    /// A host, or a wildcard over a parent name, in the spelling calls are compared in.
     Host(String),
 }
 
@@ -174,13 +189,20 @@ pub enum ScopeInput {
 /// with a `/`, or `.`, `..`, `~…` is a path; a bare name with a dot (`example.com`) is a host.
 /// A bare name without one (`src`, `localhost`) could be either, and is refused with both
 /// spellings.
-pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
+pub fn parse_scope(text: &str) -> Result<ScopeInput, GrantParseError> {
+    scope_input(text).map_err(GrantParseError)
+}
+
+/// [`parse_scope`], its refusal a sentence still to be wrapped.
+fn scope_input(text: &str) -> Result<ScopeInput, String> {
     let t = text.trim();
     if t.is_empty() {
         return Err("a scope cannot be empty".to_string());
     }
     if let Some(h) = t.strip_prefix("host:") {
-        return host::host_pattern(h).map(ScopeInput::Host);
+        return host::host_pattern(h)
+            .map(ScopeInput::Host)
+            .map_err(|e| e.to_string());
     }
     if let Some(p) = t.strip_prefix("path:") {
         return match p.trim() {
@@ -198,7 +220,9 @@ pub fn parse_scope(text: &str) -> Result<ScopeInput, String> {
     }
     // A host name (refused with its own reason when it is a wildcard over a public suffix).
     if t.contains('.') && host::host_syntax(t).is_ok() {
-        return host::host_pattern(t).map(ScopeInput::Host);
+        return host::host_pattern(t)
+            .map(ScopeInput::Host)
+            .map_err(|e| e.to_string());
     }
     // `example.com:8443`: a host scope has no port, and the hint must be one that works.
     if let Some((name, _)) = host::split_port(t)
@@ -235,7 +259,12 @@ fn glob_matches(glob: &str, path: &Path) -> bool {
 
 /// Reads a duration: `90s`, `5m`, `15m`, `1h`, `1h30m`, `2 hours`. Zero, negative, over
 /// [`MAX_DURATION_MS`] and unreadable durations are errors that say what to write.
-pub fn parse_duration(text: &str) -> Result<i64, String> {
+pub fn parse_duration(text: &str) -> Result<i64, GrantParseError> {
+    duration_ms(text).map_err(GrantParseError)
+}
+
+/// [`parse_duration`], its refusal a sentence still to be wrapped.
+fn duration_ms(text: &str) -> Result<i64, String> {
     let t = text.trim();
     let hint = "write a positive duration such as 90s, 5m, 15m or 1h";
     if t.is_empty() {
@@ -300,32 +329,44 @@ pub fn human_duration(ms: i64) -> String {
 /// One grant, as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
+    /// The grant's id.
     pub id: GrantId,
+    /// The capability it allows.
     pub capability: String,
     /// Empty: the whole capability (unless `unreadable`).
     pub scope: Vec<ScopeEntry>,
     /// Why the stored scope could not be read, when it could not: such a grant covers nothing
     /// (an unreadable scope must never read as "everything").
     pub unreadable: Option<String>,
+    /// The session it is bound to, if any.
     pub session: Option<String>,
+    /// When it was granted, in milliseconds since the epoch.
     pub granted_at_ms: i64,
+    /// When it stops covering calls.
     pub expires_at_ms: i64,
+    /// When it was revoked, if it was.
     pub revoked_at_ms: Option<i64>,
+    /// Who granted it (the operator's user name), if known.
     pub granted_by: Option<String>,
+    /// Why, as the operator said.
     pub reason: Option<String>,
 }
 
 /// A grant's state at a moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// Covers calls now.
     Live,
+    /// Its time is up.
     Expired,
+    /// The operator revoked it.
     Revoked,
     /// Its granted_at lies in the future: the clock moved back, or the row was forged.
     NotYet,
 }
 
 impl Status {
+    /// The word `permit list` shows.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Live => "live",
@@ -355,29 +396,29 @@ impl Grant {
 /// What a call asks of a grant: its session, and every path and host its `path` and `url`
 /// arguments name (paths resolved, absolute).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Need<'a> {
-    pub capability: &'a str,
-    pub session: Option<&'a str>,
-    pub paths: Vec<PathBuf>,
-    pub hosts: Vec<String>,
+pub(crate) struct Need<'a> {
+    pub(crate) capability: &'a str,
+    pub(crate) session: Option<&'a str>,
+    pub(crate) paths: Vec<PathBuf>,
+    pub(crate) hosts: Vec<String>,
     /// Paths and URLs that could not be resolved (outside the root, refused by the path check,
     /// no root to resolve them in, no host to read): no scoped grant covers them.
-    pub unresolved: Vec<Unresolved>,
+    pub(crate) unresolved: Vec<Unresolved>,
 }
 
 /// A `path` or `url` argument's text that could not be resolved, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unresolved {
+pub(crate) struct Unresolved {
     /// `path` or `URL`.
-    pub what: &'static str,
-    pub text: String,
+    pub(crate) what: &'static str,
+    pub(crate) text: String,
     /// On one line: control characters escaped.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// Why one grant does not cover a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Miss {
+pub(crate) enum Miss {
     OtherCapability,
     Revoked(i64),
     Expired(i64),
@@ -399,7 +440,7 @@ pub enum Miss {
 
 impl Miss {
     /// The sentence a rejection gives, `{id}` standing for the grant.
-    pub fn describe(&self, id: &GrantId) -> String {
+    pub(crate) fn describe(&self, id: &GrantId) -> String {
         match self {
             Miss::OtherCapability => format!("grant {id} is for another capability"),
             Miss::Revoked(_) => format!("grant {id} was revoked"),
@@ -436,7 +477,7 @@ impl Miss {
 }
 
 /// Whether `grant` covers what the call needs at `now_ms`.
-pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
+fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
     if grant.capability != need.capability {
         return Err(Miss::OtherCapability);
     }
@@ -493,7 +534,7 @@ pub fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
 /// Why no grant covers a call, as far as the call may be told: a model in one session never
 /// learns another session's ID or grant ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// There is no grant for the capability at all.
     NoGrant,
     /// The nearest grant the call's session could use (bound to it, or to no session): the
@@ -506,7 +547,11 @@ pub enum Refusal {
 /// The first grant that covers the call, or why none does. The reason comes from a grant the
 /// call's own session could use (bound to it or to none; the most recently granted of them),
 /// never from one bound to another session, which is only said to exist.
-pub fn find<'g>(grants: &'g [Grant], need: &Need<'_>, now_ms: i64) -> Result<&'g Grant, Refusal> {
+pub(crate) fn find<'g>(
+    grants: &'g [Grant],
+    need: &Need<'_>,
+    now_ms: i64,
+) -> Result<&'g Grant, Refusal> {
     let mut nearest: Option<(&Grant, Miss)> = None;
     let mut others = false;
     for g in grants {
@@ -544,7 +589,7 @@ pub fn required(policy: &Policy) -> Vec<(String, Vec<String>)> {
 }
 
 /// The tools whose capability is `capability`.
-pub fn tools_for(policy: &Policy, capability: &str) -> Vec<String> {
+fn tools_for(policy: &Policy, capability: &str) -> Vec<String> {
     policy
         .tools
         .values()
@@ -554,7 +599,7 @@ pub fn tools_for(policy: &Policy, capability: &str) -> Vec<String> {
 }
 
 /// The capability of `tool` when the policy requires a grant for it.
-pub fn needs_grant<'p>(policy: &'p Policy, tool: &str) -> Option<&'p str> {
+pub(crate) fn needs_grant<'p>(policy: &'p Policy, tool: &str) -> Option<&'p str> {
     if policy.rules.permit_require.is_empty() {
         return None;
     }
@@ -574,7 +619,7 @@ pub fn scopable(policy: &Policy, capability: &str) -> bool {
 }
 
 /// Whether any tool with `capability` has an argument of `kind`.
-pub fn takes(policy: &Policy, capability: &str, kind: crate::domain::policy::ArgKind) -> bool {
+fn takes(policy: &Policy, capability: &str, kind: crate::domain::policy::ArgKind) -> bool {
     policy.tools.values().any(|t| {
         t.capability.as_deref() == Some(capability) && t.args.values().any(|a| a.kind == Some(kind))
     })
@@ -610,7 +655,7 @@ pub fn setup_flags(policy_file: Option<&Path>, store: Option<&Path>) -> String {
 /// character (a newline in a path a model sent) is written `$'…'` with escapes, which bash,
 /// zsh, ksh and POSIX.1-2024 shells read, rather than spread over lines a reader would take for
 /// lines of the message around it.
-pub fn shell_word(s: &str) -> String {
+fn shell_word(s: &str) -> String {
     use std::fmt::Write as _;
     if !s.is_empty()
         && s.bytes()
@@ -655,7 +700,7 @@ fn push_flag(cmd: &mut String, flag: &str, value: &str) {
 /// The command that would allow a call: the capability, the session the call runs in, the
 /// paths and hosts it names, the policy file when it is not the default one, and the store
 /// the gate looks grants up in (an operator's own default store may be another).
-pub fn grant_command(
+pub(crate) fn grant_command(
     capability: &str,
     session: Option<&str>,
     scope: &[ScopeEntry],
@@ -687,8 +732,18 @@ pub fn resolve_scope(
     cwd: &Path,
     text: &str,
     fs: &dyn crate::checks::path::Fs,
+) -> Result<ScopeEntry, GrantParseError> {
+    resolved_scope(policy, cwd, text, fs).map_err(GrantParseError)
+}
+
+/// [`resolve_scope`], its refusal a sentence still to be wrapped.
+fn resolved_scope(
+    policy: &Policy,
+    cwd: &Path,
+    text: &str,
+    fs: &dyn crate::checks::path::Fs,
 ) -> Result<ScopeEntry, String> {
-    let (p, literal) = match parse_scope(text)? {
+    let (p, literal) = match scope_input(text)? {
         ScopeInput::Host(h) => return Ok(ScopeEntry::Host(h)),
         ScopeInput::Path(p) => (p, false),
         ScopeInput::Literal(p) => (p, true),

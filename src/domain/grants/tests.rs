@@ -448,7 +448,7 @@ fn durations() {
         ("1ms", "second"),
     ];
     for (t, part) in bad {
-        let e = parse_duration(t).unwrap_err();
+        let e = parse_duration(t).unwrap_err().to_string();
         assert!(e.contains(part), "{t}: {e}");
     }
     assert_eq!(human_duration(299_000), "4m 59s");
@@ -507,7 +507,7 @@ fn scopes() {
         ("host:*.1.2.3", "not of an address"),
         ("host:1.2.3.999", "not a host"),
     ] {
-        let e = parse_scope(t).unwrap_err();
+        let e = parse_scope(t).unwrap_err().to_string();
         assert!(e.contains(part), "{t}: {e}");
     }
     // A wildcard over a whole public suffix is refused, however it is spelled.
@@ -520,7 +520,7 @@ fn scopes() {
         "*.s3.amazonaws.com",
         "host:*.localhost",
     ] {
-        let e = parse_scope(t).unwrap_err();
+        let e = parse_scope(t).unwrap_err().to_string();
         assert!(e.contains("public suffix"), "{t}: {e}");
     }
     for t in [
@@ -539,14 +539,14 @@ fn scopes() {
         ("host:[::1]:8443", "host:[::1]"),
         ("*.example.com:443", "host:*.example.com"),
     ] {
-        let e = parse_scope(t).unwrap_err();
+        let e = parse_scope(t).unwrap_err().to_string();
         assert!(e.contains(&format!("write {host}")), "{t}: {e}");
         assert!(matches!(parse_scope(host), Ok(Host(_))), "{t}: {host}");
     }
     // The spelling the message offers for "the folder of that name" means exactly that, for
     // names a pattern reader would take otherwise.
     for t in ["src", "[::1]", "rep*", "a{b}"] {
-        let e = parse_scope(t).unwrap_err();
+        let e = parse_scope(t).unwrap_err().to_string();
         let offered = e
             .split("write ")
             .nth(1)

@@ -13,47 +13,47 @@ pub use crate::checks::path::Access;
 #[serde(deny_unknown_fields)]
 pub struct PolicyFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extends: Option<Extends>,
+    pub(crate) extends: Option<Extends>,
     #[serde(default)]
-    pub gate: GateFile,
+    pub(crate) gate: GateFile,
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub tools: IndexMap<String, ToolFile>,
+    pub(crate) tools: IndexMap<String, ToolFile>,
     /// What a caller may do, by what it says it is doing (`--intent`).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub intents: IndexMap<String, IntentFile>,
+    pub(crate) intents: IndexMap<String, IntentFile>,
     /// Per-caller overrides (`--caller`).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub callers: IndexMap<String, CallerFile>,
+    pub(crate) callers: IndexMap<String, CallerFile>,
     /// Where `path` arguments may point.
     #[serde(default)]
-    pub paths: PathsFile,
+    pub(crate) paths: PathsFile,
     /// What `shell` arguments may contain.
     #[serde(default)]
-    pub shell: ShellFile,
+    pub(crate) shell: ShellFile,
     /// Where `url` arguments may point.
     #[serde(default)]
-    pub urls: UrlsFile,
+    pub(crate) urls: UrlsFile,
     /// Rates, quotas and the loop breaker, counted from the telemetry store.
     #[serde(default)]
-    pub limits: LimitsFile,
+    pub(crate) limits: LimitsFile,
     /// The telemetry store.
     #[serde(default)]
-    pub telemetry: TelemetryFile,
+    pub(crate) telemetry: TelemetryFile,
     /// Where the store is, when `--db` and `$METAGATE_DB` do not say.
     #[serde(default, skip_serializing_if = "StoreFile::is_empty")]
-    pub store: StoreFile,
+    pub(crate) store: StoreFile,
     /// Capabilities that need an operator's grant (`metagate permit`).
     #[serde(default, skip_serializing_if = "PermitFile::is_empty")]
-    pub permit: PermitFile,
+    pub(crate) permit: PermitFile,
     /// How `record` normalizes boundary axes.
     #[serde(default, skip_serializing_if = "AxesFile::is_empty")]
-    pub axes: AxesFile,
+    pub(crate) axes: AxesFile,
     /// Tool definition files to import (`[[import]]`).
     #[serde(default, rename = "import", skip_serializing_if = "Vec::is_empty")]
     pub imports: Vec<ImportFile>,
     /// Thresholds of the out-of-band pass (`evaluate`, `tools health`).
     #[serde(default)]
-    pub evaluate: super::thresholds::EvaluateFile,
+    pub(crate) evaluate: super::thresholds::EvaluateFile,
 }
 
 /// One `[[import]]`: a tools file, its format (recognized when absent), and whether the
@@ -63,8 +63,10 @@ pub struct PolicyFile {
 pub struct ImportFile {
     /// Relative paths are relative to the policy file's folder.
     pub path: String,
+    /// How to read the file (OpenAI, Anthropic, MCP or metagate's own); guessed when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<ToolsFormat>,
+    /// Whether the schema's defaults fill missing arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill_defaults: Option<bool>,
 }
@@ -74,108 +76,108 @@ pub struct ImportFile {
 /// neither `forbid` nor `forbid_capabilities` (`forbid = ["*"]` forbids everything not allowed).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct IntentFile {
+pub(crate) struct IntentFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    description: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allow: Vec<String>,
+    pub(crate) allow: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allow_capabilities: Vec<String>,
+    pub(crate) allow_capabilities: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub forbid: Vec<String>,
+    pub(crate) forbid: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub forbid_capabilities: Vec<String>,
+    pub(crate) forbid_capabilities: Vec<String>,
 }
 
 /// `[callers.NAME]`: overrides for one caller. Entries name tools or capabilities; a denied
 /// entry wins over an allowed one; `allow`, when given, is the only list the caller may use.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CallerFile {
+pub(crate) struct CallerFile {
     /// The intent this caller works under when `--intent` does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intent: Option<String>,
+    pub(crate) intent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allow: Option<Vec<String>>,
+    pub(crate) allow: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub deny: Vec<String>,
+    pub(crate) deny: Vec<String>,
     /// This caller's own rate (instead of `[limits] per_caller`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<RateFile>,
+    pub(crate) limits: Option<RateFile>,
 }
 
 /// `[paths]`: the root `path` arguments must stay in, and globs checked deny-first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PathsFile {
+pub(crate) struct PathsFile {
     /// Relative to the policy file's folder (the working folder for the built-in policy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub root: Option<String>,
+    pub(crate) root: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deny: Option<Vec<String>>,
+    pub(crate) deny: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allow: Option<Vec<String>>,
+    pub(crate) allow: Option<Vec<String>>,
 }
 
 /// `[shell]`: constructs and commands denied in `shell` arguments, and, when given, the
 /// only programs they may run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ShellFile {
+pub(crate) struct ShellFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deny: Option<Vec<String>>,
+    pub(crate) deny: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deny_commands: Option<Vec<String>>,
+    pub(crate) deny_commands: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allow_commands: Option<Vec<String>>,
+    pub(crate) allow_commands: Option<Vec<String>>,
 }
 
 /// `[urls]`: schemes and hosts `url` arguments may use.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct UrlsFile {
+pub(crate) struct UrlsFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schemes: Option<Vec<String>>,
+    pub(crate) schemes: Option<Vec<String>>,
     /// When non-empty, the only hosts allowed (`example.com`, `*.example.com`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hosts: Option<Vec<String>>,
+    pub(crate) hosts: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deny_hosts: Option<Vec<String>>,
+    pub(crate) deny_hosts: Option<Vec<String>>,
 }
 
 /// `[limits]`: counted from the telemetry store, so they hold across processes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LimitsFile {
+pub(crate) struct LimitsFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_caller: Option<RateFile>,
+    pub(crate) per_caller: Option<RateFile>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_tool: Option<RateFile>,
+    pub(crate) per_tool: Option<RateFile>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_quota: Option<u64>,
+    pub(crate) session_quota: Option<u64>,
     #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
-    pub loop_breaker: Option<LoopFile>,
+    pub(crate) loop_breaker: Option<LoopFile>,
 }
 
 /// Calls per minute and per hour.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RateFile {
+pub(crate) struct RateFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_minute: Option<u64>,
+    pub(crate) per_minute: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_hour: Option<u64>,
+    pub(crate) per_hour: Option<u64>,
 }
 
 /// The loop breaker: the `repeat`-th identical call (same tool, same arguments) within
 /// `window_secs` is rejected. Defaults: the third within 60 s.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LoopFile {
+pub(crate) struct LoopFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<u64>,
+    pub(crate) repeat: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_secs: Option<u64>,
+    pub(crate) window_secs: Option<u64>,
 }
 
 /// What proves a prerequisite was met in a session.
@@ -192,23 +194,24 @@ pub enum Evidence {
 /// `[telemetry]`: how the store is used.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TelemetryFile {
+pub(crate) struct TelemetryFile {
     /// How long to wait for another process's write lock, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub busy_timeout_ms: Option<u64>,
+    pub(crate) busy_timeout_ms: Option<u64>,
 }
 
 /// `[store]`: where the store is (after `--db` and `$METAGATE_DB`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StoreFile {
+pub(crate) struct StoreFile {
     /// A `postgres://USER@HOST/DB` URL: the fleet's shared store (docs/postgres.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
 }
 
 impl StoreFile {
-    pub fn is_empty(&self) -> bool {
+    /// Whether the section says nothing (and is left out of `policy show`).
+    pub(crate) fn is_empty(&self) -> bool {
         self.url.is_none()
     }
 }
@@ -216,13 +219,13 @@ impl StoreFile {
 /// `[permit]`: the capabilities whose tools pass only while a live grant covers the call.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PermitFile {
+pub(crate) struct PermitFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub require: Option<Vec<String>>,
+    pub(crate) require: Option<Vec<String>>,
 }
 
 impl PermitFile {
-    pub fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.require.is_none()
     }
 }
@@ -230,13 +233,13 @@ impl PermitFile {
 /// `[axes]`: synonyms collapsed when boundary axes are recorded (`fetch = "transport"`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AxesFile {
+pub(crate) struct AxesFile {
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub synonyms: IndexMap<String, String>,
+    pub(crate) synonyms: IndexMap<String, String>,
 }
 
 impl AxesFile {
-    pub fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.synonyms.is_empty()
     }
 }
@@ -253,28 +256,30 @@ pub enum Extends {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GateFile {
+pub(crate) struct GateFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unknown_tools: Option<UnknownTools>,
+    pub(crate) unknown_tools: Option<UnknownTools>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unknown_args: Option<UnknownArgs>,
+    pub(crate) unknown_args: Option<UnknownArgs>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub on_internal_error: Option<FailMode>,
+    pub(crate) on_internal_error: Option<FailMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strip: Option<Vec<String>>,
+    pub(crate) strip: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fuzzy_names: Option<bool>,
+    pub(crate) fuzzy_names: Option<bool>,
     /// What satisfies a tool's `requires`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prerequisite_evidence: Option<Evidence>,
+    pub(crate) prerequisite_evidence: Option<Evidence>,
 }
 
 /// What happens to a call naming a tool the policy does not know.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnknownTools {
+    /// Unknown tools go through unchecked.
     #[default]
     Pass,
+    /// Unknown tools are rejected.
     Reject,
 }
 
@@ -282,9 +287,12 @@ pub enum UnknownTools {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnknownArgs {
+    /// Unknown arguments are kept.
     #[default]
     Keep,
+    /// Unknown arguments are dropped.
     Drop,
+    /// Unknown arguments make the call rejected.
     Reject,
 }
 
@@ -292,67 +300,70 @@ pub enum UnknownArgs {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailMode {
+    /// A check that cannot run rejects the call.
     #[default]
     Reject,
+    /// A check that cannot run lets the call through.
     Pass,
 }
 
+/// One `[tools.<name>]` table as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capability: Option<String>,
+    pub(crate) capability: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub method_arg: Option<String>,
+    pub(crate) method_arg: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unknown_args: Option<UnknownArgs>,
+    pub(crate) unknown_args: Option<UnknownArgs>,
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub aliases: IndexMap<String, String>,
+    pub(crate) aliases: IndexMap<String, String>,
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub args: IndexMap<String, ArgFile>,
+    pub(crate) args: IndexMap<String, ArgFile>,
     /// Tools the same session must have completed first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requires: Option<Vec<String>>,
+    pub(crate) requires: Option<Vec<String>>,
     /// This tool's own rate (instead of `[limits] per_tool`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<RateFile>,
+    pub(crate) limits: Option<RateFile>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ArgFile {
+pub(crate) struct ArgFile {
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    pub ty: Option<TypeSpec>,
+    pub(crate) ty: Option<TypeSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub required: Option<bool>,
+    pub(crate) required: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nullable: Option<bool>,
+    pub(crate) nullable: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unless: Option<IndexMap<String, Vec<toml::Value>>>,
+    pub(crate) unless: Option<IndexMap<String, Vec<toml::Value>>>,
     #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
-    pub one_of: Option<Vec<toml::Value>>,
+    pub(crate) one_of: Option<Vec<toml::Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub values: Option<IndexMap<String, toml::Value>>,
+    pub(crate) values: Option<IndexMap<String, toml::Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<toml::Value>,
+    pub(crate) default: Option<toml::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<ArgKind>,
+    pub(crate) kind: Option<ArgKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind_when: Option<IndexMap<String, Vec<toml::Value>>>,
+    pub(crate) kind_when: Option<IndexMap<String, Vec<toml::Value>>>,
     /// For `kind = "path"`: whether the tool only reads the path (`"read"`) or may write,
     /// move or delete it (`"write"`, the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub access: Option<Access>,
+    pub(crate) access: Option<Access>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
 }
 
 /// `type = "string"` or `type = ["string", "null"]`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum TypeSpec {
+pub(crate) enum TypeSpec {
     One(ArgType),
     Many(Vec<ArgType>),
 }
@@ -396,7 +407,7 @@ impl<'de> Deserialize<'de> for TypeSpec {
 }
 
 impl TypeSpec {
-    pub fn types(&self) -> Vec<ArgType> {
+    pub(crate) fn types(&self) -> Vec<ArgType> {
         match self {
             TypeSpec::One(t) => vec![*t],
             TypeSpec::Many(ts) => ts.clone(),
@@ -404,21 +415,30 @@ impl TypeSpec {
     }
 }
 
+/// The JSON type an argument takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArgType {
+    /// A JSON string.
     String,
+    /// A JSON number without a fraction.
     Integer,
+    /// Any JSON number.
     Number,
+    /// `true` or `false`.
     Boolean,
+    /// A JSON object.
     Object,
+    /// A JSON array.
     Array,
+    /// `null`.
     Null,
+    /// Any JSON value.
     Any,
 }
 
 impl ArgType {
-    pub const ALL: [ArgType; 8] = [
+    const ALL: [ArgType; 8] = [
         ArgType::String,
         ArgType::Integer,
         ArgType::Number,
@@ -429,7 +449,7 @@ impl ArgType {
         ArgType::Any,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ArgType::String => "string",
             ArgType::Integer => "integer",
@@ -447,15 +467,20 @@ impl ArgType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArgKind {
+    /// A file path, checked against `[paths]`.
     Path,
+    /// A shell command, checked by the shell check.
     Shell,
+    /// A URL, checked against `[urls]`.
     Url,
+    /// A regular expression, checked to compile.
     Regex,
+    /// A git ref, checked to be no option in disguise.
     GitRef,
 }
 
 impl ArgKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ArgKind::Path => "path",
             ArgKind::Shell => "shell",
@@ -469,7 +494,7 @@ impl ArgKind {
 impl PolicyFile {
     /// Layers `over` on `self`: scalars of `over` win, maps are merged key by key (an
     /// argument table merges field by field), lists are replaced.
-    pub fn layer(mut self, over: PolicyFile) -> PolicyFile {
+    pub(crate) fn layer(mut self, over: PolicyFile) -> PolicyFile {
         self.extends = over.extends.or(self.extends);
         let g = over.gate;
         self.gate = GateFile {
@@ -571,7 +596,7 @@ impl ArgFile {
 }
 
 /// 1-based line and column of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text.as_bytes()[..offset];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -585,7 +610,7 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 /// The byte offset where the value of `path` (or its nearest existing parent) is written.
 /// A segment after an array is an index into it (`["import", "1", "path"]`).
-pub fn locate(text: &str, path: &[String]) -> Option<usize> {
+pub(crate) fn locate(text: &str, path: &[String]) -> Option<usize> {
     use toml::de::{DeTable, DeValue};
     let root = DeTable::parse(text).ok()?;
     let mut table = root.get_ref();
@@ -657,7 +682,7 @@ fn entry_at(entries: &[Entry], offset: usize) -> Option<&Entry> {
 
 /// The dotted key path whose value holds byte `offset`, for errors that only know a span:
 /// the innermost entry whose value contains it, else the last key written before it.
-pub fn key_at(text: &str, offset: usize) -> Vec<String> {
+pub(crate) fn key_at(text: &str, offset: usize) -> Vec<String> {
     let Some(entries) = entries(text) else {
         return Vec::new();
     };
@@ -687,7 +712,7 @@ pub enum ToolsFormat {
 }
 
 impl ToolsFormat {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ToolsFormat::Openai => "openai",
             ToolsFormat::Mcp => "mcp",
@@ -698,13 +723,13 @@ impl ToolsFormat {
 
 /// A policy file read past its shape errors: what was left of it once each entry holding one
 /// was blanked, and those errors, each with its byte offset (when it has one).
-pub struct Salvaged {
+pub(crate) struct Salvaged {
     /// None when the text could not be read even so.
-    pub file: Option<PolicyFile>,
-    pub errors: Vec<(toml::de::Error, Option<usize>)>,
+    pub(crate) file: Option<PolicyFile>,
+    pub(crate) errors: Vec<(toml::de::Error, Option<usize>)>,
     /// The lines (from 1) of the entries blanked: an error found later on one of them comes
     /// from the blanking, not from the file.
-    pub blanked_lines: Vec<usize>,
+    pub(crate) blanked_lines: Vec<usize>,
 }
 
 /// `text` with the entry holding byte `offset` blanked (spaces, its line breaks kept): the
@@ -742,7 +767,7 @@ fn blank_entry(text: &str, offset: usize) -> Option<String> {
 /// blanked (its line breaks kept, so later errors keep their lines and columns) and the text
 /// read again. It stops where blanking cannot help: a syntax error (reported alone, as
 /// everything after it may read differently), an error about a whole table, no span.
-pub fn parse_every_error(text: &str) -> Salvaged {
+pub(crate) fn parse_every_error(text: &str) -> Salvaged {
     const MOST: usize = 100;
     let mut text = text.to_string();
     let mut out = Salvaged {

@@ -17,6 +17,7 @@ pub enum PolicyLocation {
     Given(PathBuf),
     /// A `metagate.toml` found in a folder, or the user's file, found on disk.
     Found(PathBuf),
+    /// No policy file: the built-in policy.
     Builtin,
 }
 
@@ -39,18 +40,27 @@ pub enum Reason {
 /// (all of them when none was found), in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Search {
+    /// Where the policy is.
     pub location: PolicyLocation,
+    /// Why there.
     pub reason: Reason,
+    /// Every place looked at, in order, for `policy path`.
     pub looked_for: Vec<PathBuf>,
 }
 
 /// What the lookup needs to know about the environment, passed in so the lookup stays pure.
 pub struct LookupEnv<'a> {
+    /// `--policy`, if given.
     pub flag: Option<&'a Path>,
+    /// `$METAGATE_POLICY`, if set.
     pub env_policy: Option<&'a Path>,
+    /// The working folder, where the search upwards starts.
     pub cwd: &'a Path,
+    /// `$XDG_CONFIG_HOME`, if set.
     pub xdg_config_home: Option<&'a Path>,
+    /// `$HOME`, if set.
     pub home: Option<&'a Path>,
+    /// Whether a file exists, so tests need no real files.
     pub exists: &'a dyn Fn(&Path) -> bool,
 }
 

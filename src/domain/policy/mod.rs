@@ -3,7 +3,7 @@
 pub mod file;
 pub mod import;
 mod lookup;
-pub mod rules;
+pub(crate) mod rules;
 pub mod thresholds;
 
 use std::fmt;
@@ -20,17 +20,18 @@ pub use file::{
     Access, ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
 };
 use file::{ArgFile, ToolFile, key_at, line_col, locate};
-pub use import::{CompiledSchema, ToolsFormat};
+pub(crate) use import::CompiledSchema;
 pub use lookup::{
     LookupEnv, PolicyLocation, Reason, Search, locate_policy, look_up_policy, policy_lookup_chain,
 };
-pub use rules::Rules;
+use rules::Rules;
 
 /// `[telemetry] busy_timeout_ms` when the policy does not say.
-pub const DEFAULT_BUSY_TIMEOUT_MS: u64 = 10_000;
+const DEFAULT_BUSY_TIMEOUT_MS: u64 = 10_000;
 
 /// The built-in policy's text, compiled into the binary.
-pub const BUILTIN_TOML: &str = include_str!("builtin.toml");
+#[cfg(test)]
+const BUILTIN_TOML: &str = include_str!("builtin.toml");
 
 /// A policy ready for the gate: the effective file (for `policy show`) and the compiled tools.
 #[derive(Debug, Clone)]
@@ -39,7 +40,9 @@ pub struct Policy {
     pub origin: Option<PathBuf>,
     /// The effective policy, the built-in layer included and every default filled in.
     pub file: PolicyFile,
+    /// The `[gate]` settings.
     pub gate: GateSettings,
+    /// The tools by name, in the policy's order.
     pub tools: IndexMap<String, Tool, FxBuildHasher>,
     /// Intents, callers, argument kinds, limits and prerequisites.
     pub rules: Rules,
@@ -58,31 +61,33 @@ pub struct Policy {
     import_digest: u64,
 }
 
+/// The `[gate]` table, defaults filled in.
 #[derive(Debug, Clone)]
 pub struct GateSettings {
-    pub unknown_tools: UnknownTools,
-    pub unknown_args: UnknownArgs,
+    pub(crate) unknown_tools: UnknownTools,
+    unknown_args: UnknownArgs,
+    /// What a check that cannot run does to the call.
     pub on_internal_error: FailMode,
-    pub strip: Vec<NamePattern>,
-    pub fuzzy_names: bool,
+    pub(crate) strip: Vec<NamePattern>,
+    pub(crate) fuzzy_names: bool,
 }
 
 /// An argument name, or a prefix when written with a trailing `*`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NamePattern {
+pub(crate) enum NamePattern {
     Exact(String),
     Prefix(String),
 }
 
 impl NamePattern {
-    pub fn parse(text: &str) -> NamePattern {
+    fn parse(text: &str) -> NamePattern {
         match text.strip_suffix('*') {
             Some(prefix) => NamePattern::Prefix(prefix.to_string()),
             None => NamePattern::Exact(text.to_string()),
         }
     }
 
-    pub fn matches(&self, name: &str) -> bool {
+    pub(crate) fn matches(&self, name: &str) -> bool {
         match self {
             NamePattern::Exact(n) => n == name,
             NamePattern::Prefix(p) => name.starts_with(p.as_str()),
@@ -90,49 +95,57 @@ impl NamePattern {
     }
 }
 
+/// One tool the gate knows.
 #[derive(Debug, Clone)]
 pub struct Tool {
-    pub name: String,
+    pub(crate) name: String,
+    /// The capability grants and intents name it by.
     pub capability: Option<String>,
+    /// The policy's description of the tool (kept, not read by any check).
     pub description: Option<String>,
     /// The argument a `tool:method` name suffix supplies.
-    pub method_arg: Option<String>,
-    pub unknown_args: UnknownArgs,
+    pub(crate) method_arg: Option<String>,
+    pub(crate) unknown_args: UnknownArgs,
     /// Wrong name → declared name, exactly as written.
     pub aliases: FxHashMap<String, String>,
     /// Folded name (see [`fold_name`]) → declared name, for declared names and aliases alike.
-    pub folded: FxHashMap<String, String>,
+    pub(crate) folded: FxHashMap<String, String>,
+    /// Its arguments by name, in the policy's order.
     pub args: IndexMap<String, Arg, FxBuildHasher>,
     /// The input schema of an imported definition, checked after the correction rules.
     pub schema: Option<CompiledSchema>,
 }
 
+/// One argument of a tool.
 #[derive(Debug, Clone, Default)]
 pub struct Arg {
     /// Accepted JSON types; empty accepts any.
-    pub types: Vec<ArgType>,
+    pub(crate) types: Vec<ArgType>,
+    /// Whether a call must give it.
     pub required: bool,
-    pub nullable: bool,
+    pub(crate) nullable: bool,
     /// The requirement is lifted when one of these arguments holds one of the values.
-    pub unless: Vec<(String, Vec<Value>)>,
-    pub one_of: Option<Vec<Value>>,
+    pub(crate) unless: Vec<(String, Vec<Value>)>,
+    pub(crate) one_of: Option<Vec<Value>>,
     /// Folded wrong value (trimmed, lowercase) → right value.
-    pub values: FxHashMap<String, Value>,
-    pub default: Option<Value>,
+    pub(crate) values: FxHashMap<String, Value>,
+    pub(crate) default: Option<Value>,
+    /// The check its value goes through, if any.
     pub kind: Option<ArgKind>,
     /// The kind applies only when one of these arguments holds one of the values.
-    pub kind_when: Vec<(String, Vec<Value>)>,
+    pub(crate) kind_when: Vec<(String, Vec<Value>)>,
     /// What the tool does with a `path` argument (`write` unless the policy says `read`).
-    pub access: Access,
+    pub(crate) access: Access,
+    /// The policy's description of the argument (kept, not read by any check).
     pub description: Option<String>,
 }
 
 impl Arg {
-    pub fn accepts_any_type(&self) -> bool {
+    pub(crate) fn accepts_any_type(&self) -> bool {
         self.types.is_empty() || self.types.contains(&ArgType::Any)
     }
 
-    pub fn type_names(&self) -> String {
+    pub(crate) fn type_names(&self) -> String {
         self.types
             .iter()
             .map(|t| t.as_str())
@@ -148,7 +161,7 @@ fn length_bit(len: usize) -> u64 {
     1 << len.min(63)
 }
 
-pub fn fold_name(name: &str) -> String {
+pub(crate) fn fold_name(name: &str) -> String {
     if name.is_ascii() {
         return name
             .bytes()
@@ -164,7 +177,7 @@ pub fn fold_name(name: &str) -> String {
 
 /// Whether `value` satisfies a condition list such as `unless = { runtime = ["output"] }`.
 /// Strings compare trimmed and case-insensitively, as the seed's gate does.
-pub fn condition_holds(conditions: &[(String, Vec<Value>)], args: &Args<'_>) -> bool {
+pub(crate) fn condition_holds(conditions: &[(String, Vec<Value>)], args: &Args<'_>) -> bool {
     conditions.iter().any(|(arg, wanted)| {
         args.get(arg)
             .is_some_and(|v| wanted.iter().any(|w| loosely_equal(v, w)))
@@ -181,11 +194,11 @@ fn loosely_equal(a: &ArgValue<'_>, b: &Value) -> bool {
 /// One problem with a policy file, located by key and line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyError {
-    pub file: String,
-    pub key: String,
-    pub line: Option<usize>,
-    pub column: Option<usize>,
-    pub message: String,
+    file: String,
+    key: String,
+    line: Option<usize>,
+    column: Option<usize>,
+    message: String,
 }
 
 impl fmt::Display for PolicyError {
@@ -219,9 +232,41 @@ impl fmt::Display for PolicyErrors {
 
 impl std::error::Error for PolicyErrors {}
 
+/// Why a file a policy names (an `[[import]]`, a `--tools` file) could not be read, as the
+/// reader handed to [`Policy::load`] found it: the library reads no file itself.
+#[derive(Debug)]
+pub struct ReadError {
+    path: PathBuf,
+    cause: std::io::Error,
+}
+
+impl ReadError {
+    /// The file that could not be read, and what the system said.
+    pub fn new(path: &Path, cause: std::io::Error) -> ReadError {
+        ReadError {
+            path: path.to_path_buf(),
+            cause,
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot read {}: {}", self.path.display(), self.cause)
+    }
+}
+
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
+    }
+}
+
 /// A policy file's text and the name to use for it in errors.
 pub struct Source<'a> {
+    /// The name errors give the file.
     pub name: &'a str,
+    /// The file's text.
     pub text: &'a str,
 }
 
@@ -238,9 +283,9 @@ impl Policy {
         origin: Option<PathBuf>,
     ) -> Result<Policy, PolicyErrors> {
         Policy::load(Some(source), origin, &[], &|p: &Path| {
-            Err(format!(
-                "cannot read {}: no files are read here",
-                p.display()
+            Err(ReadError::new(
+                p,
+                std::io::Error::other("no files are read here"),
             ))
         })
     }
@@ -253,7 +298,7 @@ impl Policy {
         source: Option<Source<'_>>,
         origin: Option<PathBuf>,
         extra_tools: &[PathBuf],
-        read: &dyn Fn(&Path) -> Result<String, String>,
+        read: &dyn Fn(&Path) -> Result<String, ReadError>,
     ) -> Result<Policy, PolicyErrors> {
         let parsed = match &source {
             Some(s) => parse_file(s),
@@ -435,6 +480,7 @@ impl Policy {
         }
     }
 
+    /// The tool of that name, as the policy spells it.
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.get(name)
     }
@@ -513,6 +559,7 @@ impl Policy {
         format!("fnv1a64:{:016x}", h.finish())
     }
 
+    /// The effective policy as a TOML file, for `policy show`.
     pub fn to_toml(&self) -> String {
         let mut file = self.file.clone();
         if let Some(folder) = self.origin.as_deref().and_then(Path::parent) {
@@ -597,7 +644,7 @@ struct Imports {
 fn import_all(
     wanted: &[Wanted],
     source: Option<&Source<'_>>,
-    read: &dyn Fn(&Path) -> Result<String, String>,
+    read: &dyn Fn(&Path) -> Result<String, ReadError>,
 ) -> Result<Imports, PolicyErrors> {
     let mut digest = Fnv::new();
     let mut layer = PolicyFile::default();
@@ -630,12 +677,12 @@ fn import_all(
                         key: "import.path".to_string(),
                         line: at.map(|(l, _)| l),
                         column: at.map(|(_, c)| c),
-                        message: e,
+                        message: e.to_string(),
                     });
                     continue;
                 }
                 _ => {
-                    errors.push(fail(&name, None, e));
+                    errors.push(fail(&name, None, e.to_string()));
                     continue;
                 }
             },
@@ -1002,14 +1049,14 @@ fn compile_arg(
 }
 
 /// Whether a JSON value has one of the argument's declared types (no coercion).
-pub fn type_matches(arg: &Arg, v: &Value) -> bool {
+fn type_matches(arg: &Arg, v: &Value) -> bool {
     if arg.accepts_any_type() {
         return true;
     }
     arg.types.iter().any(|t| value_is(*t, v)) || (v.is_null() && arg.nullable)
 }
 
-pub fn value_is(t: ArgType, v: &Value) -> bool {
+fn value_is(t: ArgType, v: &Value) -> bool {
     match (t, v) {
         (ArgType::Any, _) => true,
         (ArgType::String, Value::String(_)) => true,

@@ -1,6 +1,7 @@
 //! The operator's rules, compiled from the policy file: intents, per-caller overrides, what
 //! `path`, `shell` and `url` arguments may hold, limits, and prerequisites.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
@@ -9,11 +10,11 @@ use super::file::{Evidence, PolicyFile, RateFile};
 
 /// Shell constructs denied when the policy does not say: command and process substitution,
 /// backticks, here-strings.
-pub const DEFAULT_SHELL_CONSTRUCTS: [&str; 5] = ["$(", "`", "<(", ">(", "<<<"];
+pub(crate) const DEFAULT_SHELL_CONSTRUCTS: [&str; 5] = ["$(", "`", "<(", ">(", "<<<"];
 
 /// Commands denied when the policy does not say: privilege changes, `eval`, and commands
 /// that stop or destroy a machine. An entry may name the first arguments too.
-pub const DEFAULT_SHELL_COMMANDS: [&str; 27] = [
+pub(crate) const DEFAULT_SHELL_COMMANDS: [&str; 27] = [
     "sudo",
     "su",
     "doas",
@@ -44,7 +45,7 @@ pub const DEFAULT_SHELL_COMMANDS: [&str; 27] = [
 ];
 
 /// URL schemes allowed when the policy does not say.
-pub const DEFAULT_URL_SCHEMES: [&str; 2] = ["http", "https"];
+pub(crate) const DEFAULT_URL_SCHEMES: [&str; 2] = ["http", "https"];
 
 /// Hosts denied when the policy does not say: cloud metadata endpoints, which hand out
 /// credentials to whatever asks from inside the machine. The link-local address AWS, GCP,
@@ -54,7 +55,7 @@ pub const DEFAULT_URL_SCHEMES: [&str; 2] = ["http", "https"];
 /// short `metadata` its resolver completes), Azure's, AWS's (`instance-data`, completed to
 /// `instance-data.ec2.internal`), Tencent's. Any spelling of an address matches, and so
 /// does a name or IPv6 address that carries one ([`crate::checks::host::embedded_addresses`]).
-pub const DEFAULT_DENY_HOSTS: [&str; 12] = [
+pub(crate) const DEFAULT_DENY_HOSTS: [&str; 12] = [
     "169.254.169.254",
     "[fd00:ec2::254]",
     "169.254.170.2",
@@ -71,9 +72,9 @@ pub const DEFAULT_DENY_HOSTS: [&str; 12] = [
 
 /// Calls per minute and per hour (either may be unlimited).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Rate {
-    pub per_minute: Option<u64>,
-    pub per_hour: Option<u64>,
+pub(crate) struct Rate {
+    pub(crate) per_minute: Option<u64>,
+    pub(crate) per_hour: Option<u64>,
 }
 
 impl Rate {
@@ -84,41 +85,71 @@ impl Rate {
         }
     }
 
-    pub fn is_unlimited(&self) -> bool {
+    pub(crate) fn is_unlimited(&self) -> bool {
         self.per_minute.is_none() && self.per_hour.is_none()
+    }
+}
+
+/// The rule of an intent or a caller that refused a tool, shown as its place in the policy
+/// (`intents.review.forbid`): the reason a rejection names, not a fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RefusingRule {
+    /// `intents.<intent>.forbid` lists the tool (or `*`).
+    IntentForbid(String),
+    /// `intents.<intent>.forbid_capabilities` lists the tool's capability.
+    IntentForbidCapabilities(String),
+    /// `intents.<intent>.allow` (and `allow_capabilities`) leave the tool out.
+    IntentAllow(String),
+    /// `callers.<caller>.deny` names the tool or its capability.
+    CallerDeny(String),
+    /// `callers.<caller>.allow` is set and leaves the tool out.
+    CallerAllow(String),
+}
+
+impl fmt::Display for RefusingRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RefusingRule::IntentForbid(intent) => write!(f, "intents.{intent}.forbid"),
+            RefusingRule::IntentForbidCapabilities(intent) => {
+                write!(f, "intents.{intent}.forbid_capabilities")
+            }
+            RefusingRule::IntentAllow(intent) => write!(f, "intents.{intent}.allow"),
+            RefusingRule::CallerDeny(caller) => write!(f, "callers.{caller}.deny"),
+            RefusingRule::CallerAllow(caller) => write!(f, "callers.{caller}.allow"),
+        }
     }
 }
 
 /// The tools one intent admits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Intent {
-    pub name: String,
-    pub allow: Vec<String>,
-    pub allow_capabilities: Vec<String>,
-    pub forbid: Vec<String>,
-    pub forbid_capabilities: Vec<String>,
+    pub(crate) name: String,
+    allow: Vec<String>,
+    allow_capabilities: Vec<String>,
+    forbid: Vec<String>,
+    forbid_capabilities: Vec<String>,
 }
 
 impl Intent {
     /// Whether the intent admits a tool with this capability; when not, the rule that refused.
-    pub fn admits(&self, tool: &str, capability: Option<&str>) -> Result<(), String> {
+    pub(crate) fn admits(&self, tool: &str, capability: Option<&str>) -> Result<(), RefusingRule> {
         let listed = |list: &[String]| list.iter().any(|t| t == "*" || t == tool);
         let cap_listed = |list: &[String]| capability.is_some_and(|c| list.iter().any(|x| x == c));
         if listed(&self.forbid) {
-            return Err(format!("intents.{}.forbid", self.name));
+            return Err(RefusingRule::IntentForbid(self.name.clone()));
         }
         if cap_listed(&self.forbid_capabilities) {
-            return Err(format!("intents.{}.forbid_capabilities", self.name));
+            return Err(RefusingRule::IntentForbidCapabilities(self.name.clone()));
         }
         if listed(&self.allow) || cap_listed(&self.allow_capabilities) {
             Ok(())
         } else {
-            Err(format!("intents.{}.allow", self.name))
+            Err(RefusingRule::IntentAllow(self.name.clone()))
         }
     }
 
     /// What the intent allows, for a rejection's message.
-    pub fn allowed_list(&self) -> Vec<String> {
+    pub(crate) fn allowed_list(&self) -> Vec<String> {
         let mut out: Vec<String> = self.allow.clone();
         out.extend(
             self.allow_capabilities
@@ -131,26 +162,26 @@ impl Intent {
 
 /// Overrides for one caller.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Caller {
-    pub name: String,
+pub(crate) struct Caller {
+    pub(crate) name: String,
     /// When set, the only tools or capabilities the caller may use.
-    pub allow: Option<Vec<String>>,
-    pub deny: Vec<String>,
-    pub rate: Option<Rate>,
+    allow: Option<Vec<String>>,
+    deny: Vec<String>,
+    pub(crate) rate: Option<Rate>,
 }
 
 impl Caller {
     /// Whether the caller may use the tool; when not, the rule that refused. Deny wins.
-    pub fn admits(&self, tool: &str, capability: Option<&str>) -> Result<(), String> {
+    pub(crate) fn admits(&self, tool: &str, capability: Option<&str>) -> Result<(), RefusingRule> {
         let hit = |list: &[String]| {
             list.iter()
                 .any(|e| e == "*" || e == tool || Some(e.as_str()) == capability)
         };
         if hit(&self.deny) {
-            return Err(format!("callers.{}.deny", self.name));
+            return Err(RefusingRule::CallerDeny(self.name.clone()));
         }
         match &self.allow {
-            Some(list) if !hit(list) => Err(format!("callers.{}.allow", self.name)),
+            Some(list) if !hit(list) => Err(RefusingRule::CallerAllow(self.name.clone())),
             _ => Ok(()),
         }
     }
@@ -162,16 +193,16 @@ pub struct PathRulesConfig {
     pub root: String,
     /// The policy file's folder; `None` for the built-in policy (the working folder).
     pub base: Option<PathBuf>,
-    pub deny: Vec<String>,
-    pub allow: Vec<String>,
+    pub(crate) deny: Vec<String>,
+    pub(crate) allow: Vec<String>,
 }
 
 /// A host rule: `example.com` (that host only) or `*.example.com` (its subdomains).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostPattern(pub String);
+pub(crate) struct HostPattern(pub(crate) String);
 
 impl HostPattern {
-    pub fn matches(&self, host: &str) -> bool {
+    pub(crate) fn matches(&self, host: &str) -> bool {
         match self.0.strip_prefix("*.") {
             Some(domain) => {
                 host.len() > domain.len()
@@ -184,38 +215,38 @@ impl HostPattern {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UrlRules {
-    pub schemes: Vec<String>,
-    pub hosts: Vec<HostPattern>,
-    pub deny_hosts: Vec<HostPattern>,
+pub(crate) struct UrlRules {
+    pub(crate) schemes: Vec<String>,
+    pub(crate) hosts: Vec<HostPattern>,
+    pub(crate) deny_hosts: Vec<HostPattern>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ShellRulesConfig {
-    pub constructs: Vec<String>,
-    pub commands: Vec<String>,
+pub(crate) struct ShellRulesConfig {
+    pub(crate) constructs: Vec<String>,
+    pub(crate) commands: Vec<String>,
     /// `allow_commands`: when given, the only programs shell commands may run.
-    pub allowed: Option<Vec<String>>,
+    pub(crate) allowed: Option<Vec<String>>,
 }
 
 /// The loop breaker: the `repeat`-th identical call within `window_ms` is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoopBreaker {
-    pub repeat: u64,
-    pub window_ms: i64,
+    pub(crate) repeat: u64,
+    pub(crate) window_ms: i64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Limits {
-    pub per_caller: Rate,
-    pub per_tool: Rate,
-    pub session_quota: Option<u64>,
+    pub(crate) per_caller: Rate,
+    pub(crate) per_tool: Rate,
+    pub(crate) session_quota: Option<u64>,
     pub loop_breaker: Option<LoopBreaker>,
 }
 
 impl Limits {
     /// Whether any of these limits is set.
-    pub fn any(&self) -> bool {
+    fn any(&self) -> bool {
         !self.per_caller.is_unlimited()
             || !self.per_tool.is_unlimited()
             || self.session_quota.is_some()
@@ -224,24 +255,24 @@ impl Limits {
 }
 
 /// Rules by name, looked up on every call: hashed with Fx rather than SipHash.
-pub type Named<V> = IndexMap<String, V, rustc_hash::FxBuildHasher>;
+type Named<V> = IndexMap<String, V, rustc_hash::FxBuildHasher>;
 
 /// Every rule of the policy beyond the tools' own schemas.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rules {
     pub intents: Named<Intent>,
-    pub callers: Named<Caller>,
+    pub(crate) callers: Named<Caller>,
     pub paths: PathRulesConfig,
-    pub shell: ShellRulesConfig,
-    pub urls: UrlRules,
+    pub(crate) shell: ShellRulesConfig,
+    pub(crate) urls: UrlRules,
     pub limits: Limits,
-    pub evidence: Evidence,
+    pub(crate) evidence: Evidence,
     /// Tool → the tools it requires.
-    pub requires: Named<Vec<String>>,
+    pub(crate) requires: Named<Vec<String>>,
     /// Tool → its own rate.
-    pub tool_rates: Named<Rate>,
+    pub(crate) tool_rates: Named<Rate>,
     /// Caller → its default intent.
-    pub caller_intents: Named<String>,
+    pub(crate) caller_intents: Named<String>,
     /// Capabilities whose tools pass only under a live grant (`[permit] require`).
     pub permit_require: Vec<String>,
 }
@@ -302,10 +333,10 @@ impl Rules {
 }
 
 /// A problem with the rules: its key path, what is wrong, and whether it is only a warning.
-pub struct RuleProblem {
-    pub path: Vec<String>,
-    pub message: String,
-    pub warning: bool,
+pub(crate) struct RuleProblem {
+    pub(crate) path: Vec<String>,
+    pub(crate) message: String,
+    pub(crate) warning: bool,
 }
 
 fn problem(path: &[&str], message: String) -> RuleProblem {
@@ -324,7 +355,7 @@ fn warning(path: &[&str], message: String) -> RuleProblem {
 }
 
 /// Compiles and checks the rules; `base` is the policy file's folder.
-pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProblem>) {
+pub(crate) fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProblem>) {
     let mut problems = Vec::new();
     let known_tool = |t: &str| file.tools.contains_key(t);
     let known_capability = |c: &str| {
@@ -451,7 +482,7 @@ pub fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<RuleProb
     ] {
         for entry in list {
             if let Err(e) = crate::checks::shell::CommandPattern::parse(entry) {
-                problems.push(problem(&["shell", key], e));
+                problems.push(problem(&["shell", key], e.to_string()));
             }
         }
     }
@@ -666,7 +697,7 @@ fn check_rate(r: &RateFile, at: &[&str], problems: &mut Vec<RuleProblem>) {
 /// other (a strongly connected component), as the tools along its shortest cycle through the
 /// group's first tool, that tool repeated at the end. Groups come in the policy's order.
 /// Iterative, so that no chain of prerequisites, however long, can exhaust the stack.
-pub fn find_cycles(requires: &Named<Vec<String>>) -> Vec<Vec<String>> {
+fn find_cycles(requires: &Named<Vec<String>>) -> Vec<Vec<String>> {
     // Every tool named, as a key or as a prerequisite, numbered in order of appearance.
     let mut ids: IndexMap<&str, ()> = IndexMap::new();
     for (name, list) in requires {
@@ -789,12 +820,15 @@ mod tests {
                 .is_ok()
         );
         assert_eq!(
-            i.admits("file_read", Some("file_access")).unwrap_err(),
+            i.admits("file_read", Some("file_access"))
+                .unwrap_err()
+                .to_string(),
             "intents.lookup_search.allow"
         );
         assert_eq!(
             i.admits("screen_capture", Some("browser_control"))
-                .unwrap_err(),
+                .unwrap_err()
+                .to_string(),
             "intents.lookup_search.forbid"
         );
         let chat = Intent {
@@ -815,11 +849,11 @@ mod tests {
         };
         assert!(c.admits("file_read", None).is_ok());
         assert_eq!(
-            c.admits("system_execute", None).unwrap_err(),
+            c.admits("system_execute", None).unwrap_err().to_string(),
             "callers.teacher.deny"
         );
         assert_eq!(
-            c.admits("web_search", None).unwrap_err(),
+            c.admits("web_search", None).unwrap_err().to_string(),
             "callers.teacher.allow"
         );
         let by_cap = Caller {

@@ -7,104 +7,104 @@ use serde::{Deserialize, Serialize};
 /// `[evaluate]` as written; every key optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct EvaluateFile {
+pub(crate) struct EvaluateFile {
     /// A later ask counts as a re-ask only within this many seconds of the earlier one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reask_window_secs: Option<u64>,
+    reask_window_secs: Option<u64>,
     /// Share of the earlier ask's capabilities the later ask must also name (0–1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reask_overlap: Option<f64>,
+    reask_overlap: Option<f64>,
     /// Phrases in a later ask recorded as weaker evidence (never a correction by themselves).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phrases: Option<Vec<String>>,
+    phrases: Option<Vec<String>>,
     /// The "recent" part of the window: its last this many hours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recent_hours: Option<u64>,
+    recent_hours: Option<u64>,
     /// Utility evidence loses half its weight every this many hours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub half_life_hours: Option<u64>,
+    half_life_hours: Option<u64>,
     /// How much a user correction weighs against utility (a successful outcome weighs 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_correction_weight: Option<f64>,
+    user_correction_weight: Option<f64>,
     /// How much the tool's own `low_utility` referral weighs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub low_utility_weight: Option<f64>,
+    low_utility_weight: Option<f64>,
     /// How much a `wrong_tool_boundary` referral weighs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub boundary_weight: Option<f64>,
+    boundary_weight: Option<f64>,
     /// Cohesion warning (and `split_boundary`): at least this many referrals (one without
     /// evidence counts half) …
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohesion_min_referrals: Option<u64>,
+    cohesion_min_referrals: Option<u64>,
     /// … across at least this many distinct normalized axes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cohesion_min_axes: Option<u64>,
+    cohesion_min_axes: Option<u64>,
     /// `tighten_acceptance`: at least this many low-utility referrals plus user corrections.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tighten_min_signals: Option<u64>,
+    tighten_min_signals: Option<u64>,
     /// `demote`: at least this many failures …
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub degraded_min_failures: Option<u64>,
+    degraded_min_failures: Option<u64>,
     /// … a failure rate above this (and more failures than successes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub degraded_failure_rate: Option<f64>,
+    degraded_failure_rate: Option<f64>,
     /// Degraded by low utility too (seed 001 phase 6): at least this many low-utility signals
     /// (the tool's `low_utility` referrals and user corrections) …
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub degraded_min_low_utility: Option<u64>,
+    degraded_min_low_utility: Option<u64>,
     /// … and a utility below this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub degraded_utility: Option<f64>,
+    degraded_utility: Option<f64>,
     /// `deprecate_alias`: a method with at most this share of its tool's calls …
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alias_max_share: Option<f64>,
+    alias_max_share: Option<f64>,
     /// … and at least this many calls …
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alias_min_calls: Option<u64>,
+    alias_min_calls: Option<u64>,
     /// … of which at least this share were rejected or failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alias_problem_rate: Option<f64>,
+    alias_problem_rate: Option<f64>,
     /// `review_schema`: an argument behind at least this many rejected calls (missing, of the
     /// wrong type, of the wrong nested shape, outside its enum; a missing argument a learned
     /// alias explains does not count). The key's name is from when only missing ones counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub review_schema_min_missing: Option<u64>,
+    review_schema_min_missing: Option<u64>,
     /// `learn_alias`: an unknown → declared argument pair seen at least this many times …
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub learn_alias_min_pairs: Option<u64>,
+    learn_alias_min_pairs: Option<u64>,
     /// … and holding at least this share of the pairs its unknown name was seen in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub learn_alias_min_share: Option<f64>,
+    learn_alias_min_share: Option<f64>,
 }
 
 /// The thresholds in force, defaults filled in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Thresholds {
-    pub reask_window_ms: i64,
-    pub reask_overlap: f64,
-    pub phrases: Vec<String>,
-    pub recent_ms: i64,
-    pub half_life_ms: i64,
-    pub user_correction_weight: f64,
-    pub low_utility_weight: f64,
-    pub boundary_weight: f64,
-    pub cohesion_min_referrals: f64,
-    pub cohesion_min_axes: usize,
-    pub tighten_min_signals: u64,
-    pub degraded_min_failures: u64,
-    pub degraded_failure_rate: f64,
-    pub degraded_min_low_utility: u64,
-    pub degraded_utility: f64,
-    pub alias_max_share: f64,
-    pub alias_min_calls: u64,
-    pub alias_problem_rate: f64,
-    pub review_schema_min_missing: u64,
-    pub learn_alias_min_pairs: u64,
-    pub learn_alias_min_share: f64,
+    pub(crate) reask_window_ms: i64,
+    pub(crate) reask_overlap: f64,
+    pub(crate) phrases: Vec<String>,
+    pub(crate) recent_ms: i64,
+    pub(crate) half_life_ms: i64,
+    pub(crate) user_correction_weight: f64,
+    pub(crate) low_utility_weight: f64,
+    pub(crate) boundary_weight: f64,
+    pub(crate) cohesion_min_referrals: f64,
+    pub(crate) cohesion_min_axes: usize,
+    pub(crate) tighten_min_signals: u64,
+    pub(crate) degraded_min_failures: u64,
+    pub(crate) degraded_failure_rate: f64,
+    pub(crate) degraded_min_low_utility: u64,
+    pub(crate) degraded_utility: f64,
+    pub(crate) alias_max_share: f64,
+    pub(crate) alias_min_calls: u64,
+    pub(crate) alias_problem_rate: f64,
+    pub(crate) review_schema_min_missing: u64,
+    pub(crate) learn_alias_min_pairs: u64,
+    pub(crate) learn_alias_min_share: f64,
 }
 
 /// The phrase hints when the policy names none.
-pub const DEFAULT_PHRASES: [&str; 6] = [
+const DEFAULT_PHRASES: [&str; 6] = [
     "this is wrong",
     "that's wrong",
     "try again",
@@ -124,7 +124,7 @@ const HOUR_MS: i64 = 3_600_000;
 /// The heaviest a piece of evidence may weigh (a success weighs 1). Bounded so that weighted
 /// sums over any store stay finite: a weight near f64's limit made them infinite, which JSON
 /// cannot hold, and a stored run's tallies unreadable.
-pub const MAX_WEIGHT: f64 = 1000.0;
+const MAX_WEIGHT: f64 = 1000.0;
 
 fn ms(n: u64, unit: i64) -> i64 {
     i64::try_from(n)
@@ -134,7 +134,7 @@ fn ms(n: u64, unit: i64) -> i64 {
 
 impl EvaluateFile {
     /// The thresholds, each absent key at its default.
-    pub fn thresholds(&self) -> Thresholds {
+    pub(crate) fn thresholds(&self) -> Thresholds {
         Thresholds {
             reask_window_ms: ms(self.reask_window_secs.unwrap_or(180), 1000),
             reask_overlap: self.reask_overlap.unwrap_or(0.67),
@@ -164,7 +164,7 @@ impl EvaluateFile {
     }
 
     /// Writes every default in, for `policy show`.
-    pub fn fill_defaults(&mut self) {
+    pub(crate) fn fill_defaults(&mut self) {
         let t = self.thresholds();
         let secs = |v: i64, unit: i64| u64::try_from(v / unit).unwrap_or(0);
         self.reask_window_secs
@@ -203,7 +203,7 @@ impl EvaluateFile {
     }
 
     /// Layers `over` on `self`, key by key.
-    pub fn layer(&mut self, over: EvaluateFile) {
+    pub(crate) fn layer(&mut self, over: EvaluateFile) {
         macro_rules! take {
             ($($f:ident),*) => { $( if over.$f.is_some() { self.$f = over.$f; } )* };
         }
@@ -233,7 +233,7 @@ impl EvaluateFile {
     }
 
     /// What is wrong with the section: (key, message) pairs.
-    pub fn check(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn check(&self) -> Vec<(&'static str, String)> {
         let mut problems = Vec::new();
         let shares = [
             ("reask_overlap", self.reask_overlap),

@@ -20,7 +20,7 @@ use crate::wire::scan;
 /// size of a decision held in place costs nothing a box would save.
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)]
-pub enum Answer<'a> {
+pub(crate) enum Answer<'a> {
     /// One call, or a document refused as a whole.
     One(Decision<'a>),
     /// Every call of a message, response or array.
@@ -29,7 +29,7 @@ pub enum Answer<'a> {
 
 impl<'a> Answer<'a> {
     /// The worst verdict of the answer's calls.
-    pub fn verdict(&self) -> Verdict {
+    pub(crate) fn verdict(&self) -> Verdict {
         match self {
             Answer::One(d) => d.verdict,
             Answer::Message(m) => m.verdict(),
@@ -37,7 +37,7 @@ impl<'a> Answer<'a> {
     }
 
     /// The decisions, one per call, in document order.
-    pub fn decisions(&self) -> impl Iterator<Item = &Decision<'a>> {
+    pub(crate) fn decisions(&self) -> impl Iterator<Item = &Decision<'a>> {
         let (one, placed) = match self {
             Answer::One(d) => (Some(d), &[][..]),
             Answer::Message(m) => (None, &m.calls[..]),
@@ -48,22 +48,22 @@ impl<'a> Answer<'a> {
 
 /// One call of a message and where it sits.
 #[derive(Debug, Clone)]
-pub struct PlacedDecision<'a> {
+pub(crate) struct PlacedDecision<'a> {
     /// The byte range of the call's text in the document.
-    pub start: usize,
-    pub end: usize,
+    start: usize,
+    end: usize,
     /// The call's id as the document gives it, if it gives one.
-    pub id: Option<Value>,
+    id: Option<Value>,
     /// The envelope a call in this place has, whether or not this one could be read.
-    pub shape: Option<Shape>,
-    pub decision: Decision<'a>,
+    shape: Option<Shape>,
+    pub(crate) decision: Decision<'a>,
 }
 
 /// Every call of a document, decided.
 #[derive(Debug, Clone)]
-pub struct MessageAnswer<'a> {
-    pub document: &'a [u8],
-    pub calls: Vec<PlacedDecision<'a>>,
+pub(crate) struct MessageAnswer<'a> {
+    pub(crate) document: &'a [u8],
+    pub(crate) calls: Vec<PlacedDecision<'a>>,
 }
 
 /// Decides every call in the document `input`: strict JSON that names no envelope
@@ -196,7 +196,7 @@ fn raw_id(raw: &[u8]) -> Option<Value> {
 
 impl MessageAnswer<'_> {
     /// The worst verdict among the calls.
-    pub fn verdict(&self) -> Verdict {
+    fn verdict(&self) -> Verdict {
         let mut worst = Verdict::Pass;
         for c in &self.calls {
             match c.decision.verdict {
@@ -210,7 +210,7 @@ impl MessageAnswer<'_> {
 
     /// The document with every passing call as decided (corrected in its place) and every
     /// refused one as it came, on one line.
-    pub fn write_document(&self, out: &mut Vec<u8>) {
+    fn write_document(&self, out: &mut Vec<u8>) {
         let mut at = 0;
         let doc_start = out.len();
         for c in &self.calls {
@@ -244,7 +244,7 @@ impl MessageAnswer<'_> {
     }
 
     /// Writes the answer's output line (without the newline).
-    pub fn render(&self, options: &Options, out: &mut Vec<u8>) {
+    pub(crate) fn render(&self, options: &Options, out: &mut Vec<u8>) {
         if options.report {
             #[derive(Serialize)]
             struct CallReport<'r> {

@@ -21,21 +21,26 @@ mod sink;
 mod stream;
 
 pub use crate::domain::enforce::Context;
-pub use message::{Answer, MessageAnswer, PlacedDecision};
+pub(crate) use message::Answer;
 pub use sink::{TelemetrySink, decision_row};
 pub use stream::{NoSink, Sink, SinkError, StreamStats, answer_one, read_document, stream};
 
 /// The largest document `gate` reads; anything longer is rejected, not buffered without end.
 pub const MAX_DOCUMENT: usize = crate::wire::lines::MAX_LINE;
 
+/// What the gate did with a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// The call goes through as sent.
     Pass,
+    /// The call goes through corrected.
     Corrected,
+    /// The call is refused.
     Rejected,
 }
 
 impl Verdict {
+    /// The name written in reports and telemetry.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -60,18 +65,23 @@ pub struct Options {
 
 /// Everything a run of the gate decides with.
 pub struct Run<'a> {
+    /// The policy the calls are checked against.
     pub policy: &'a Policy,
+    /// The output and repair flags.
     pub options: Options,
     /// The policy checks; `None` runs the correction rules only.
     pub checker: Option<&'a Checker>,
+    /// Who calls and why.
     pub context: &'a Context,
+    /// The file system path arguments are resolved against.
     pub fs: &'a dyn Fs,
+    /// Which checks run.
     pub scope: Scope,
 }
 
 impl<'a> Run<'a> {
     /// A run with the correction rules only, no policy checks.
-    pub fn corrections_only(policy: &'a Policy, options: Options) -> Run<'a> {
+    pub(crate) fn corrections_only(policy: &'a Policy, options: Options) -> Run<'a> {
         static NO_CONTEXT: Context = Context {
             session: None,
             caller: None,
@@ -91,31 +101,33 @@ impl<'a> Run<'a> {
 /// Everything the gate decided about one call. It borrows the input it was decided on.
 #[derive(Debug, Clone)]
 pub struct Decision<'a> {
+    /// What happened to the call.
     pub verdict: Verdict,
     /// The envelope the call came in, when it could be read.
-    pub shape: Option<Shape>,
-    pub dialect: Option<Dialect>,
+    pub(crate) shape: Option<Shape>,
+    dialect: Option<Dialect>,
     /// The call as decided (its arguments corrected where they were); on a rejection, the
     /// call as far as it could be read.
-    pub call: Option<Call<'a>>,
+    pub(crate) call: Option<Call<'a>>,
     /// The shape the call goes out in.
-    pub target: Option<Shape>,
-    pub corrections: Vec<Correction>,
-    pub warnings: Vec<String>,
+    target: Option<Shape>,
+    pub(crate) corrections: Vec<Correction>,
+    pub(crate) warnings: Vec<String>,
+    /// The rejection, when it was rejected.
     pub error: Option<ToolError>,
     /// Nothing changed, no conversion was asked for, and the input is one line: it goes out
     /// byte for byte as it came.
-    pub unchanged: bool,
+    unchanged: bool,
     /// Every stage's decision, when `--explain` asked for them.
-    pub explain: Vec<String>,
+    explain: Vec<String>,
     /// What the grant check decided, for the audit trail.
-    pub grant_check: Option<GrantCheck>,
+    grant_check: Option<GrantCheck>,
     /// The id of a call that could not be read, as its place in a message gave it; a call
     /// that was read carries its own (see [`Decision::call_id`]).
-    pub unread_id: Option<Value>,
+    unread_id: Option<Value>,
     /// Refused because the document nests deeper than metagate reads: nothing is known of
     /// what it holds, not even whether it is a call.
-    pub too_deep: bool,
+    pub(crate) too_deep: bool,
     input: &'a [u8],
 }
 
@@ -140,12 +152,12 @@ impl<'a> Decision<'a> {
     }
 
     /// How long the input this was decided on is, in bytes.
-    pub fn input_len(&self) -> usize {
+    fn input_len(&self) -> usize {
         self.input.len()
     }
 
     /// The tool part of the call's name (or the tool a rejection names).
-    pub fn tool(&self) -> Option<&str> {
+    pub(crate) fn tool(&self) -> Option<&str> {
         match &self.call {
             Some(call) => Some(call.tool()),
             None => self.error.as_ref().and_then(|e| e.tool.as_deref()),
@@ -154,7 +166,7 @@ impl<'a> Decision<'a> {
 
     /// The call's id as its document gave it (an OpenAI or Anthropic id, a Responses
     /// `call_id`, an MCP request id), read only when asked: most runs never need it.
-    pub fn call_id(&self) -> Option<Value> {
+    fn call_id(&self) -> Option<Value> {
         match &self.call {
             Some(call) => call.id(),
             None => self.unread_id.clone(),
@@ -162,17 +174,12 @@ impl<'a> Decision<'a> {
     }
 
     /// The `:method` suffix of the call's name.
-    pub fn method(&self) -> Option<&str> {
+    pub(crate) fn method(&self) -> Option<&str> {
         self.call.as_ref().and_then(|c| c.method())
     }
 
-    /// The arguments as decided, for telemetry.
-    pub fn args(&self) -> Option<serde_json::Map<String, Value>> {
-        self.call.as_ref().map(|c| c.args.to_map())
-    }
-
     /// Writes the outgoing call's JSON (nothing when rejected).
-    pub fn write_call(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write_call(&self, out: &mut Vec<u8>) {
         if self.error.is_some() {
             return;
         }
@@ -209,7 +216,7 @@ pub fn decide_with<'a>(
 /// or array of calls, each on its own. Each decision is handed to `sink` as soon as it is made
 /// (so the calls of one message count toward the limits of the next), with the time
 /// `latency` says it took.
-pub fn decide_document<'a>(
+fn decide_document<'a>(
     run: &Run<'_>,
     input: &'a [u8],
     sink: &mut dyn Sink,
@@ -483,13 +490,13 @@ fn dialect_label(d: Dialect) -> &'static str {
     }
 }
 
-pub fn malformed(message: impl Into<String>) -> ToolError {
+pub(crate) fn malformed(message: impl Into<String>) -> ToolError {
     malformed_in(message, None)
 }
 
 /// A document that cannot be read as a call; the suggestion shows a call in `shape`, the
 /// envelope the model was writing when the gate could tell, else Agent Zero's.
-pub fn malformed_in(message: impl Into<String>, shape: Option<Shape>) -> ToolError {
+fn malformed_in(message: impl Into<String>, shape: Option<Shape>) -> ToolError {
     let example = match shape.unwrap_or(Shape::AgentZero) {
         Shape::AgentZero => r#"{"tool_name": "…", "tool_args": {…}}"#,
         Shape::OpenAiChat => {
@@ -529,7 +536,7 @@ pub fn render(decision: &Decision<'_>, options: &Options, out: &mut Vec<u8>) {
 }
 
 /// Writes a document's answer: a call's, or a message's (without the newline).
-pub fn render_answer(answer: &Answer<'_>, options: &Options, out: &mut Vec<u8>) {
+fn render_answer(answer: &Answer<'_>, options: &Options, out: &mut Vec<u8>) {
     match answer {
         Answer::One(d) => render(d, options, out),
         Answer::Message(m) => m.render(options, out),
@@ -573,20 +580,20 @@ struct ReportDoc<'a> {
 
 /// The stderr lines a decision produces: one per correction and warning, and one for a
 /// rejection. `line` is the input line number in a stream.
-pub fn notes(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
+pub(crate) fn notes(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
     let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
     notes_at(decision, &place, out);
 }
 
 /// The `--explain` lines of a decision.
-pub fn explain_lines(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
+pub(crate) fn explain_lines(decision: &Decision<'_>, line: Option<u64>, out: &mut Vec<u8>) {
     let place = line.map(|n| format!("line {n}: ")).unwrap_or_default();
     explain_at(decision, &place, out);
 }
 
 /// The stderr lines of a document's answer: each call's notes (unless `quiet`) and
 /// `--explain` lines, the calls of a message each named by their place in it.
-pub fn answer_notes(answer: &Answer<'_>, line: Option<u64>, quiet: bool, out: &mut Vec<u8>) {
+fn answer_notes(answer: &Answer<'_>, line: Option<u64>, quiet: bool, out: &mut Vec<u8>) {
     let says_nothing = |d: &Decision<'_>| {
         d.explain.is_empty()
             && (quiet || (d.corrections.is_empty() && d.warnings.is_empty() && d.error.is_none()))

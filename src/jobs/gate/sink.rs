@@ -77,15 +77,15 @@ pub fn decision_row(
 /// as its text: a file's content sent whole would make the row, and each copy SQLite makes
 /// of it on the way in, as large as the call; nothing reads such a value back (evaluate
 /// learns from names and short values), and a secret in it need not be found to be kept out.
-pub const STORED_VALUE_UP_TO: usize = 64 * 1024;
+const STORED_VALUE_UP_TO: usize = 64 * 1024;
 
 /// Arguments kept in all (their values cut as [`STORED_VALUE_UP_TO`] says) longer than this,
 /// or more of them than [`STORED_ARGS_COUNT_UP_TO`], are stored as a note of their size: a
 /// call of a million made-up arguments is not built into a million values to be stored.
-pub const STORED_ARGS_UP_TO: usize = 1 << 20;
+const STORED_ARGS_UP_TO: usize = 1 << 20;
 
 /// See [`STORED_ARGS_UP_TO`].
-pub const STORED_ARGS_COUNT_UP_TO: usize = 1000;
+const STORED_ARGS_COUNT_UP_TO: usize = 1000;
 
 /// The arguments as the `args` column holds them: values redacted, long ones left out; the
 /// whole of them left out (a JSON string saying how large they were) when there is too much.
@@ -209,13 +209,8 @@ impl TelemetrySink {
         })
     }
 
-    /// The store.
-    pub fn store(&mut self) -> &mut AnyStore {
-        self.log.store()
-    }
-
     /// The row id of the last decision committed: what a tool's outcome recorded later names.
-    pub fn last_decision_id(&self) -> Option<i64> {
+    pub(crate) fn last_decision_id(&self) -> Option<i64> {
         self.log.last_decision_id()
     }
 }
@@ -239,7 +234,10 @@ impl Sink for TelemetrySink {
     }
 
     fn commit(&mut self) -> Result<(), SinkError> {
-        self.log.commit().map(|_| ()).map_err(SinkError)
+        self.log
+            .commit()
+            .map(|_| ())
+            .map_err(|e| SinkError(e.to_string()))
     }
 
     fn take_failures(&mut self) -> Vec<String> {

@@ -26,15 +26,16 @@ pub fn read_document(reader: &mut impl Read) -> io::Result<Vec<u8>> {
 /// Counts of what a stream saw.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct StreamStats {
+    /// Lines read.
     pub lines: u64,
-    pub passed: u64,
-    pub corrected: u64,
-    pub rejected: u64,
+    passed: u64,
+    corrected: u64,
+    rejected: u64,
 }
 
 /// Why a sink could not make its decisions durable.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SinkError(pub String);
+pub struct SinkError(pub(crate) String);
 
 impl std::fmt::Display for SinkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -9,11 +9,14 @@ use crate::wire::correction::Kind;
 /// correct (or pass with a warning).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
+    /// Worth a look; does not fail the run.
     Warning,
+    /// Fails the run.
     Error,
 }
 
 impl Severity {
+    /// The word the reports write.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Warning => "warning",
@@ -29,6 +32,7 @@ pub struct Code {
     pub code: &'static str,
     /// A short kebab-case name (`invalid-parameters`), the SARIF rule name.
     pub name: &'static str,
+    /// How serious a finding of this code is.
     pub severity: Severity,
     /// One line: what the finding means.
     pub summary: &'static str,
@@ -210,7 +214,7 @@ pub static CODES: &[Code] = &[
 ];
 
 /// The code for a rejection category.
-pub fn for_category(category: Category) -> &'static Code {
+pub(crate) fn for_category(category: Category) -> &'static Code {
     let at = match category {
         Category::MalformedCall => 0,
         Category::ToolNotFound => 1,
@@ -230,7 +234,7 @@ pub fn for_category(category: Category) -> &'static Code {
 }
 
 /// The code for a correction kind: MG101 onwards, in the order of [`Kind::ALL`].
-pub fn for_kind(kind: Kind) -> &'static Code {
+pub(crate) fn for_kind(kind: Kind) -> &'static Code {
     let at = match kind {
         Kind::Repair => 0,
         Kind::Envelope => 1,
@@ -247,12 +251,12 @@ pub fn for_kind(kind: Kind) -> &'static Code {
 }
 
 /// The code for a warning the gate passes a call with.
-pub fn gate_warning() -> &'static Code {
+pub(crate) fn gate_warning() -> &'static Code {
     &CODES[FIRST_WARNING + Kind::ALL.len()]
 }
 
 /// The code for a line of a trace that is not JSON.
-pub fn not_json() -> &'static Code {
+pub(crate) fn not_json() -> &'static Code {
     &CODES[FIRST_WARNING + Kind::ALL.len() + 1]
 }
 

@@ -11,7 +11,7 @@ use crate::wire::document::{self, names_a_container_key};
 pub use crate::wire::document::{Item, Origin, Problem, Site, UNKNOWN_SHAPE};
 
 /// Reads `text` (a whole file) and hands every call and problem to `visit`, in file order.
-pub fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
+pub(crate) fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
     // A byte order mark (Windows editors write one) is no part of the JSON; offsets stay the
     // file's, as they are taken against `text`.
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -113,14 +113,14 @@ fn offset_of_line_column(text: &str, line: usize, column: usize) -> usize {
 
 /// Turns byte offsets into 1-based lines and columns (in characters), quickly when the
 /// offsets come in order, as the reader hands them out.
-pub struct Locator<'a> {
+pub(crate) struct Locator<'a> {
     text: &'a str,
     starts: Vec<usize>,
     last: (usize, usize, usize),
 }
 
 impl<'a> Locator<'a> {
-    pub fn new(text: &'a str) -> Locator<'a> {
+    pub(crate) fn new(text: &'a str) -> Locator<'a> {
         // A byte order mark takes no column: line 1 starts after it.
         let first = if text.starts_with('\u{feff}') {
             '\u{feff}'.len_utf8()
@@ -137,7 +137,7 @@ impl<'a> Locator<'a> {
     }
 
     /// Line and column of `offset`.
-    pub fn locate(&mut self, offset: usize) -> (usize, usize) {
+    pub(crate) fn locate(&mut self, offset: usize) -> (usize, usize) {
         let offset = offset.max(self.starts[0]);
         // Offsets come in order, mostly on the line of the last one or the next.
         let (_, last_line, _) = self.last;

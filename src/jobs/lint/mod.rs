@@ -8,7 +8,7 @@
 //! at run time, which a trace does not hold.
 
 pub mod codes;
-pub mod input;
+mod input;
 pub mod render;
 
 use crate::domain::enforce::NoFacts;
@@ -24,23 +24,23 @@ pub use render::{Format, Renderer};
 /// One finding: what the gate would do to one call, and where the call is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnostic<'f> {
-    pub code: &'static Code,
-    pub file: &'f str,
+    code: &'static Code,
+    file: &'f str,
     /// 1-based line and column (in characters) where the call starts.
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
+    line: usize,
+    column: usize,
+    message: String,
     /// The tool the call names, when it could be read.
-    pub tool: Option<String>,
+    tool: Option<String>,
     /// Errors: the rejection's category and the suggestion the gate gives the model.
-    pub category: Option<Category>,
-    pub suggestion: Option<String>,
+    category: Option<Category>,
+    suggestion: Option<String>,
     /// Warnings from corrections: the correction the gate would apply.
-    pub fix: Option<Correction>,
+    fix: Option<Correction>,
 }
 
 impl Diagnostic<'_> {
-    pub fn severity(&self) -> Severity {
+    fn severity(&self) -> Severity {
         self.code.severity
     }
 }
@@ -49,23 +49,29 @@ impl Diagnostic<'_> {
 /// not make sense of. `line` 0 means the file as a whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure<'f> {
+    /// The file that could not be read.
     pub file: &'f str,
+    /// The line, from 1.
     pub line: usize,
+    /// The column, from 1.
     pub column: usize,
+    /// What went wrong.
     pub message: String,
 }
 
 /// What lint reports, in file order.
 #[derive(Debug)]
 pub enum Event<'f> {
+    /// A finding about a call.
     Diagnostic(Box<Diagnostic<'f>>),
+    /// A part of the input that could not be read.
     Failure(Failure<'f>),
     /// One call was checked (whether or not it had findings).
     Call,
 }
 
 /// After this many failures in one file, the rest of the file is skipped.
-pub const MAX_FAILURES: usize = 20;
+const MAX_FAILURES: usize = 20;
 
 /// How to lint.
 pub struct Linter<'r> {
@@ -254,14 +260,17 @@ impl<'r> Linter<'r> {
 /// What a run found, for the summary and the exit status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Files read.
     pub files: usize,
-    pub calls: usize,
-    pub errors: usize,
-    pub warnings: usize,
+    calls: usize,
+    errors: usize,
+    warnings: usize,
+    /// Parts that could not be read.
     pub failures: usize,
 }
 
 impl Summary {
+    /// Counts one event.
     pub fn count(&mut self, event: &Event<'_>) {
         match event {
             Event::Call => self.calls += 1,

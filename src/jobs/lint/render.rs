@@ -65,6 +65,7 @@ impl Renderer {
         }
     }
 
+    /// Writes one event in the renderer's format.
     pub fn event(&mut self, event: &Event<'_>, out: &mut Vec<u8>) {
         match event {
             Event::Call => {}
@@ -306,7 +307,7 @@ fn full_message(d: &Diagnostic<'_>) -> String {
 }
 
 /// Escapes a workflow command's message: `%`, `\r` and `\n`.
-pub fn escape_data(text: &str) -> String {
+fn escape_data(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -323,7 +324,7 @@ pub fn escape_data(text: &str) -> String {
 }
 
 /// Escapes a workflow command's property value: as [`escape_data`], and `:` and `,`.
-pub fn escape_property(text: &str) -> String {
+fn escape_property(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -337,7 +338,7 @@ pub fn escape_property(text: &str) -> String {
 
 /// A file name as a SARIF `artifactLocation.uri`: a relative URI reference with `/`
 /// separators, everything outside the unreserved set percent-encoded.
-pub fn uri(file: &str) -> String {
+fn uri(file: &str) -> String {
     let file = file.replace('\\', "/");
     let mut out = String::with_capacity(file.len());
     if file.starts_with('/') {

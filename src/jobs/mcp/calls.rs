@@ -34,8 +34,11 @@ use crate::wire::call::Shape;
 /// files (which no call may touch), and the home folder.
 #[derive(Debug, Clone, Default)]
 pub struct CheckerSetup {
+    /// The folder the server runs in, for relative paths.
     pub cwd: PathBuf,
+    /// metagate's own files, which no path argument may name.
     pub protected: Vec<PathBuf>,
+    /// The home folder the shell check reads `~` as.
     pub home: Option<PathBuf>,
     /// The running binary, which shell commands may not run under any name.
     pub own_binary: Option<crate::checks::own_binary::OwnBinary>,
@@ -44,7 +47,12 @@ pub struct CheckerSetup {
 /// What happens to a call.
 pub enum Action {
     /// Send this line (the call, corrected where it was) to the server.
-    Forward { line: Vec<u8>, call: InFlight },
+    Forward {
+        /// The request to send.
+        line: Vec<u8>,
+        /// What to record when its answer comes.
+        call: InFlight,
+    },
     /// Answer the client with this line; the server never sees the call.
     Answer(Vec<u8>),
 }
@@ -338,7 +346,7 @@ fn tool_name(params: Option<&RawValue>) -> Option<String> {
 
 /// The answer to a refused call: a `CallToolResult` with `isError`, the gate's feedback as its
 /// text (what the model reads, and can act on), and the structured error in `_meta`.
-pub fn refusal(id: &RequestId, error: &ToolError, stateless: bool) -> Vec<u8> {
+fn refusal(id: &RequestId, error: &ToolError, stateless: bool) -> Vec<u8> {
     let mut meta = Map::new();
     meta.insert("metagate/error".into(), error.to_json());
     let mut result = Map::new();

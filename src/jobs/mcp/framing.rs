@@ -12,13 +12,15 @@ use serde_json::value::RawValue;
 pub const MAX_MESSAGE: usize = crate::wire::lines::MAX_LINE;
 
 /// JSON-RPC's error codes that metagate answers with.
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
+const PARSE_ERROR: i64 = -32700;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 
 /// A request id as both sides compare it: a string by its value, a number by its text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RequestId {
+    /// A numeric id, as written.
     Number(String),
+    /// A string id.
     Text(String),
 }
 
@@ -65,16 +67,23 @@ impl fmt::Display for RequestId {
 /// What a message is.
 #[derive(Debug, Clone)]
 pub enum Kind<'a> {
+    /// A call the server must answer.
     Request {
+        /// Its id.
         id: RequestId,
+        /// Its method.
         method: Cow<'a, str>,
     },
+    /// A message that wants no answer.
     Notification {
+        /// Its method.
         method: Cow<'a, str>,
     },
     /// An answer; `id` is `None` for an error about a request that could not be read.
     Response {
+        /// The request it answers.
         id: Option<RequestId>,
+        /// Whether it is an error.
         failed: bool,
     },
     /// A JSON-RPC batch (an array of messages), which MCP dropped in its 2025-06-18 revision.
@@ -84,10 +93,12 @@ pub enum Kind<'a> {
 /// One message, read.
 #[derive(Debug, Clone)]
 pub struct Message<'a> {
+    /// What the message is.
     pub kind: Kind<'a>,
+    /// Its `params`, unread.
     pub params: Option<&'a RawValue>,
-    pub result: Option<&'a RawValue>,
-    pub error: Option<&'a RawValue>,
+    pub(crate) result: Option<&'a RawValue>,
+    pub(crate) error: Option<&'a RawValue>,
 }
 
 /// Why a line is not a JSON-RPC message.
@@ -97,7 +108,9 @@ pub enum Invalid {
     Parse(String),
     /// JSON, but not a JSON-RPC 2.0 message; the id, when one could be read.
     Request {
+        /// The request's id, when it could be read.
         id: Option<RequestId>,
+        /// What is wrong.
         message: String,
     },
 }

@@ -15,9 +15,9 @@
 pub mod calls;
 pub mod framing;
 pub mod outcomes;
-pub mod queue;
+mod queue;
 pub mod registry;
-pub mod relay;
+mod relay;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,14 +58,20 @@ pub struct Config {
     pub policy: PolicyInputs,
     /// The policy before any listing (`policy` built without server tools).
     pub base: Policy,
+    /// Who calls and why, for every call of the session.
     pub context: Context,
     /// `quiet` and `explain` are read; calls go out in the envelope they came in.
     pub options: Options,
+    /// What the path and shell checks start from.
     pub checker: CheckerSetup,
     /// Opens the store; `None` with telemetry off.
     pub telemetry: Option<OpenStore>,
+    /// Milliseconds since the epoch.
     pub clock: Clock,
+    /// Where diagnostics go.
     pub diag: Diag,
+    /// How much the queues may hold.
     pub bounds: Bounds,
+    /// How long to wait for the server's tool list.
     pub list_timeout: Duration,
 }

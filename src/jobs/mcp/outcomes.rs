@@ -25,9 +25,13 @@ const MAX_MESSAGE_CHARS: usize = 2000;
 pub struct InFlight {
     /// The decision's row in the store (none with telemetry off).
     pub decision_id: Option<i64>,
+    /// The tool called.
     pub tool: String,
+    /// Its method, if any.
     pub method: Option<String>,
+    /// The session, if any.
     pub session: Option<String>,
+    /// When the call went to the server.
     pub sent: Instant,
 }
 
@@ -185,7 +189,7 @@ fn category_of(code: i64) -> Category {
 }
 
 /// Writes outcomes to the store as they come, each group in one transaction.
-pub struct Recorder {
+pub(crate) struct Recorder {
     sender: SyncSender<Option<Outcome>>,
     thread: JoinHandle<()>,
 }
@@ -196,7 +200,7 @@ const BACKLOG: usize = 4096;
 impl Recorder {
     /// A recorder writing to the store `open` opens (in its own thread, on a connection of
     /// its own).
-    pub fn start(open: OpenStore, diag: Diag) -> Recorder {
+    pub(crate) fn start(open: OpenStore, diag: Diag) -> Recorder {
         let (sender, receiver) = sync_channel(BACKLOG);
         let thread = std::thread::Builder::new()
             .name("metagate-outcomes".into())
@@ -206,12 +210,12 @@ impl Recorder {
     }
 
     /// A handle for the relay's threads.
-    pub fn sender(&self) -> Outcomes {
+    pub(crate) fn sender(&self) -> Outcomes {
         Outcomes(Some(self.sender.clone()))
     }
 
     /// Writes what is queued, then ends.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         let _ = self.sender.send(None);
         let _ = self.thread.join();
     }
@@ -219,10 +223,10 @@ impl Recorder {
 
 /// Where the relay's threads send outcomes; nowhere with telemetry off.
 #[derive(Clone, Default)]
-pub struct Outcomes(Option<SyncSender<Option<Outcome>>>);
+pub(crate) struct Outcomes(Option<SyncSender<Option<Outcome>>>);
 
 impl Outcomes {
-    pub fn send(&self, call: &InFlight, ending: &Ending<'_, '_>, clock: &Clock) {
+    pub(crate) fn send(&self, call: &InFlight, ending: &Ending<'_, '_>, clock: &Clock) {
         if let Some(sender) = &self.0 {
             let outcome = outcome(call, ending, clock());
             if let Err(TrySendError::Full(o)) = sender.try_send(Some(outcome)) {

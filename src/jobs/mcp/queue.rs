@@ -9,8 +9,8 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 /// How much a queue holds before a relayed message waits for room.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bounds {
-    pub messages: usize,
-    pub bytes: usize,
+    pub(crate) messages: usize,
+    pub(crate) bytes: usize,
 }
 
 impl Default for Bounds {
@@ -24,9 +24,9 @@ impl Default for Bounds {
 
 /// The queue was closed: its writer is gone (the side stopped reading for good).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Closed;
+pub(crate) struct Closed;
 
-pub struct Queue {
+pub(crate) struct Queue {
     state: Mutex<State>,
     /// Signalled when a message arrives or the queue closes.
     filled: Condvar,
@@ -45,7 +45,7 @@ struct State {
 }
 
 impl Queue {
-    pub fn new(bounds: Bounds) -> Queue {
+    pub(crate) fn new(bounds: Bounds) -> Queue {
         Queue {
             state: Mutex::default(),
             filled: Condvar::new(),
@@ -61,7 +61,7 @@ impl Queue {
 
     /// Adds a message (a whole line, its newline included), waiting while the queue is full.
     /// A message larger than the bound goes in alone, once the queue is empty.
-    pub fn push(&self, message: Vec<u8>) -> Result<(), Closed> {
+    pub(crate) fn push(&self, message: Vec<u8>) -> Result<(), Closed> {
         let mut state = self.lock();
         while !state.closed
             && !state.items.is_empty()
@@ -74,7 +74,7 @@ impl Queue {
     }
 
     /// Adds a message without waiting: for metagate's own requests, a handful at a time.
-    pub fn push_now(&self, message: Vec<u8>) -> Result<(), Closed> {
+    pub(crate) fn push_now(&self, message: Vec<u8>) -> Result<(), Closed> {
         let state = self.lock();
         self.add(state, message)
     }
@@ -110,7 +110,7 @@ impl Queue {
 
     /// No more messages: the writer ends once it has written those queued, and every push
     /// (waiting or not) fails from now on.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.lock().closed = true;
         self.filled.notify_all();
         self.drained.notify_all();
@@ -128,14 +128,15 @@ impl Queue {
     }
 
     /// The most bytes the queue held at once.
-    pub fn most_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn most_bytes(&self) -> usize {
         self.lock().most_bytes
     }
 
     /// Writes every message to `out` as it arrives, flushing whenever the queue runs empty,
     /// until the queue is closed and drained. A write that fails (the side is gone) abandons
     /// the queue, so nothing waits on it for ever, and is returned.
-    pub fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
         let mut batch = Vec::new();
         while self.take(&mut batch) {
             let written = batch

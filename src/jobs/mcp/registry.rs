@@ -15,14 +15,14 @@ use serde_json::{Map, Value};
 use super::Diag;
 use super::framing::{Kind, Message, RequestId};
 use crate::domain::enforce::{Context, admits};
-use crate::domain::policy::{Policy, PolicyErrors, Source};
+use crate::domain::policy::{Policy, PolicyErrors, ReadError, Source};
 
 /// The name the server's tool list goes by in messages, as a tools file's path would.
-pub const SERVER_TOOLS: &str = "<the server's tools/list>";
+const SERVER_TOOLS: &str = "<the server's tools/list>";
 
 /// The prefix of the ids of metagate's own requests to the server. A client request using it
 /// is refused, so an answer is never taken for the wrong one.
-pub const OWN_ID_PREFIX: &str = "metagate:";
+pub(crate) const OWN_ID_PREFIX: &str = "metagate:";
 
 /// A listing of more pages than this is taken to be a server going round in circles.
 const MAX_PAGES: usize = 1000;
@@ -36,15 +36,19 @@ const SESSION_META: [&str; 3] = [
 ];
 
 /// Reads a file a policy names (its `[[import]]`s); given by the binary, which owns files.
-pub type ReadFile = Arc<dyn Fn(&Path) -> Result<String, String> + Send + Sync>;
+pub type ReadFile = Arc<dyn Fn(&Path) -> Result<String, ReadError> + Send + Sync>;
 
 /// What a policy is built from: the policy file (none: the built-in policy) and how to read
 /// what it imports.
 #[derive(Clone)]
 pub struct PolicyInputs {
+    /// The name errors give the policy file.
     pub name: String,
+    /// The policy file's text; none for the built-in policy.
     pub text: Option<String>,
+    /// Where the policy file is, for suggested commands.
     pub origin: Option<PathBuf>,
+    /// How to read the files the policy imports.
     pub read: ReadFile,
 }
 
@@ -106,11 +110,13 @@ struct State {
 
 /// What a `tools/call` waiting for the registry gets.
 pub enum Ready {
+    /// The policy to decide with.
     Policy(Arc<Policy>),
     /// No listing could be had: why.
     Failed(String),
 }
 
+/// The policy as of the server's latest tool list, shared by the relay's threads.
 pub struct Registry {
     inputs: PolicyInputs,
     state: Mutex<State>,
@@ -155,7 +161,7 @@ impl Registry {
 
     /// The server answered `initialize`: whether it has tools decides whether there is
     /// anything to list.
-    pub fn initialized(&self, result: Option<&RawValue>) {
+    pub(crate) fn initialized(&self, result: Option<&RawValue>) {
         #[derive(Deserialize)]
         struct Init<'a> {
             #[serde(borrow)]
@@ -189,7 +195,7 @@ impl Registry {
 
     /// Before a `tools/call` is decided: the listing it needs, when the registry is not
     /// current and none runs. `params` are the call's, whose `_meta` a stateless client fills.
-    pub fn before_call(&self, params: Option<&RawValue>) -> Option<Vec<u8>> {
+    pub(crate) fn before_call(&self, params: Option<&RawValue>) -> Option<Vec<u8>> {
         let mut state = self.lock();
         if let Some(meta) = session_meta(params) {
             state.meta = Some(meta);
@@ -228,7 +234,7 @@ impl Registry {
 
     /// The server said its tool list changed: list again (after the listing under way, if
     /// one is). Returns the request to send.
-    pub fn list_changed(&self) -> Option<Vec<u8>> {
+    pub(crate) fn list_changed(&self) -> Option<Vec<u8>> {
         let mut state = self.lock();
         match &mut state.listing {
             Some(listing) => {

@@ -221,7 +221,8 @@ impl Relay {
     }
 
     /// The most bytes each queue held at once: `(to the client, to the server)`.
-    pub fn most_queued(&self) -> (usize, usize) {
+    #[cfg(test)]
+    fn most_queued(&self) -> (usize, usize) {
         (self.to_client.most_bytes(), self.to_server.most_bytes())
     }
 

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 /// The gate refuses text nested deeper than this whatever it holds (lint reports it as the gate does).
-pub const MSG_DEPTH: &str = "nesting deeper than 128 levels";
+pub(crate) const MSG_DEPTH: &str = "nesting deeper than 128 levels";
 pub(super) const MSG_CUT_STRING: &str = "output was cut off inside a string; not completed";
 pub(super) const MSG_CUT_KEY: &str = "output was cut off inside a key; not completed";
 pub(super) const MSG_CUT_AFTER_KEY: &str =

@@ -53,8 +53,6 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
 
-pub use messages::MSG_DEPTH;
-
 /// What was read, and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
@@ -90,7 +88,8 @@ pub enum Dialect {
 
 impl Dialect {
     /// A stable, short name for the dialect.
-    pub fn as_str(self) -> &'static str {
+    #[cfg(test)]
+    fn as_str(self) -> &'static str {
         match self {
             Dialect::FunctionCalls => "function_calls",
             Dialect::InvokeToolArgs => "invoke_tool_args",
@@ -103,11 +102,11 @@ impl Dialect {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
     /// What was wrong.
-    pub message: String,
+    message: String,
     /// 1-based line of the offending byte.
-    pub line: usize,
+    line: usize,
     /// 1-based column (in characters) of the offending byte.
-    pub column: usize,
+    column: usize,
     /// The text nests deeper than the reader goes, so nothing is known of what it holds.
     pub too_deep: bool,
 }

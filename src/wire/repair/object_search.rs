@@ -7,7 +7,7 @@ use super::bytes::{
 };
 use super::json_reader::JsonReader;
 use super::messages::{
-    MSG_DEPTH, MSG_NO_OBJECT, MSG_TOP_ARRAY, ReadFailure, RepairKind, more_followed_warning,
+    MSG_NO_OBJECT, MSG_TOP_ARRAY, ReadFailure, RepairKind, more_followed_warning,
 };
 use serde_json::{Map, Value};
 
@@ -177,7 +177,7 @@ impl<'a> ObjectSearch<'a> {
                     next = find_byte(b, b'{', found.end, to);
                     empty_in_prose.get_or_insert(found);
                 }
-                Err(f) if f.message == MSG_DEPTH => return BraceScan::Refused(f),
+                Err(f) if f.too_deep => return BraceScan::Refused(f),
                 Err(f) => {
                     let fp = f.offset.max(p + 1);
                     let c = fp - p;

@@ -2,6 +2,7 @@
 //! out (or the failure and where), exact repair sentences, and property tests.
 
 use super::bytes::is_unquoted_key_char;
+use super::messages::MSG_DEPTH;
 use super::*;
 use proptest::prelude::*;
 

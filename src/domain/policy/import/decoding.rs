@@ -24,7 +24,7 @@ const MAX_ITEMS_BOUND: u64 = 100;
 const MAX_ENUM: usize = 256;
 
 /// Every risky construct in `schema`.
-pub fn decoding_risks(schema: &Value) -> Vec<DecodingRisk> {
+pub(crate) fn decoding_risks(schema: &Value) -> Vec<DecodingRisk> {
     let mut risks = Vec::new();
     let mut seen_refs = Vec::new();
     walk(schema, schema, "", 0, &mut seen_refs, &mut risks);

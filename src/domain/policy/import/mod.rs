@@ -16,37 +16,37 @@ use super::file::{ArgFile, ArgType, ToolFile, TypeSpec};
 mod decoding;
 mod sanitize;
 
-pub use decoding::{DecodingRisk, decoding_risks};
-pub use sanitize::Repair;
+pub(crate) use decoding::{DecodingRisk, decoding_risks};
 
 /// One tool read from a tools file.
 #[derive(Debug, Clone)]
 pub struct Imported {
-    pub name: String,
-    pub description: Option<String>,
+    pub(crate) name: String,
+    description: Option<String>,
     /// The input schema, with the contradictions [`sanitize`] repairs repaired.
-    pub schema: Value,
+    schema: Value,
     /// Whether `schema` is valid JSON Schema the gate can validate calls with; when it is not,
     /// calls are checked by their declared arguments' names and types only.
-    pub validate: bool,
+    validate: bool,
     /// Per argument, spellings of enum values the schema wrote in another type (`"1"` for 1),
     /// accepted as value aliases.
-    pub spellings: sanitize::EnumSpellings,
+    pub(crate) spellings: sanitize::EnumSpellings,
 }
 
 /// What a tools file holds: its tools, and what had to be repaired or left out to read them.
 #[derive(Debug, Clone, Default)]
 pub struct ToolsRead {
+    /// The tools read, in file order.
     pub tools: Vec<Imported>,
-    pub warnings: Vec<ImportError>,
+    pub(crate) warnings: Vec<ImportError>,
 }
 
 /// A problem with a tools file: which file, which tool (when one is at fault), what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportError {
-    pub file: String,
-    pub tool: Option<String>,
-    pub message: String,
+    pub(crate) file: String,
+    pub(crate) tool: Option<String>,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for ImportError {
@@ -62,7 +62,7 @@ impl std::error::Error for ImportError {}
 
 /// A compiled input schema, shared by every clone of the policy.
 #[derive(Clone)]
-pub struct CompiledSchema(pub Arc<jsonschema::Validator>);
+pub struct CompiledSchema(pub(crate) Arc<jsonschema::Validator>);
 
 impl fmt::Debug for CompiledSchema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -72,7 +72,7 @@ impl fmt::Debug for CompiledSchema {
 
 impl CompiledSchema {
     /// Every way `instance` breaks the schema, each as `(pointer, message, is_type_error)`.
-    pub fn problems(&self, instance: &Value) -> Vec<(String, String, bool)> {
+    pub(crate) fn problems(&self, instance: &Value) -> Vec<(String, String, bool)> {
         self.0
             .iter_errors(instance)
             .map(|e| {
@@ -88,7 +88,7 @@ impl CompiledSchema {
 
 /// What kind of rule a value broke, as far as `evaluate` tells them apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FaultKind {
+pub(crate) enum FaultKind {
     /// A required property is missing (its name).
     Required(String),
     Type,
@@ -99,16 +99,16 @@ pub enum FaultKind {
 /// One way an instance breaks a schema: where (the first property of its path, and how deep
 /// the path goes), what kind of rule, and the validator's message with its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaFault {
-    pub arg: Option<String>,
-    pub depth: usize,
-    pub kind: FaultKind,
-    pub message: String,
+pub(crate) struct SchemaFault {
+    pub(crate) arg: Option<String>,
+    pub(crate) depth: usize,
+    pub(crate) kind: FaultKind,
+    pub(crate) message: String,
 }
 
 impl CompiledSchema {
     /// Every way `instance` breaks the schema, as [`SchemaFault`]s.
-    pub fn faults(&self, instance: &Value) -> Vec<SchemaFault> {
+    pub(crate) fn faults(&self, instance: &Value) -> Vec<SchemaFault> {
         use jsonschema::error::ValidationErrorKind as K;
         self.0
             .iter_errors(instance)
@@ -279,8 +279,11 @@ pub fn parse_tools(
 /// decoding.
 #[derive(Debug, Clone)]
 pub struct ToolCheck {
+    /// The tool's name.
     pub name: String,
+    /// What makes its schema unusable.
     pub problems: Vec<String>,
+    /// What a model could get wrong in it.
     pub risks: Vec<DecodingRisk>,
 }
 

@@ -18,17 +18,17 @@ use serde_json::{Map, Value};
 
 /// One repair: where in the schema (a JSON pointer) and what was done.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repair {
-    pub pointer: String,
-    pub message: String,
+pub(crate) struct Repair {
+    pub(crate) pointer: String,
+    pub(crate) message: String,
 }
 
 /// Value aliases found while repairing enums: per top-level property, a spelling the model may
 /// send and the declared type's value it stands for (`"1"` → `1`).
-pub type EnumSpellings = IndexMap<String, IndexMap<String, Value>>;
+pub(crate) type EnumSpellings = IndexMap<String, IndexMap<String, Value>>;
 
 /// Repairs `schema` in place; returns what was done and the enum spellings to accept.
-pub fn sanitize(schema: &mut Value) -> (Vec<Repair>, EnumSpellings) {
+pub(crate) fn sanitize(schema: &mut Value) -> (Vec<Repair>, EnumSpellings) {
     let mut repairs = Vec::new();
     let mut spellings = EnumSpellings::new();
     repair_object_schema(schema, "", &mut repairs, Some(&mut spellings));

@@ -11,7 +11,7 @@ fn inputs(text: Option<&str>) -> PolicyInputs {
         name: "p.toml".into(),
         text: text.map(str::to_string),
         origin: None,
-        read: Arc::new(|p: &Path| Err(format!("no file {}", p.display()))),
+        read: Arc::new(|p: &Path| Err(ReadError::new(p, std::io::ErrorKind::NotFound.into()))),
     }
 }
 

@@ -40,7 +40,12 @@ fn start(policy: Option<&str>, bounds: Bounds) -> (Session, Server) {
         name: "p.toml".into(),
         text: policy.map(str::to_string),
         origin: None,
-        read: Arc::new(|p: &std::path::Path| Err(format!("no file {}", p.display()))),
+        read: Arc::new(|p: &std::path::Path| {
+            Err(crate::domain::policy::ReadError::new(
+                p,
+                std::io::ErrorKind::NotFound.into(),
+            ))
+        }),
     };
     let base = inputs.build(&[]).unwrap().0;
     let config = Config {
