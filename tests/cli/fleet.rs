@@ -464,3 +464,32 @@ fn db_copy_round_trips_a_store_through_postgres() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("another row of decisions"), "{err}");
 }
+
+/// The decisions lock held past the busy timeout (another host stuck mid-group): the call is
+/// not let through unrecorded. The store was usable at start, so this is a fault of the call,
+/// answered as `on_internal_error` says (fail closed by default), the reason on stderr only.
+#[test]
+fn a_decisions_lock_held_too_long_fails_the_call_closed() {
+    let host = Host::new(
+        "[telemetry]\nbusy_timeout_ms = 300\n[limits]\nper_caller = { per_minute = 10 }\n[tools.t]\n",
+    );
+    let db = postgres_server::fresh_database();
+    let call = json!({"name": "t", "arguments": {}});
+    assert_eq!(host.gate(&db, &["--caller", "a"], &call).1, 0);
+    let mut holder = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+    holder
+        .execute("SELECT pg_advisory_lock($1)", &[&0x6d67_0001_i64])
+        .unwrap();
+    let (out, err, code) = host.run(&db, &["gate", "--caller", "a"], &call.to_string());
+    assert_eq!(code, 1, "{out} {err}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(answer["error"]["category"], "server_error", "{answer}");
+    assert!(!out.contains("postgres"), "{out}");
+    assert!(err.contains("decisions lock"), "{err}");
+    holder
+        .execute("SELECT pg_advisory_unlock($1)", &[&0x6d67_0001_i64])
+        .unwrap();
+    assert_eq!(host.gate(&db, &["--caller", "a"], &call).1, 0);
+    // The refusal itself was recorded (after the lock was given up), as every decision is.
+    assert_eq!(host.db_info(&db)["tables"]["decisions"], 3);
+}
