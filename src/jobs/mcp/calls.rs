@@ -218,9 +218,16 @@ impl CallGate {
         let policy = match ready {
             Ready::Policy(p) => p,
             Ready::Failed(why) if current.gate.on_internal_error == FailMode::Reject => {
+                // Why names the policy file, its lines and the server's failure: the
+                // operator's, on stderr. The model is told only that it cannot be checked.
+                super::say(
+                    &self.diag,
+                    &format!("metagate: error: a tools/call was refused: {why}"),
+                );
                 let mut error = ToolError::new(
                     Category::ServerError,
-                    format!("metagate cannot check this call: {why}"),
+                    "metagate cannot check this call: it has no usable list of the server's tools"
+                        .to_string(),
                 )
                 .suggest("Try again later; if it keeps failing, the operator must look at the MCP server and metagate's log");
                 if let Some(name) = tool_name(params) {
@@ -370,4 +377,75 @@ fn refusal(id: &RequestId, error: &ToolError, stateless: bool) -> Vec<u8> {
     let mut line = serde_json::to_vec(&Value::Object(answer)).expect("JSON serializes");
     line.push(b'\n');
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::domain::policy::Source;
+
+    /// A listing that failed is the operator's to read: the refusal the model gets names
+    /// no policy file, line or server message; stderr does.
+    #[test]
+    fn a_failed_listing_tells_the_model_nothing_of_the_operators() {
+        let policy = Policy::from_source(
+            Source {
+                name: "p.toml",
+                text: "[gate]\non_internal_error = \"reject\"\n",
+            },
+            None,
+        )
+        .unwrap();
+        let said: Arc<Mutex<Vec<String>>> = Arc::default();
+        let diag: Diag = {
+            let said = Arc::clone(&said);
+            Arc::new(move |line: &str| said.lock().unwrap().push(line.to_string()))
+        };
+        let mut gate = CallGate::new(
+            &policy,
+            CheckerSetup {
+                cwd: std::env::temp_dir(),
+                protected: Vec::new(),
+                home: None,
+                own_binary: None,
+            },
+            Options::default(),
+            Context::default(),
+            None,
+            Arc::new(|| 0),
+            diag,
+        );
+        let why = "the server's tools cannot be read with the policy:\n/etc/agents/policy.toml:12: `secret_tool` is not a tool";
+        let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}"#;
+        let params =
+            serde_json::value::RawValue::from_string(r#"{"name":"x","arguments":{}}"#.to_string())
+                .unwrap();
+        let action = gate.decide(
+            Ready::Failed(why.to_string()),
+            &Arc::new(policy),
+            line,
+            &RequestId::Number("7".into()),
+            Some(&params),
+        );
+        let Action::Answer(answer) = action else {
+            panic!("a failed listing is answered by metagate");
+        };
+        let answer = String::from_utf8(answer).unwrap();
+        assert!(answer.contains("cannot check this call"), "{answer}");
+        for detail in [
+            "policy.toml",
+            ":12",
+            "secret_tool",
+            "cannot be read with the policy",
+        ] {
+            assert!(
+                !answer.contains(detail),
+                "{detail} reached the model: {answer}"
+            );
+        }
+        let said = said.lock().unwrap().join("\n");
+        assert!(said.contains("/etc/agents/policy.toml:12"), "{said}");
+    }
 }
