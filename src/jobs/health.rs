@@ -9,8 +9,9 @@ use crate::domain::evolution::health::{self, OpenRecommendations, Sort};
 use crate::domain::evolution::tally::HOUR_MS;
 use crate::domain::evolution::{Tallies, Window, tools_json};
 use crate::domain::policy::Policy;
+use crate::store::StoreError;
+use crate::store::any::AnyStore;
 use crate::store::runs::{self, Counted};
-use crate::store::{Store, StoreError};
 
 /// The stored run a health report builds on.
 pub struct BaseRun {
@@ -40,21 +41,24 @@ pub struct HealthReport {
 }
 
 /// Reads the health of every tool from `store`, as of `now_ms`.
-pub fn read(store: &Store, policy: &Policy, now_ms: i64) -> Result<HealthReport, StoreError> {
+pub fn read(
+    store: &mut AnyStore,
+    policy: &Policy,
+    now_ms: i64,
+) -> Result<HealthReport, StoreError> {
     let t = policy.thresholds();
-    let fail = |e| store.err(e);
     // What `evaluate` over now would count: the run's window, and everything after it up to
     // now (an event dated ahead counts once its time comes).
     let until_ms = now_ms.saturating_add(1);
-    let run = runs::latest(store.conn_ref(), until_ms).map_err(fail)?;
+    let run = store.latest_run(until_ms)?;
     let (counted, from_ms) = match &run {
         Some(r) => (Counted::of(r), r.window_from_ms),
         None => (Counted::NOTHING, i64::MIN),
     };
     let window = Window::new(from_ms, until_ms, now_ms, &t);
     let axes = policy.axis_table();
-    let live = runs::live(store.conn_ref(), &counted, &window, &t, &axes).map_err(fail)?;
-    let any_run = run.is_some() || runs::any_run(store.conn_ref()).map_err(fail)?;
+    let live = store.live(&counted, &window, &t, &axes)?;
+    let any_run = run.is_some() || store.any_run()?;
     let open = run
         .as_ref()
         .map(|r| r.open_recommendations.clone())
@@ -99,11 +103,10 @@ pub fn read(store: &Store, policy: &Policy, now_ms: i64) -> Result<HealthReport,
 /// read through the referrals' index (those the run counted: up to its high-water mark, before
 /// its window's end). A tally stored before the hours were kept is counted from the rows too.
 fn recent_from_run(
-    store: &Store,
+    store: &mut AnyStore,
     run: &runs::LatestRun,
     recent_from_ms: i64,
 ) -> Result<BTreeMap<(String, String), [u64; 2]>, StoreError> {
-    let fail = |e| store.err(e);
     let first_hour = recent_from_ms.div_euclid(HOUR_MS) * HOUR_MS;
     let first_whole_hour = if first_hour == recent_from_ms {
         first_hour
@@ -131,13 +134,7 @@ fn recent_from_run(
         }
     }
     if recent_from_ms < rows_until {
-        let rows = runs::recent_referrals(
-            store.conn_ref(),
-            recent_from_ms,
-            rows_until,
-            run.high_water.outcomes,
-        )
-        .map_err(fail)?;
+        let rows = store.recent_referrals(recent_from_ms, rows_until, run.high_water.outcomes)?;
         for (key, (boundary, low)) in rows {
             let n = out.entry(key).or_default();
             n[0] += boundary;

@@ -225,7 +225,7 @@ fn correction_kinds(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The columns [`add_outcomes`] reads, in order: the session and message only of errors.
-const OUTCOME_COLUMNS: &str = "ts_ms, tool, method, status, error_type, \
+pub(super) const OUTCOME_COLUMNS: &str = "ts_ms, tool, method, status, error_type, \
     CASE WHEN error_type = 'wrong_tool_boundary' THEN boundary_axes END, \
     observed_task_shape, suggested_split, evidence, \
     CASE WHEN status = 'error' THEN session END, CASE WHEN status = 'error' THEN error_message END";
@@ -269,31 +269,63 @@ pub(super) fn add_outcomes(
     let mut rows = rows.query(args)?;
     while let Some(r) = rows.next()? {
         tick();
-        agg.events += 1;
-        let axes = match r.get_ref(5)?.as_str_or_null()? {
-            Some(text) => fold_axes(
-                serde_json::from_str::<Vec<String>>(text).unwrap_or_default(),
-                read.axes,
-            ),
-            None => Vec::new(),
-        };
-        let row = OutcomeRow {
+        let row = OutcomeFields {
             ts_ms: r.get(0)?,
-            ok: r.get_ref(3)?.as_str()? == "ok",
+            tool: r.get_ref(1)?.as_str()?,
+            method: r.get_ref(2)?.as_str_or_null()?,
+            status: r.get_ref(3)?.as_str()?,
             error_type: r.get_ref(4)?.as_str_or_null()?,
-            axes,
+            axes: r.get_ref(5)?.as_str_or_null()?,
             shape: r.get_ref(6)?.as_str_or_null()?,
             split: r.get_ref(7)?.as_str_or_null()?,
             evidence: r.get_ref(8)?.as_str_or_null()?,
             session: r.get_ref(9)?.as_str_or_null()?,
             message: r.get_ref(10)?.as_str_or_null()?,
         };
-        let tool = r.get_ref(1)?.as_str()?;
-        let method = r.get_ref(2)?.as_str_or_null()?;
-        agg.tally(tool, method)
-            .add_outcome(&row, read.window, read.t);
+        add_outcome(row, read, agg);
     }
     Ok(())
+}
+
+/// One row of [`OUTCOME_COLUMNS`], as either backend reads it.
+pub(super) struct OutcomeFields<'r> {
+    pub(super) ts_ms: i64,
+    pub(super) tool: &'r str,
+    pub(super) method: Option<&'r str>,
+    pub(super) status: &'r str,
+    pub(super) error_type: Option<&'r str>,
+    /// The boundary axes as stored (a JSON array), of referrals only.
+    pub(super) axes: Option<&'r str>,
+    pub(super) shape: Option<&'r str>,
+    pub(super) split: Option<&'r str>,
+    pub(super) evidence: Option<&'r str>,
+    pub(super) session: Option<&'r str>,
+    pub(super) message: Option<&'r str>,
+}
+
+/// Counts one outcome.
+pub(super) fn add_outcome(f: OutcomeFields<'_>, read: &Reading<'_>, agg: &mut Aggregate) {
+    agg.events += 1;
+    let axes = match f.axes {
+        Some(text) => fold_axes(
+            serde_json::from_str::<Vec<String>>(text).unwrap_or_default(),
+            read.axes,
+        ),
+        None => Vec::new(),
+    };
+    let row = OutcomeRow {
+        ts_ms: f.ts_ms,
+        ok: f.status == "ok",
+        error_type: f.error_type,
+        axes,
+        shape: f.shape,
+        split: f.split,
+        evidence: f.evidence,
+        session: f.session,
+        message: f.message,
+    };
+    agg.tally(f.tool, f.method)
+        .add_outcome(&row, read.window, read.t);
 }
 
 /// Axes as stored, folded through the policy's synonyms (which may have grown since they
@@ -330,19 +362,34 @@ pub(super) fn add_corrections(
     let mut rows = rows.query(args)?;
     while let Some(r) = rows.next()? {
         tick();
-        agg.events += 1;
-        let ts_ms: i64 = r.get(0)?;
-        let tool = r.get_ref(1)?.as_str()?;
-        let method = r.get_ref(2)?.as_str_or_null()?;
-        let tally = agg.tally(tool, method);
-        tally.add_user_correction(ts_ms, false, read.window, read.t);
-        tally.note_user_correction(
-            false,
-            r.get_ref(3)?.as_str_or_null()?,
-            r.get_ref(4)?.as_str_or_null()?,
-        );
+        let row = CorrectionFields {
+            ts_ms: r.get(0)?,
+            tool: r.get_ref(1)?.as_str()?,
+            method: r.get_ref(2)?.as_str_or_null()?,
+            session: r.get_ref(3)?.as_str_or_null()?,
+            note: r.get_ref(4)?.as_str_or_null()?,
+        };
+        add_correction(row, read, agg);
     }
     Ok(())
+}
+
+/// One explicit user correction (`ts_ms, tool, method, session, note`), as either backend
+/// reads it.
+pub(super) struct CorrectionFields<'r> {
+    pub(super) ts_ms: i64,
+    pub(super) tool: &'r str,
+    pub(super) method: Option<&'r str>,
+    pub(super) session: Option<&'r str>,
+    pub(super) note: Option<&'r str>,
+}
+
+/// Counts one explicit user correction.
+pub(super) fn add_correction(f: CorrectionFields<'_>, read: &Reading<'_>, agg: &mut Aggregate) {
+    agg.events += 1;
+    let tally = agg.tally(f.tool, f.method);
+    tally.add_user_correction(f.ts_ms, false, read.window, read.t);
+    tally.note_user_correction(false, f.session, f.note);
 }
 
 /// Where the re-asks a scan detects wait until the run is stored: a temporary table of the

@@ -6,12 +6,17 @@
 use std::path::PathBuf;
 
 use crate::domain::enforce::{Count, CountKey};
-use crate::domain::events::Event;
+use crate::domain::events::{AxisTable, Event};
+use crate::domain::evolution::{Tallies, Window};
 use crate::domain::grants::{Grant, GrantId};
 use crate::domain::policy::file::Evidence;
+use crate::domain::policy::thresholds::Thresholds;
 use crate::store::grants::{self, GrantEvent, Revoked, RevokedAll};
 use crate::store::location::Location;
 use crate::store::pg::PgStore;
+use crate::store::runs::{
+    self, Counted, LatestRun, ReferralCounts, StoredReask, StoredRecommendation,
+};
 use crate::store::{Options, Store, StoreError, StoreInfo, telemetry};
 
 /// An open store of either kind.
@@ -219,6 +224,81 @@ impl AnyStore {
         match self {
             AnyStore::Sqlite(store) => grants::revoke_all(store, now_ms, actor),
             AnyStore::Postgres(pg) => pg.revoke_all_grants(now_ms, actor),
+        }
+    }
+}
+
+impl AnyStore {
+    /// See [`runs::latest`].
+    pub fn latest_run(&mut self, until_ms: i64) -> Result<Option<LatestRun>, StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => {
+                runs::latest(store.conn_ref(), until_ms).map_err(|e| store.err(e))
+            }
+            AnyStore::Postgres(pg) => pg.latest_run(until_ms),
+        }
+    }
+
+    /// See [`runs::any_run`].
+    pub fn any_run(&mut self) -> Result<bool, StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => runs::any_run(store.conn_ref()).map_err(|e| store.err(e)),
+            AnyStore::Postgres(pg) => pg.any_run(),
+        }
+    }
+
+    /// See [`runs::live`].
+    pub fn live(
+        &mut self,
+        counted: &Counted,
+        window: &Window,
+        t: &Thresholds,
+        axes: &AxisTable,
+    ) -> Result<Tallies, StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => {
+                runs::live(store.conn_ref(), counted, window, t, axes).map_err(|e| store.err(e))
+            }
+            AnyStore::Postgres(pg) => pg.live(counted, window, t, axes),
+        }
+    }
+
+    /// See [`runs::recent_referrals`].
+    pub fn recent_referrals(
+        &mut self,
+        from_ms: i64,
+        until_ms: i64,
+        up_to: i64,
+    ) -> Result<ReferralCounts, StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => {
+                runs::recent_referrals(store.conn_ref(), from_ms, until_ms, up_to)
+                    .map_err(|e| store.err(e))
+            }
+            AnyStore::Postgres(pg) => pg.recent_referrals(from_ms, until_ms, up_to),
+        }
+    }
+
+    /// See [`runs::show`].
+    pub fn show_recommendation(
+        &mut self,
+        id: &str,
+    ) -> Result<Option<(StoredRecommendation, Vec<StoredReask>)>, StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => runs::show(store.conn_ref(), id).map_err(|e| store.err(e)),
+            AnyStore::Postgres(pg) => pg.show_recommendation(id),
+        }
+    }
+
+    /// See [`runs::set_status`].
+    pub fn set_recommendation_status(
+        &mut self,
+        id: &str,
+        status: &str,
+    ) -> Result<Option<(String, String, String)>, StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => runs::set_status(store, id, status),
+            AnyStore::Postgres(pg) => pg.set_recommendation_status(id, status),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod decisions;
 pub mod grants;
 pub mod location;
 pub mod pg;
+pub mod pg_runs;
 pub mod pg_telemetry;
 pub mod prune;
 pub mod runs;

@@ -52,10 +52,10 @@ pub struct PolicyStamp {
 /// The largest row ids of the telemetry tables.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HighWater {
-    decisions: i64,
+    pub(crate) decisions: i64,
     /// The highest outcome row id counted.
     pub outcomes: i64,
-    corrections: i64,
+    pub(crate) corrections: i64,
 }
 
 pub(crate) fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
@@ -226,7 +226,7 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
 /// Applies what the store knows of a recommendation (a person's status, the evidence it was
 /// rejected at, when it was first seen) to the one a run just made. A recommendation rejected
 /// before rejections kept their evidence is muted at what it rests on now.
-fn apply_state(
+pub(crate) fn apply_state(
     r: &mut Recommendation,
     status: String,
     rejected_count: Option<f64>,
@@ -530,8 +530,8 @@ pub fn any_run(conn: &Connection) -> rusqlite::Result<bool> {
 /// its window, which ends at `until_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counted {
-    high_water: HighWater,
-    until_ms: i64,
+    pub(crate) high_water: HighWater,
+    pub(crate) until_ms: i64,
 }
 
 impl Counted {
@@ -733,7 +733,7 @@ pub struct StoredReask {
 }
 
 /// At most this many re-asks are shown with a recommendation.
-const SHOWN_REASKS: usize = 10;
+pub(crate) const SHOWN_REASKS: usize = 10;
 
 /// A stored recommendation and the latest re-asks stored against its tool and method.
 pub fn show(
@@ -808,6 +808,9 @@ const RECENT_REFERRALS: &str = "SELECT tool, method, \
        AND rowid <= ?3 \
      GROUP BY tool, method";
 
+/// (tool, method or `""`) → boundary and low-utility referrals.
+pub type ReferralCounts = BTreeMap<(String, String), (u64, u64)>;
+
 /// (tool, method or `""`) → boundary and low-utility referrals dated in `[from_ms,
 /// until_ms)`, of those up to row id `up_to`: the part of `tools health`'s recent counts the
 /// hours kept by a run do not give.
@@ -816,7 +819,7 @@ pub fn recent_referrals(
     from_ms: i64,
     until_ms: i64,
     up_to: i64,
-) -> rusqlite::Result<BTreeMap<(String, String), (u64, u64)>> {
+) -> rusqlite::Result<ReferralCounts> {
     let mut st = conn.prepare(RECENT_REFERRALS)?;
     let mut rows = st.query(params![from_ms, until_ms, up_to])?;
     let mut out = BTreeMap::new();

@@ -10,7 +10,6 @@ use metagate::jobs::evaluate::{self, Shards};
 use metagate::store::StoreError;
 use metagate::store::aggregate::ReaskSink;
 use metagate::store::location::Location;
-use metagate::store::runs as results;
 use metagate::wire::display::{one_line, plural};
 use serde_json::json;
 
@@ -22,6 +21,13 @@ use crate::runtime::Env;
 pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> Result<Status> {
     if let Some(EvaluateCommand::Show { id, format }) = &args.command {
         return show(id, *format, env);
+    }
+    // A person's status is set in the store `--db` names first, of either kind.
+    if let Some(id) = args.accept.as_deref() {
+        return set_status(id, "accepted", args.format, env);
+    }
+    if let Some(id) = args.reject.as_deref() {
+        return set_status(id, "rejected", args.format, env);
     }
     let paths: Vec<PathBuf> = if dbs.is_empty() {
         vec![env.db_file("evaluate")?]
@@ -40,12 +46,6 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     let shards = Shards::new(paths)?;
     if let Some(patch) = &args.emit_policy_patch {
         evaluate::check_patch_target(patch, &shards, policy)?;
-    }
-    if let Some(id) = args.accept.as_deref() {
-        return set_status(id, "accepted", args.format, env);
-    }
-    if let Some(id) = args.reject.as_deref() {
-        return set_status(id, "rejected", args.format, env);
     }
     let now_ms = (env.clock())();
     let window = evaluate::window(&args.since, args.until.as_deref(), now_ms, policy)?;
@@ -136,13 +136,13 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
 
 /// `evaluate show ID`.
 fn show(id: &str, format: Format, env: &Env) -> Result<Status> {
-    let store = env.open_existing_sqlite("evaluate show")?;
-    let found = results::show(store.conn_ref(), id).map_err(|e| store.err(e))?;
+    let mut store = env.open_existing_store()?;
+    let found = store.show_recommendation(id)?;
     let Some((rec, reasks)) = found else {
         say!(
             "metagate: evaluate: no recommendation {:?} in {}; `metagate evaluate --format json --all` lists them",
             one_line(id),
-            store.path().display()
+            store.place().display()
         );
         return Ok(Status::Rejected);
     };
@@ -170,9 +170,9 @@ fn progress_style() -> ProgressStyle {
 }
 
 fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Status> {
-    let mut store = env.open_existing_sqlite("evaluate --accept/--reject")?;
-    let path = store.path().to_path_buf();
-    match results::set_status(&mut store, id, status)? {
+    let mut store = env.open_existing_store()?;
+    let path = store.place();
+    match store.set_recommendation_status(id, status)? {
         Some((tool, kind, previous)) => {
             if format == Format::Json {
                 let doc = json!({"id": id, "tool": tool, "kind": kind, "status": status, "previous": previous});

@@ -30,8 +30,8 @@ pub fn run(command: ToolsCommand, policy: &Policy, env: &Env) -> Result<Status> 
 fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let t = policy.thresholds();
     let now_ms = (env.clock())();
-    let store = env.open_existing_sqlite("tools health")?;
-    let report = health::read(&store, policy, now_ms)?;
+    let mut store = env.open_existing_store()?;
+    let report = health::read(&mut store, policy, now_ms)?;
     match &report.base {
         Some(r) => say!(
             "metagate: tools health: evaluate run {} ({} → {}, made {}) plus live counts of what it did not count, up to now ({})",
@@ -43,12 +43,12 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
         ),
         None if report.any_run => say!(
             "metagate: tools health: every evaluate run in {} has a window ending after now ({}): live counts only (no re-asks, which only evaluate detects)",
-            store.path().display(),
+            store.place().display(),
             format_time(now_ms)
         ),
         None => say!(
             "metagate: tools health: no evaluate run in {} yet: live counts only (no re-asks, which only evaluate detects; run `metagate evaluate`)",
-            store.path().display()
+            store.place().display()
         ),
     }
     if let Some(r) = &report.base {
