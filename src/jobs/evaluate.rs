@@ -4,7 +4,6 @@
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -17,9 +16,11 @@ use crate::domain::evolution::{
     tools_json,
 };
 use crate::domain::policy::Policy;
-use crate::store::aggregate::ReaskSink;
+use crate::store::any::AnyStore;
+use crate::store::location::Location;
 use crate::store::runs::{self, HighWater, PolicyStamp, PreviousRun};
-use crate::store::{Store, StoreError, aggregate};
+use crate::store::shard::{ReaskStage, ShardReader};
+use crate::store::{Options, StoreError};
 
 /// The version of `evaluate --format json`'s shape: 2 added the digest, the policy, evidence
 /// objects and error clusters (1 had none of them and no version key).
@@ -31,9 +32,9 @@ pub enum EvaluateError {
     /// One store given twice (under two names, or a link).
     SameStore {
         /// The store as first given.
-        first: PathBuf,
+        first: String,
         /// The same store given again.
-        again: PathBuf,
+        again: String,
     },
     /// `--since`/`--until` that cannot be read, or an empty window.
     Window(String),
@@ -48,8 +49,8 @@ pub enum EvaluateError {
     },
     /// A shard could not be read.
     Read {
-        /// The shard's file.
-        path: PathBuf,
+        /// The shard, as given.
+        place: String,
         /// What the store said.
         source: StoreError,
     },
@@ -62,16 +63,14 @@ impl fmt::Display for EvaluateError {
         match self {
             EvaluateError::SameStore { first, again } => write!(
                 f,
-                "--db {} and --db {} are the same store: give each store once",
-                first.display(),
-                again.display()
+                "--db {first} and --db {again} are the same store: give each store once"
             ),
             EvaluateError::Window(why) | EvaluateError::PatchTarget(why) => f.write_str(why),
             EvaluateError::Patch { path, .. } => {
                 write!(f, "cannot write the policy patch {}", path.display())
             }
-            EvaluateError::Read { path, .. } => {
-                write!(f, "cannot read the telemetry in {}", path.display())
+            EvaluateError::Read { place, .. } => {
+                write!(f, "cannot read the telemetry in {place}")
             }
             EvaluateError::Store(e) => e.fmt(f),
         }
@@ -98,36 +97,33 @@ impl From<StoreError> for EvaluateError {
 
 /// The stores an evaluation reads, each once; the run is stored in the first.
 pub struct Shards {
-    paths: Vec<PathBuf>,
+    locations: Vec<Location>,
 }
 
 impl Shards {
-    /// Refuses one file under two names (a symlink, a hard link): its events would be counted
-    /// twice.
-    pub fn new(paths: Vec<PathBuf>) -> Result<Shards, EvaluateError> {
-        let real: Vec<FileId> = paths
-            .iter()
-            .map(|p| FileId::of(p).unwrap_or_else(|| FileId::Path(p.clone())))
-            .collect();
+    /// Refuses one store under two names (a symlink, a hard link, one URL twice): its events
+    /// would be counted twice.
+    pub fn new(locations: Vec<Location>) -> Result<Shards, EvaluateError> {
+        let real: Vec<FileId> = locations.iter().map(FileId::of_location).collect();
         for (i, r) in real.iter().enumerate() {
             if let Some(j) = real[..i].iter().position(|earlier| earlier == r) {
                 return Err(EvaluateError::SameStore {
-                    first: paths[j].clone(),
-                    again: paths[i].clone(),
+                    first: locations[j].to_string(),
+                    again: locations[i].to_string(),
                 });
             }
         }
-        Ok(Shards { paths })
+        Ok(Shards { locations })
     }
 
     /// The stores, in the order given.
-    pub fn paths(&self) -> &[PathBuf] {
-        &self.paths
+    pub fn locations(&self) -> &[Location] {
+        &self.locations
     }
 
     /// The store the run is kept in.
-    pub fn first(&self) -> &Path {
-        &self.paths[0]
+    pub fn first(&self) -> &Location {
+        &self.locations[0]
     }
 }
 
@@ -193,45 +189,44 @@ fn policy_stamp(policy: &Policy) -> PolicyStamp {
     }
 }
 
-/// Reads every shard read-only and weighs what they hold. `progress` hears rows read so far
-/// and the estimated total. The re-asks detected in the first shard go to `reasks` when given
-/// (the connection that will store the run).
+/// Reads every shard (an SQLite file read-only) and weighs what they hold. `progress` hears
+/// rows read so far and the estimated total. The re-asks detected in the first shard go to
+/// `reasks` when given (the connection that will store the run).
 pub fn evaluate(
     shards: &Shards,
     policy: &Policy,
     window: Window,
-    busy_timeout: Duration,
+    options: Options,
     progress: &mut dyn FnMut(u64, u64),
-    mut reasks: Option<&mut ReaskSink<'_>>,
+    mut reasks: Option<&mut ReaskStage<'_>>,
 ) -> Result<Evaluation, EvaluateError> {
     let t = policy.thresholds();
-    let mut conns = Vec::new();
+    let mut readers = Vec::new();
     let mut agg = Aggregate::default();
-    for path in shards.paths() {
-        match aggregate::open_read_only(path, busy_timeout)? {
-            Some(conn) => conns.push((path.clone(), conn)),
-            None => agg.empty_stores.push(path.display().to_string()),
+    for (i, location) in shards.locations().iter().enumerate() {
+        match ShardReader::open(location, options)? {
+            Some(reader) => readers.push((i, reader)),
+            None => agg.empty_stores.push(location.to_string()),
         }
     }
-    let estimate = |path: &Path, conn: &rusqlite::Connection| {
-        aggregate::row_estimate(conn).map_err(|e| StoreError::from_sqlite(path, e))
-    };
-    let mut total = 0;
-    for (path, conn) in &conns {
-        total += estimate(path, conn)?;
+    let mut estimates = Vec::new();
+    for (_, reader) in readers.iter_mut() {
+        estimates.push(reader.estimate()?);
     }
+    let total = estimates.iter().sum();
     let mut done = 0;
     let mut high_water = HighWater::default();
-    for (path, conn) in &conns {
-        let first = path == shards.first();
+    for ((i, reader), estimate) in readers.iter_mut().zip(estimates) {
+        let first = *i == 0;
         let sink = if first { reasks.as_deref_mut() } else { None };
-        let (part, hw) = aggregate::scan(conn, policy, &window, &t, done, total, progress, sink)
-            .map_err(|e| EvaluateError::Read {
-                path: path.clone(),
-                source: StoreError::from_sqlite(path, e),
+        let (part, hw) = reader
+            .scan(policy, &window, &t, done, total, progress, sink)
+            .map_err(|source| EvaluateError::Read {
+                place: shards.locations()[*i].to_string(),
+                source,
             })?;
-        done += estimate(path, conn)?;
-        if path == shards.first() {
+        done += estimate;
+        if first {
             high_water = hw;
         }
         agg.merge(part);
@@ -245,15 +240,11 @@ pub fn evaluate(
         aliases,
         recommendations,
         high_water,
-        shards: shards
-            .paths()
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect(),
+        shards: shards.locations().iter().map(Location::to_string).collect(),
         policy: policy_stamp(policy),
         previous: None,
         digest: Digest::default(),
-        reasks_detected: reasks.map_or(0, |r| r.count),
+        reasks_detected: reasks.map_or(0, |r| r.count()),
     })
 }
 
@@ -265,14 +256,12 @@ impl Evaluation {
     pub fn compare_with_stored(
         &mut self,
         shards: &Shards,
-        busy_timeout: Duration,
+        options: Options,
         now_ms: i64,
     ) -> Result<(), EvaluateError> {
-        let path = shards.first();
-        if let Some(conn) = aggregate::open_read_only(path, busy_timeout)? {
-            let fail = |e| StoreError::from_sqlite(path, e);
-            runs::known_states(&conn, &mut self.recommendations).map_err(fail)?;
-            self.previous = runs::previous(&conn, &self.window, now_ms).map_err(fail)?;
+        if let Some(mut reader) = ShardReader::open(shards.first(), options)? {
+            reader.known_states(&mut self.recommendations)?;
+            self.previous = reader.previous(&self.window, now_ms)?;
         }
         let now = digest::figures(&self.aggregate.tallies);
         let before = self.previous.as_ref().map(|p| digest::figures(&p.tallies));
@@ -312,31 +301,34 @@ impl Evaluation {
     /// on `store`'s connection are stored as user corrections. Returns the run's id.
     pub fn save(
         &mut self,
-        store: &mut Store,
+        store: &mut AnyStore,
         ran_at_ms: i64,
         policy: &Policy,
     ) -> Result<i64, StoreError> {
         let policy_stamp = self.policy.clone();
-        runs::save(
-            store,
-            runs::Run {
-                window: &self.window,
-                ran_at_ms,
-                shards: &self.shards,
-                aggregate: &self.aggregate,
-                recommendations: &mut self.recommendations,
-                aliases: &self.aliases,
-                thresholds: &policy.thresholds(),
-                high_water: self.high_water,
-                policy: &policy_stamp,
-                reasks: true,
-            },
-        )
+        store.save_run(runs::Run {
+            window: &self.window,
+            ran_at_ms,
+            shards: &self.shards,
+            aggregate: &self.aggregate,
+            recommendations: &mut self.recommendations,
+            aliases: &self.aliases,
+            thresholds: &policy.thresholds(),
+            high_water: self.high_water,
+            policy: &policy_stamp,
+            reasks: true,
+        })
     }
 
     /// `evaluate --format json` (documented key by key in `docs/evaluate.md`): `run` is the
     /// stored run's id, `stored_in` its store; muted recommendations only with `all`.
-    pub fn to_json(&self, policy: &Policy, run: Option<i64>, stored_in: &Path, all: bool) -> Value {
+    pub fn to_json(
+        &self,
+        policy: &Policy,
+        run: Option<i64>,
+        stored_in: &Location,
+        all: bool,
+    ) -> Value {
         let t = policy.thresholds();
         let shown: Vec<Value> = self.shown(all).map(recommendation_json).collect();
         let muted: Vec<&str> = self
@@ -367,7 +359,7 @@ impl Evaluation {
             "user_corrections_unlinked": self.aggregate.unlinked_corrections,
             "reasks_unattributed": self.aggregate.unattributed_reasks,
             "run": run,
-            "stored_in": run.map(|_| stored_in.display().to_string()),
+            "stored_in": run.map(|_| stored_in.to_string()),
             "shards": self.shards,
         })
     }
@@ -416,7 +408,10 @@ pub fn check_patch_target(
         // not there yet is replaced, not written through: [`write_patch`]).
         return Ok(());
     };
-    for store in shards.paths() {
+    for store in shards.locations() {
+        let Location::File(store) = store else {
+            continue;
+        };
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let mut name = store.as_os_str().to_owned();
             name.push(suffix);
@@ -490,9 +485,18 @@ enum FileId {
     #[cfg_attr(not(unix), allow(dead_code))]
     Inode(u64, u64),
     Path(PathBuf),
+    Url(String),
 }
 
 impl FileId {
+    /// A store's identity: a file's (its name when it is not there), a URL's text.
+    fn of_location(location: &Location) -> FileId {
+        match location {
+            Location::File(path) => FileId::of(path).unwrap_or_else(|| FileId::Path(path.clone())),
+            Location::Postgres(url) => FileId::Url(url.secret_text().to_string()),
+        }
+    }
+
     fn of(path: &Path) -> Option<FileId> {
         #[cfg(unix)]
         {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use crate::domain::events::AxisTable;
@@ -12,7 +12,7 @@ use crate::domain::evolution::blame::{self, CallRef, Candidate};
 use crate::domain::evolution::causes::rejection_causes;
 use crate::domain::evolution::tally::signal;
 use crate::domain::evolution::{
-    Aggregate, AskRow, OutcomeRow, ReaskDetector, Window, alias_pairs, is_extrinsic,
+    Aggregate, AskRow, Followup, OutcomeRow, ReaskDetector, Window, alias_pairs, is_extrinsic,
     is_not_the_tools, unknown_args,
 };
 use crate::domain::policy::Policy;
@@ -142,7 +142,6 @@ fn decisions(
         let Some(tool) = r.get_ref(3)?.as_str_or_null()? else {
             continue;
         };
-        let id: i64 = r.get(0)?;
         let ts_ms: i64 = r.get(1)?;
         let method = r.get_ref(4)?.as_str_or_null()?;
         let verdict = r.get_ref(5)?.as_str()?;
@@ -160,58 +159,104 @@ fn decisions(
                 }
             }
         }
-        // Arguments are read only when there are some, of a tool the policy declares.
-        let args_text = r.get_ref(8)?.as_str_or_null()?;
-        let declared = args_text.and_then(|_| policy.tool(tool));
-        let args = match (args_text, declared) {
-            (Some(text), Some(_)) => match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(args)) => Some(args),
-                _ => None,
-            },
+        let args = r.get_ref(8)?.as_str_or_null()?;
+        if !rejected && args.is_none() {
+            continue;
+        }
+        let call = CallRow {
+            id: r.get(0)?,
+            ts_ms,
+            session: r.get_ref(2)?.as_str_or_null()?,
+            tool,
+            method,
+            rejected,
+            args,
+        };
+        learn_from_call(call, policy, agg, &mut |session, tool, ts_ms, id| {
+            next_call
+                .query_row(params![session, tool, ts_ms, id], |n| {
+                    Ok((n.get::<_, String>(0)?, n.get::<_, Option<String>>(1)?))
+                })
+                .optional()
+        })?;
+    }
+    Ok(())
+}
+
+/// A decision that can teach more than its count: rejected, or with warnings (an unknown
+/// argument kept) and arguments.
+pub(super) struct CallRow<'r> {
+    pub(super) id: i64,
+    pub(super) ts_ms: i64,
+    pub(super) session: Option<&'r str>,
+    pub(super) tool: &'r str,
+    pub(super) method: Option<&'r str>,
+    pub(super) rejected: bool,
+    pub(super) args: Option<&'r str>,
+}
+
+/// The call after one (same session and tool): its verdict and arguments.
+pub(super) type NextCall<'a, E> =
+    &'a mut dyn FnMut(&str, &str, i64, i64) -> Result<Option<(String, Option<String>)>, E>;
+
+/// Reads a call's arguments (only of a tool the policy declares): why it was rejected, and
+/// the argument names the call after it used instead of unknown ones.
+pub(super) fn learn_from_call<E>(
+    call: CallRow<'_>,
+    policy: &Policy,
+    agg: &mut Aggregate,
+    next_call: NextCall<'_, E>,
+) -> Result<(), E> {
+    let CallRow {
+        id,
+        ts_ms,
+        tool,
+        method,
+        rejected,
+        ..
+    } = call;
+    let declared = call.args.and_then(|_| policy.tool(tool));
+    let args = match (call.args, declared) {
+        (Some(text), Some(_)) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(args)) => Some(args),
             _ => None,
-        };
-        // The session only matters for the calls read further (most calls are not).
-        let session = if rejected || args.is_some() {
-            r.get_ref(2)?.as_str_or_null()?
-        } else {
-            None
-        };
-        let (Some(declared), Some(args)) = (declared, args) else {
-            if rejected {
-                tally.note_session(signal::REJECTED, session);
-            }
-            continue;
-        };
-        let unknown = unknown_args(declared, policy, &args);
+        },
+        _ => None,
+    };
+    // The session only matters for the calls read further (most calls are not).
+    let session = if rejected || args.is_some() {
+        call.session
+    } else {
+        None
+    };
+    let tally = agg.tally(tool, method);
+    let (Some(declared), Some(args)) = (declared, args) else {
         if rejected {
-            let faults = rejection_causes(declared, method, &args);
-            tally.add_rejection(&faults, &unknown, session);
+            tally.note_session(signal::REJECTED, session);
         }
-        if unknown.is_empty() || session.is_none() {
-            continue;
-        }
-        let next = next_call
-            .query_row(params![session, tool, ts_ms, id], |n| {
-                Ok((n.get::<_, String>(0)?, n.get::<_, Option<String>>(1)?))
-            })
-            .map(Some)
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(e),
-            })?;
-        let Some((next_verdict, Some(next_args))) = next else {
-            continue;
-        };
-        let Ok(Value::Object(next_args)) = serde_json::from_str::<Value>(&next_args) else {
-            continue;
-        };
-        for (from, to) in alias_pairs(&unknown, &args, &next_verdict, &next_args, declared) {
-            let key = (tool.to_string(), from, to);
-            if let Some(session) = session {
-                agg.note_pair_session(&key, session);
-            }
-            *agg.alias_pairs.entry(key).or_default() += 1;
-        }
+        return Ok(());
+    };
+    let unknown = unknown_args(declared, policy, &args);
+    if rejected {
+        let faults = rejection_causes(declared, method, &args);
+        tally.add_rejection(&faults, &unknown, session);
+    }
+    let Some(session) = session else {
+        return Ok(());
+    };
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let Some((next_verdict, Some(next_args))) = next_call(session, tool, ts_ms, id)? else {
+        return Ok(());
+    };
+    let Ok(Value::Object(next_args)) = serde_json::from_str::<Value>(&next_args) else {
+        return Ok(());
+    };
+    for (from, to) in alias_pairs(&unknown, &args, &next_verdict, &next_args, declared) {
+        let key = (tool.to_string(), from, to);
+        agg.note_pair_session(&key, session);
+        *agg.alias_pairs.entry(key).or_default() += 1;
     }
     Ok(())
 }
@@ -421,28 +466,16 @@ impl<'c> ReaskSink<'c> {
         Ok(ReaskSink { insert, count: 0 })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        &mut self,
-        later_id: i64,
-        earlier_id: i64,
-        ts_ms: i64,
-        session: &str,
-        blamed: &Candidate,
-        note: Option<&str>,
-    ) -> rusqlite::Result<()> {
-        let (outcome, decision) = match blamed.call {
-            CallRef::Outcome(id) => (Some(id), None),
-            CallRef::Decision(id) => (None, Some(id)),
-        };
+    fn push(&mut self, r: &Reask<'_>) -> rusqlite::Result<()> {
+        let (outcome, decision) = blamed_ids(&r.blamed.call);
         self.insert.execute(params![
-            later_id,
-            earlier_id,
-            ts_ms,
-            session,
-            blamed.tool,
-            blamed.method,
-            note,
+            r.later_id,
+            r.earlier_id,
+            r.ts_ms,
+            r.session,
+            r.blamed.tool,
+            r.blamed.method,
+            r.note,
             outcome,
             decision
         ])?;
@@ -451,15 +484,23 @@ impl<'c> ReaskSink<'c> {
     }
 }
 
+/// The blamed call as the columns `blamed_outcome_id` and `blamed_decision_id` keep it.
+pub(super) fn blamed_ids(call: &CallRef) -> (Option<i64>, Option<i64>) {
+    match *call {
+        CallRef::Outcome(id) => (Some(id), None),
+        CallRef::Decision(id) => (None, Some(id)),
+    }
+}
+
 /// Whether an outcome between two asks is the tool saying something was wrong with its own
 /// answer: a failure of its own or a referral (not the world's fault, the model's or the
 /// policy's).
-fn own_fault(status: &str, error_type: Option<&str>) -> bool {
+pub(super) fn own_fault(status: &str, error_type: Option<&str>) -> bool {
     status == "error" && error_type.is_none_or(|e| !is_extrinsic(e) && !is_not_the_tools(e))
 }
 
 /// Adds one call to the candidates of a re-ask: a tool seen again keeps its last call.
-fn add_candidate(candidates: &mut Vec<Candidate>, call: Candidate) {
+pub(super) fn add_candidate(candidates: &mut Vec<Candidate>, call: Candidate) {
     match candidates
         .iter_mut()
         .find(|c| c.tool == call.tool && c.method == call.method)
@@ -524,9 +565,12 @@ fn asks(
         let Some(followup) = detector.next(ask, t) else {
             continue;
         };
-        let query = |st: &mut rusqlite::Statement<'_>,
-                     call: fn(i64) -> CallRef|
-         -> rusqlite::Result<Vec<Candidate>> {
+        let mut candidates = |calls: bool| -> rusqlite::Result<Vec<Candidate>> {
+            let (st, call): (_, fn(i64) -> CallRef) = if calls {
+                (&mut between_calls, CallRef::Decision)
+            } else {
+                (&mut between, CallRef::Outcome)
+            };
             let mut found: Vec<Candidate> = Vec::new();
             let mut rows = st.query(params![session, followup.earlier_ms, followup.later_ms])?;
             while let Some(r) = rows.next()? {
@@ -548,49 +592,91 @@ fn asks(
             }
             Ok(found)
         };
-        let mut candidates = query(&mut between, CallRef::Outcome)?;
-        if candidates.is_empty() {
-            candidates = query(&mut between_calls, CallRef::Decision)?;
-        }
-        if candidates.is_empty() {
-            agg.unlinked_corrections += u64::from(followup.reask);
-            continue;
-        }
-        let complaint = followup.complaint.as_deref();
-        // One tool alone is blamed whatever it scores: only several need telling apart.
-        let blamed = if candidates.len() == 1 {
-            Some(0)
-        } else {
-            blame::blame(
-                &candidates,
-                &followup.capabilities,
-                complaint,
-                &capability_of,
-            )
+        let mut stage = |r: &Reask<'_>| match sink.as_deref_mut() {
+            Some(sink) => sink.push(r),
+            None => Ok(()),
         };
-        let Some(i) = blamed else {
-            agg.unattributed_reasks += u64::from(followup.reask);
-            continue;
-        };
-        let blamed = &candidates[i];
-        let tally = agg.tally(&blamed.tool, blamed.method.as_deref());
-        if followup.reask {
-            tally.add_user_correction(followup.later_ms, true, window, t);
-            tally.note_user_correction(true, Some(&session), complaint);
-            if let Some(sink) = sink.as_deref_mut() {
-                sink.push(
-                    followup.later_id,
-                    followup.earlier_id,
-                    followup.later_ms,
-                    &session,
-                    blamed,
-                    complaint,
-                )?;
-            }
-        }
-        if followup.phrase.is_some() {
-            tally.phrase_hints += 1;
-        }
+        weigh_followup(
+            &followup,
+            &session,
+            &capability_of,
+            window,
+            t,
+            agg,
+            &mut candidates,
+            &mut stage,
+        )?;
+    }
+    Ok(())
+}
+
+/// A re-ask found, and the call it blames, waiting to be stored with the run.
+pub(super) struct Reask<'a> {
+    pub(super) later_id: i64,
+    pub(super) earlier_id: i64,
+    pub(super) ts_ms: i64,
+    pub(super) session: &'a str,
+    pub(super) blamed: &'a Candidate,
+    pub(super) note: Option<&'a str>,
+}
+
+/// The tools that answered between two asks: from the outcomes (`false`), else from the
+/// calls the gate let through (`true`).
+pub(super) type Between<'a, E> = &'a mut dyn FnMut(bool) -> Result<Vec<Candidate>, E>;
+
+/// Weighs one follow-up ask: which tool it blames, counted as a user correction (a re-ask,
+/// staged to be stored) or a phrase hint.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn weigh_followup<E>(
+    followup: &Followup,
+    session: &str,
+    capability_of: &dyn Fn(&str) -> Option<String>,
+    window: &Window,
+    t: &Thresholds,
+    agg: &mut Aggregate,
+    between: Between<'_, E>,
+    stage: &mut dyn FnMut(&Reask<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut candidates = between(false)?;
+    if candidates.is_empty() {
+        candidates = between(true)?;
+    }
+    if candidates.is_empty() {
+        agg.unlinked_corrections += u64::from(followup.reask);
+        return Ok(());
+    }
+    let complaint = followup.complaint.as_deref();
+    // One tool alone is blamed whatever it scores: only several need telling apart.
+    let blamed = if candidates.len() == 1 {
+        Some(0)
+    } else {
+        blame::blame(
+            &candidates,
+            &followup.capabilities,
+            complaint,
+            capability_of,
+        )
+    };
+    let Some(i) = blamed else {
+        agg.unattributed_reasks += u64::from(followup.reask);
+        return Ok(());
+    };
+    let blamed = &candidates[i];
+    let tally = agg.tally(&blamed.tool, blamed.method.as_deref());
+    if followup.reask {
+        tally.add_user_correction(followup.later_ms, true, window, t);
+        tally.note_user_correction(true, Some(session), complaint);
+        stage(&Reask {
+            later_id: followup.later_id,
+            earlier_id: followup.earlier_id,
+            ts_ms: followup.later_ms,
+            session,
+            blamed,
+            note: complaint,
+        })?;
+    }
+    if followup.phrase.is_some() {
+        tally.phrase_hints += 1;
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
-//! A store of either kind: the SQLite file or the shared PostgreSQL database. The jobs that
-//! work on both (`gate`, `record`, `permit`, `db info`) hold an [`AnyStore`] and never learn
-//! which it is; the others ask for the SQLite [`Store`] with [`AnyStore::sqlite`], which
-//! refuses a PostgreSQL one by name rather than falling back to a file.
+//! A store of either kind: the SQLite file or the shared PostgreSQL database. Every job that
+//! writes or reads one store (`gate`, `record`, `permit`, `mcp`, `db`, `tools health`,
+//! `evaluate show`) holds an [`AnyStore`] and never learns which it is; `evaluate` reads its
+//! shards through [`crate::store::shard::ShardReader`].
 
 use std::path::PathBuf;
 
@@ -45,18 +45,6 @@ impl AnyStore {
         match location {
             Location::File(path) => Store::open_existing(path, options).map(AnyStore::Sqlite),
             Location::Postgres(_) => AnyStore::open(location, options),
-        }
-    }
-
-    /// The SQLite store, for a job that works only on one: a PostgreSQL store is refused,
-    /// naming `what` does not work on it yet.
-    pub fn sqlite(self, what: &'static str) -> Result<Store, StoreError> {
-        match self {
-            AnyStore::Sqlite(store) => Ok(store),
-            AnyStore::Postgres(pg) => Err(StoreError::NotOnPostgres {
-                url: pg.url().to_string(),
-                what,
-            }),
         }
     }
 
@@ -611,16 +599,5 @@ mod tests {
                 "{backend:?}"
             );
         }
-    }
-
-    #[test]
-    fn a_job_that_needs_sqlite_refuses_a_postgres_store_by_name() {
-        let fresh = Fresh::new(Backend::Postgres);
-        let e = fresh.open().sqlite("evaluate").err().unwrap();
-        assert!(
-            e.to_string()
-                .contains("evaluate does not work on a PostgreSQL store yet"),
-            "{e}"
-        );
     }
 }

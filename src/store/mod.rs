@@ -9,9 +9,11 @@ pub mod grants;
 pub mod location;
 pub mod pg;
 pub mod pg_runs;
+pub mod pg_scan;
 pub mod pg_telemetry;
 pub mod prune;
 pub mod runs;
+pub mod shard;
 pub mod synth;
 pub mod telemetry;
 
@@ -193,14 +195,6 @@ pub enum StoreError {
         /// The key, as the message shows it.
         key: String,
     },
-    /// A command that does not work on a PostgreSQL store yet, asked to use one: refused
-    /// rather than falling back to a file the fleet does not share.
-    NotOnPostgres {
-        /// The URL, without its password.
-        url: String,
-        /// The command.
-        what: &'static str,
-    },
 }
 
 impl fmt::Display for StoreError {
@@ -302,10 +296,6 @@ impl fmt::Display for StoreError {
             StoreError::CopyConflict { table, key } => write!(
                 f,
                 "the target already holds another row of {table} under the key ({key}): it holds another store's history, and db copy copies only into an empty store or an earlier copy of the same one (nothing of {table} was written)"
-            ),
-            StoreError::NotOnPostgres { url, what } => write!(
-                f,
-                "{what} does not work on a PostgreSQL store yet ({url}): give it an SQLite file with --db FILE (see docs/postgres.md for what works on PostgreSQL)"
             ),
         }
     }

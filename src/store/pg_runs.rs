@@ -10,16 +10,17 @@ use postgres::types::ToSql;
 
 use crate::domain::events::AxisTable;
 use crate::domain::evolution::confidence::severity;
+use crate::domain::evolution::digest::PastRecommendation;
 use crate::domain::evolution::health::{OpenRecommendation, OpenRecommendations};
-use crate::domain::evolution::{Aggregate, Tallies, Tally, Window};
+use crate::domain::evolution::{Aggregate, Recommendation, Tallies, Tally, Window};
 use crate::domain::policy::thresholds::Thresholds;
 use crate::store::StoreError;
-use crate::store::aggregate::{
-    CorrectionFields, OUTCOME_COLUMNS, OutcomeFields, Reading, add_correction, add_outcome,
-};
+use crate::store::aggregate::{OUTCOME_COLUMNS, Reading, add_correction, add_outcome};
 use crate::store::pg::PgStore;
+use crate::store::pg_scan::{PG_REASK_TABLE, correction_fields, outcome_fields};
 use crate::store::runs::{
-    Counted, HighWater, LatestRun, ReferralCounts, SHOWN_REASKS, StoredReask, StoredRecommendation,
+    Counted, HighWater, LatestRun, PolicyStamp, PreviousRun, ReferralCounts, Run, SHOWN_REASKS,
+    StoredReask, StoredRecommendation, apply_state,
 };
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
@@ -224,20 +225,7 @@ impl PgStore {
     ) -> Result<(), postgres::Error> {
         let sql = format!("SELECT {OUTCOME_COLUMNS} FROM {from}");
         for r in self.client().query(&sql, args)? {
-            let row = OutcomeFields {
-                ts_ms: r.get(0),
-                tool: r.get(1),
-                method: r.get(2),
-                status: r.get(3),
-                error_type: r.get(4),
-                axes: r.get(5),
-                shape: r.get(6),
-                split: r.get(7),
-                evidence: r.get(8),
-                session: r.get(9),
-                message: r.get(10),
-            };
-            add_outcome(row, read, agg);
+            add_outcome(outcome_fields(&r), read, agg);
         }
         Ok(())
     }
@@ -252,14 +240,7 @@ impl PgStore {
     ) -> Result<(), postgres::Error> {
         let sql = format!("SELECT ts_ms, tool, method, session, note FROM {from}");
         for r in self.client().query(&sql, args)? {
-            let row = CorrectionFields {
-                ts_ms: r.get(0),
-                tool: r.get(1),
-                method: r.get(2),
-                session: r.get(3),
-                note: r.get(4),
-            };
-            add_correction(row, read, agg);
+            add_correction(correction_fields(&r), read, agg);
         }
         Ok(())
     }
@@ -383,4 +364,257 @@ impl PgStore {
         })();
         done.map_err(|e: postgres::Error| self.err(e))
     }
+}
+
+impl PgStore {
+    /// See [`crate::store::runs::save`]: the same rows, in one transaction; the re-asks a
+    /// [`crate::store::pg_scan::PgReaskSink`] staged on this connection are stored with it.
+    pub(crate) fn save_run(&mut self, run: Run<'_>) -> Result<i64, StoreError> {
+        let saved = (|| {
+            let mut tx = self.client().transaction()?;
+            let id = save_in(&mut tx, run)?;
+            tx.commit()?;
+            Ok(id)
+        })();
+        saved.map_err(|e: postgres::Error| self.err(e))
+    }
+
+    /// See [`crate::store::runs::known_states`].
+    pub(crate) fn known_states(&mut self, recs: &mut [Recommendation]) -> Result<(), StoreError> {
+        let read = (|| {
+            let st = self.client().prepare(
+                "SELECT status, rejected_count, first_seen_ms FROM eval_recommendations WHERE id = $1",
+            )?;
+            for r in recs.iter_mut() {
+                if let Some(row) = self.client().query_opt(&st, &[&r.id])? {
+                    apply_state(r, row.get(0), row.get(1), row.get(2));
+                }
+            }
+            Ok(())
+        })();
+        read.map_err(|e: postgres::Error| self.err(e))
+    }
+
+    /// See [`crate::store::runs::previous`].
+    pub(crate) fn previous_run(
+        &mut self,
+        window: &Window,
+        until_ms: i64,
+    ) -> Result<Option<PreviousRun>, StoreError> {
+        self.read_previous_run(window, until_ms)
+            .map_err(|e| self.err(e))
+    }
+
+    fn read_previous_run(
+        &mut self,
+        window: &Window,
+        until_ms: i64,
+    ) -> Result<Option<PreviousRun>, postgres::Error> {
+        let found = self.client().query_opt(
+            "SELECT id, window_from_ms, window_to_ms, ran_at_ms, policy_file, policy_hash FROM eval_runs \
+             WHERE ran_at_ms <= $3 AND NOT (window_from_ms = $1 AND window_to_ms = $2) \
+             ORDER BY ran_at_ms DESC, id DESC LIMIT 1",
+            &[&window.from_ms, &window.until_ms, &until_ms],
+        )?;
+        let Some(r) = found else {
+            return Ok(None);
+        };
+        let hash: Option<String> = r.get(5);
+        let mut run = PreviousRun {
+            id: r.get(0),
+            window_from_ms: r.get(1),
+            window_to_ms: r.get(2),
+            ran_at_ms: r.get(3),
+            policy: hash.map(|hash| PolicyStamp {
+                file: r.get(4),
+                hash,
+            }),
+            ..PreviousRun::default()
+        };
+        run.recommendations = self
+            .client()
+            .query(
+                "SELECT r.id, r.tool, r.method, r.kind, r.summary, l.confidence, l.muted \
+                 FROM eval_run_recommendations l JOIN eval_recommendations r ON r.id = l.rec_id \
+                 WHERE l.run_id = $1 ORDER BY r.id COLLATE \"C\"",
+                &[&run.id],
+            )?
+            .iter()
+            .map(|r| PastRecommendation {
+                id: r.get(0),
+                tool: r.get(1),
+                method: r.get(2),
+                kind: r.get(3),
+                summary: r.get(4),
+                confidence: r.get(5),
+                muted: r.get::<_, i64>(6) != 0,
+            })
+            .collect();
+        let rows = self.client().query(
+            "SELECT tool, method, tally FROM eval_health WHERE run_id = $1",
+            &[&run.id],
+        )?;
+        for r in rows {
+            // A tally that cannot be read back leaves its tool out of the comparison.
+            if let Ok(tally) = serde_json::from_str::<Tally>(r.get(2)) {
+                run.tallies
+                    .entry(r.get(0))
+                    .or_default()
+                    .insert(r.get(1), tally);
+            }
+        }
+        Ok(Some(run))
+    }
+}
+
+fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, postgres::Error> {
+    let hw = run.high_water;
+    let shards = serde_json::to_string(run.shards).expect("strings serialize");
+    let events = run.aggregate.events as i64;
+    let unlinked = run.aggregate.unlinked_corrections as i64;
+    let unattributed = run.aggregate.unattributed_reasks as i64;
+    let id: i64 = tx
+        .query_one(
+            "INSERT INTO eval_runs (window_from_ms, window_to_ms, ran_at_ms, events, shards, \
+               decisions_hw, outcomes_hw, corrections_hw, unlinked_corrections, policy_file, policy_hash, \
+               unattributed_reasks) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+             ON CONFLICT (window_from_ms, window_to_ms) DO UPDATE SET \
+               ran_at_ms = excluded.ran_at_ms, events = excluded.events, shards = excluded.shards, \
+               decisions_hw = excluded.decisions_hw, outcomes_hw = excluded.outcomes_hw, \
+               corrections_hw = excluded.corrections_hw, unlinked_corrections = excluded.unlinked_corrections, \
+               policy_file = excluded.policy_file, policy_hash = excluded.policy_hash, \
+               unattributed_reasks = excluded.unattributed_reasks \
+             RETURNING id",
+            &[
+                &run.window.from_ms,
+                &run.window.until_ms,
+                &run.ran_at_ms,
+                &events,
+                &shards,
+                &hw.decisions,
+                &hw.outcomes,
+                &hw.corrections,
+                &unlinked,
+                &run.policy.file,
+                &run.policy.hash,
+                &unattributed,
+            ],
+        )?
+        .get(0);
+    for table in [
+        "eval_health",
+        "eval_run_recommendations",
+        "eval_alias_pairs",
+    ] {
+        tx.execute(&format!("DELETE FROM {table} WHERE run_id = $1"), &[&id])?;
+    }
+    let t = run.thresholds;
+    let health = tx.prepare(
+        "INSERT INTO eval_health (run_id, tool, method, calls, utility, cohesion_warning, degraded, tally) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )?;
+    for (tool, methods) in &run.aggregate.tallies {
+        for (method, tally) in methods {
+            // Stored with its recent hours even when there were none (see `runs.rs`).
+            let mut tally = tally.clone();
+            tally.recent_by_hour.get_or_insert_with(BTreeMap::new);
+            tx.execute(
+                &health,
+                &[
+                    &id,
+                    tool,
+                    method,
+                    &(tally.calls as i64),
+                    &tally.utility(),
+                    &i64::from(tally.cohesion_warning(t)),
+                    &i64::from(tally.degraded(t)),
+                    &serde_json::to_string(&tally).expect("a tally serializes"),
+                ],
+            )?;
+        }
+    }
+    let known = tx.prepare(
+        "SELECT status, rejected_count, first_seen_ms FROM eval_recommendations WHERE id = $1",
+    )?;
+    let upsert = tx.prepare(
+        "INSERT INTO eval_recommendations (id, tool, method, kind, subject, confidence, summary, axes, evidence, \
+           first_seen_ms, last_seen_ms, evidence_count, brief, status, rejected_count) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14) \
+         ON CONFLICT (id) DO UPDATE SET confidence = excluded.confidence, summary = excluded.summary, \
+           axes = excluded.axes, evidence = excluded.evidence, evidence_count = excluded.evidence_count, \
+           brief = excluded.brief, status = excluded.status, rejected_count = excluded.rejected_count, \
+           last_seen_ms = greatest(eval_recommendations.last_seen_ms, excluded.last_seen_ms)",
+    )?;
+    let link = tx.prepare(
+        "INSERT INTO eval_run_recommendations (run_id, rec_id, confidence, evidence_count, muted) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+    )?;
+    let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
+    for r in run.recommendations.iter_mut() {
+        match tx.query_opt(&known, &[&r.id])? {
+            Some(row) => apply_state(r, row.get(0), row.get(1), row.get(2)),
+            None => r.first_seen_ms = Some(run.ran_at_ms),
+        }
+        // As in `runs.rs`: one whose evidence grew past its rejection is proposed again.
+        let stored_status = if r.reopened() {
+            "proposed"
+        } else {
+            r.status.as_str()
+        };
+        tx.execute(
+            &upsert,
+            &[
+                &r.id,
+                &r.tool,
+                &r.method,
+                &r.kind,
+                &r.subject,
+                &r.confidence,
+                &r.summary,
+                &json(&r.axes),
+                &r.evidence.to_json().to_string(),
+                &r.first_seen_ms.unwrap_or(run.ran_at_ms),
+                &r.count,
+                &r.brief,
+                &stored_status,
+                &r.rejected_count,
+            ],
+        )?;
+        tx.execute(
+            &link,
+            &[&id, &r.id, &r.confidence, &r.count, &i64::from(r.muted())],
+        )?;
+        if r.reopened() {
+            r.status = stored_status.to_string();
+        }
+    }
+    let pair = tx.prepare(
+        "INSERT INTO eval_alias_pairs (run_id, tool, from_arg, to_arg, count) VALUES ($1, $2, $3, $4, $5)",
+    )?;
+    for ((tool, from, to), n) in &run.aggregate.alias_pairs {
+        tx.execute(&pair, &[&id, tool, from, to, &(*n as i64)])?;
+    }
+    if run.reasks {
+        tx.execute(
+            &format!(
+                "INSERT INTO user_corrections (ts_ms, session, tool, method, note, reask_ask_id, corrects_ask_id, \
+                   blamed_outcome_id, blamed_decision_id, found_by_run) \
+                 SELECT ts_ms, session, tool, method, note, reask_ask_id, corrects_ask_id, blamed_outcome_id, \
+                   blamed_decision_id, $1 FROM {PG_REASK_TABLE} \
+                 ON CONFLICT (reask_ask_id) WHERE reask_ask_id IS NOT NULL DO UPDATE SET \
+                   tool = excluded.tool, method = excluded.method, corrects_ask_id = excluded.corrects_ask_id, \
+                   blamed_outcome_id = excluded.blamed_outcome_id, blamed_decision_id = excluded.blamed_decision_id, \
+                   found_by_run = excluded.found_by_run \
+                 WHERE user_corrections.tool IS DISTINCT FROM excluded.tool \
+                   OR user_corrections.method IS DISTINCT FROM excluded.method \
+                   OR user_corrections.corrects_ask_id IS DISTINCT FROM excluded.corrects_ask_id \
+                   OR user_corrections.blamed_outcome_id IS DISTINCT FROM excluded.blamed_outcome_id \
+                   OR user_corrections.blamed_decision_id IS DISTINCT FROM excluded.blamed_decision_id"
+            ),
+            &[&id],
+        )?;
+        tx.batch_execute(&format!("DROP TABLE IF EXISTS {PG_REASK_TABLE}"))?;
+    }
+    Ok(id)
 }

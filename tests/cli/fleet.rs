@@ -267,31 +267,6 @@ fn a_grant_made_on_one_host_is_honoured_and_revoked_on_the_other() {
     }
 }
 
-/// The commands not yet ported refuse a PostgreSQL store by name, as a set-up fault (exit 2,
-/// nothing on stdout), before they connect: never a silent fallback to a file.
-#[test]
-fn commands_not_ported_refuse_a_postgres_store() {
-    let host = Host::new("[tools.t]\n");
-    // A server that is not there: refused before any connection is tried.
-    let db = "postgres://nobody@%2Fnonexistent/none";
-    for (args, what) in [
-        (&["evaluate"][..], "evaluate does not work"),
-        (&["evaluate", "--dry-run"][..], "evaluate does not work"),
-    ] {
-        let (out, err, code) = host.run(db, args, "");
-        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
-        assert!(
-            err.contains(what) && err.contains("PostgreSQL store"),
-            "{args:?}: {err}"
-        );
-        assert!(
-            !err.contains("nonexistent") || err.contains("postgres://"),
-            "{err}"
-        );
-    }
-    assert!(!host.sb.path().join("state").exists());
-}
-
 /// A store that cannot be reached is the operator's to fix: exit 2 after the busy timeout,
 /// nothing for the model on stdout.
 #[test]
@@ -437,15 +412,14 @@ fn db_copy_round_trips_a_store_through_postgres() {
         assert_eq!(code, 0, "{err}");
         serde_json::from_str(&out).unwrap()
     };
-    let (mut a, mut b) = (report(&original), report(&back));
-    // The only difference allowed: which file was read.
-    for r in [&mut a, &mut b] {
-        if let Some(w) = r.get_mut("window").and_then(Value::as_object_mut) {
-            w.remove("shards");
-        }
-        r.as_object_mut().unwrap().remove("shards");
-    }
+    // The only difference allowed: which store was read.
+    let (a, b, c) = (
+        without_places(report(&original)),
+        without_places(report(&back)),
+        without_places(report(&pg)),
+    );
     assert_eq!(a, b);
+    assert_eq!(a, c, "evaluate on PostgreSQL itself");
     stored_runs_read_the_same(&host, &original, &pg, NOW);
     // The copy in PostgreSQL takes new rows after the copied ones.
     host.gate(&pg, &["--now", NOW], &ls);
@@ -460,6 +434,148 @@ fn db_copy_round_trips_a_store_through_postgres() {
     let (_, err, code) = host.run(&other, &["db", "copy", &other, &pg], "");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("another row of decisions"), "{err}");
+}
+
+/// An `evaluate --format json` report without what names the stores read and written.
+fn without_places(mut report: Value) -> Value {
+    let doc = report.as_object_mut().unwrap();
+    doc.remove("shards");
+    doc.remove("stored_in");
+    report
+}
+
+/// `evaluate` stores its run (with the re-asks it found) alike in SQLite and in PostgreSQL,
+/// reads shards of both kinds together, and compares a second run with the first alike.
+#[test]
+fn evaluate_runs_alike_on_both_backends_and_over_mixed_shards() {
+    const NOW: &str = "2026-11-20T18:00:00Z";
+    const LATER: &str = "2026-11-21T18:00:00Z";
+    let host = Host::new(GRANTS);
+    let mut stores = Vec::new();
+    for backend in BACKENDS {
+        let db = new_store(backend, &host.sb);
+        for fixture in ["boundary", "movie-list", "arithmetic", "reask-late"] {
+            let path = crate::common::fixture_path(&format!("telemetry/{fixture}.jsonl"));
+            let (_, err, code) = host.run(
+                &db,
+                &["--now", NOW, "record", &path.display().to_string()],
+                "",
+            );
+            assert_eq!(code, 0, "{fixture}: {err}");
+        }
+        stores.push(db);
+    }
+    let evaluate = |dbs: &[&str], now: &str, since: &str| -> Value {
+        let mut c = host.sb.std_cmd();
+        c.args(["--policy", &host.policy]);
+        for db in dbs {
+            c.args(["--db", db]);
+        }
+        c.args([
+            "--now", now, "evaluate", "--since", since, "--format", "json", "--all",
+        ]);
+        let (out, err, code) = run(c, "");
+        assert_eq!(code, 0, "{dbs:?}: {err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    };
+    let (sqlite, pg) = (stores[0].as_str(), stores[1].as_str());
+    let first = without_places(evaluate(&[sqlite], NOW, "1d"));
+    assert_eq!(first, without_places(evaluate(&[pg], NOW, "1d")));
+    assert!(first["run"].is_i64(), "{first}");
+    assert_eq!(
+        host.db_info(sqlite)["tables"],
+        host.db_info(pg)["tables"],
+        "the same rows stored, re-asks among them"
+    );
+    // A second run over another window is compared with the first alike.
+    let second = without_places(evaluate(&[sqlite], LATER, "2d"));
+    assert_eq!(second, without_places(evaluate(&[pg], LATER, "2d")));
+    assert!(
+        second["since_last_run"]["previous_run"].is_object(),
+        "{second}"
+    );
+    let health = |db: &str| {
+        let (out, err, code) = host.run(
+            db,
+            &["--now", LATER, "tools", "health", "--format", "json"],
+            "",
+        );
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<Value>(&out).unwrap()
+    };
+    assert_eq!(health(sqlite), health(pg));
+    // Two shards of two kinds: each one's events counted once, whichever comes first.
+    let mixed = evaluate(&[pg, sqlite], LATER, "2d");
+    let other = evaluate(&[sqlite, pg], LATER, "2d");
+    assert_eq!(
+        mixed["events"],
+        2 * second["events"].as_u64().unwrap(),
+        "{mixed}"
+    );
+    assert_eq!(mixed["tools"], other["tools"]);
+    assert_eq!(mixed["stored_in"], mixed["shards"][0], "kept in the first");
+    // One store given twice is refused.
+    let mut c = host.sb.std_cmd();
+    c.args(["--policy", &host.policy, "--db", pg, "--db", pg, "evaluate"]);
+    let (out, err, code) = run(c, "");
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("are the same store"), "{err}");
+}
+
+/// A synthetic store (every kind of session: boundary crossings, useless answers, re-asks,
+/// argument names models get wrong) evaluates alike as a file and, copied, in PostgreSQL:
+/// the same report, the same rows stored (the re-asks found among them), the same health.
+#[test]
+fn a_synthetic_store_evaluates_alike_in_postgres() {
+    use metagate::store::synth::{self, Config, Mix};
+    const NOW: &str = "2026-11-20T18:00:00Z";
+    let host = Host::new("[tools.t]\n");
+    let sqlite = host.sb.path().join("synth.db").display().to_string();
+    let mut store = metagate::store::Store::open(std::path::Path::new(&sqlite)).unwrap();
+    let config = Config {
+        events: 5_000,
+        end_ms: metagate::domain::events::parse_time(NOW).unwrap(),
+        span_ms: 86_400_000,
+        seed: 3,
+        mix: Mix::default(),
+    };
+    synth::generate(&mut store, &config, &mut |_| {}).unwrap();
+    drop(store);
+    let pg = postgres_server::fresh_database();
+    let (_, err, code) = host.run(&sqlite, &["db", "copy", &sqlite, &pg], "");
+    assert_eq!(code, 0, "{err}");
+    let evaluate = |db: &str| -> Value {
+        let args = [
+            "--now", NOW, "evaluate", "--since", "2d", "--format", "json", "--all",
+        ];
+        let (out, err, code) = host.run(db, &args, "");
+        assert_eq!(code, 0, "{err}");
+        without_places(serde_json::from_str(&out).unwrap())
+    };
+    let report = evaluate(&sqlite);
+    assert!(report["events"].as_u64().unwrap() > 4_900, "{report}");
+    let kinds: Vec<&str> = report["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"learn_alias") && kinds.contains(&"split_boundary"),
+        "{kinds:?}"
+    );
+    assert_eq!(report, evaluate(&pg));
+    assert_eq!(host.db_info(&sqlite)["tables"], host.db_info(&pg)["tables"]);
+    let health = |db: &str| {
+        let (out, err, code) = host.run(
+            db,
+            &["--now", NOW, "tools", "health", "--format", "json"],
+            "",
+        );
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<Value>(&out).unwrap()
+    };
+    assert_eq!(health(&sqlite), health(&pg));
 }
 
 /// What reads the stored runs (`tools health`, `evaluate show`) says the same of a store and

@@ -7,9 +7,8 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use metagate::domain::policy::Policy;
 use metagate::jobs::evaluate::{self, Shards};
-use metagate::store::StoreError;
-use metagate::store::aggregate::ReaskSink;
 use metagate::store::location::Location;
+use metagate::store::shard::ReaskStage;
 use metagate::wire::display::{one_line, plural};
 use serde_json::json;
 
@@ -29,21 +28,13 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     if let Some(id) = args.reject.as_deref() {
         return set_status(id, "rejected", args.format, env);
     }
-    let paths: Vec<PathBuf> = if dbs.is_empty() {
-        vec![env.db_file("evaluate")?]
+    // Shards of either kind, mixed as given; the run is kept in the first.
+    let locations: Vec<Location> = if dbs.is_empty() {
+        vec![env.location()?]
     } else {
-        for db in dbs {
-            if let Location::Postgres(url) = Location::of(db) {
-                return Err(StoreError::NotOnPostgres {
-                    url: url.to_string(),
-                    what: "evaluate",
-                }
-                .into());
-            }
-        }
-        dbs.to_vec()
+        dbs.iter().map(|db| Location::of(db)).collect()
     };
-    let shards = Shards::new(paths)?;
+    let shards = Shards::new(locations)?;
     if let Some(patch) = &args.emit_policy_patch {
         evaluate::check_patch_target(patch, &shards, policy)?;
     }
@@ -54,10 +45,10 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     let mut store = if args.dry_run {
         None
     } else {
-        Some(env.open_existing_sqlite("evaluate")?)
+        Some(env.open_existing_at(shards.first())?)
     };
-    let mut sink = match &store {
-        Some(s) => Some(ReaskSink::new(s.conn_ref()).map_err(|e| s.err(e))?),
+    let mut sink = match store.as_mut() {
+        Some(s) => Some(ReaskStage::new(s)?),
         None => None,
     };
     let bar = ProgressBar::with_draw_target(None, progress_target()).with_style(progress_style());
@@ -65,7 +56,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
         &shards,
         policy,
         window,
-        env.busy_timeout(),
+        env.store_options(),
         &mut |n, total| {
             bar.set_length(total.max(n));
             bar.set_position(n);
@@ -77,7 +68,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     for empty in &evaluation.aggregate.empty_stores {
         say!("metagate: evaluate: {empty} holds no telemetry yet");
     }
-    evaluation.compare_with_stored(&shards, env.busy_timeout(), now_ms)?;
+    evaluation.compare_with_stored(&shards, env.store_options(), now_ms)?;
     if let Some(before) = evaluation.policy_changed() {
         let name = |file: &Option<String>| {
             file.as_deref().map_or_else(

@@ -35,9 +35,8 @@ pub fn write_table(
     now_ms: i64,
 ) -> std::io::Result<()> {
     let t = policy.thresholds();
-    let paths = shards.paths();
     let stored = match run_id {
-        Some(id) => format!("run {id} stored in {}", paths[0].display()),
+        Some(id) => format!("run {id} stored in {}", shards.first()),
         None => "dry run: nothing stored".to_string(),
     };
     let summary = format!(
@@ -45,7 +44,7 @@ pub fn write_table(
         format_time(e.window.from_ms),
         format_time(e.window.until_ms),
         e.aggregate.events,
-        plural(paths.len(), "store", "stores"),
+        plural(shards.locations().len(), "store", "stores"),
     );
     writeln!(out, "{}", crate::output::fit_line(&summary))?;
     let file = e.policy.file.as_deref().map_or_else(

@@ -14,7 +14,7 @@ use metagate::jobs::mcp::{CheckerSetup, Clock, OpenStore};
 use metagate::jobs::own_files::{Whereabouts, own_files};
 use metagate::store::any::AnyStore;
 use metagate::store::location::Location;
-use metagate::store::{self, Store, StoreError};
+use metagate::store::{self, StoreError};
 
 pub struct Env {
     db_flag: Option<PathBuf>,
@@ -139,18 +139,6 @@ impl Env {
         self.db_path().map(Location::File)
     }
 
-    /// The store's file, for a job that reads SQLite files only: a PostgreSQL store is
-    /// refused naming `what`.
-    pub fn db_file(&self, what: &'static str) -> Result<PathBuf, StoreError> {
-        match self.location()? {
-            Location::File(path) => Ok(path),
-            Location::Postgres(url) => Err(StoreError::NotOnPostgres {
-                url: url.to_string(),
-                what,
-            }),
-        }
-    }
-
     /// Where the default SQLite file is, in the documented order.
     pub fn db_path(&self) -> Result<PathBuf, StoreError> {
         let env_db = std::env::var_os("METAGATE_DB").map(PathBuf::from);
@@ -195,15 +183,10 @@ impl Env {
         AnyStore::open_existing(location, self.store_options)
     }
 
-    /// The SQLite store, which must exist, for a job that works only on SQLite yet: a
-    /// PostgreSQL store is refused naming `what`, before it is connected to.
-    pub fn open_existing_sqlite(&self, what: &'static str) -> Result<Store, StoreError> {
-        Store::open_existing(&self.db_file(what)?, self.store_options)
-    }
-
-    /// How long a store another process holds is waited for (`telemetry.busy_timeout_ms`).
-    pub fn busy_timeout(&self) -> std::time::Duration {
-        self.store_options.busy_timeout
+    /// How stores are opened: how long one another process holds is waited for
+    /// (`telemetry.busy_timeout_ms`), and how durable a commit is.
+    pub fn store_options(&self) -> store::Options {
+        self.store_options
     }
 }
 
