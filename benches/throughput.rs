@@ -33,6 +33,11 @@
 //!   --jsonl` over the `gate` mix, without and with a per-caller limit (every group then takes
 //!   the fleet's decisions lock and counts), and `gate` one call per process, each beside the
 //!   same run into an SQLite store.
+//! - `pg-evaluate`: `evaluate --dry-run` over the synthetic store of `cargo bench --bench
+//!   evaluate` (10,000,000 events, `METAGATE_BENCH_EVENTS` for another size; generated once
+//!   into `target/bench-evaluate-N.db`, shared with that bench), copied by `db copy` into a
+//!   database of the durable local server: wall time and peak RSS on PostgreSQL, beside the
+//!   same run on the SQLite file, whose report it must equal.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -87,6 +92,102 @@ fn main() {
     if run("postgres") {
         bench_postgres(dir.path());
     }
+    if run("pg-evaluate") {
+        bench_pg_evaluate();
+    }
+}
+
+/// See the `pg-evaluate` section above.
+fn bench_pg_evaluate() {
+    use metagate::store::synth::{self, Config, Mix};
+    // The store and the time of `benches/evaluate.rs`.
+    const END_MS: i64 = 1_795_197_600_000;
+    const NOW: &str = "2026-11-20T18:00:00Z";
+    let events: u64 = std::env::var("METAGATE_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.replace('_', "").parse().ok())
+        .unwrap_or(10_000_000);
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
+    let db = target.join(format!("bench-evaluate-{events}.db"));
+    if !db.exists() {
+        let started = Instant::now();
+        let mut store = metagate::store::Store::open(&db).expect("store");
+        let config = Config {
+            events,
+            end_ms: END_MS,
+            span_ms: 7 * 86_400_000,
+            seed: 7,
+            mix: Mix::default(),
+        };
+        synth::generate(&mut store, &config, &mut |_| {}).expect("generate");
+        store
+            .conn()
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+            .expect("checkpoint");
+        println!(
+            "pg-evaluate: generated {events} events in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let sqlite = db.display().to_string();
+    let pg = postgres_server::durable_server().fresh_database();
+    let started = Instant::now();
+    let copied = Command::new(&*BIN)
+        .args(["db", "copy", &sqlite, &pg])
+        .output()
+        .expect("db copy");
+    assert!(
+        copied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copied.stderr)
+    );
+    println!(
+        "pg-evaluate: db copy of {} into PostgreSQL: {:.1} s",
+        db.display(),
+        started.elapsed().as_secs_f64()
+    );
+    let evaluate = |store: &str| {
+        let started = Instant::now();
+        let out = Command::new("/usr/bin/time")
+            .arg("-v")
+            .arg(&*BIN)
+            .args(["--db", store, "--now", NOW, "evaluate", "--since", "7d"])
+            .args(["--dry-run", "--format", "json"])
+            .output()
+            .expect("/usr/bin/time");
+        let wall = started.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let rss_kib: f64 = stderr
+            .lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix("Maximum resident set size (kbytes): ")
+            })
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0);
+        let mut report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        report.as_object_mut().unwrap().remove("shards");
+        (wall, rss_kib / 1024.0, report)
+    };
+    let (sqlite_wall, sqlite_rss, sqlite_report) = evaluate(&sqlite);
+    let (pg_wall, pg_rss, pg_report) = evaluate(&pg);
+    assert_eq!(sqlite_report, pg_report, "the two reports differ");
+    println!(
+        "pg-evaluate: evaluate --dry-run, {} events in the window (the same report on both)",
+        pg_report["events"]
+    );
+    println!(
+        "  PostgreSQL {:>7.2} s  peak RSS {:>5.0} MiB   (target <= 120 s)",
+        pg_wall.as_secs_f64(),
+        pg_rss
+    );
+    println!(
+        "  SQLite     {:>7.2} s  peak RSS {:>5.0} MiB   ratio postgres / sqlite {:.2}",
+        sqlite_wall.as_secs_f64(),
+        sqlite_rss,
+        pg_wall.as_secs_f64() / sqlite_wall.as_secs_f64()
+    );
 }
 
 /// See the `postgres` section above.

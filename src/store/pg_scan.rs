@@ -255,12 +255,9 @@ fn decisions(
             .or_default() += n.max(0) as u64;
     }
     progress.add(counted);
-    // The calls that can teach more than their count, in the order SQLite reads them.
-    let next_call = tx.prepare(
-        "SELECT verdict, args FROM decisions \
-         WHERE session = $1 AND tool = $2 AND (ts_ms > $3 OR (ts_ms = $3 AND id > $4)) \
-         ORDER BY ts_ms, id LIMIT 1",
-    )?;
+    // The calls that can teach more than their count, in the order SQLite reads them, each
+    // with the call after it (same session and tool), which SQLite looks up for the few
+    // calls that need it: here a look-up in the server costs less than a round trip.
     let mut quiet = Progress {
         seen: 0,
         total: 0,
@@ -268,12 +265,10 @@ fn decisions(
     };
     for_each_row(
         tx,
-        "SELECT id, ts_ms, session, tool, method, verdict = 'rejected', args FROM decisions \
-         WHERE ts_ms >= $1 AND ts_ms < $2 AND tool IS NOT NULL \
-           AND (verdict = 'rejected' OR (warnings <> '[]' AND args IS NOT NULL)) ORDER BY id",
+        "SELECT d.id, d.ts_ms, d.session, d.tool, d.method, d.verdict = 'rejected', d.args,            n.verdict, n.args          FROM decisions d LEFT JOIN LATERAL (            SELECT verdict, args FROM decisions n            WHERE d.session IS NOT NULL AND n.session = d.session AND n.tool = d.tool              AND (n.ts_ms > d.ts_ms OR (n.ts_ms = d.ts_ms AND n.id > d.id))            ORDER BY n.ts_ms, n.id LIMIT 1) n ON true          WHERE d.ts_ms >= $1 AND d.ts_ms < $2 AND d.tool IS NOT NULL            AND (d.verdict = 'rejected' OR (d.warnings <> '[]' AND d.args IS NOT NULL))          ORDER BY d.id",
         &range,
         &mut quiet,
-        &mut |tx, r| {
+        &mut |_, r| {
             let call = CallRow {
                 id: r.get(0),
                 ts_ms: r.get(1),
@@ -283,9 +278,10 @@ fn decisions(
                 rejected: r.get(5),
                 args: r.get(6),
             };
-            learn_from_call(call, policy, agg, &mut |session, tool, ts_ms, id| {
-                let next = tx.query_opt(&next_call, &[&session, &tool, &ts_ms, &id])?;
-                Ok(next.map(|n| (n.get(0), n.get(1))))
+            let next: Option<String> = r.get(7);
+            let next_args: Option<String> = r.get(8);
+            learn_from_call(call, policy, agg, &mut |_, _, _, _| {
+                Ok::<_, postgres::Error>(next.clone().map(|v| (v, next_args.clone())))
             })
         },
     )
