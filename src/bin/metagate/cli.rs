@@ -39,8 +39,8 @@ pub struct Cli {
 
     /// Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet
     /// [default: $METAGATE_DB, else the policy's [store] url, else
-    /// $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes files more than once to merge
-    /// shards
+    /// $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed,
+    /// to merge shards
     #[arg(long, global = true, value_name = "FILE|URL", action = ArgAction::Append)]
     pub db: Vec<PathBuf>,
 
@@ -127,8 +127,8 @@ pub enum Command {
     #[command(
         long_about = "The out-of-band pass over the telemetry store: tool health, user corrections, \
             recommendations, learned aliases.\n\n\
-            Reads every --db given (shards from several agent hosts are merged; none: the default \
-            store), counts calls, corrections, rejections and outcomes per tool and method in the \
+            Reads every --db given, SQLite files and PostgreSQL URLs alike (shards from several \
+            agent hosts are merged; none: the default store), counts calls, corrections, rejections and outcomes per tool and method in the \
             window, detects same-topic re-asks as user corrections, scores utility and cohesion, \
             and proposes recommendations (never changes). The report opens with what changed since \
             the previous stored run and names the policy used. Unless --dry-run, the run is stored \
