@@ -6,6 +6,8 @@ use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
+use crate::postgres_server;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_metagate");
 
 /// A temporary HOME, XDG config and state, and working directory.
@@ -203,4 +205,27 @@ pub fn texts(out: std::process::Output) -> (String, i32, String) {
         out.status.code().unwrap(),
         String::from_utf8(out.stderr).unwrap(),
     )
+}
+
+/// The two kinds of store every store-exercising test runs on (issue 30): an SQLite file, and
+/// a database of the test process's PostgreSQL server (`tests/support/postgres.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+pub const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
+
+/// A new, empty store of `backend`, as `--db` names it: a file in `dir`, or a new database.
+pub fn new_store(backend: Backend, dir: &Sandbox) -> String {
+    new_store_named(backend, dir, "shared.db")
+}
+
+/// `new_store`, an SQLite one in the file `file_name` of `dir` (for a second store beside it).
+pub fn new_store_named(backend: Backend, dir: &Sandbox, file_name: &str) -> String {
+    match backend {
+        Backend::Sqlite => dir.path().join(file_name).display().to_string(),
+        Backend::Postgres => postgres_server::fresh_database(),
+    }
 }

@@ -7,24 +7,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::Sandbox;
+use crate::common::{BACKENDS, Sandbox, new_store};
 use crate::postgres_server;
-
-#[derive(Debug, Clone, Copy)]
-enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
-
-/// A new, empty store of `backend`, as `--db` names it: a file in `dir`, or a new database.
-fn new_store(backend: Backend, dir: &Sandbox) -> String {
-    match backend {
-        Backend::Sqlite => dir.path().join("shared.db").display().to_string(),
-        Backend::Postgres => postgres_server::fresh_database(),
-    }
-}
 
 /// One host: a working folder and HOME of its own, with the policy `text`.
 struct Host {
