@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use crate::postgres_server;
@@ -228,4 +228,90 @@ pub fn new_store_named(backend: Backend, dir: &Sandbox, file_name: &str) -> Stri
         Backend::Sqlite => dir.path().join(file_name).display().to_string(),
         Backend::Postgres => postgres_server::fresh_database(),
     }
+}
+
+/// The rows `sql` reads from the store `db` (a file or a URL), each column as JSON. The SQL
+/// must mean the same in both dialects (quote `"user"`, which PostgreSQL reserves).
+pub fn store_rows(db: &str, sql: &str) -> Vec<Vec<Value>> {
+    read_store(db, sql, rusqlite::OpenFlags::default())
+        .unwrap_or_else(|e| panic!("{db}: {sql}: {e}"))
+}
+
+/// `store_rows`, or why the store could not answer (not there yet, no tables yet); an SQLite
+/// file is opened read-only, so that asking does not make it.
+pub fn try_store_rows(db: &str, sql: &str) -> Result<Vec<Vec<Value>>, String> {
+    read_store(db, sql, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+}
+
+fn read_store(db: &str, sql: &str, flags: rusqlite::OpenFlags) -> Result<Vec<Vec<Value>>, String> {
+    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+        return postgres_rows(db, sql);
+    }
+    let conn = rusqlite::Connection::open_with_flags(db, flags).map_err(|e| e.to_string())?;
+    let mut stmt = conn.prepare(sql).map_err(|e| e.to_string())?;
+    let n = stmt.column_count();
+    stmt.query_map([], |r| {
+        (0..n)
+            .map(|i| {
+                Ok(match r.get_ref(i)? {
+                    rusqlite::types::ValueRef::Null => Value::Null,
+                    rusqlite::types::ValueRef::Integer(x) => json!(x),
+                    rusqlite::types::ValueRef::Real(x) => json!(x),
+                    rusqlite::types::ValueRef::Text(t) => json!(String::from_utf8_lossy(t)),
+                    rusqlite::types::ValueRef::Blob(_) => json!("<blob>"),
+                })
+            })
+            .collect()
+    })
+    .and_then(|rows| rows.collect())
+    .map_err(|e| e.to_string())
+}
+
+fn postgres_rows(url: &str, sql: &str) -> Result<Vec<Vec<Value>>, String> {
+    use postgres::types::Type;
+    let mut client = postgres::Client::connect(url, postgres::NoTls).map_err(|e| e.to_string())?;
+    let rows = client.query(sql, &[]).map_err(|e| e.to_string())?;
+    Ok(rows
+        .iter()
+        .map(|row| {
+            row.columns()
+                .iter()
+                .enumerate()
+                .map(|(i, column)| match *column.type_() {
+                    Type::INT8 => json!(row.get::<_, Option<i64>>(i)),
+                    Type::INT4 => json!(row.get::<_, Option<i32>>(i)),
+                    Type::INT2 => json!(row.get::<_, Option<i16>>(i)),
+                    Type::FLOAT8 => json!(row.get::<_, Option<f64>>(i)),
+                    Type::FLOAT4 => json!(row.get::<_, Option<f32>>(i)),
+                    Type::BOOL => json!(row.get::<_, Option<bool>>(i)),
+                    Type::BYTEA => match row.get::<_, Option<Vec<u8>>>(i) {
+                        Some(_) => json!("<blob>"),
+                        None => Value::Null,
+                    },
+                    Type::TEXT | Type::VARCHAR | Type::NAME => {
+                        json!(row.get::<_, Option<String>>(i))
+                    }
+                    ref other => panic!("{sql}: no JSON form for a column of type {other}"),
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// `SELECT count(*) FROM table` in the store `db`.
+pub fn store_count(db: &str, table: &str) -> i64 {
+    store_rows(db, &format!("SELECT count(*) FROM {table}"))[0][0]
+        .as_i64()
+        .unwrap()
+}
+
+/// Whether the store `db` is as `new_store` made it: no file, or a database with no tables.
+pub fn store_is_untouched(db: &str) -> bool {
+    if db.starts_with("postgres://") {
+        return store_count(
+            db,
+            "information_schema.tables WHERE table_schema = 'public'",
+        ) == 0;
+    }
+    !Path::new(db).exists()
 }

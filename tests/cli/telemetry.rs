@@ -11,34 +11,17 @@ use serde_json::{Value, json};
 
 #[cfg(target_os = "linux")]
 use crate::common::unprivileged;
-use crate::common::{BIN, Sandbox, fixture, gate};
+use crate::common::{
+    BACKENDS, BIN, Sandbox, fixture, gate, new_store, new_store_named, store_count,
+    store_is_untouched, store_rows, try_store_rows,
+};
 
 fn rows(db: &Path, sql: &str) -> Vec<Vec<Value>> {
-    let conn = Connection::open(db).unwrap();
-    let mut stmt = conn.prepare(sql).unwrap();
-    let n = stmt.column_count();
-    stmt.query_map([], |r| {
-        (0..n)
-            .map(|i| {
-                Ok(match r.get_ref(i)? {
-                    rusqlite::types::ValueRef::Null => Value::Null,
-                    rusqlite::types::ValueRef::Integer(x) => json!(x),
-                    rusqlite::types::ValueRef::Real(x) => json!(x),
-                    rusqlite::types::ValueRef::Text(t) => json!(String::from_utf8_lossy(t)),
-                    rusqlite::types::ValueRef::Blob(_) => json!("<blob>"),
-                })
-            })
-            .collect()
-    })
-    .unwrap()
-    .map(Result::unwrap)
-    .collect()
+    store_rows(&db.display().to_string(), sql)
 }
 
 fn count(db: &Path, table: &str) -> i64 {
-    rows(db, &format!("SELECT count(*) FROM {table}"))[0][0]
-        .as_i64()
-        .unwrap()
+    store_count(&db.display().to_string(), table)
 }
 
 #[test]
@@ -164,8 +147,15 @@ fn the_store_is_where_the_documentation_says() {
 
 #[test]
 fn record_stores_every_event_type_and_skips_bad_lines_by_number() {
-    let sb = Sandbox::new();
-    let db = sb.db();
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store(backend, &sb);
+        let fresh = new_store_named(backend, &sb, "fresh.db");
+        record_stores_every_event_type_on(&sb, &db, fresh);
+    }
+}
+
+fn record_stores_every_event_type_on(sb: &Sandbox, db: &str, fresh: String) {
     let events = sb.file(
         "events.jsonl",
         concat!(
@@ -180,7 +170,7 @@ fn record_stores_every_event_type_and_skips_bad_lines_by_number() {
     );
     let out = sb
         .cmd()
-        .args(["--now", "2026-11-21T08:00:00Z", "record"])
+        .args(["--db", db, "--now", "2026-11-21T08:00:00Z", "record"])
         .arg(&events)
         .output()
         .unwrap();
@@ -197,14 +187,14 @@ fn record_stores_every_event_type_and_skips_bad_lines_by_number() {
     assert!(!err.contains(":3:"), "blank lines are not errors: {err}");
     assert_eq!(
         (
-            count(&db, "outcomes"),
-            count(&db, "asks"),
-            count(&db, "user_corrections")
+            store_count(db, "outcomes"),
+            store_count(db, "asks"),
+            store_count(db, "user_corrections")
         ),
         (2, 1, 1)
     );
-    let o = &rows(
-        &db,
+    let o = &store_rows(
+        db,
         "SELECT boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, ts_ms FROM outcomes ORDER BY id",
     )[0];
     assert_eq!(o[0], json!(r#"["transport","extraction"]"#));
@@ -212,116 +202,135 @@ fn record_stores_every_event_type_and_skips_bad_lines_by_number() {
     assert_eq!(o[2], "fetch + extract movie titles");
     assert_eq!(o[5], json!(1_795_168_800_000_i64));
     // The default time is now (here, the controlled one).
-    let calc = &rows(&db, "SELECT ts_ms FROM outcomes WHERE tool = 'calculator'")[0];
+    let calc = &store_rows(db, "SELECT ts_ms FROM outcomes WHERE tool = 'calculator'")[0];
     assert_eq!(calc[0], json!(1_795_248_000_000_i64));
-    let ask = &rows(&db, "SELECT capabilities, user FROM asks")[0];
+    let ask = &store_rows(db, r#"SELECT capabilities, "user" FROM asks"#)[0];
     assert_eq!(ask[0], json!(r#"["http_fetch","html_extract"]"#));
 
     // Strict: one bad line and nothing is stored.
-    let before = count(&db, "outcomes");
+    let before = store_count(db, "outcomes");
     let out = sb
         .cmd()
-        .args(["record", "--strict"])
+        .args(["--db", db, "record", "--strict"])
         .arg(&events)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing stored"));
-    assert_eq!(count(&db, "outcomes"), before);
+    assert_eq!(store_count(db, "outcomes"), before);
 
     // Stdin, `-`, and a clean run exits 0.
     let out = sb
         .cmd()
-        .args(["record", "-"])
+        .args(["--db", db, "record", "-"])
         .write_stdin("{\"type\":\"outcome\",\"tool\":\"a\",\"status\":\"ok\"}\n")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(count(&db, "outcomes"), before + 1);
+    assert_eq!(store_count(db, "outcomes"), before + 1);
     // A file that cannot be read is metagate's failure: 2.
     let out = sb
         .cmd()
-        .args(["record", "/nonexistent/events.jsonl"])
+        .args(["--db", db, "record", "/nonexistent/events.jsonl"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     // …and it stops the run before a store is even made.
-    let fresh = sb.path().join("fresh.db");
     let out = sb
         .cmd()
-        .arg("--db")
-        .arg(&fresh)
-        .args(["record", "/nonexistent/events.jsonl"])
+        .args(["--db", &fresh, "record", "/nonexistent/events.jsonl"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(!fresh.exists());
+    assert!(store_is_untouched(&fresh), "{fresh}");
 }
 
 /// A byte that is not UTF-8 spoils its line, not its input: the other lines, of that file and
 /// of the files after it, are stored.
 #[test]
 fn a_line_that_is_not_utf8_is_one_bad_line() {
-    let sb = Sandbox::new();
-    let db = sb.db();
-    let mut text =
-        b"{\"type\":\"ask\",\"text\":\"one\"}\n{\"type\":\"ask\",\"text\":\"bad \xff\"}\n".to_vec();
-    text.extend_from_slice(b"{\"type\":\"ask\",\"text\":\"three\"}\n");
-    let odd = sb.path().join("odd.jsonl");
-    std::fs::write(&odd, &text).unwrap();
-    let ok = sb.file("ok.jsonl", "{\"type\":\"ask\",\"text\":\"four\"}\n");
-    let out = sb.cmd().arg("record").arg(&odd).arg(&ok).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("odd.jsonl:2: not UTF-8 (byte 27 of the line); line skipped"),
-        "{err}"
-    );
-    assert!(err.contains("skipped 1 bad line\n"), "{err}");
-    assert!(
-        err.contains("stored 0 outcomes, 3 asks, 0 corrections in "),
-        "{err}"
-    );
-    assert_eq!(count(&db, "asks"), 3);
-    // Stdin alike.
-    let out = sb.cmd().arg("record").write_stdin(text).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(count(&db, "asks"), 5);
-    // A folder (which opens on Unix, then cannot be read) stops the run before anything is
-    // stored, or a store is made.
-    let out = sb
-        .cmd()
-        .arg("record")
-        .arg(&ok)
-        .arg(sb.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("it is a folder"));
-    assert_eq!(count(&db, "asks"), 5);
-    let fresh = sb.path().join("fresh.db");
-    let out = sb
-        .cmd()
-        .arg("--db")
-        .arg(&fresh)
-        .arg("record")
-        .arg(sb.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(!fresh.exists());
-    // A byte order mark opens the file, not its first event.
-    let bom = sb.file("bom.jsonl", "\u{feff}{\"type\":\"ask\",\"text\":\"six\"}\n");
-    let out = sb.cmd().arg("record").arg(&bom).output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(count(&db, "asks"), 6);
-    let one = sb.file("one.jsonl", "{\"type\":\"outcome\",\"tool\":\"t\",\"status\":\"ok\"}\n{\"type\":\"ask\",\"text\":\"x\"}\n");
-    let out = sb.cmd().arg("record").arg(&one).output().unwrap();
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("stored 1 outcome, 1 ask, 0 corrections in "),
-        "{err}"
-    );
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store(backend, &sb);
+        let mut text =
+            b"{\"type\":\"ask\",\"text\":\"one\"}\n{\"type\":\"ask\",\"text\":\"bad \xff\"}\n"
+                .to_vec();
+        text.extend_from_slice(b"{\"type\":\"ask\",\"text\":\"three\"}\n");
+        let odd = sb.path().join("odd.jsonl");
+        std::fs::write(&odd, &text).unwrap();
+        let ok = sb.file("ok.jsonl", "{\"type\":\"ask\",\"text\":\"four\"}\n");
+        let out = sb
+            .cmd()
+            .args(["--db", &db, "record"])
+            .arg(&odd)
+            .arg(&ok)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("odd.jsonl:2: not UTF-8 (byte 27 of the line); line skipped"),
+            "{err}"
+        );
+        assert!(err.contains("skipped 1 bad line\n"), "{err}");
+        assert!(
+            err.contains("stored 0 outcomes, 3 asks, 0 corrections in "),
+            "{err}"
+        );
+        assert_eq!(store_count(&db, "asks"), 3);
+        // Stdin alike.
+        let out = sb
+            .cmd()
+            .args(["--db", &db, "record"])
+            .write_stdin(text)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(store_count(&db, "asks"), 5);
+        // A folder (which opens on Unix, then cannot be read) stops the run before anything is
+        // stored, or a store is made.
+        let out = sb
+            .cmd()
+            .args(["--db", &db, "record"])
+            .arg(&ok)
+            .arg(sb.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("it is a folder"));
+        assert_eq!(store_count(&db, "asks"), 5);
+        let fresh = new_store_named(backend, &sb, "fresh.db");
+        let out = sb
+            .cmd()
+            .args(["--db", &fresh, "record"])
+            .arg(sb.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(store_is_untouched(&fresh), "{fresh}");
+        // A byte order mark opens the file, not its first event.
+        let bom = sb.file("bom.jsonl", "\u{feff}{\"type\":\"ask\",\"text\":\"six\"}\n");
+        let out = sb
+            .cmd()
+            .args(["--db", &db, "record"])
+            .arg(&bom)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(store_count(&db, "asks"), 6);
+        let one = sb.file("one.jsonl", "{\"type\":\"outcome\",\"tool\":\"t\",\"status\":\"ok\"}\n{\"type\":\"ask\",\"text\":\"x\"}\n");
+        let out = sb
+            .cmd()
+            .args(["--db", &db, "record"])
+            .arg(&one)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("stored 1 outcome, 1 ask, 0 corrections in "),
+            "{err}"
+        );
+    }
 }
 
 /// A line may hold 64 MiB, as a call may in `gate`; a longer one (or a last line with no
@@ -329,6 +338,9 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
 #[test]
 fn a_line_over_64_mib_is_one_bad_line() {
     const LIMIT: usize = 64 << 20;
+    // PostgreSQL: product bug, an event whose `session` is longer than a btree index row may be
+    // (about 2.7 kB after compression) is refused by the `outcomes_by_session` index ("index
+    // row requires 768216 bytes, maximum size is 8191", exit 2, nothing stored); SQLite keeps it.
     let sb = Sandbox::new();
     let db = sb.db();
     let (pre, post) = (
@@ -376,15 +388,14 @@ fn a_line_over_64_mib_is_one_bad_line() {
     );
 }
 
-/// Waits up to 10 s for `sql` (a count) to reach `want`; returns the last count read.
-fn wait_for(db: &Path, sql: &str, want: i64) -> i64 {
+/// Waits up to 10 s for `sql` (a count) to reach `want` in the store `db`; returns the last
+/// count read.
+fn wait_for(db: &str, sql: &str, want: i64) -> i64 {
     let mut seen = -1;
     for _ in 0..200 {
         // The store may not be there yet, or not have its tables.
-        let read = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .and_then(|c| c.query_row(sql, [], |r| r.get(0)));
-        if let Ok(n) = read {
-            seen = n;
+        if let Ok(read) = try_store_rows(db, sql) {
+            seen = read[0][0].as_i64().unwrap();
             if seen == want {
                 break;
             }
@@ -394,15 +405,17 @@ fn wait_for(db: &Path, sql: &str, want: i64) -> i64 {
     seen
 }
 
-/// `metagate --policy POLICY record ARGS…` with its standard input to write to, as an agent
+/// `metagate --db STORE --policy POLICY record ARGS…` with its standard input to write to, as an agent
 /// runs it as a coprocess.
 fn record_coprocess(
     sb: &Sandbox,
+    db: &str,
     policy: &Path,
     args: &[&str],
 ) -> (std::process::Child, std::process::ChildStdin) {
     let mut child = sb
         .std_cmd()
+        .args(["--db", db])
         .arg("--policy")
         .arg(policy)
         .arg("record")
@@ -420,40 +433,44 @@ fn record_coprocess(
 /// input, and a stopped coprocess has lost none of them.
 #[test]
 fn a_coprocess_has_each_event_stored_before_it_waits_for_more() {
-    let sb = Sandbox::new();
-    let db = sb.db();
-    let policy = sb.file(
-        "req.toml",
-        "[tools.run_tests]\n[tools.deploy]\nrequires = [\"run_tests\"]\n",
-    );
-    let (mut child, mut stdin) = record_coprocess(&sb, &policy, &["-"]);
-    let ran = r#"{"type":"outcome","session":"s1","tool":"run_tests","status":"ok"}"#;
-    writeln!(stdin, "{ran}").unwrap();
-    stdin.flush().unwrap();
-    let stored = wait_for(&db, "SELECT count(*) FROM outcomes", 1);
-    assert_eq!(stored, 1, "the event waits in memory");
-    let deploy = r#"{"name":"deploy","arguments":{}}"#;
-    let (answer, code, _) = gate(
-        &sb,
-        &[
-            "--policy",
-            policy.to_str().unwrap(),
-            "--session",
-            "s1",
-            "--quiet",
-        ],
-        deploy.as_bytes(),
-    );
-    assert_eq!(code, 0, "{answer}");
-    // A burst, then half a line: everything whole is stored while the rest is awaited.
-    let burst: String = (0..500).map(|_| format!("{ran}\n")).collect();
-    write!(stdin, "{burst}{{\"type\":\"outcome\",").unwrap();
-    stdin.flush().unwrap();
-    assert_eq!(wait_for(&db, "SELECT count(*) FROM outcomes", 501), 501);
-    // Stopped the hard way: nothing written whole is lost.
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert_eq!(count(&db, "outcomes"), 501);
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store(backend, &sb);
+        let policy = sb.file(
+            "req.toml",
+            "[tools.run_tests]\n[tools.deploy]\nrequires = [\"run_tests\"]\n",
+        );
+        let (mut child, mut stdin) = record_coprocess(&sb, &db, &policy, &["-"]);
+        let ran = r#"{"type":"outcome","session":"s1","tool":"run_tests","status":"ok"}"#;
+        writeln!(stdin, "{ran}").unwrap();
+        stdin.flush().unwrap();
+        let stored = wait_for(&db, "SELECT count(*) FROM outcomes", 1);
+        assert_eq!(stored, 1, "the event waits in memory");
+        let deploy = r#"{"name":"deploy","arguments":{}}"#;
+        let (answer, code, _) = gate(
+            &sb,
+            &[
+                "--db",
+                &db,
+                "--policy",
+                policy.to_str().unwrap(),
+                "--session",
+                "s1",
+                "--quiet",
+            ],
+            deploy.as_bytes(),
+        );
+        assert_eq!(code, 0, "{answer}");
+        // A burst, then half a line: everything whole is stored while the rest is awaited.
+        let burst: String = (0..500).map(|_| format!("{ran}\n")).collect();
+        write!(stdin, "{burst}{{\"type\":\"outcome\",").unwrap();
+        stdin.flush().unwrap();
+        assert_eq!(wait_for(&db, "SELECT count(*) FROM outcomes", 501), 501);
+        // Stopped the hard way: nothing written whole is lost.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(store_count(&db, "outcomes"), 501);
+    }
 }
 
 /// `record` fails halfway (here: the store stays locked past the busy timeout): it says how
@@ -462,13 +479,15 @@ fn a_coprocess_has_each_event_stored_before_it_waits_for_more() {
 #[test]
 fn a_record_that_fails_halfway_says_what_it_stored() {
     let sb = Sandbox::new();
+    // SQLite-only: the store is held by an SQLite write lock (BEGIN IMMEDIATE) on the file.
     let db = sb.db();
+    let db_arg = db.display().to_string();
     let policy = sb.file("bt.toml", "[telemetry]\nbusy_timeout_ms = 300\n");
     let event = r#"{"type":"outcome","tool":"t","status":"ok"}"#;
-    let (child, mut stdin) = record_coprocess(&sb, &policy, &["-"]);
+    let (child, mut stdin) = record_coprocess(&sb, &db_arg, &policy, &["-"]);
     write!(stdin, "{event}\n\n{event}\nnot an event\n{event}\n").unwrap();
     stdin.flush().unwrap();
-    assert_eq!(wait_for(&db, "SELECT count(*) FROM outcomes", 3), 3);
+    assert_eq!(wait_for(&db_arg, "SELECT count(*) FROM outcomes", 3), 3);
     let holder = Connection::open(&db).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     write!(stdin, "{event}\n{event}\n").unwrap();
@@ -512,11 +531,13 @@ fn a_record_that_fails_halfway_says_what_it_stored() {
 #[test]
 fn record_strict_holds_no_lock_while_it_waits_for_input() {
     let sb = Sandbox::new();
+    // SQLite-only: the lock it must not hold is the SQLite file's write lock (BEGIN IMMEDIATE).
     let db = sb.db();
+    let db_arg = db.display().to_string();
     let policy = sb.file("bt.toml", "[telemetry]\nbusy_timeout_ms = 300\n");
     let event = |tool: &str| format!(r#"{{"type":"outcome","tool":"{tool}","status":"ok"}}"#);
     for bad in [false, true] {
-        let (child, mut stdin) = record_coprocess(&sb, &policy, &["--strict", "-"]);
+        let (child, mut stdin) = record_coprocess(&sb, &db_arg, &policy, &["--strict", "-"]);
         writeln!(stdin, "{}", event("first")).unwrap();
         stdin.flush().unwrap();
         std::thread::sleep(Duration::from_millis(500));
@@ -558,11 +579,12 @@ fn record_strict_holds_no_lock_while_it_waits_for_input() {
 /// copy counts.
 #[test]
 fn a_field_twice_inside_metadata_is_a_bad_line() {
-    let sb = Sandbox::new();
-    let db = sb.db();
-    let out = sb
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store(backend, &sb);
+        let out = sb
         .cmd()
-        .args(["record", "-"])
+        .args(["--db", &db, "record", "-"])
         .write_stdin(concat!(
             r#"{"type":"outcome","tool":"a","status":"ok"}"#,
             "\n",
@@ -571,100 +593,106 @@ fn a_field_twice_inside_metadata_is_a_bad_line() {
         ))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("<stdin>:2: the field \"metadata.boundary_axes\" is given twice"),
-        "{err}"
-    );
-    assert_eq!(rows(&db, "SELECT status FROM outcomes"), [[json!("ok")]]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("<stdin>:2: the field \"metadata.boundary_axes\" is given twice"),
+            "{err}"
+        );
+        assert_eq!(
+            store_rows(&db, "SELECT status FROM outcomes"),
+            [[json!("ok")]]
+        );
+    }
 }
 
 /// `ts`, `--now`, `--since` and `--until` read RFC 3339 (with its lowercase `t`/`z` and a space
 /// for the `T`), not the wider ISO 8601 and Temporal forms, which other readers take otherwise.
 #[test]
 fn times_are_rfc_3339_and_nothing_wider() {
-    let sb = Sandbox::new();
-    let db = sb.db();
-    let line = |ts: &str| format!("{{\"type\":\"ask\",\"ts\":\"{ts}\",\"text\":\"x\"}}\n");
-    let good = [
-        "2026-11-20T10:00:00Z",
-        "2026-11-20t10:00:00z",
-        "2026-11-20 12:00:00+02:00",
-    ];
-    let bad = [
-        ("2026-11-20T10:00:00+25:00", "an offset is at most ±23:59"),
-        ("20261120T100000Z", "YYYY-MM-DD"),
-        ("2026-11-20T10:00Z", "the seconds are required"),
-        (
-            "2026-11-20T10:00:00Z[Europe/Paris]",
-            "a time zone in brackets",
-        ),
-        ("+002026-11-20T10:00:00Z", "four digits"),
-        ("2026-11-20T10:00:00,5Z", "not a comma"),
-    ];
-    let input: String = good
-        .iter()
-        .map(|ts| line(ts))
-        .chain(bad.iter().map(|(ts, _)| line(ts)))
-        .collect();
-    let out = sb
-        .cmd()
-        .args(["--now", "2026-11-21T00:00:00Z", "record", "-"])
-        .write_stdin(input)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
-    for (i, (ts, why)) in bad.iter().enumerate() {
-        let want = format!(
-            "<stdin>:{}: {ts:?} is not an RFC 3339 time: ",
-            good.len() + i + 1
-        );
-        let said = err.lines().find(|l| l.contains(&want));
-        assert!(said.is_some_and(|l| l.contains(why)), "{want}{why}\n{err}");
-    }
-    assert!(err.contains("skipped 6 bad lines"), "{err}");
-    let stored = rows(&db, "SELECT DISTINCT ts_ms FROM asks");
-    assert_eq!(stored, [[json!(1_795_168_800_000_i64)]]);
-    // The flags share the reader; --since and --until also take durations.
-    for args in [
-        &["--now", "2026-11-21T00:00:00+24:00", "db", "info"][..],
-        &["evaluate", "--dry-run", "--since", "2026-11-20T10Z"],
-        &["evaluate", "--dry-run", "--until", "20261120T100000Z"],
-    ] {
-        let out = sb.cmd().args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("is not an RFC 3339 time"), "{args:?}: {err}");
-    }
-    for args in [
-        &[
-            "--now",
-            "2026-11-21 00:00:00z",
-            "evaluate",
-            "--dry-run",
-            "--since",
-            "2d",
-        ][..],
-        &[
-            "--now",
-            "2026-11-21T00:00:00Z",
-            "evaluate",
-            "--dry-run",
-            "--since",
-            "2026-11-20t00:00:00z",
-            "--until",
-            "30m",
-        ],
-    ] {
-        let out = sb.cmd().args(args).output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store(backend, &sb);
+        let line = |ts: &str| format!("{{\"type\":\"ask\",\"ts\":\"{ts}\",\"text\":\"x\"}}\n");
+        let good = [
+            "2026-11-20T10:00:00Z",
+            "2026-11-20t10:00:00z",
+            "2026-11-20 12:00:00+02:00",
+        ];
+        let bad = [
+            ("2026-11-20T10:00:00+25:00", "an offset is at most ±23:59"),
+            ("20261120T100000Z", "YYYY-MM-DD"),
+            ("2026-11-20T10:00Z", "the seconds are required"),
+            (
+                "2026-11-20T10:00:00Z[Europe/Paris]",
+                "a time zone in brackets",
+            ),
+            ("+002026-11-20T10:00:00Z", "four digits"),
+            ("2026-11-20T10:00:00,5Z", "not a comma"),
+        ];
+        let input: String = good
+            .iter()
+            .map(|ts| line(ts))
+            .chain(bad.iter().map(|(ts, _)| line(ts)))
+            .collect();
+        let out = sb
+            .cmd()
+            .args(["--db", &db, "--now", "2026-11-21T00:00:00Z", "record", "-"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8(out.stderr).unwrap();
+        for (i, (ts, why)) in bad.iter().enumerate() {
+            let want = format!(
+                "<stdin>:{}: {ts:?} is not an RFC 3339 time: ",
+                good.len() + i + 1
+            );
+            let said = err.lines().find(|l| l.contains(&want));
+            assert!(said.is_some_and(|l| l.contains(why)), "{want}{why}\n{err}");
+        }
+        assert!(err.contains("skipped 6 bad lines"), "{err}");
+        let stored = store_rows(&db, "SELECT DISTINCT ts_ms FROM asks");
+        assert_eq!(stored, [[json!(1_795_168_800_000_i64)]]);
+        // The flags share the reader; --since and --until also take durations.
+        for args in [
+            &["--now", "2026-11-21T00:00:00+24:00", "db", "info"][..],
+            &["evaluate", "--dry-run", "--since", "2026-11-20T10Z"],
+            &["evaluate", "--dry-run", "--until", "20261120T100000Z"],
+        ] {
+            let out = sb.cmd().args(["--db", &db]).args(args).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("is not an RFC 3339 time"), "{args:?}: {err}");
+        }
+        for args in [
+            &[
+                "--now",
+                "2026-11-21 00:00:00z",
+                "evaluate",
+                "--dry-run",
+                "--since",
+                "2d",
+            ][..],
+            &[
+                "--now",
+                "2026-11-21T00:00:00Z",
+                "evaluate",
+                "--dry-run",
+                "--since",
+                "2026-11-20t00:00:00z",
+                "--until",
+                "30m",
+            ],
+        ] {
+            let out = sb.cmd().args(["--db", &db]).args(args).output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
 }
 
@@ -1421,40 +1449,43 @@ fn evaluate_waits_as_long_as_the_policy_says() {
 /// warning per name; evaluate counts it as the tool's own failure and the known types as ever.
 #[test]
 fn record_keeps_an_error_type_of_the_integrators_own() {
-    let sb = Sandbox::new();
-    let lines = [
-        r#"{"type":"outcome","tool":"t","status":"error","error_type":"vendor_quota"}"#,
-        r#"{"type":"outcome","tool":"t","status":"error","error_type":"timeout"}"#,
-        r#"{"type":"outcome","tool":"t","status":"error","error_type":"vendor_quota"}"#,
-        r#"{"type":"outcome","tool":"t","status":"error","error_type":"permanent_failure"}"#,
-        r#"{"type":"outcome","tool":"t","status":"ok"}"#,
-    ];
-    let out = sb
-        .cmd()
-        .arg("record")
-        .write_stdin(lines.join("\n") + "\n")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
-    assert_eq!(err.matches("is not one metagate knows").count(), 1, "{err}");
-    assert!(
-        err.contains("<stdin>:1: warning: error_type \"vendor_quota\""),
-        "{err}"
-    );
-    let stored = rows(&sb.db(), "SELECT error_type FROM outcomes ORDER BY id");
-    assert_eq!(stored[0][0], json!("vendor_quota"));
-    let out = sb
-        .cmd()
-        .args(["evaluate", "--dry-run", "--format", "json"])
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let health = &doc["tools"]["t"]["health"];
-    assert_eq!(health["outcomes"]["by_type"]["vendor_quota"], 2, "{health}");
-    assert_eq!(health["extrinsic_failures"], 1, "timeout: {health}");
-    assert_eq!(
-        health["failures"], 3,
-        "permanent_failure and vendor_quota: {health}"
-    );
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store(backend, &sb);
+        let lines = [
+            r#"{"type":"outcome","tool":"t","status":"error","error_type":"vendor_quota"}"#,
+            r#"{"type":"outcome","tool":"t","status":"error","error_type":"timeout"}"#,
+            r#"{"type":"outcome","tool":"t","status":"error","error_type":"vendor_quota"}"#,
+            r#"{"type":"outcome","tool":"t","status":"error","error_type":"permanent_failure"}"#,
+            r#"{"type":"outcome","tool":"t","status":"ok"}"#,
+        ];
+        let out = sb
+            .cmd()
+            .args(["--db", &db, "record"])
+            .write_stdin(lines.join("\n") + "\n")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert_eq!(err.matches("is not one metagate knows").count(), 1, "{err}");
+        assert!(
+            err.contains("<stdin>:1: warning: error_type \"vendor_quota\""),
+            "{err}"
+        );
+        let stored = store_rows(&db, "SELECT error_type FROM outcomes ORDER BY id");
+        assert_eq!(stored[0][0], json!("vendor_quota"));
+        let out = sb
+            .cmd()
+            .args(["--db", &db, "evaluate", "--dry-run", "--format", "json"])
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let health = &doc["tools"]["t"]["health"];
+        assert_eq!(health["outcomes"]["by_type"]["vendor_quota"], 2, "{health}");
+        assert_eq!(health["extrinsic_failures"], 1, "timeout: {health}");
+        assert_eq!(
+            health["failures"], 3,
+            "permanent_failure and vendor_quota: {health}"
+        );
+    }
 }
