@@ -1,15 +1,17 @@
 //! `metagate evaluate` and `metagate tools health` through the real binary, over stores built
 //! from `fixtures/telemetry/` (seed 001's acceptance scenarios).
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{Sandbox, fixture_path, gate_lines, texts};
+use crate::common::{BACKENDS, Backend, Sandbox, fixture_path, gate_lines, new_store_named, texts};
 
 const NOW: &str = "2026-11-20T18:00:00Z";
 
-fn record(sb: &Sandbox, db: &Path, fixtures: &[&str]) {
+/// Records the fixtures into the store `db` (a file or a URL).
+fn record(sb: &Sandbox, db: &(impl AsRef<OsStr> + ?Sized), fixtures: &[&str]) {
     for f in fixtures {
         let out = sb
             .cmd()
@@ -29,7 +31,7 @@ fn record(sb: &Sandbox, db: &Path, fixtures: &[&str]) {
 }
 
 /// Runs `metagate --db DB… --now NOW evaluate --since 1d ARGS --format json`.
-fn evaluate(sb: &Sandbox, dbs: &[&Path], args: &[&str]) -> (Value, i32, String) {
+fn evaluate(sb: &Sandbox, dbs: &[&dyn AsRef<OsStr>], args: &[&str]) -> (Value, i32, String) {
     let mut cmd = sb.cmd();
     for db in dbs {
         cmd.arg("--db").arg(db);
@@ -54,6 +56,13 @@ fn evaluate(sb: &Sandbox, dbs: &[&Path], args: &[&str]) -> (Value, i32, String) 
 
 fn store_with(sb: &Sandbox, fixtures: &[&str]) -> PathBuf {
     let db = sb.path().join("t.db");
+    record(sb, &db, fixtures);
+    db
+}
+
+/// `store_with` in a new store of `backend`.
+fn store_on(backend: Backend, sb: &Sandbox, fixtures: &[&str]) -> String {
+    let db = new_store_named(backend, sb, "t.db");
     record(sb, &db, fixtures);
     db
 }
@@ -245,8 +254,11 @@ fn gate_session(
 /// report and the patch's path.
 fn evaluate_with_patch(sb: &Sandbox, db: &Path) -> (Value, PathBuf) {
     let patch = sb.path().join("patch.toml");
-    let (report, code, stderr) =
-        evaluate(sb, &[db], &["--emit-policy-patch", patch.to_str().unwrap()]);
+    let (report, code, stderr) = evaluate(
+        sb,
+        &[&db],
+        &["--emit-policy-patch", patch.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{stderr}");
     (report, patch)
 }
@@ -683,14 +695,18 @@ fn unknown_error_types_and_empty_axes_are_survived() {
     assert_eq!(odd["boundary_axes_top"], serde_json::json!([]));
 }
 
-fn health(sb: &Sandbox, db: &Path, args: &[&str]) -> (String, i32, String) {
+fn health(sb: &Sandbox, db: &(impl AsRef<OsStr> + ?Sized), args: &[&str]) -> (String, i32, String) {
     let mut all = vec!["tools", "health"];
     all.extend_from_slice(args);
     run_text(sb, db, &all)
 }
 
 /// Runs `metagate --db DB --now NOW ARGS`: stdout, exit status, stderr.
-fn run_text(sb: &Sandbox, db: &Path, args: &[&str]) -> (String, i32, String) {
+fn run_text(
+    sb: &Sandbox,
+    db: &(impl AsRef<OsStr> + ?Sized),
+    args: &[&str],
+) -> (String, i32, String) {
     texts(
         sb.cmd()
             .arg("--db")
@@ -704,56 +720,58 @@ fn run_text(sb: &Sandbox, db: &Path, args: &[&str]) -> (String, i32, String) {
 
 #[test]
 fn tools_health_is_the_latest_run_plus_live_counts() {
-    let sb = Sandbox::new();
-    let db = store_with(&sb, &["movie-list", "boundary", "arithmetic"]);
-    // Before any run: live counts only.
-    let (out, code, stderr) = health(&sb, &db, &["--format", "json"]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("no evaluate run"), "{stderr}");
-    let live: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(
-        live["page_reader"]["health"]["wrong_tool_boundary_recent"],
-        3
-    );
-    evaluate(&sb, &[&db], &[]);
-    let (out, _, stderr) = health(&sb, &db, &["--format", "json"]);
-    assert!(stderr.contains("evaluate run 1"), "{stderr}");
-    let v: Value = serde_json::from_str(&out).unwrap();
-    let web = &v["web_fetcher"];
-    assert_eq!(web["methods"], serde_json::json!(["fetch_url"]));
-    for key in [
-        "calls",
-        "wrong_tool_boundary_recent",
-        "low_utility_recent",
-        "user_corrections",
-        "utility",
-        "cohesion_warning",
-        "boundary_axes_top",
-    ] {
-        assert!(web["health"].get(key).is_some(), "{key} missing: {web}");
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = store_on(backend, &sb, &["movie-list", "boundary", "arithmetic"]);
+        // Before any run: live counts only.
+        let (out, code, stderr) = health(&sb, &db, &["--format", "json"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("no evaluate run"), "{stderr}");
+        let live: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            live["page_reader"]["health"]["wrong_tool_boundary_recent"],
+            3
+        );
+        evaluate(&sb, &[&db], &[]);
+        let (out, _, stderr) = health(&sb, &db, &["--format", "json"]);
+        assert!(stderr.contains("evaluate run 1"), "{stderr}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let web = &v["web_fetcher"];
+        assert_eq!(web["methods"], serde_json::json!(["fetch_url"]));
+        for key in [
+            "calls",
+            "wrong_tool_boundary_recent",
+            "low_utility_recent",
+            "user_corrections",
+            "utility",
+            "cohesion_warning",
+            "boundary_axes_top",
+        ] {
+            assert!(web["health"].get(key).is_some(), "{key} missing: {web}");
+        }
+        assert_eq!(web["health"]["user_corrections"], 1);
+        assert_eq!(v["page_reader"]["health"]["cohesion_warning"], true);
+        // Recorded after the run: counted live, not twice.
+        record(&sb, &db, &["boundary"]);
+        let (out, _, _) = health(&sb, &db, &["--format", "json"]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["page_reader"]["health"]["wrong_tool_boundary"], 6);
+        assert_eq!(v["web_fetcher"]["health"]["user_corrections"], 1);
+        // A table, sorted and cut.
+        let (out, code, _) = health(&sb, &db, &["--sort", "boundary", "--top", "1"]);
+        assert_eq!(code, 0);
+        assert!(
+            out.contains("page_reader") && !out.contains("calculator"),
+            "{out}"
+        );
+        // Cut to nothing: said so, not taken for an empty store.
+        let (out, code, _) = health(&sb, &db, &["--top", "0"]);
+        assert_eq!(code, 0);
+        assert!(
+            out.contains("recorded; --top 0 shows none of them"),
+            "{out}"
+        );
     }
-    assert_eq!(web["health"]["user_corrections"], 1);
-    assert_eq!(v["page_reader"]["health"]["cohesion_warning"], true);
-    // Recorded after the run: counted live, not twice.
-    record(&sb, &db, &["boundary"]);
-    let (out, _, _) = health(&sb, &db, &["--format", "json"]);
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["page_reader"]["health"]["wrong_tool_boundary"], 6);
-    assert_eq!(v["web_fetcher"]["health"]["user_corrections"], 1);
-    // A table, sorted and cut.
-    let (out, code, _) = health(&sb, &db, &["--sort", "boundary", "--top", "1"]);
-    assert_eq!(code, 0);
-    assert!(
-        out.contains("page_reader") && !out.contains("calculator"),
-        "{out}"
-    );
-    // Cut to nothing: said so, not taken for an empty store.
-    let (out, code, _) = health(&sb, &db, &["--top", "0"]);
-    assert_eq!(code, 0);
-    assert!(
-        out.contains("recorded; --top 0 shows none of them"),
-        "{out}"
-    );
 }
 
 /// Recorded names are whatever an agent sent: in the prompt block they cannot close it, open
@@ -1042,10 +1060,11 @@ fn names_holding_control_characters_stay_on_their_row() {
 /// old successes once kept their full weight: 0.5).
 #[test]
 fn tools_health_ages_the_runs_evidence_as_evaluate_would() {
-    let sb = Sandbox::new();
-    let db = sb.path().join("u.db");
-    let lines = |day: u32, status: &str| -> String {
-        (0..20)
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store_named(backend, &sb, "u.db");
+        let lines = |day: u32, status: &str| -> String {
+            (0..20)
             .map(|i| {
                 let error = if status == "error" {
                     r#","error_type":"permanent_failure""#
@@ -1057,40 +1076,42 @@ fn tools_health_ages_the_runs_evidence_as_evaluate_would() {
                 ) + "\n"
             })
             .collect()
-    };
-    let run = |now: &str, args: &[&str], input: Option<String>| {
-        let mut cmd = sb.cmd();
-        cmd.arg("--db").arg(&db).args(["--now", now]).args(args);
-        if let Some(input) = input {
-            cmd.write_stdin(input);
-        }
-        let out = cmd.output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{args:?}");
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let day10 = "2026-11-10T12:00:00Z";
-    let day16 = "2026-11-16T12:00:00Z";
-    run(day10, &["record", "-"], Some(lines(10, "ok")));
-    run(day10, &["evaluate"], None);
-    run(day16, &["record", "-"], Some(lines(16, "error")));
-    let health: Value =
-        serde_json::from_str(&run(day16, &["tools", "health", "--format", "json"], None)).unwrap();
-    let fresh: Value = serde_json::from_str(&run(
-        day16,
-        &[
-            "evaluate",
-            "--dry-run",
-            "--since",
-            "30d",
-            "--format",
-            "json",
-        ],
-        None,
-    ))
-    .unwrap();
-    let utility = &fresh["tools"]["svc"]["health"]["utility"];
-    assert_eq!(utility, &serde_json::json!(0.2));
-    assert_eq!(&health["svc"]["health"]["utility"], utility);
+        };
+        let run = |now: &str, args: &[&str], input: Option<String>| {
+            let mut cmd = sb.cmd();
+            cmd.arg("--db").arg(&db).args(["--now", now]).args(args);
+            if let Some(input) = input {
+                cmd.write_stdin(input);
+            }
+            let out = cmd.output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{args:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let day10 = "2026-11-10T12:00:00Z";
+        let day16 = "2026-11-16T12:00:00Z";
+        run(day10, &["record", "-"], Some(lines(10, "ok")));
+        run(day10, &["evaluate"], None);
+        run(day16, &["record", "-"], Some(lines(16, "error")));
+        let health: Value =
+            serde_json::from_str(&run(day16, &["tools", "health", "--format", "json"], None))
+                .unwrap();
+        let fresh: Value = serde_json::from_str(&run(
+            day16,
+            &[
+                "evaluate",
+                "--dry-run",
+                "--since",
+                "30d",
+                "--format",
+                "json",
+            ],
+            None,
+        ))
+        .unwrap();
+        let utility = &fresh["tools"]["svc"]["health"]["utility"];
+        assert_eq!(utility, &serde_json::json!(0.2));
+        assert_eq!(&health["svc"]["health"]["utility"], utility);
+    }
 }
 
 /// `tools health` counts what `evaluate` over now would count: the latest run's window and
@@ -1098,22 +1119,24 @@ fn tools_health_ages_the_runs_evidence_as_evaluate_would() {
 /// the run's `--until` and whenever the event was recorded.
 #[test]
 fn tools_health_counts_what_evaluate_over_now_would() {
-    let sb = Sandbox::new();
-    let db = sb.path().join("w.db");
-    let run = |now: &str, args: &[&str], input: Option<String>| -> (String, String) {
-        let mut cmd = sb.cmd();
-        cmd.arg("--db").arg(&db).args(["--now", now]).args(args);
-        if let Some(input) = input {
-            cmd.write_stdin(input);
-        }
-        let out = cmd.output().unwrap();
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
-        (String::from_utf8(out.stdout).unwrap(), stderr)
-    };
-    let at20 = "2026-11-20T20:00:00Z";
-    let events = |hours: &[u32], kind: &str| -> String {
-        hours
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store_named(backend, &sb, "w.db");
+        let run = |now: &str, args: &[&str], input: Option<String>| -> (String, String) {
+            let mut cmd = sb.cmd();
+            cmd.arg("--db").arg(&db).args(["--now", now]).args(args);
+            if let Some(input) = input {
+                cmd.write_stdin(input);
+            }
+            let out = cmd.output().unwrap();
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+            (String::from_utf8(out.stdout).unwrap(), stderr)
+        };
+        let at20 = "2026-11-20T20:00:00Z";
+        let events =
+            |hours: &[u32], kind: &str| -> String {
+                hours
             .iter()
             .map(|h| {
                 let ts = format!("2026-11-{:02}T{:02}:00:00Z", 20 + h / 24, h % 24);
@@ -1126,152 +1149,155 @@ fn tools_health_counts_what_evaluate_over_now_would() {
             })
             .map(|l| l + "\n")
             .collect()
-    };
-    run(
-        at20,
-        &["record", "-"],
-        Some(events(&[10, 11, 12, 13, 14, 15, 16, 17, 18, 19], "ok")),
-    );
-    run(
-        at20,
-        &["record", "-"],
-        Some(events(&[11, 15], "correction")),
-    );
-    // Dated ahead of now: 22:00 today and 01:00 tomorrow.
-    run(
-        at20,
-        &["record", "-"],
-        Some(events(&[22, 25], "ok") + &events(&[22], "correction")),
-    );
-    // Two calls the gate let through, one inside the morning, one after it.
-    for now in ["2026-11-20T11:00:00Z", "2026-11-20T16:00:00Z"] {
-        let call = r#"{"name":"response","arguments":{"text":"hi"}}"#;
-        let out = sb
-            .cmd()
-            .arg("--db")
-            .arg(&db)
-            .args(["--now", now, "gate", "--quiet"])
-            .write_stdin(call)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{now}");
-    }
-    let health = |now: &str| -> Value {
-        let (out, stderr) = run(now, &["tools", "health", "--format", "json"], None);
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {stderr}"))
-    };
-    let fresh = |now: &str, since: &str| -> Value {
-        let (out, _) = run(
-            now,
+            };
+        run(
+            at20,
+            &["record", "-"],
+            Some(events(&[10, 11, 12, 13, 14, 15, 16, 17, 18, 19], "ok")),
+        );
+        run(
+            at20,
+            &["record", "-"],
+            Some(events(&[11, 15], "correction")),
+        );
+        // Dated ahead of now: 22:00 today and 01:00 tomorrow.
+        run(
+            at20,
+            &["record", "-"],
+            Some(events(&[22, 25], "ok") + &events(&[22], "correction")),
+        );
+        // Two calls the gate let through, one inside the morning, one after it.
+        for now in ["2026-11-20T11:00:00Z", "2026-11-20T16:00:00Z"] {
+            let call = r#"{"name":"response","arguments":{"text":"hi"}}"#;
+            let out = sb
+                .cmd()
+                .arg("--db")
+                .arg(&db)
+                .args(["--now", now, "gate", "--quiet"])
+                .write_stdin(call)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{now}");
+        }
+        let health = |now: &str| -> Value {
+            let (out, stderr) = run(now, &["tools", "health", "--format", "json"], None);
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {stderr}"))
+        };
+        let fresh = |now: &str, since: &str| -> Value {
+            let (out, _) = run(
+                now,
+                &[
+                    "evaluate",
+                    "--dry-run",
+                    "--since",
+                    since,
+                    "--format",
+                    "json",
+                ],
+                None,
+            );
+            serde_json::from_str::<Value>(&out).unwrap()["tools"].clone()
+        };
+        let same = |health: &Value, fresh: &Value, what: &str| {
+            for tool in ["calc", "response"] {
+                for key in [
+                    "calls",
+                    "gate_calls",
+                    "user_corrections",
+                    "utility",
+                    "outcomes",
+                ] {
+                    assert_eq!(
+                        health[tool]["health"][key], fresh[tool]["health"][key],
+                        "{what}: {tool}.{key}\nhealth {health}\nevaluate {fresh}"
+                    );
+                }
+            }
+        };
+        // Before any run: the dated-ahead events do not count yet.
+        let h = health(at20);
+        assert_eq!(h["calc"]["health"]["calls"], 10);
+        assert_eq!(h["calc"]["health"]["user_corrections"], 2);
+        // A run over the morning only: the rest of the day is still counted, once.
+        run(
+            at20,
             &[
                 "evaluate",
-                "--dry-run",
                 "--since",
-                since,
-                "--format",
-                "json",
+                "2026-11-20T00:00:00Z",
+                "--until",
+                "2026-11-20T12:00:00Z",
             ],
             None,
         );
-        serde_json::from_str::<Value>(&out).unwrap()["tools"].clone()
-    };
-    let same = |health: &Value, fresh: &Value, what: &str| {
-        for tool in ["calc", "response"] {
-            for key in [
-                "calls",
-                "gate_calls",
-                "user_corrections",
-                "utility",
-                "outcomes",
-            ] {
-                assert_eq!(
-                    health[tool]["health"][key], fresh[tool]["health"][key],
-                    "{what}: {tool}.{key}\nhealth {health}\nevaluate {fresh}"
-                );
-            }
-        }
-    };
-    // Before any run: the dated-ahead events do not count yet.
-    let h = health(at20);
-    assert_eq!(h["calc"]["health"]["calls"], 10);
-    assert_eq!(h["calc"]["health"]["user_corrections"], 2);
-    // A run over the morning only: the rest of the day is still counted, once.
-    run(
-        at20,
-        &[
-            "evaluate",
-            "--since",
-            "2026-11-20T00:00:00Z",
-            "--until",
-            "2026-11-20T12:00:00Z",
-        ],
-        None,
-    );
-    let h = health(at20);
-    assert_eq!(h["calc"]["health"]["calls"], 10);
-    assert_eq!(h["response"]["health"]["gate_calls"], 2);
-    same(
-        &h,
-        &fresh(at20, "2026-11-20T00:00:00Z"),
-        "after a morning run",
-    );
-    // A run whose window reaches past now counted 22:00 early: it is passed over.
-    run(
-        at20,
-        &[
-            "evaluate",
-            "--since",
-            "2026-11-20T00:00:00Z",
-            "--until",
-            "2026-11-21T00:00:00Z",
-        ],
-        None,
-    );
-    let (_, stderr) = run(at20, &["tools", "health"], None);
-    assert!(stderr.contains("evaluate run 1 "), "{stderr}");
-    same(
-        &health(at20),
-        &fresh(at20, "2026-11-20T00:00:00Z"),
-        "a run reaching ahead",
-    );
-    // Later that night the 22:00 events count (the run reaching ahead is still passed over).
-    let at23 = "2026-11-20T23:00:00Z";
-    let h = health(at23);
-    assert_eq!(h["calc"]["health"]["calls"], 11);
-    assert_eq!(h["calc"]["health"]["user_corrections"], 3);
-    same(&h, &fresh(at23, "2026-11-20T00:00:00Z"), "at 23:00");
-    // A run over now at 20:00 (its window ends then); the next day both events dated ahead
-    // of it count, which its row ids alone would have left out.
-    run(at20, &["evaluate", "--since", "2026-11-20T00:00:00Z"], None);
-    let next = "2026-11-21T02:00:00Z";
-    let h = health(next);
-    assert_eq!(h["calc"]["health"]["calls"], 12);
-    same(&h, &fresh(next, "2026-11-20T00:00:00Z"), "the next day");
-    // Recorded after the runs, dated inside their windows: counted once.
-    run(next, &["record", "-"], Some(events(&[9, 21], "ok")));
-    let h = health(next);
-    assert_eq!(h["calc"]["health"]["calls"], 14);
-    same(&h, &fresh(next, "2026-11-20T00:00:00Z"), "recorded late");
+        let h = health(at20);
+        assert_eq!(h["calc"]["health"]["calls"], 10);
+        assert_eq!(h["response"]["health"]["gate_calls"], 2);
+        same(
+            &h,
+            &fresh(at20, "2026-11-20T00:00:00Z"),
+            "after a morning run",
+        );
+        // A run whose window reaches past now counted 22:00 early: it is passed over.
+        run(
+            at20,
+            &[
+                "evaluate",
+                "--since",
+                "2026-11-20T00:00:00Z",
+                "--until",
+                "2026-11-21T00:00:00Z",
+            ],
+            None,
+        );
+        let (_, stderr) = run(at20, &["tools", "health"], None);
+        assert!(stderr.contains("evaluate run 1 "), "{stderr}");
+        same(
+            &health(at20),
+            &fresh(at20, "2026-11-20T00:00:00Z"),
+            "a run reaching ahead",
+        );
+        // Later that night the 22:00 events count (the run reaching ahead is still passed over).
+        let at23 = "2026-11-20T23:00:00Z";
+        let h = health(at23);
+        assert_eq!(h["calc"]["health"]["calls"], 11);
+        assert_eq!(h["calc"]["health"]["user_corrections"], 3);
+        same(&h, &fresh(at23, "2026-11-20T00:00:00Z"), "at 23:00");
+        // A run over now at 20:00 (its window ends then); the next day both events dated ahead
+        // of it count, which its row ids alone would have left out.
+        run(at20, &["evaluate", "--since", "2026-11-20T00:00:00Z"], None);
+        let next = "2026-11-21T02:00:00Z";
+        let h = health(next);
+        assert_eq!(h["calc"]["health"]["calls"], 12);
+        same(&h, &fresh(next, "2026-11-20T00:00:00Z"), "the next day");
+        // Recorded after the runs, dated inside their windows: counted once.
+        run(next, &["record", "-"], Some(events(&[9, 21], "ok")));
+        let h = health(next);
+        assert_eq!(h["calc"]["health"]["calls"], 14);
+        same(&h, &fresh(next, "2026-11-20T00:00:00Z"), "recorded late");
+    }
 }
 
 /// The note saying which run `tools health` builds on is a whole sentence: what the run
 /// covered, and that live counts take it up to now.
 #[test]
 fn the_health_note_says_what_it_counts_to_the_end() {
-    let sb = Sandbox::new();
-    let db = store_with(&sb, &["boundary"]);
-    evaluate(&sb, &[&db], &[]);
-    let (_, code, stderr) = health(&sb, &db, &[]);
-    assert_eq!(code, 0, "{stderr}");
-    let note = stderr
-        .lines()
-        .find(|l| l.contains("evaluate run 1"))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    assert!(
-        note.contains("plus live counts of what it did not count, up to now (")
-            && note.ends_with(')'),
-        "{note}"
-    );
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = store_on(backend, &sb, &["boundary"]);
+        evaluate(&sb, &[&db], &[]);
+        let (_, code, stderr) = health(&sb, &db, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        let note = stderr
+            .lines()
+            .find(|l| l.contains("evaluate run 1"))
+            .unwrap_or_else(|| panic!("{stderr}"));
+        assert!(
+            note.contains("plus live counts of what it did not count, up to now (")
+                && note.ends_with(')'),
+            "{note}"
+        );
+    }
 }
 
 /// `--since` and `--until` take a date (its midnight, UTC) as well as a duration or a time.
