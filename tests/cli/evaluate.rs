@@ -76,6 +76,15 @@ fn evaluated(fixtures: &[&str]) -> (Sandbox, PathBuf, Value) {
     (sb, db, report)
 }
 
+/// `evaluated` in a new store of `backend`.
+fn evaluated_on(backend: Backend, fixtures: &[&str]) -> (Sandbox, String, Value) {
+    let sb = Sandbox::new();
+    let db = store_on(backend, &sb, fixtures);
+    let (report, code, stderr) = evaluate(&sb, &[&db], &[]);
+    assert_eq!(code, 0, "{backend:?}: {stderr}");
+    (sb, db, report)
+}
+
 fn recs_for<'a>(report: &'a Value, tool: &str) -> Vec<&'a Value> {
     report["recommendations"]
         .as_array()
@@ -93,146 +102,161 @@ fn kinds(recs: &[&Value]) -> Vec<String> {
 
 #[test]
 fn a_low_quality_scrape_is_flagged_not_silent() {
-    let (_sb, _db, report) = evaluated(&["movie-list"]);
-    let health = &report["tools"]["web_fetcher"]["health"];
-    assert_eq!(
-        report["tools"]["web_fetcher"]["methods"],
-        serde_json::json!(["fetch_url"])
-    );
-    assert_eq!(health["low_utility_recent"], 1);
-    // The same-topic re-ask 90 s later is a user correction, linked to the fetch.
-    assert_eq!(health["user_corrections"], 1);
-    assert_eq!(health["reasks"], 1);
-    assert_eq!(health["phrase_hints"], 1);
-    assert!(health["utility"].as_f64().unwrap() < 0.5, "{health}");
-    let recs = recs_for(&report, "web_fetcher");
-    assert_eq!(kinds(&recs), ["tighten_acceptance"]);
-    assert_eq!(recs[0]["status"], "proposed");
-    assert!(recs[0]["id"].as_str().unwrap().starts_with("rec_"));
-    assert_eq!(report["events"], 4);
+    for backend in BACKENDS {
+        let (_sb, _db, report) = evaluated_on(backend, &["movie-list"]);
+        let health = &report["tools"]["web_fetcher"]["health"];
+        assert_eq!(
+            report["tools"]["web_fetcher"]["methods"],
+            serde_json::json!(["fetch_url"])
+        );
+        assert_eq!(health["low_utility_recent"], 1);
+        // The same-topic re-ask 90 s later is a user correction, linked to the fetch.
+        assert_eq!(health["user_corrections"], 1);
+        assert_eq!(health["reasks"], 1);
+        assert_eq!(health["phrase_hints"], 1);
+        assert!(health["utility"].as_f64().unwrap() < 0.5, "{health}");
+        let recs = recs_for(&report, "web_fetcher");
+        assert_eq!(kinds(&recs), ["tighten_acceptance"]);
+        assert_eq!(recs[0]["status"], "proposed");
+        assert!(recs[0]["id"].as_str().unwrap().starts_with("rec_"));
+        assert_eq!(report["events"], 4);
+    }
 }
 
 #[test]
 fn a_reask_outside_the_window_or_after_a_topic_shift_is_no_correction() {
-    for fixture in ["reask-late", "topic-shift"] {
-        let (_sb, _db, report) = evaluated(&[fixture]);
-        for (tool, entry) in report["tools"].as_object().unwrap() {
-            assert_eq!(entry["health"]["user_corrections"], 0, "{fixture}: {tool}");
+    for backend in BACKENDS {
+        for fixture in ["reask-late", "topic-shift"] {
+            let (_sb, _db, report) = evaluated_on(backend, &[fixture]);
+            for (tool, entry) in report["tools"].as_object().unwrap() {
+                assert_eq!(entry["health"]["user_corrections"], 0, "{fixture}: {tool}");
+            }
+            assert_eq!(
+                report["recommendations"],
+                serde_json::json!([]),
+                "{fixture}"
+            );
         }
-        assert_eq!(
-            report["recommendations"],
-            serde_json::json!([]),
-            "{fixture}"
-        );
     }
 }
 
 #[test]
 fn the_reask_window_and_overlap_come_from_the_policy() {
-    let sb = Sandbox::new();
-    let db = store_with(&sb, &["reask-late"]);
-    let policy = sb.file("p.toml", "[evaluate]\nreask_window_secs = 600\n");
-    let (report, code, stderr) = evaluate(&sb, &[&db], &["--policy", policy.to_str().unwrap()]);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(
-        report["tools"]["web_fetcher"]["health"]["user_corrections"],
-        1
-    );
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = store_on(backend, &sb, &["reask-late"]);
+        let policy = sb.file("p.toml", "[evaluate]\nreask_window_secs = 600\n");
+        let (report, code, stderr) = evaluate(&sb, &[&db], &["--policy", policy.to_str().unwrap()]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(
+            report["tools"]["web_fetcher"]["health"]["user_corrections"],
+            1
+        );
+    }
 }
 
 #[test]
 fn repeated_boundary_mismatch_yields_split_boundary_naming_the_axes() {
-    let (_sb, _db, report) = evaluated(&["boundary"]);
-    let health = &report["tools"]["page_reader"]["health"];
-    assert_eq!(health["cohesion_warning"], true);
-    assert_eq!(health["wrong_tool_boundary_recent"], 3);
-    let recs = recs_for(&report, "page_reader");
-    assert_eq!(kinds(&recs), ["split_boundary"]);
-    let axes: Vec<&str> = recs[0]["axes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
-    // " HTTP " and "fetch" normalize to transport, "Parse" to extraction, "render" to rendering.
-    // Transport is named in every referral, so it tells none of them apart: it ranks last,
-    // after the axes that say where the boundary breaks (issue 27; it once ranked first).
-    assert_eq!(axes, ["extraction", "rendering", "transport"]);
-    let evidence = recs[0]["evidence"].to_string();
-    assert!(
-        evidence.contains("fetch + extract movie titles"),
-        "{evidence}"
-    );
-    assert!(
-        evidence.contains("separate HTTP transport from extraction"),
-        "{evidence}"
-    );
-    assert_eq!(recs[0]["method"], "read");
+    for backend in BACKENDS {
+        let (_sb, _db, report) = evaluated_on(backend, &["boundary"]);
+        let health = &report["tools"]["page_reader"]["health"];
+        assert_eq!(health["cohesion_warning"], true);
+        assert_eq!(health["wrong_tool_boundary_recent"], 3);
+        let recs = recs_for(&report, "page_reader");
+        assert_eq!(kinds(&recs), ["split_boundary"]);
+        let axes: Vec<&str> = recs[0]["axes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        // " HTTP " and "fetch" normalize to transport, "Parse" to extraction, "render" to rendering.
+        // Transport is named in every referral, so it tells none of them apart: it ranks last,
+        // after the axes that say where the boundary breaks (issue 27; it once ranked first).
+        assert_eq!(axes, ["extraction", "rendering", "transport"]);
+        let evidence = recs[0]["evidence"].to_string();
+        assert!(
+            evidence.contains("fetch + extract movie titles"),
+            "{evidence}"
+        );
+        assert!(
+            evidence.contains("separate HTTP transport from extraction"),
+            "{evidence}"
+        );
+        assert_eq!(recs[0]["method"], "read");
+    }
 }
 
 #[test]
 fn two_referrals_without_evidence_are_not_enough() {
-    let sb = Sandbox::new();
-    let lines = [
-        r#"{"type":"outcome","ts":"2026-11-20T13:00:00Z","tool":"t","status":"error","error_type":"wrong_tool_boundary","metadata":{"boundary_axes":["transport","extraction"],"evidence":"e"}}"#,
-        r#"{"type":"outcome","ts":"2026-11-20T13:01:00Z","tool":"t","status":"error","error_type":"wrong_tool_boundary","metadata":{"boundary_axes":["transport"]}}"#,
-        r#"{"type":"outcome","ts":"2026-11-20T13:02:00Z","tool":"t","status":"error","error_type":"wrong_tool_boundary","metadata":{"boundary_axes":["rendering"]}}"#,
-    ];
-    let events = sb.file("e.jsonl", &lines.join("\n"));
-    let db = sb.path().join("t.db");
-    let st = sb
-        .cmd()
-        .arg("--db")
-        .arg(&db)
-        .args(["--now", NOW, "record"])
-        .arg(&events)
-        .output()
-        .unwrap();
-    assert!(st.status.success());
-    // 1 + ½ + ½ = 2 weighted referrals < 3.
-    let (report, _, _) = evaluate(&sb, &[&db], &[]);
-    assert_eq!(report["tools"]["t"]["health"]["cohesion_warning"], false);
-    assert!(kinds(&recs_for(&report, "t")).is_empty());
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let lines = [
+            r#"{"type":"outcome","ts":"2026-11-20T13:00:00Z","tool":"t","status":"error","error_type":"wrong_tool_boundary","metadata":{"boundary_axes":["transport","extraction"],"evidence":"e"}}"#,
+            r#"{"type":"outcome","ts":"2026-11-20T13:01:00Z","tool":"t","status":"error","error_type":"wrong_tool_boundary","metadata":{"boundary_axes":["transport"]}}"#,
+            r#"{"type":"outcome","ts":"2026-11-20T13:02:00Z","tool":"t","status":"error","error_type":"wrong_tool_boundary","metadata":{"boundary_axes":["rendering"]}}"#,
+        ];
+        let events = sb.file("e.jsonl", &lines.join("\n"));
+        let db = new_store_named(backend, &sb, "t.db");
+        let st = sb
+            .cmd()
+            .arg("--db")
+            .arg(&db)
+            .args(["--now", NOW, "record"])
+            .arg(&events)
+            .output()
+            .unwrap();
+        assert!(st.status.success());
+        // 1 + ½ + ½ = 2 weighted referrals < 3.
+        let (report, _, _) = evaluate(&sb, &[&db], &[]);
+        assert_eq!(report["tools"]["t"]["health"]["cohesion_warning"], false);
+        assert!(kinds(&recs_for(&report, "t")).is_empty());
+    }
 }
 
 #[test]
 fn a_deterministic_arithmetic_tool_gets_no_recommendation() {
-    let (_sb, _db, report) = evaluated(&["arithmetic"]);
-    assert_eq!(report["recommendations"], serde_json::json!([]));
-    let calc = &report["tools"]["calculator"]["health"];
-    // The timeout is the world's fault: it does not count against utility.
-    assert_eq!(calc["utility"], 1.0);
-    assert_eq!(calc["extrinsic_failures"], 1);
-    assert_eq!(calc["user_corrections"], 0);
-    assert_eq!(calc["cohesion_warning"], false);
+    for backend in BACKENDS {
+        let (_sb, _db, report) = evaluated_on(backend, &["arithmetic"]);
+        assert_eq!(report["recommendations"], serde_json::json!([]));
+        let calc = &report["tools"]["calculator"]["health"];
+        // The timeout is the world's fault: it does not count against utility.
+        assert_eq!(calc["utility"], 1.0);
+        assert_eq!(calc["extrinsic_failures"], 1);
+        assert_eq!(calc["user_corrections"], 0);
+        assert_eq!(calc["cohesion_warning"], false);
+    }
 }
 
 #[test]
 fn every_scenario_together_keeps_each_verdict() {
-    let sb = Sandbox::new();
-    let db = store_with(
-        &sb,
-        &[
-            "movie-list",
-            "reask-late",
-            "topic-shift",
-            "boundary",
-            "arithmetic",
-        ],
-    );
-    let (report, code, _) = evaluate(&sb, &[&db], &[]);
-    assert_eq!(code, 0);
-    assert_eq!(
-        kinds(&recs_for(&report, "web_fetcher")),
-        ["tighten_acceptance"]
-    );
-    assert_eq!(kinds(&recs_for(&report, "page_reader")), ["split_boundary"]);
-    assert!(recs_for(&report, "calculator").is_empty());
-    assert!(recs_for(&report, "string_tool").is_empty());
-    assert_eq!(
-        report["tools"]["web_fetcher"]["health"]["user_corrections"],
-        1
-    );
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = store_on(
+            backend,
+            &sb,
+            &[
+                "movie-list",
+                "reask-late",
+                "topic-shift",
+                "boundary",
+                "arithmetic",
+            ],
+        );
+        let (report, code, _) = evaluate(&sb, &[&db], &[]);
+        assert_eq!(code, 0);
+        assert_eq!(
+            kinds(&recs_for(&report, "web_fetcher")),
+            ["tighten_acceptance"]
+        );
+        assert_eq!(kinds(&recs_for(&report, "page_reader")), ["split_boundary"]);
+        assert!(recs_for(&report, "calculator").is_empty());
+        assert!(recs_for(&report, "string_tool").is_empty());
+        assert_eq!(
+            report["tools"]["web_fetcher"]["health"]["user_corrections"],
+            1
+        );
+    }
 }
 
 /// `gate --jsonl --report` over `db` for one session at a fixed time: one report per line.
