@@ -260,14 +260,7 @@ fn every_scenario_together_keeps_each_verdict() {
 }
 
 /// `gate --jsonl --report` over `db` for one session at a fixed time: one report per line.
-fn gate_session(
-    sb: &Sandbox,
-    db: &Path,
-    session: &str,
-    input: &[u8],
-    extra: &[&str],
-) -> Vec<Value> {
-    let db = db.to_str().unwrap();
+fn gate_session(sb: &Sandbox, db: &str, session: &str, input: &[u8], extra: &[&str]) -> Vec<Value> {
     let mut args = vec!["--db", db, "--now", "2026-11-20T16:00:00Z"];
     args.extend_from_slice(extra);
     args.extend(["--report", "--session", session]);
@@ -276,7 +269,7 @@ fn gate_session(
 
 /// `evaluate --emit-policy-patch SANDBOX/patch.toml` over `db`, which must succeed: the
 /// report and the patch's path.
-fn evaluate_with_patch(sb: &Sandbox, db: &Path) -> (Value, PathBuf) {
+fn evaluate_with_patch(sb: &Sandbox, db: &str) -> (Value, PathBuf) {
     let patch = sb.path().join("patch.toml");
     let (report, code, stderr) = evaluate(
         sb,
@@ -289,78 +282,82 @@ fn evaluate_with_patch(sb: &Sandbox, db: &Path) -> (Value, PathBuf) {
 
 #[test]
 fn learn_alias_end_to_end_gate_evaluate_patch_gate() {
-    let sb = Sandbox::new();
-    let db = sb.path().join("t.db");
-    let calls = std::fs::read(fixture_path("telemetry/alias-calls.jsonl")).unwrap();
-    // Before: the gate cannot read "qry".
-    let before = gate_session(&sb, &db, "a1", &calls, &[]);
-    assert_eq!(before[0]["verdict"], "rejected");
-    assert_eq!(before[1]["verdict"], "pass");
-    for s in ["a2", "a3"] {
-        gate_session(&sb, &db, s, &calls, &[]);
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store_named(backend, &sb, "t.db");
+        let calls = std::fs::read(fixture_path("telemetry/alias-calls.jsonl")).unwrap();
+        // Before: the gate cannot read "qry".
+        let before = gate_session(&sb, &db, "a1", &calls, &[]);
+        assert_eq!(before[0]["verdict"], "rejected");
+        assert_eq!(before[1]["verdict"], "pass");
+        for s in ["a2", "a3"] {
+            gate_session(&sb, &db, s, &calls, &[]);
+        }
+        let (report, patch) = evaluate_with_patch(&sb, &db);
+        let proposed = report["proposed_aliases"].as_array().unwrap();
+        assert_eq!(proposed.len(), 1, "{report}");
+        assert_eq!(proposed[0]["tool"], "memory_load");
+        assert_eq!(proposed[0]["from"], "qry");
+        assert_eq!(proposed[0]["to"], "query");
+        assert_eq!(proposed[0]["count"], 3);
+        // The rejections for a missing "query" are the ones the learned alias explains: no
+        // review_schema from them (issue 27; it once also said "make it optional").
+        assert_eq!(kinds(&recs_for(&report, "memory_load")), ["learn_alias"]);
+        // The patch is a valid policy…
+        let (code, err) = sb.policy_check(&patch);
+        assert_eq!(code, 0, "{err}");
+        // …that, merged, makes the gate correct the argument.
+        let after = gate_session(
+            &sb,
+            &new_store_named(backend, &sb, "other.db"),
+            "b1",
+            br#"{"name":"memory_load","arguments":{"qry":"favourite colour"}}"#,
+            &["--policy", patch.to_str().unwrap()],
+        );
+        assert_eq!(after[0]["verdict"], "corrected", "{}", after[0]);
+        assert_eq!(after[0]["call"]["arguments"]["query"], "favourite colour");
+        let c = &after[0]["corrections"][0];
+        assert_eq!(
+            (c["kind"].as_str(), c["from"].as_str(), c["to"].as_str()),
+            (Some("arg_alias"), Some("qry"), Some("query"))
+        );
     }
-    let (report, patch) = evaluate_with_patch(&sb, &db);
-    let proposed = report["proposed_aliases"].as_array().unwrap();
-    assert_eq!(proposed.len(), 1, "{report}");
-    assert_eq!(proposed[0]["tool"], "memory_load");
-    assert_eq!(proposed[0]["from"], "qry");
-    assert_eq!(proposed[0]["to"], "query");
-    assert_eq!(proposed[0]["count"], 3);
-    // The rejections for a missing "query" are the ones the learned alias explains: no
-    // review_schema from them (issue 27; it once also said "make it optional").
-    assert_eq!(kinds(&recs_for(&report, "memory_load")), ["learn_alias"]);
-    // The patch is a valid policy…
-    let (code, err) = sb.policy_check(&patch);
-    assert_eq!(code, 0, "{err}");
-    // …that, merged, makes the gate correct the argument.
-    let after = gate_session(
-        &sb,
-        &sb.path().join("other.db"),
-        "b1",
-        br#"{"name":"memory_load","arguments":{"qry":"favourite colour"}}"#,
-        &["--policy", patch.to_str().unwrap()],
-    );
-    assert_eq!(after[0]["verdict"], "corrected", "{}", after[0]);
-    assert_eq!(after[0]["call"]["arguments"]["query"], "favourite colour");
-    let c = &after[0]["corrections"][0];
-    assert_eq!(
-        (c["kind"].as_str(), c["from"].as_str(), c["to"].as_str()),
-        (Some("arg_alias"), Some("qry"), Some("query"))
-    );
 }
 
 /// Names with line breaks, quotes and control characters still make a valid patch, and a
 /// blank name is never proposed.
 #[test]
 fn the_patch_is_valid_toml_whatever_the_names_hold() {
-    let sb = Sandbox::new();
-    let db = sb.path().join("t.db");
-    let calls = "{\"name\":\"memory_load\",\"arguments\":{\"q\\nr\\\"y\\u0007\":\"user preferences\",\" \":5}}\n\
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store_named(backend, &sb, "t.db");
+        let calls = "{\"name\":\"memory_load\",\"arguments\":{\"q\\nr\\\"y\\u0007\":\"user preferences\",\" \":5}}\n\
                  {\"name\":\"memory_load\",\"arguments\":{\"query\":\"user preferences\",\"limit\":5}}\n";
-    for s in ["a1", "a2", "a3"] {
-        gate_session(&sb, &db, s, calls.as_bytes(), &[]);
+        for s in ["a1", "a2", "a3"] {
+            gate_session(&sb, &db, s, calls.as_bytes(), &[]);
+        }
+        let (report, patch) = evaluate_with_patch(&sb, &db);
+        let froms: Vec<&str> = report["proposed_aliases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["from"].as_str().unwrap())
+            .collect();
+        assert_eq!(froms, ["q\nr\"y\u{7}"], "{report}");
+        let (code, err) = sb.policy_check(&patch);
+        assert_eq!(
+            code,
+            0,
+            "{err}\n{}",
+            std::fs::read_to_string(&patch).unwrap()
+        );
+        let text = std::fs::read_to_string(&patch).unwrap();
+        let doc: toml::Table = toml::from_str(&text).unwrap();
+        assert_eq!(
+            doc["tools"]["memory_load"]["aliases"]["q\nr\"y\u{7}"].as_str(),
+            Some("query")
+        );
     }
-    let (report, patch) = evaluate_with_patch(&sb, &db);
-    let froms: Vec<&str> = report["proposed_aliases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["from"].as_str().unwrap())
-        .collect();
-    assert_eq!(froms, ["q\nr\"y\u{7}"], "{report}");
-    let (code, err) = sb.policy_check(&patch);
-    assert_eq!(
-        code,
-        0,
-        "{err}\n{}",
-        std::fs::read_to_string(&patch).unwrap()
-    );
-    let text = std::fs::read_to_string(&patch).unwrap();
-    let doc: toml::Table = toml::from_str(&text).unwrap();
-    assert_eq!(
-        doc["tools"]["memory_load"]["aliases"]["q\nr\"y\u{7}"].as_str(),
-        Some("query")
-    );
 }
 
 /// The patch never lands on a file metagate is using: refused before anything is done.
@@ -429,14 +426,16 @@ fn the_patch_may_not_overwrite_the_store_or_the_policy() {
 
 #[test]
 fn two_pairs_are_not_enough_to_learn_an_alias() {
-    let sb = Sandbox::new();
-    let db = sb.path().join("t.db");
-    let calls = std::fs::read(fixture_path("telemetry/alias-calls.jsonl")).unwrap();
-    for s in ["a1", "a2"] {
-        gate_session(&sb, &db, s, &calls, &[]);
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store_named(backend, &sb, "t.db");
+        let calls = std::fs::read(fixture_path("telemetry/alias-calls.jsonl")).unwrap();
+        for s in ["a1", "a2"] {
+            gate_session(&sb, &db, s, &calls, &[]);
+        }
+        let (report, _, _) = evaluate(&sb, &[&db], &[]);
+        assert_eq!(report["proposed_aliases"], serde_json::json!([]));
     }
-    let (report, _, _) = evaluate(&sb, &[&db], &[]);
-    assert_eq!(report["proposed_aliases"], serde_json::json!([]));
 }
 
 /// Every row of every evaluate table, as text.
