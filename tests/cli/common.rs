@@ -298,6 +298,22 @@ fn postgres_rows(url: &str, sql: &str) -> Result<Vec<Vec<Value>>, String> {
         .collect())
 }
 
+/// Runs the statements `sql` in the store `db` (a file or a URL), as another writer would: SQL
+/// that means the same in both dialects.
+pub fn store_execute(db: &str, sql: &str) {
+    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+        let mut client = postgres::Client::connect(db, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot reach {db}: {e}"));
+        client
+            .batch_execute(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    } else {
+        rusqlite::Connection::open(db)
+            .and_then(|conn| conn.execute_batch(sql))
+            .unwrap_or_else(|e| panic!("{db}: {sql}: {e}"));
+    }
+}
+
 /// `SELECT count(*) FROM table` in the store `db`.
 pub fn store_count(db: &str, table: &str) -> i64 {
     store_rows(db, &format!("SELECT count(*) FROM {table}"))[0][0]
