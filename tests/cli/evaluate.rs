@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::common::{
-    BACKENDS, Backend, Sandbox, fixture_path, gate_lines, new_store_named, store_execute, texts,
+    BACKENDS, Backend, Sandbox, fixture_path, gate_lines, new_store_named, store_count,
+    store_execute, texts,
 };
 
 const NOW: &str = "2026-11-20T18:00:00Z";
@@ -1022,57 +1023,61 @@ fn a_synthetic_store_shows_each_kind_of_tool_it_was_made_of() {
 
 #[test]
 fn empty_axes_recorded_through_record_leave_no_axis() {
-    let sb = Sandbox::new();
-    let db = sb.path().join("t.db");
-    let out = sb
-        .cmd()
-        .arg("--db")
-        .arg(&db)
-        .args(["--now", NOW, "record"])
-        .arg(fixture_path("telemetry/bad-events.jsonl"))
-        .output()
-        .unwrap();
-    // `record` keeps the error type it does not know (the integrator's own), with a warning.
-    assert_eq!(out.status.code(), Some(0));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("\"exploded\" is not one metagate knows")
-    );
-    let (report, code, stderr) = evaluate(&sb, &[&db], &[]);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(report["events"], 3);
-    let odd = &report["tools"]["odd_tool"]["health"];
-    assert_eq!(odd["wrong_tool_boundary"], 1);
-    assert_eq!(odd["failures"], 1, "{odd}");
-    assert_eq!(odd["boundary_axes_top"], serde_json::json!([]));
-    assert_eq!(odd["cohesion_warning"], false);
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store_named(backend, &sb, "t.db");
+        let out = sb
+            .cmd()
+            .arg("--db")
+            .arg(&db)
+            .args(["--now", NOW, "record"])
+            .arg(fixture_path("telemetry/bad-events.jsonl"))
+            .output()
+            .unwrap();
+        // `record` keeps the error type it does not know (the integrator's own), with a warning.
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("\"exploded\" is not one metagate knows")
+        );
+        let (report, code, stderr) = evaluate(&sb, &[&db], &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(report["events"], 3);
+        let odd = &report["tools"]["odd_tool"]["health"];
+        assert_eq!(odd["wrong_tool_boundary"], 1);
+        assert_eq!(odd["failures"], 1, "{odd}");
+        assert_eq!(odd["boundary_axes_top"], serde_json::json!([]));
+        assert_eq!(odd["cohesion_warning"], false);
+    }
 }
 
 /// Tool names come from models: a newline must not split a table row, and an escape sequence
 /// must not reach the terminal of whoever reads the report.
 #[test]
 fn names_holding_control_characters_stay_on_their_row() {
-    let sb = Sandbox::new();
-    let db = store_with(&sb, &["control-chars"]);
-    for args in [&["evaluate", "--since", "1d"][..], &["tools", "health"][..]] {
-        let (text, code, stderr) = run_text(&sb, &db, args);
-        assert_eq!(code, 0, "{args:?}: {stderr}");
-        assert!(
-            !text.contains('\u{1b}'),
-            "{args:?}: an escape reached the terminal"
-        );
-        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('│')).collect();
-        assert!(
-            rows.iter().any(|r| r.contains("bad name")),
-            "{args:?}: {text}"
-        );
-        assert!(
-            rows.iter().any(|r| r.contains("\\u{1b}[2Jwipe")),
-            "{args:?}: {text}"
-        );
-        assert!(
-            !rows.iter().any(|r| r.trim_matches(['│', ' ']) == "name"),
-            "{args:?}: the name was split over two rows: {text}"
-        );
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = store_on(backend, &sb, &["control-chars"]);
+        for args in [&["evaluate", "--since", "1d"][..], &["tools", "health"][..]] {
+            let (text, code, stderr) = run_text(&sb, &db, args);
+            assert_eq!(code, 0, "{args:?}: {stderr}");
+            assert!(
+                !text.contains('\u{1b}'),
+                "{args:?}: an escape reached the terminal"
+            );
+            let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('│')).collect();
+            assert!(
+                rows.iter().any(|r| r.contains("bad name")),
+                "{args:?}: {text}"
+            );
+            assert!(
+                rows.iter().any(|r| r.contains("\\u{1b}[2Jwipe")),
+                "{args:?}: {text}"
+            );
+            assert!(
+                !rows.iter().any(|r| r.trim_matches(['│', ' ']) == "name"),
+                "{args:?}: the name was split over two rows: {text}"
+            );
+        }
     }
 }
 
@@ -1324,72 +1329,71 @@ fn the_health_note_says_what_it_counts_to_the_end() {
 /// `--since` and `--until` take a date (its midnight, UTC) as well as a duration or a time.
 #[test]
 fn a_window_may_be_given_in_dates() {
-    let sb = Sandbox::new();
-    let db = store_with(&sb, &["boundary"]);
-    let run = |since: &str| {
-        sb.cmd()
-            .arg("--db")
-            .arg(&db)
-            .args([
-                "evaluate",
-                "--dry-run",
-                "--format",
-                "json",
-                "--since",
-                since,
-            ])
-            .args(["--until", "2026-11-21"])
-            .output()
-            .unwrap()
-    };
-    let out = run("2026-11-19");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["window"]["from"], "2026-11-19T00:00:00Z");
-    assert_eq!(v["window"]["until"], "2026-11-21T00:00:00Z");
-    assert!(v["events"].as_u64().unwrap() > 0, "{v}");
-    let out = run("2026-02-30");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("\"2026-02-30\" is not a date"), "{err}");
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = store_on(backend, &sb, &["boundary"]);
+        let run = |since: &str| {
+            sb.cmd()
+                .arg("--db")
+                .arg(&db)
+                .args([
+                    "evaluate",
+                    "--dry-run",
+                    "--format",
+                    "json",
+                    "--since",
+                    since,
+                ])
+                .args(["--until", "2026-11-21"])
+                .output()
+                .unwrap()
+        };
+        let out = run("2026-11-19");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["window"]["from"], "2026-11-19T00:00:00Z");
+        assert_eq!(v["window"]["until"], "2026-11-21T00:00:00Z");
+        assert!(v["events"].as_u64().unwrap() > 0, "{v}");
+        let out = run("2026-02-30");
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("\"2026-02-30\" is not a date"), "{err}");
+    }
 }
 
 /// The error for an unknown `--accept` id suggests a command that lists the ids without
 /// storing a run of its own; run as suggested, it stores none.
 #[test]
 fn an_unknown_id_suggests_a_listing_that_stores_nothing() {
-    let sb = Sandbox::new();
-    let db = store_with(&sb, &["boundary"]);
-    let out = sb
-        .cmd()
-        .arg("--db")
-        .arg(&db)
-        .args(["evaluate", "--accept", "rec_nope"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    let suggested = err
-        .split('`')
-        .nth(1)
-        .unwrap_or_else(|| panic!("no command in {err}"));
-    assert!(suggested.contains("--dry-run"), "{suggested}");
-    let runs = |db: &Path| {
-        rusqlite::Connection::open(db)
-            .unwrap()
-            .query_row("SELECT count(*) FROM eval_runs", [], |r| r.get::<_, i64>(0))
-            .unwrap()
-    };
-    let before = runs(&db);
-    let words: Vec<&str> = suggested.split_whitespace().skip(1).collect();
-    let listed = sb.cmd().args(&words).output().unwrap();
-    assert_eq!(listed.status.code(), Some(0), "{suggested}");
-    let doc: Value = serde_json::from_slice(&listed.stdout).unwrap();
-    assert!(doc["recommendations"].is_array());
-    assert_eq!(runs(&db), before, "{suggested} stored a run");
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = store_on(backend, &sb, &["boundary"]);
+        let out = sb
+            .cmd()
+            .arg("--db")
+            .arg(&db)
+            .args(["evaluate", "--accept", "rec_nope"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let suggested = err
+            .split('`')
+            .nth(1)
+            .unwrap_or_else(|| panic!("no command in {err}"));
+        assert!(suggested.contains("--dry-run"), "{suggested}");
+        let runs = |db: &str| store_count(db, "eval_runs");
+        let before = runs(&db);
+        let words: Vec<&str> = suggested.split_whitespace().skip(1).collect();
+        let listed = sb.cmd().args(&words).output().unwrap();
+        assert_eq!(listed.status.code(), Some(0), "{suggested}");
+        let doc: Value = serde_json::from_slice(&listed.stdout).unwrap();
+        assert!(doc["recommendations"].is_array());
+        assert_eq!(runs(&db), before, "{suggested} stored a run");
+    }
 }
