@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::common::{
     BACKENDS, Backend, Sandbox, fixture_path, gate_lines, new_store_named, store_count,
-    store_execute, texts,
+    store_execute, store_rows, texts,
 };
 
 const NOW: &str = "2026-11-20T18:00:00Z";
@@ -70,16 +70,7 @@ fn store_on(backend: Backend, sb: &Sandbox, fixtures: &[&str]) -> String {
     db
 }
 
-/// A store of these fixtures, evaluated successfully.
-fn evaluated(fixtures: &[&str]) -> (Sandbox, PathBuf, Value) {
-    let sb = Sandbox::new();
-    let db = store_with(&sb, fixtures);
-    let (report, code, stderr) = evaluate(&sb, &[&db], &[]);
-    assert_eq!(code, 0, "{stderr}");
-    (sb, db, report)
-}
-
-/// `evaluated` in a new store of `backend`.
+/// A new store of `backend` holding these fixtures, evaluated successfully.
 fn evaluated_on(backend: Backend, fixtures: &[&str]) -> (Sandbox, String, Value) {
     let sb = Sandbox::new();
     let db = store_on(backend, &sb, fixtures);
@@ -442,8 +433,7 @@ fn two_pairs_are_not_enough_to_learn_an_alias() {
 }
 
 /// Every row of every evaluate table, as text.
-fn dump(db: &Path) -> Vec<String> {
-    let conn = rusqlite::Connection::open(db).unwrap();
+fn dump(db: &str) -> Vec<String> {
     let mut rows = Vec::new();
     for table in [
         "eval_runs",
@@ -452,15 +442,8 @@ fn dump(db: &Path) -> Vec<String> {
         "eval_run_recommendations",
         "eval_alias_pairs",
     ] {
-        let mut st = conn
-            .prepare(&format!("SELECT * FROM {table} ORDER BY 1, 2"))
-            .unwrap();
-        let n = st.column_count();
-        let mut q = st.query([]).unwrap();
-        while let Some(r) = q.next().unwrap() {
-            let cells: Vec<String> = (0..n)
-                .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
-                .collect();
+        for row in store_rows(db, &format!("SELECT * FROM {table} ORDER BY 1, 2")) {
+            let cells: Vec<String> = row.iter().map(Value::to_string).collect();
             rows.push(format!("{table}: {}", cells.join(" | ")));
         }
     }
@@ -469,85 +452,87 @@ fn dump(db: &Path) -> Vec<String> {
 
 #[test]
 fn running_again_over_the_same_window_leaves_the_same_rows() {
-    let sb = Sandbox::new();
-    let db = store_with(&sb, &["movie-list", "boundary", "arithmetic"]);
-    let (first, _, _) = evaluate(&sb, &[&db], &[]);
-    let rows = dump(&db);
-    assert!(rows.iter().any(|r| r.starts_with("eval_runs")));
-    assert!(
-        rows.iter()
-            .filter(|r| r.starts_with("eval_recommendations"))
-            .count()
-            == 2
-    );
-    let (second, _, _) = evaluate(&sb, &[&db], &[]);
-    assert_eq!(dump(&db), rows);
-    assert_eq!(first, second);
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = store_on(backend, &sb, &["movie-list", "boundary", "arithmetic"]);
+        let (first, _, _) = evaluate(&sb, &[&db], &[]);
+        let rows = dump(&db);
+        assert!(rows.iter().any(|r| r.starts_with("eval_runs")));
+        assert!(
+            rows.iter()
+                .filter(|r| r.starts_with("eval_recommendations"))
+                .count()
+                == 2
+        );
+        let (second, _, _) = evaluate(&sb, &[&db], &[]);
+        assert_eq!(dump(&db), rows);
+        assert_eq!(first, second);
 
-    // A status set by a person survives the next run, under the same id.
-    let id = first["recommendations"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let out = sb
-        .cmd()
-        .arg("--db")
-        .arg(&db)
-        .args(["evaluate", "--accept", &id])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (third, _, _) = evaluate(&sb, &[&db], &[]);
-    let again = third["recommendations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["id"] == id.as_str())
-        .unwrap();
-    assert_eq!(again["status"], "accepted");
-    let out = sb
-        .cmd()
-        .arg("--db")
-        .arg(&db)
-        .args(["evaluate", "--reject", &id])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    // A rejected recommendation is muted (issue 27): listed by id under "muted", and shown,
-    // still rejected, only with --all.
-    let (fourth, _, _) = evaluate(&sb, &[&db], &["--dry-run"]);
-    assert!(
-        !fourth["recommendations"]
+        // A status set by a person survives the next run, under the same id.
+        let id = first["recommendations"][0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let out = sb
+            .cmd()
+            .arg("--db")
+            .arg(&db)
+            .args(["evaluate", "--accept", &id])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (third, _, _) = evaluate(&sb, &[&db], &[]);
+        let again = third["recommendations"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|r| r["id"] == id.as_str())
-    );
-    assert_eq!(fourth["muted"], serde_json::json!([id.as_str()]));
-    let (fourth, _, _) = evaluate(&sb, &[&db], &["--dry-run", "--all"]);
-    assert!(
-        fourth["recommendations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["id"] == id.as_str() && r["status"] == "rejected" && r["muted"] == true)
-    );
+            .find(|r| r["id"] == id.as_str())
+            .unwrap();
+        assert_eq!(again["status"], "accepted");
+        let out = sb
+            .cmd()
+            .arg("--db")
+            .arg(&db)
+            .args(["evaluate", "--reject", &id])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        // A rejected recommendation is muted (issue 27): listed by id under "muted", and shown,
+        // still rejected, only with --all.
+        let (fourth, _, _) = evaluate(&sb, &[&db], &["--dry-run"]);
+        assert!(
+            !fourth["recommendations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["id"] == id.as_str())
+        );
+        assert_eq!(fourth["muted"], serde_json::json!([id.as_str()]));
+        let (fourth, _, _) = evaluate(&sb, &[&db], &["--dry-run", "--all"]);
+        assert!(
+            fourth["recommendations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["id"] == id.as_str() && r["status"] == "rejected" && r["muted"] == true)
+        );
 
-    // An unknown id is named, with status 1.
-    let out = sb
-        .cmd()
-        .arg("--db")
-        .arg(&db)
-        .args(["evaluate", "--accept", "rec_nope"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("rec_nope"));
+        // An unknown id is named, with status 1.
+        let out = sb
+            .cmd()
+            .arg("--db")
+            .arg(&db)
+            .args(["evaluate", "--accept", "rec_nope"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("rec_nope"));
+    }
 }
 
 fn bytes(db: &Path) -> Vec<Vec<u8>> {
@@ -944,24 +929,23 @@ fn weights_are_bounded_and_an_unreadable_stored_tally_is_said() {
     assert_eq!(sb.policy_check(&p).0, 0);
 
     // A stored tally that cannot be read back is named, not taken for zero.
-    let (sb, db, _) = evaluated(&["movie-list", "arithmetic"]);
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute(
-        "UPDATE eval_health SET tally = '{\"calls\":3,\"bad_w\":null}' WHERE tool = 'calculator' AND method = 'divide'",
-        [],
-    )
-    .unwrap();
-    drop(conn);
-    let (out, code, stderr) = health(&sb, &db, &["--format", "json"]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(
-        stderr.contains(
-            "warning: evaluate run 1 stored a tally for calculator.divide that cannot be read"
-        ),
-        "{stderr}"
-    );
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert!(v["web_fetcher"]["health"]["calls"].as_u64().unwrap() > 0);
+    for backend in BACKENDS {
+        let (sb, db, _) = evaluated_on(backend, &["movie-list", "arithmetic"]);
+        store_execute(
+            &db,
+            "UPDATE eval_health SET tally = '{\"calls\":3,\"bad_w\":null}' WHERE tool = 'calculator' AND method = 'divide'",
+        );
+        let (out, code, stderr) = health(&sb, &db, &["--format", "json"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            stderr.contains(
+                "warning: evaluate run 1 stored a tally for calculator.divide that cannot be read"
+            ),
+            "{stderr}"
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert!(v["web_fetcher"]["health"]["calls"].as_u64().unwrap() > 0);
+    }
 }
 
 #[test]
