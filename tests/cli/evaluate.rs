@@ -357,6 +357,7 @@ fn the_patch_is_valid_toml_whatever_the_names_hold() {
 /// The patch never lands on a file metagate is using: refused before anything is done.
 #[test]
 fn the_patch_may_not_overwrite_the_store_or_the_policy() {
+    // SQLite-only: the targets it refuses are the store file, its `-wal` and links to them.
     let sb = Sandbox::new();
     let db = store_with(&sb, &["movie-list"]);
     let policy = sb.file("policy.toml", "[tools.t]\n");
@@ -546,37 +547,70 @@ fn bytes(db: &Path) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// What a store holds, to tell that a command changed nothing: an SQLite file's bytes (and its
+/// `-wal`'s), or a PostgreSQL database's evaluate rows and telemetry counts.
+fn snapshot(db: &str) -> Vec<String> {
+    if !db.starts_with("postgres://") {
+        return bytes(Path::new(db))
+            .iter()
+            .map(|b| format!("{b:?}"))
+            .collect();
+    }
+    let mut all = dump(db);
+    for table in ["outcomes", "asks", "user_corrections", "decisions"] {
+        all.push(format!("{table}: {}", store_count(db, table)));
+    }
+    all
+}
+
 #[test]
 fn dry_run_writes_nothing() {
-    let sb = Sandbox::new();
-    let db = store_with(&sb, &["movie-list", "boundary"]);
-    let before = bytes(&db);
-    let (report, code, stderr) = evaluate(&sb, &[&db], &["--dry-run"]);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(report["run"], Value::Null);
-    assert_eq!(report["recommendations"].as_array().unwrap().len(), 2);
-    assert_eq!(bytes(&db), before, "the store's bytes changed");
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = store_on(backend, &sb, &["movie-list", "boundary"]);
+        let before = snapshot(&db);
+        let (report, code, stderr) = evaluate(&sb, &[&db], &["--dry-run"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(report["run"], Value::Null);
+        assert_eq!(report["recommendations"].as_array().unwrap().len(), 2);
+        assert_eq!(snapshot(&db), before, "{backend:?}: the store changed");
+    }
 }
 
 #[test]
 fn shards_are_merged_and_results_go_to_the_first() {
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let a = new_store_named(backend, &sb, "a.db");
+        let b = new_store_named(backend, &sb, "b.db");
+        record(&sb, &a, &["movie-list"]);
+        record(&sb, &b, &["boundary", "arithmetic"]);
+        let b_before = snapshot(&b);
+        let (report, code, stderr) = evaluate(&sb, &[&a, &b], &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(report["events"], 4 + 4 + 7);
+        assert_eq!(report["stored_in"], a);
+        assert_eq!(kinds(&recs_for(&report, "page_reader")), ["split_boundary"]);
+        assert_eq!(
+            kinds(&recs_for(&report, "web_fetcher")),
+            ["tighten_acceptance"]
+        );
+        assert_eq!(snapshot(&b), b_before, "{backend:?}");
+        // Other commands take one store.
+        let out = sb
+            .cmd()
+            .args(["--db", &a, "--db", &b, "db", "info"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+    }
+    // One store under two names is refused, not counted twice. SQLite-only: the two names are
+    // a path through `.` and a hard link to the file.
     let sb = Sandbox::new();
     let a = sb.path().join("a.db");
     let b = sb.path().join("b.db");
     record(&sb, &a, &["movie-list"]);
     record(&sb, &b, &["boundary", "arithmetic"]);
-    let b_before = bytes(&b);
-    let (report, code, stderr) = evaluate(&sb, &[&a, &b], &[]);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(report["events"], 4 + 4 + 7);
-    assert_eq!(report["stored_in"], a.display().to_string());
-    assert_eq!(kinds(&recs_for(&report, "page_reader")), ["split_boundary"]);
-    assert_eq!(
-        kinds(&recs_for(&report, "web_fetcher")),
-        ["tighten_acceptance"]
-    );
-    assert_eq!(bytes(&b), b_before);
-    // One store under two names is refused, not counted twice.
     let again = sb.path().join(".").join("a.db");
     let hard = sb.path().join("hard-a.db");
     std::fs::hard_link(&a, &hard).unwrap();
@@ -585,21 +619,12 @@ fn shards_are_merged_and_results_go_to_the_first() {
         assert_eq!(code, 2, "{stderr}");
         assert!(stderr.contains("are the same store"), "{stderr}");
     }
-    // Other commands take one store.
-    let out = sb
-        .cmd()
-        .arg("--db")
-        .arg(&a)
-        .arg("--db")
-        .arg(&b)
-        .args(["db", "info"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
 fn bad_stores_get_a_clear_message() {
+    // SQLite-only: the bad stores are files (missing, not a database, newer, someone else's,
+    // empty); fleet.rs has the unreachable PostgreSQL one.
     let sb = Sandbox::new();
     // No store: cannot be read, status 2.
     let (_, code, stderr) = evaluate(&sb, &[&sb.path().join("none.db")], &[]);
@@ -950,6 +975,8 @@ fn weights_are_bounded_and_an_unreadable_stored_tally_is_said() {
 
 #[test]
 fn a_synthetic_store_shows_each_kind_of_tool_it_was_made_of() {
+    // SQLite-only: the library writes the synthetic store into a file; fleet.rs evaluates its
+    // PostgreSQL copy alike.
     use metagate::store::synth::{self, Config, Mix};
     let sb = Sandbox::new();
     let db = sb.path().join("synth.db");
