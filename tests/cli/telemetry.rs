@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 #[cfg(target_os = "linux")]
 use crate::common::unprivileged;
 use crate::common::{
-    BACKENDS, BIN, Sandbox, fixture, gate, new_store, new_store_named, store_count,
+    BACKENDS, BIN, Backend, Sandbox, fixture, gate, new_store, new_store_named, store_count,
     store_is_untouched, store_rows, try_store_rows,
 };
 
@@ -26,76 +26,81 @@ fn count(db: &Path, table: &str) -> i64 {
 
 #[test]
 fn every_decision_is_a_row_with_its_context() {
-    let sb = Sandbox::new();
-    let db = sb.db();
-    let out = sb
-        .cmd()
-        .args([
-            "gate",
-            "--quiet",
-            "--session",
-            "s1",
-            "--caller",
-            "planner",
-            "--intent",
-            "file_task",
-        ])
-        .write_stdin(fixture("calls/runtime-bash.json"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let out = sb
-        .cmd()
-        .env("METAGATE_SESSION", "s2")
-        .env("METAGATE_CALLER", "worker")
-        .args(["gate", "--quiet", "--jsonl"])
-        .write_stdin(fixture("calls/mixed.jsonl"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let all = rows(
-        &db,
-        "SELECT session, caller, intent, tool, method, shape, verdict, category, corrections, args, latency_us, ts_ms, fingerprint FROM decisions ORDER BY id",
-    );
-    assert_eq!(all.len(), 1 + 5);
-    let first = &all[0];
-    assert_eq!(
-        &first[..8],
-        &[
-            json!("s1"),
-            json!("planner"),
-            json!("file_task"),
-            json!("code_execution_tool"),
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store(backend, &sb);
+        let out = sb
+            .cmd()
+            .args([
+                "--db",
+                &db,
+                "gate",
+                "--quiet",
+                "--session",
+                "s1",
+                "--caller",
+                "planner",
+                "--intent",
+                "file_task",
+            ])
+            .write_stdin(fixture("calls/runtime-bash.json"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let out = sb
+            .cmd()
+            .env("METAGATE_SESSION", "s2")
+            .env("METAGATE_CALLER", "worker")
+            .args(["--db", &db, "gate", "--quiet", "--jsonl"])
+            .write_stdin(fixture("calls/mixed.jsonl"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let all = store_rows(
+            &db,
+            "SELECT session, caller, intent, tool, method, shape, verdict, category, corrections, args, latency_us, ts_ms, fingerprint FROM decisions ORDER BY id",
+        );
+        assert_eq!(all.len(), 1 + 5);
+        let first = &all[0];
+        assert_eq!(
+            &first[..8],
+            &[
+                json!("s1"),
+                json!("planner"),
+                json!("file_task"),
+                json!("code_execution_tool"),
+                Value::Null,
+                json!("agent-zero"),
+                json!("corrected"),
+                Value::Null
+            ]
+        );
+        let corrections: Value = serde_json::from_str(first[8].as_str().unwrap()).unwrap();
+        assert_eq!(corrections[0]["kind"], "value_alias");
+        let args: Value = serde_json::from_str(first[9].as_str().unwrap()).unwrap();
+        assert_eq!(args["runtime"], "terminal");
+        assert!(first[10].as_i64().unwrap() >= 0);
+        assert!(first[11].as_i64().unwrap() > 1_700_000_000_000);
+        assert!(first[12].as_i64().is_some());
+        let verdicts: Vec<&str> = all[1..].iter().map(|r| r[6].as_str().unwrap()).collect();
+        assert_eq!(
+            verdicts,
+            ["pass", "corrected", "rejected", "rejected", "corrected"]
+        );
+        assert_eq!(all[3][7], "invalid_parameters");
+        assert_eq!(all[4][7], "malformed_call");
+        assert_eq!(
+            all[4][3],
             Value::Null,
-            json!("agent-zero"),
-            json!("corrected"),
-            Value::Null
-        ]
-    );
-    let corrections: Value = serde_json::from_str(first[8].as_str().unwrap()).unwrap();
-    assert_eq!(corrections[0]["kind"], "value_alias");
-    let args: Value = serde_json::from_str(first[9].as_str().unwrap()).unwrap();
-    assert_eq!(args["runtime"], "terminal");
-    assert!(first[10].as_i64().unwrap() >= 0);
-    assert!(first[11].as_i64().unwrap() > 1_700_000_000_000);
-    assert!(first[12].as_i64().is_some());
-    let verdicts: Vec<&str> = all[1..].iter().map(|r| r[6].as_str().unwrap()).collect();
-    assert_eq!(
-        verdicts,
-        ["pass", "corrected", "rejected", "rejected", "corrected"]
-    );
-    assert_eq!(all[3][7], "invalid_parameters");
-    assert_eq!(all[4][7], "malformed_call");
-    assert_eq!(
-        all[4][3],
-        Value::Null,
-        "a call that could not be read has no tool"
-    );
-    assert!(all[1..].iter().all(|r| r[0] == "s2" && r[1] == "worker"));
+            "a call that could not be read has no tool"
+        );
+        assert!(all[1..].iter().all(|r| r[0] == "s2" && r[1] == "worker"));
+    }
 }
 
 #[test]
 fn no_telemetry_writes_nothing() {
+    // SQLite-only: it checks that no default store file is made.
     let sb = Sandbox::new();
     let out = sb
         .cmd()
@@ -109,6 +114,7 @@ fn no_telemetry_writes_nothing() {
 
 #[test]
 fn the_store_is_where_the_documentation_says() {
+    // SQLite-only: the default store is a file, with its place and permissions.
     let sb = Sandbox::new();
     let input = fixture("calls/runtime-bash.json");
     sb.cmd()
@@ -405,8 +411,8 @@ fn wait_for(db: &str, sql: &str, want: i64) -> i64 {
     seen
 }
 
-/// `metagate --db STORE --policy POLICY record ARGS…` with its standard input to write to, as an agent
-/// runs it as a coprocess.
+/// `metagate --db STORE --policy POLICY record ARGS…` with its standard input to write to, as
+/// an agent runs it as a coprocess.
 fn record_coprocess(
     sb: &Sandbox,
     db: &str,
@@ -700,6 +706,7 @@ fn times_are_rfc_3339_and_nothing_wider() {
 /// missing even where that is no error (`permit list`), so a typo is not taken for "no grants".
 #[test]
 fn a_folder_or_a_typo_as_the_store_is_named_as_such() {
+    // SQLite-only: a folder or a misspelt file name as the store.
     let sb = Sandbox::new();
     let folder = sb.path().join("stores");
     std::fs::create_dir_all(&folder).unwrap();
@@ -742,6 +749,7 @@ fn a_folder_or_a_typo_as_the_store_is_named_as_such() {
 
 #[test]
 fn db_info_reports_tables_and_span() {
+    // SQLite-only: the default store file, never created by asking (fleet.rs compares db info).
     let sb = Sandbox::new();
     let out = sb.cmd().args(["db", "info"]).output().unwrap();
     assert_eq!(
@@ -808,6 +816,7 @@ fn run_without_write_access(
 #[cfg(target_os = "linux")]
 #[test]
 fn reading_a_store_one_may_not_write_leaves_its_owner_able_to() {
+    // SQLite-only: file permissions.
     use std::os::unix::fs::PermissionsExt;
     let sb = Sandbox::new();
     let db = sb.path().join("shared").join("m.db");
@@ -879,6 +888,7 @@ fn reading_a_store_one_may_not_write_leaves_its_owner_able_to() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_store_in_a_read_only_folder_can_be_read() {
+    // SQLite-only: file permissions.
     let sb = Sandbox::new();
     let ro = sb.path().join("ro");
     let unfolded = sb.path().join("unfolded");
@@ -992,6 +1002,7 @@ fn store_bytes(db: &Path) -> Vec<u8> {
 /// older one, to count what it leaks); the failure names every secret that reached the store.
 #[test]
 fn secrets_never_reach_the_store() {
+    // SQLite-only: it reads the bytes of the store file, its `-wal` and `-shm`.
     let sb = Sandbox::new();
     let db = sb.path().join("store.db");
     let db_arg = db.to_str().unwrap();
@@ -1074,118 +1085,122 @@ fn secrets_never_reach_the_store() {
 
 #[test]
 fn eight_processes_at_once_lose_no_decision() {
-    const PROCESSES: usize = 8;
-    const CALLS: usize = 10_000;
-    let sb = Sandbox::new();
-    let db = sb.path().join("shared.db");
-    let mut children = Vec::new();
-    for p in 0..PROCESSES {
-        let mut input = String::new();
-        for i in 0..CALLS {
-            if i % 3 == 0 {
-                input.push_str(&format!(
+    for backend in BACKENDS {
+        const PROCESSES: usize = 8;
+        const CALLS: usize = 10_000;
+        let sb = Sandbox::new();
+        let db = new_store(backend, &sb);
+        let mut children = Vec::new();
+        for p in 0..PROCESSES {
+            let mut input = String::new();
+            for i in 0..CALLS {
+                if i % 3 == 0 {
+                    input.push_str(&format!(
                     "{{\"tool_name\":\"response\",\"tool_args\":{{\"message\":\"p{p} n{i}\"}}}}\n"
                 ));
-            } else {
-                input.push_str(&format!("{{\"tool_name\":\"code_execution_tool\",\"tool_args\":{{\"runtime\":\"bash\",\"code\":\"echo {p} {i}\"}}}}\n"));
+                } else {
+                    input.push_str(&format!("{{\"tool_name\":\"code_execution_tool\",\"tool_args\":{{\"runtime\":\"bash\",\"code\":\"echo {p} {i}\"}}}}\n"));
+                }
             }
+            let mut child = sb
+                .std_cmd()
+                .args(["gate", "--jsonl", "--quiet", "--session"])
+                .arg(format!("p{p}"))
+                .arg("--db")
+                .arg(&db)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
+            children.push((child, writer));
         }
-        let mut child = sb
-            .std_cmd()
-            .args(["gate", "--jsonl", "--quiet", "--session"])
-            .arg(format!("p{p}"))
-            .arg("--db")
-            .arg(&db)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
-        children.push((child, writer));
-    }
-    for (child, writer) in children {
-        let out = child.wait_with_output().unwrap();
-        writer.join().unwrap();
-        assert_eq!(out.status.code(), Some(0));
-        assert!(
-            out.stderr.is_empty(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), CALLS);
-    }
-    assert_eq!(count(&db, "decisions"), (PROCESSES * CALLS) as i64);
-    for p in 0..PROCESSES {
-        let n = rows(
-            &db,
-            &format!("SELECT count(*) FROM decisions WHERE session = 'p{p}'"),
-        )[0][0]
-            .as_i64()
-            .unwrap();
-        assert_eq!(n, CALLS as i64, "process {p}");
+        for (child, writer) in children {
+            let out = child.wait_with_output().unwrap();
+            writer.join().unwrap();
+            assert_eq!(out.status.code(), Some(0));
+            assert!(
+                out.stderr.is_empty(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), CALLS);
+        }
+        assert_eq!(store_count(&db, "decisions"), (PROCESSES * CALLS) as i64);
+        for p in 0..PROCESSES {
+            let n = store_rows(
+                &db,
+                &format!("SELECT count(*) FROM decisions WHERE session = 'p{p}'"),
+            )[0][0]
+                .as_i64()
+                .unwrap();
+            assert_eq!(n, CALLS as i64, "process {p}");
+        }
     }
 }
 
 #[test]
 fn a_killed_stream_leaves_a_store_with_every_answered_line() {
-    let sb = Sandbox::new();
-    let db = sb.path().join("killed.db");
-    let mut child = sb
-        .std_cmd()
-        .args(["gate", "--jsonl", "--quiet", "--db"])
-        .arg(&db)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut answered = Vec::new();
-    // Send in bursts and read each burst's answers; in the last burst read only some, then
-    // kill the process mid-stream.
-    for burst in 0..30 {
-        let mut chunk = String::new();
-        for i in 0..200 {
-            let n = burst * 200 + i;
-            chunk.push_str(&format!(
-                "{{\"tool_name\":\"response\",\"tool_args\":{{\"text\":\"line-{n}\"}}}}\n"
-            ));
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store_named(backend, &sb, "killed.db");
+        let mut child = sb
+            .std_cmd()
+            .args(["gate", "--jsonl", "--quiet", "--db"])
+            .arg(&db)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut answered = Vec::new();
+        // Send in bursts and read each burst's answers; in the last burst read only some, then
+        // kill the process mid-stream.
+        for burst in 0..30 {
+            let mut chunk = String::new();
+            for i in 0..200 {
+                let n = burst * 200 + i;
+                chunk.push_str(&format!(
+                    "{{\"tool_name\":\"response\",\"tool_args\":{{\"text\":\"line-{n}\"}}}}\n"
+                ));
+            }
+            stdin.write_all(chunk.as_bytes()).unwrap();
+            stdin.flush().unwrap();
+            let wanted = if burst == 29 { 77 } else { 200 };
+            for _ in 0..wanted {
+                let mut line = String::new();
+                assert_ne!(stdout.read_line(&mut line).unwrap(), 0);
+                let v: Value = serde_json::from_str(&line).unwrap();
+                answered.push(v["tool_args"]["text"].as_str().unwrap().to_string());
+            }
         }
-        stdin.write_all(chunk.as_bytes()).unwrap();
-        stdin.flush().unwrap();
-        let wanted = if burst == 29 { 77 } else { 200 };
-        for _ in 0..wanted {
-            let mut line = String::new();
-            assert_ne!(stdout.read_line(&mut line).unwrap(), 0);
-            let v: Value = serde_json::from_str(&line).unwrap();
-            answered.push(v["tool_args"]["text"].as_str().unwrap().to_string());
+        // SIGKILL: no destructor, no checkpoint, no goodbye.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(answered.len(), 29 * 200 + 77);
+        // A file can be left torn; a PostgreSQL server keeps its own pages whole.
+        if backend == Backend::Sqlite {
+            let check = store_rows(&db, "PRAGMA integrity_check");
+            assert_eq!(check, [[json!("ok")]]);
         }
-    }
-    // SIGKILL: no destructor, no checkpoint, no goodbye.
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert_eq!(answered.len(), 29 * 200 + 77);
-    let conn = Connection::open(&db).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
-    let mut stmt = conn
-        .prepare("SELECT json_extract(args, '$.text') FROM decisions")
-        .unwrap();
-    let stored: std::collections::HashSet<String> = stmt
-        .query_map([], |r| r.get::<_, String>(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    for text in &answered {
-        assert!(
-            stored.contains(text),
-            "{text} was written to stdout but has no row"
-        );
+        let stored: std::collections::HashSet<String> =
+            store_rows(&db, "SELECT args FROM decisions")
+                .iter()
+                .map(|row| {
+                    let args: Value = serde_json::from_str(row[0].as_str().unwrap()).unwrap();
+                    args["text"].as_str().unwrap().to_string()
+                })
+                .collect();
+        for text in &answered {
+            assert!(
+                stored.contains(text),
+                "{text} was written to stdout but has no row"
+            );
+        }
     }
 }
 
@@ -1195,6 +1210,7 @@ fn a_killed_stream_leaves_a_store_with_every_answered_line() {
 /// its first line.
 #[test]
 fn a_store_that_cannot_be_used_is_a_set_up_fault() {
+    // SQLite-only: unusable files (fleet.rs has the unreachable PostgreSQL store).
     let sb = Sandbox::new();
     let junk = sb.file("junk.db", &"not a database ".repeat(400));
     let newer = sb.path().join("newer.db");
@@ -1264,6 +1280,7 @@ fn a_store_that_cannot_be_used_is_a_set_up_fault() {
 
 #[test]
 fn a_lock_held_past_the_busy_timeout_is_named() {
+    // SQLite-only: the lock is SQLite's file lock (fleet.rs holds the PostgreSQL one).
     let sb = Sandbox::new();
     let db = sb.path().join("locked.db");
     sb.cmd()
@@ -1296,6 +1313,7 @@ fn a_lock_held_past_the_busy_timeout_is_named() {
 
 #[test]
 fn a_full_disk_is_an_error_not_lost_data() {
+    // SQLite-only: the full disk is a file-size limit on the store file.
     let sb = Sandbox::new();
     let db = sb.path().join("full.db");
     // A file size limit stands in for a full disk: writes past it fail.
@@ -1341,38 +1359,44 @@ fn a_full_disk_is_an_error_not_lost_data() {
 /// busy timeout instead of failing (about one trial in ten failed before).
 #[test]
 fn processes_setting_up_one_new_store_all_get_it() {
-    const PROCESSES: usize = 12;
-    let sb = Sandbox::new();
-    let events = sb.file(
-        "one.jsonl",
-        "{\"type\":\"outcome\",\"tool\":\"t\",\"status\":\"ok\"}\n",
-    );
-    for trial in 0..40 {
-        let db = sb.path().join(format!("new-{trial}.db"));
-        let children: Vec<_> = (0..PROCESSES)
-            .map(|_| {
-                sb.std_cmd()
-                    .arg("--db")
-                    .arg(&db)
-                    .arg("record")
-                    .arg(&events)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        for child in children {
-            let out = child.wait_with_output().unwrap();
+    for backend in BACKENDS {
+        const PROCESSES: usize = 12;
+        let sb = Sandbox::new();
+        let events = sb.file(
+            "one.jsonl",
+            "{\"type\":\"outcome\",\"tool\":\"t\",\"status\":\"ok\"}\n",
+        );
+        for trial in 0..40 {
+            let db = new_store_named(backend, &sb, &format!("new-{trial}.db"));
+            let children: Vec<_> = (0..PROCESSES)
+                .map(|_| {
+                    sb.std_cmd()
+                        .arg("--db")
+                        .arg(&db)
+                        .arg("record")
+                        .arg(&events)
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            for child in children {
+                let out = child.wait_with_output().unwrap();
+                assert_eq!(
+                    out.status.code(),
+                    Some(0),
+                    "trial {trial}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
             assert_eq!(
-                out.status.code(),
-                Some(0),
-                "trial {trial}: {}",
-                String::from_utf8_lossy(&out.stderr)
+                store_count(&db, "outcomes"),
+                PROCESSES as i64,
+                "{backend:?}: trial {trial}"
             );
         }
-        assert_eq!(count(&db, "outcomes"), PROCESSES as i64, "trial {trial}");
     }
 }
 
@@ -1381,6 +1405,7 @@ fn processes_setting_up_one_new_store_all_get_it() {
 #[cfg(unix)]
 #[test]
 fn a_device_or_a_pipe_is_not_a_store() {
+    // SQLite-only: a device or a pipe named as the store file.
     let sb = Sandbox::new();
     let fifo = sb.path().join("events.fifo");
     let made = std::process::Command::new("mkfifo")
@@ -1415,6 +1440,7 @@ fn a_device_or_a_pipe_is_not_a_store() {
 /// (`telemetry.busy_timeout_ms`), as every other command does, and says so.
 #[test]
 fn evaluate_waits_as_long_as_the_policy_says() {
+    // SQLite-only: the store is held by an exclusive SQLite file lock.
     let sb = Sandbox::new();
     let db = sb.path().join("held.db");
     let policy = sb.file("p.toml", "[telemetry]\nbusy_timeout_ms = 300\n");
