@@ -232,7 +232,8 @@ pub fn new_store_named(backend: Backend, dir: &Sandbox, file_name: &str) -> Stri
 
 /// The rows `sql` reads from the store `db` (a file or a URL), each column as JSON. The SQL
 /// must mean the same in both dialects (quote `"user"`, which PostgreSQL reserves).
-pub fn store_rows(db: &str, sql: &str) -> Vec<Vec<Value>> {
+pub fn store_rows(db: &(impl AsRef<Path> + ?Sized), sql: &str) -> Vec<Vec<Value>> {
+    let db = db.as_ref().to_str().expect("a store named in UTF-8");
     read_store(db, sql, rusqlite::OpenFlags::default())
         .unwrap_or_else(|e| panic!("{db}: {sql}: {e}"))
 }
@@ -315,7 +316,7 @@ pub fn store_execute(db: &str, sql: &str) {
 }
 
 /// `SELECT count(*) FROM table` in the store `db`.
-pub fn store_count(db: &str, table: &str) -> i64 {
+pub fn store_count(db: &(impl AsRef<Path> + ?Sized), table: &str) -> i64 {
     store_rows(db, &format!("SELECT count(*) FROM {table}"))[0][0]
         .as_i64()
         .unwrap()
@@ -330,4 +331,21 @@ pub fn store_is_untouched(db: &str) -> bool {
         ) == 0;
     }
     !Path::new(db).exists()
+}
+
+/// Waits up to 10 s for `sql` (a count) to reach `want` in the store `db`; returns the last
+/// count read.
+pub fn wait_for_count(db: &str, sql: &str, want: i64) -> i64 {
+    let mut seen = -1;
+    for _ in 0..200 {
+        // The store may not be there yet, or not have its tables.
+        if let Ok(read) = try_store_rows(db, sql) {
+            seen = read[0][0].as_i64().unwrap();
+            if seen == want {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    seen
 }

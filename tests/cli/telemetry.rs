@@ -1,5 +1,5 @@
 //! The telemetry store through the real binary: decisions, `record`, redaction, concurrency,
-//! crashes, and stores that cannot be used.
+//! crashes, and stores that cannot be used; on SQLite and PostgreSQL where the store allows.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -13,16 +13,8 @@ use serde_json::{Value, json};
 use crate::common::unprivileged;
 use crate::common::{
     BACKENDS, BIN, Backend, Sandbox, fixture, gate, new_store, new_store_named, store_count,
-    store_is_untouched, store_rows, try_store_rows,
+    store_is_untouched, store_rows, wait_for_count,
 };
-
-fn rows(db: &Path, sql: &str) -> Vec<Vec<Value>> {
-    store_rows(&db.display().to_string(), sql)
-}
-
-fn count(db: &Path, table: &str) -> i64 {
-    store_count(&db.display().to_string(), table)
-}
 
 #[test]
 fn every_decision_is_a_row_with_its_context() {
@@ -130,7 +122,7 @@ fn the_store_is_where_the_documentation_says() {
         .write_stdin(input.clone())
         .output()
         .unwrap();
-    assert_eq!(count(&env_db, "decisions"), 1);
+    assert_eq!(store_count(&env_db, "decisions"), 1);
     let flag_db = sb.path().join("flag.db");
     sb.cmd()
         .env("METAGATE_DB", &env_db)
@@ -139,8 +131,8 @@ fn the_store_is_where_the_documentation_says() {
         .write_stdin(input)
         .output()
         .unwrap();
-    assert_eq!(count(&flag_db, "decisions"), 1);
-    assert_eq!(count(&env_db, "decisions"), 1);
+    assert_eq!(store_count(&flag_db, "decisions"), 1);
+    assert_eq!(store_count(&env_db, "decisions"), 1);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -156,8 +148,7 @@ fn record_stores_every_event_type_and_skips_bad_lines_by_number() {
     for backend in BACKENDS {
         let sb = Sandbox::new();
         let db = new_store(backend, &sb);
-        let fresh = new_store_named(backend, &sb, "fresh.db");
-        record_stores_every_event_type_on(&sb, &db, fresh);
+        record_stores_every_event_type_on(&sb, &db, new_store_named(backend, &sb, "fresh.db"));
     }
 }
 
@@ -381,7 +372,7 @@ fn a_line_over_64_mib_is_one_bad_line() {
         err.contains("stored 2 outcomes") && err.contains("skipped 2 bad lines"),
         "{err}"
     );
-    let stored = rows(
+    let stored = store_rows(
         &db,
         "SELECT tool, length(session) FROM outcomes ORDER BY id",
     );
@@ -392,23 +383,6 @@ fn a_line_over_64_mib_is_one_bad_line() {
             [json!("small"), Value::Null]
         ]
     );
-}
-
-/// Waits up to 10 s for `sql` (a count) to reach `want` in the store `db`; returns the last
-/// count read.
-fn wait_for(db: &str, sql: &str, want: i64) -> i64 {
-    let mut seen = -1;
-    for _ in 0..200 {
-        // The store may not be there yet, or not have its tables.
-        if let Ok(read) = try_store_rows(db, sql) {
-            seen = read[0][0].as_i64().unwrap();
-            if seen == want {
-                break;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    seen
 }
 
 /// `metagate --db STORE --policy POLICY record ARGS…` with its standard input to write to, as
@@ -450,7 +424,7 @@ fn a_coprocess_has_each_event_stored_before_it_waits_for_more() {
         let ran = r#"{"type":"outcome","session":"s1","tool":"run_tests","status":"ok"}"#;
         writeln!(stdin, "{ran}").unwrap();
         stdin.flush().unwrap();
-        let stored = wait_for(&db, "SELECT count(*) FROM outcomes", 1);
+        let stored = wait_for_count(&db, "SELECT count(*) FROM outcomes", 1);
         assert_eq!(stored, 1, "the event waits in memory");
         let deploy = r#"{"name":"deploy","arguments":{}}"#;
         let (answer, code, _) = gate(
@@ -471,7 +445,10 @@ fn a_coprocess_has_each_event_stored_before_it_waits_for_more() {
         let burst: String = (0..500).map(|_| format!("{ran}\n")).collect();
         write!(stdin, "{burst}{{\"type\":\"outcome\",").unwrap();
         stdin.flush().unwrap();
-        assert_eq!(wait_for(&db, "SELECT count(*) FROM outcomes", 501), 501);
+        assert_eq!(
+            wait_for_count(&db, "SELECT count(*) FROM outcomes", 501),
+            501
+        );
         // Stopped the hard way: nothing written whole is lost.
         child.kill().unwrap();
         child.wait().unwrap();
@@ -493,7 +470,10 @@ fn a_record_that_fails_halfway_says_what_it_stored() {
     let (child, mut stdin) = record_coprocess(&sb, &db_arg, &policy, &["-"]);
     write!(stdin, "{event}\n\n{event}\nnot an event\n{event}\n").unwrap();
     stdin.flush().unwrap();
-    assert_eq!(wait_for(&db_arg, "SELECT count(*) FROM outcomes", 3), 3);
+    assert_eq!(
+        wait_for_count(&db_arg, "SELECT count(*) FROM outcomes", 3),
+        3
+    );
     let holder = Connection::open(&db).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     write!(stdin, "{event}\n{event}\n").unwrap();
@@ -509,7 +489,7 @@ fn a_record_that_fails_halfway_says_what_it_stored() {
             ),
         "{err}"
     );
-    assert_eq!(count(&db, "outcomes"), 3);
+    assert_eq!(store_count(&db, "outcomes"), 3);
 
     // Nothing stored is said too: a retry is then safe.
     let file = sb.file("two.jsonl", &format!("{event}\n{event}\n"));
@@ -529,7 +509,7 @@ fn a_record_that_fails_halfway_says_what_it_stored() {
         err.contains("metagate: record: nothing was stored before the error below\n"),
         "{err}"
     );
-    assert_eq!(count(&db, "outcomes"), 3);
+    assert_eq!(store_count(&db, "outcomes"), 3);
 }
 
 /// `record --strict` reads and checks every line before it writes any: while it waits for
@@ -574,10 +554,10 @@ fn record_strict_holds_no_lock_while_it_waits_for_input() {
     }
     // All or nothing, in the order read; and the stage is gone with the process.
     assert_eq!(
-        rows(&db, "SELECT tool FROM outcomes ORDER BY id"),
+        store_rows(&db, "SELECT tool FROM outcomes ORDER BY id"),
         [[json!("first")], [json!("second")]]
     );
-    assert_eq!(count(&db, "decisions"), 2);
+    assert_eq!(store_count(&db, "decisions"), 2);
 }
 
 /// `metadata` feeds cohesion warnings and `split_boundary` (`boundary_axes`, `evidence`): a
@@ -879,7 +859,7 @@ fn reading_a_store_one_may_not_write_leaves_its_owner_able_to() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(count(&db, "outcomes"), 2);
+    assert_eq!(store_count(&db, "outcomes"), 2);
 }
 
 /// A store in a folder the reader may not write (another user's, a read-only mount) is read
@@ -1067,7 +1047,10 @@ fn secrets_never_reach_the_store() {
         run(&gate, line);
     }
     run(&["record", "--db", db_arg], &events);
-    assert_eq!(count(&db, "decisions"), 2 * calls.lines().count() as i64);
+    assert_eq!(
+        store_count(&db, "decisions"),
+        2 * calls.lines().count() as i64
+    );
     let bytes = store_bytes(&db);
     let text = String::from_utf8_lossy(&bytes);
     let leaked: Vec<&String> = secrets
