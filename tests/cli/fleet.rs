@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::{BACKENDS, Sandbox, new_store};
+use crate::common::{BACKENDS, Sandbox, fixture, new_store, store_count};
 use crate::postgres_server;
 
 /// One host: a working folder and HOME of its own, with the policy `text`.
@@ -663,4 +663,59 @@ fn a_decisions_lock_held_too_long_fails_the_call_closed() {
     assert_eq!(host.gate(&db, &["--caller", "a"], &call).1, 0);
     // The refusal itself was recorded (after the lock was given up), as every decision is.
     assert_eq!(host.db_info(&db)["tables"]["decisions"], 3);
+}
+
+/// A session is the agent's to name, at any length: an outcome, an ask and a decision under a
+/// 100,000-character session are stored on both stores (PostgreSQL's btree indexes once
+/// refused a session over about 2.7 kB).
+#[test]
+fn a_long_session_is_stored_on_both_stores() {
+    // Letters that do not compress (PostgreSQL compresses an index entry before it weighs it).
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let session: String = (0..100_000)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[(state >> 33) as usize % 36])
+        })
+        .collect();
+    for backend in BACKENDS {
+        let sb = Sandbox::new();
+        let db = new_store(backend, &sb);
+        let events = sb.file(
+            "long.jsonl",
+            &format!(
+                "{{\"type\":\"outcome\",\"session\":\"{session}\",\"tool\":\"calculator\",\"status\":\"ok\"}}\n\
+                 {{\"type\":\"ask\",\"session\":\"{session}\",\"text\":\"add these up\"}}\n"
+            ),
+        );
+        let out = sb
+            .cmd()
+            .args(["--db", &db, "record"])
+            .arg(&events)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{backend:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = sb
+            .cmd()
+            .args(["--db", &db, "gate", "--quiet", "--session", &session])
+            .write_stdin(fixture("calls/runtime-bash.json"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{backend:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(store_count(&db, "outcomes"), 1, "{backend:?}");
+        assert_eq!(store_count(&db, "asks"), 1, "{backend:?}");
+        assert_eq!(store_count(&db, "decisions"), 1, "{backend:?}");
+    }
 }

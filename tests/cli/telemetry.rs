@@ -335,9 +335,8 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
 #[test]
 fn a_line_over_64_mib_is_one_bad_line() {
     const LIMIT: usize = 64 << 20;
-    // PostgreSQL: product bug, an event whose `session` is longer than a btree index row may be
-    // (about 2.7 kB after compression) is refused by the `outcomes_by_session` index ("index
-    // row requires 768216 bytes, maximum size is 8191", exit 2, nothing stored); SQLite keeps it.
+    // SQLite only: this test is about the length of a line; a long session is stored on both
+    // stores in `fleet::a_long_session_is_stored_on_both_stores`.
     let sb = Sandbox::new();
     let db = sb.db();
     let (pre, post) = (

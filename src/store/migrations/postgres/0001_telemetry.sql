@@ -20,7 +20,9 @@ CREATE TABLE decisions (
     latency_us  BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX decisions_by_tool ON decisions (tool, ts_ms);
-CREATE INDEX decisions_by_session ON decisions (session, ts_ms) WHERE session IS NOT NULL;
+-- Sessions are looked up by equality, and a session may be any length (SQLite keeps any):
+-- a btree entry holds at most about 2.7 kB, a hash index keeps only the value's hash.
+CREATE INDEX decisions_by_session ON decisions USING hash (session) WHERE session IS NOT NULL;
 CREATE INDEX decisions_by_caller ON decisions (caller, ts_ms) WHERE caller IS NOT NULL;
 
 CREATE TABLE outcomes (
@@ -40,7 +42,7 @@ CREATE TABLE outcomes (
     metadata            TEXT
 );
 CREATE INDEX outcomes_by_tool ON outcomes (tool, ts_ms);
-CREATE INDEX outcomes_by_session ON outcomes (session, ts_ms);
+CREATE INDEX outcomes_by_session ON outcomes USING hash (session);
 CREATE INDEX outcomes_by_ts ON outcomes (ts_ms);
 
 -- `user` is a reserved word here: the column is always written quoted.
@@ -52,7 +54,7 @@ CREATE TABLE asks (
     text         TEXT,
     capabilities TEXT NOT NULL DEFAULT '[]'
 );
-CREATE INDEX asks_by_session ON asks (session, ts_ms);
+CREATE INDEX asks_by_session ON asks USING hash (session);
 CREATE INDEX asks_by_ts ON asks (ts_ms);
 
 CREATE TABLE user_corrections (
@@ -64,4 +66,4 @@ CREATE TABLE user_corrections (
     note    TEXT
 );
 CREATE INDEX user_corrections_by_tool ON user_corrections (tool, ts_ms);
-CREATE INDEX user_corrections_by_session ON user_corrections (session, ts_ms);
+CREATE INDEX user_corrections_by_session ON user_corrections USING hash (session);
