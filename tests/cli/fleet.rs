@@ -10,6 +10,9 @@ use serde_json::{Value, json};
 use crate::common::{BACKENDS, Sandbox, fixture, new_store, store_count};
 use crate::postgres_server;
 
+/// The evening of the week the telemetry fixtures record.
+const NOW: &str = "2026-11-20T18:00:00Z";
+
 /// One host: a working folder and HOME of its own, with the policy `text`.
 struct Host {
     sb: Sandbox,
@@ -311,20 +314,11 @@ fn the_policy_or_the_environment_may_name_the_postgres_store() {
 /// counts as the original does and evaluates to the same report; copying again adds nothing.
 #[test]
 fn db_copy_round_trips_a_store_through_postgres() {
-    const NOW: &str = "2026-11-20T18:00:00Z";
     let host = Host::new(GRANTS);
     let original = host.sb.path().join("original.db").display().to_string();
     let back = host.sb.path().join("back.db").display().to_string();
     let pg = postgres_server::fresh_database();
-    for fixture in ["boundary", "movie-list", "arithmetic", "reask-late"] {
-        let path = crate::common::fixture_path(&format!("telemetry/{fixture}.jsonl"));
-        let (_, err, code) = host.run(
-            &original,
-            &["--now", NOW, "record", &path.display().to_string()],
-            "",
-        );
-        assert_eq!(code, 0, "{fixture}: {err}");
-    }
+    record_week(&host, &original);
     let (_, err, code) = host.run(
         &original,
         &[
@@ -432,21 +426,12 @@ fn without_places(mut report: Value) -> Value {
 /// reads shards of both kinds together, and compares a second run with the first alike.
 #[test]
 fn evaluate_runs_alike_on_both_backends_and_over_mixed_shards() {
-    const NOW: &str = "2026-11-20T18:00:00Z";
     const LATER: &str = "2026-11-21T18:00:00Z";
     let host = Host::new(GRANTS);
     let mut stores = Vec::new();
     for backend in BACKENDS {
         let db = new_store(backend, &host.sb);
-        for fixture in ["boundary", "movie-list", "arithmetic", "reask-late"] {
-            let path = crate::common::fixture_path(&format!("telemetry/{fixture}.jsonl"));
-            let (_, err, code) = host.run(
-                &db,
-                &["--now", NOW, "record", &path.display().to_string()],
-                "",
-            );
-            assert_eq!(code, 0, "{fixture}: {err}");
-        }
+        record_week(&host, &db);
         stores.push(db);
     }
     let evaluate = |dbs: &[&str], now: &str, since: &str| -> Value {
@@ -512,7 +497,6 @@ fn evaluate_runs_alike_on_both_backends_and_over_mixed_shards() {
 #[test]
 fn a_synthetic_store_evaluates_alike_in_postgres() {
     use metagate::store::synth::{self, Config, Mix};
-    const NOW: &str = "2026-11-20T18:00:00Z";
     let host = Host::new("[tools.t]\n");
     let sqlite = host.sb.path().join("synth.db").display().to_string();
     let mut store = metagate::store::Store::open(std::path::Path::new(&sqlite)).unwrap();
@@ -717,5 +701,19 @@ fn a_long_session_is_stored_on_both_stores() {
         assert_eq!(store_count(&db, "outcomes"), 1, "{backend:?}");
         assert_eq!(store_count(&db, "asks"), 1, "{backend:?}");
         assert_eq!(store_count(&db, "decisions"), 1, "{backend:?}");
+    }
+}
+
+/// Records the four telemetry fixtures of a week (a boundary, a movie list, arithmetic, a late
+/// re-ask) into `store`.
+fn record_week(host: &Host, store: &str) {
+    for fixture in ["boundary", "movie-list", "arithmetic", "reask-late"] {
+        let path = crate::common::fixture_path(&format!("telemetry/{fixture}.jsonl"));
+        let (_, err, code) = host.run(
+            store,
+            &["--now", NOW, "record", &path.display().to_string()],
+            "",
+        );
+        assert_eq!(code, 0, "{fixture}: {err}");
     }
 }
