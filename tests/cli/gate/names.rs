@@ -2,6 +2,7 @@
 //! reading is exact and rejected when it is a guess; unknown arguments; a closed stderr.
 
 use super::*;
+use crate::common::{BACKENDS, new_store, store_rows};
 
 const NAMES_POLICY: &str = r#"
 [tools.lookup.args.user_id]
@@ -302,13 +303,17 @@ fn a_tool_name_in_another_spelling_is_read_as_the_tool() {
     let sb = Sandbox::new();
     let policy = sb.file("p.toml", "[permit]\nrequire = [\"system_execute\"]\n");
     let p = policy.to_str().unwrap();
-    for (sent, method) in [
+    let spellings = [
         ("Code_Execution_Tool", None),
         ("code_execution_tool ", None),
         ("code-execution-tool:x", Some("x")),
-    ] {
-        let call = json!({"id":"call_1","type":"function","function":{"name":sent,"arguments":"{\"runtime\":\"terminal\",\"code\":\"ls\"}"}});
-        let (out, code, _) = gate(&sb, &["--report"], call.to_string().as_bytes());
+    ];
+    let call_named = |sent: &str| {
+        json!({"id":"call_1","type":"function","function":{"name":sent,"arguments":"{\"runtime\":\"terminal\",\"code\":\"ls\"}"}}).to_string()
+    };
+    for (sent, method) in spellings {
+        let call = call_named(sent);
+        let (out, code, _) = gate(&sb, &["--report"], call.as_bytes());
         assert_eq!(code, 0, "{sent}: {out}");
         assert_eq!(out["tool"], "code_execution_tool", "{sent}");
         assert_eq!(out["method"], json!(method), "{sent}");
@@ -323,10 +328,40 @@ fn a_tool_name_in_another_spelling_is_read_as_the_tool() {
             (Some("envelope"), Some("code_execution_tool")),
             "{sent}: {out}"
         );
-        // Under a policy that requires a grant for the tool, the other spelling needs it too.
-        let (out, code, _) = gate(&sb, &["--policy", p], call.to_string().as_bytes());
-        assert_eq!(code, 1, "{sent}: {out}");
-        assert_eq!(out["error"]["category"], "confirmation_required", "{sent}");
+    }
+    // Under a policy that requires a grant for the tool, the other spelling needs it too, and
+    // the grant the store holds covers it.
+    for backend in BACKENDS {
+        let db = new_store(backend, &sb);
+        let under_policy = ["--db", &db, "--policy", p, "--report"];
+        for (sent, _) in spellings {
+            let (out, code, _) = gate(&sb, &under_policy, call_named(sent).as_bytes());
+            assert_eq!(code, 1, "{backend:?} {sent}: {out}");
+            assert_eq!(
+                out["error"]["category"], "confirmation_required",
+                "{backend:?} {sent}"
+            );
+        }
+        let granted = sb
+            .cmd()
+            .args(["--db", &db, "--policy", p, "permit", "grant"])
+            .args(["--capability", "system_execute", "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(granted.status.success(), "{backend:?}: {granted:?}");
+        for (sent, _) in spellings {
+            let (out, code, _) = gate(&sb, &under_policy, call_named(sent).as_bytes());
+            assert_eq!(code, 0, "{backend:?} {sent}: {out}");
+            assert_eq!(out["tool"], "code_execution_tool", "{backend:?} {sent}");
+        }
+        let recorded = store_rows(&db, "SELECT tool, verdict FROM decisions ORDER BY id");
+        let expected: Vec<Vec<Value>> = ["rejected", "corrected"]
+            .iter()
+            .flat_map(|verdict| {
+                spellings.map(|_| vec![json!("code_execution_tool"), json!(verdict)])
+            })
+            .collect();
+        assert_eq!(recorded, expected, "{backend:?}");
     }
     // A name that folds to no tool, or to two, is left as sent.
     let two = sb.file(
