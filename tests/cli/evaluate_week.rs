@@ -2,14 +2,18 @@
 //! the real binary: a web fetcher failing behind SSO, a summarizer users keep re-asking in
 //! sessions shared with a healthy calculator, a model writing `qry` for `query`, a confusing
 //! calendar schema, a tool failing only on the first day, and on the eighth day a rarely used
-//! method name that mostly fails.
+//! method name that mostly fails. Each week is recorded (through `record` and `gate`) into an
+//! SQLite file and into a PostgreSQL database, and evaluated alike on both.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, fixture_path, texts};
+use crate::common::{
+    BACKENDS, Backend, Sandbox, fixture_path, new_store_named, store_count, store_execute,
+    store_rows, texts,
+};
 
 /// Nights: each evaluates the 7 days before it.
 const NIGHT1: &str = "2026-11-21T02:00:00Z";
@@ -163,19 +167,21 @@ fn calls(day: u32) -> Vec<(String, String)> {
 
 struct Week {
     sb: Sandbox,
-    db: PathBuf,
+    /// The store, as `--db` names it: a file of the sandbox, or a PostgreSQL URL.
+    db: String,
     policy: PathBuf,
 }
 
 impl Week {
-    fn new() -> Week {
+    /// An empty store of `backend`, and the gate's policy.
+    fn new(backend: Backend) -> Week {
         let sb = Sandbox::new();
         let tools = fixture_path("tools/calendar.json");
         let policy = sb.file(
             "gate-policy.toml",
             &format!("[[import]]\npath = {:?}\n", tools.display().to_string()),
         );
-        let db = sb.path().join("week.db");
+        let db = new_store_named(backend, &sb, "week.db");
         Week { sb, db, policy }
     }
 
@@ -275,8 +281,9 @@ fn ids(v: &Value) -> BTreeSet<String> {
         .collect()
 }
 
-fn week() -> Week {
-    let w = Week::new();
+/// Seven days recorded into a new store of `backend`, through `record` and `gate`.
+fn week(backend: Backend) -> Week {
+    let w = Week::new(backend);
     for day in 14..=20 {
         w.day(
             day,
@@ -291,7 +298,15 @@ fn week() -> Week {
 
 #[test]
 fn a_week_of_telemetry_night_after_night() {
-    let w = week();
+    let [sqlite, postgres] = BACKENDS.map(night_after_night);
+    // The same week gives the same reports on both backends, night after night.
+    assert_eq!(sqlite, postgres);
+}
+
+/// The week's nights on a store of `backend`; returns each stored night's report, without
+/// what names the store and the policy file.
+fn night_after_night(backend: Backend) -> Vec<Value> {
+    let w = week(backend);
     let (night1, code, stderr) = w.night(NIGHT1, &["--fail-on", "new"]);
     // The first run in a store: everything is new, and cron hears of it.
     assert_eq!(code, 1, "{stderr}");
@@ -436,18 +451,23 @@ fn a_week_of_telemetry_night_after_night() {
     assert!(demote_row.contains("2026-11-21"), "{demote_row}");
 
     // The re-asks are stored, each with the ask it corrects and the call it blames.
-    let conn = rusqlite::Connection::open(&w.db).unwrap();
-    let (rows, tools, linked): (i64, String, i64) = conn
-        .query_row(
-            "SELECT count(*), group_concat(DISTINCT tool), \
-               sum(corrects_ask_id IS NOT NULL AND blamed_outcome_id IS NOT NULL) \
-             FROM user_corrections WHERE reask_ask_id IS NOT NULL",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
-    assert_eq!((rows, tools.as_str(), linked), (42, "summarizer", 42));
-    drop(conn);
+    let stored = store_rows(
+        &w.db,
+        "SELECT count(*), min(tool), max(tool), \
+           count(corrects_ask_id), count(blamed_outcome_id) \
+         FROM user_corrections WHERE reask_ask_id IS NOT NULL",
+    );
+    assert_eq!(
+        stored,
+        [[
+            json!(42),
+            json!("summarizer"),
+            json!("summarizer"),
+            json!(42),
+            json!(42)
+        ]],
+        "{backend:?}"
+    );
 
     // `evaluate show` prints one recommendation with its evidence and the re-asks behind it.
     let id = tighten["id"].as_str().unwrap();
@@ -672,6 +692,28 @@ fn a_week_of_telemetry_night_after_night() {
     assert!(ids(&night3["since_last_run"]["worse"]).contains(id));
     // The alias's evidence did not grow: still muted.
     assert!(ids(&night3["muted"]).contains(alias_id));
+    [night1, night2, all, quiet, night3]
+        .into_iter()
+        .map(without_places)
+        .collect()
+}
+
+/// An `evaluate --format json` report without what differs from one sandbox to the next: the
+/// names of its stores and policy file, and the policy's hash (the effective policy it hashes
+/// writes the sandbox's folder as the path root). Whether the policy changed stays.
+fn without_places(mut report: Value) -> Value {
+    let doc = report.as_object_mut().unwrap();
+    doc.remove("shards");
+    doc.remove("stored_in");
+    let unnamed = |policy: &mut Value| {
+        if let Some(policy) = policy.as_object_mut() {
+            policy.remove("file");
+            policy.remove("hash");
+        }
+    };
+    unnamed(&mut doc["policy"]["previous"]);
+    unnamed(&mut doc["policy"]);
+    report
 }
 
 impl Week {
@@ -714,172 +756,198 @@ fn night1_first_seen(night1: &Value, r: &Value) -> Value {
         .map_or(Value::Null, |x| x["first_seen"].clone())
 }
 
+/// Takes the hours of recent referrals out of every stored tally, as a run stored before they
+/// were kept has none: rewritten whole, in SQL both dialects read alike.
+fn forget_recent_hours(db: &str) {
+    let rows = store_rows(db, "SELECT run_id, tool, method, tally FROM eval_health");
+    let mut forgot = 0;
+    for row in rows {
+        let mut tally: Value = serde_json::from_str(row[3].as_str().unwrap()).unwrap();
+        if tally
+            .as_object_mut()
+            .unwrap()
+            .remove("recent_by_hour")
+            .is_some()
+        {
+            forgot += 1;
+        }
+        let quoted = |v: &Value| format!("'{}'", v.as_str().unwrap().replace('\'', "''"));
+        store_execute(
+            db,
+            &format!(
+                "UPDATE eval_health SET tally = {} WHERE run_id = {} AND tool = {} AND method = {}",
+                quoted(&json!(tally.to_string())),
+                row[0],
+                quoted(&row[1]),
+                quoted(&row[2]),
+            ),
+        );
+    }
+    assert!(forgot > 0, "no tally in {db} kept the hours");
+}
+
 /// A policy patch used alone keeps the imported tools: the gate still knows the calendar's
 /// schema, and corrects `qry`.
 #[test]
 fn a_policy_patch_works_alone() {
-    let w = week();
-    let patch = w.sb.path().join("patch.toml");
-    let (_, code, err) = w.night(
-        NIGHT1,
-        &["--dry-run", "--emit-policy-patch", patch.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{err}");
-    let text = std::fs::read_to_string(&patch).unwrap();
-    assert!(
-        text.contains("[[import]]") && text.contains("calendar.json"),
-        "{text}"
-    );
-    assert_eq!(w.sb.policy_check(&patch).0, 0);
-    let gate = |call: &str| -> Value {
-        let out =
-            w.sb.cmd()
-                .arg("--policy")
-                .arg(&patch)
-                .args(["gate", "--no-telemetry", "--report", "--quiet"])
-                .write_stdin(call)
-                .output()
-                .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
-    let alias = gate(r#"{"name":"memory_load","arguments":{"qry":"x"}}"#);
-    assert_eq!(alias["verdict"], "corrected", "{alias}");
-    let calendar =
-        gate(r#"{"name":"calendar_create","arguments":{"title":"a","when":"soon","span":"1h"}}"#);
-    assert_eq!(calendar["verdict"], "rejected", "{calendar}");
-    assert_eq!(calendar["error"]["category"], "type_mismatch", "{calendar}");
+    for backend in BACKENDS {
+        let w = week(backend);
+        let patch = w.sb.path().join("patch.toml");
+        let (_, code, err) = w.night(
+            NIGHT1,
+            &["--dry-run", "--emit-policy-patch", patch.to_str().unwrap()],
+        );
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(&patch).unwrap();
+        assert!(
+            text.contains("[[import]]") && text.contains("calendar.json"),
+            "{text}"
+        );
+        assert_eq!(w.sb.policy_check(&patch).0, 0);
+        let gate = |call: &str| -> Value {
+            let out =
+                w.sb.cmd()
+                    .arg("--policy")
+                    .arg(&patch)
+                    .args(["gate", "--no-telemetry", "--report", "--quiet"])
+                    .write_stdin(call)
+                    .output()
+                    .unwrap();
+            serde_json::from_slice(&out.stdout).unwrap()
+        };
+        let alias = gate(r#"{"name":"memory_load","arguments":{"qry":"x"}}"#);
+        assert_eq!(alias["verdict"], "corrected", "{alias}");
+        let calendar = gate(
+            r#"{"name":"calendar_create","arguments":{"title":"a","when":"soon","span":"1h"}}"#,
+        );
+        assert_eq!(calendar["verdict"], "rejected", "{calendar}");
+        assert_eq!(calendar["error"]["category"], "type_mismatch", "{calendar}");
+    }
 }
 
 /// `tools health` counts "recent" over the hours ending now, whatever the last run covered
 /// (issue 26): days after a run, its recent referrals are not recent any more.
 #[test]
 fn tools_health_recent_is_the_hours_ending_now() {
-    let w = Week::new();
-    w.day(20, Extras::default());
-    let (_, code, err) = w.night(NIGHT1, &[]);
-    assert_eq!(code, 0, "{err}");
-    let health = |now: &str| -> Value {
-        let (out, code, err) = w.run(now, &["tools", "health", "--format", "json"]);
+    for backend in BACKENDS {
+        let w = Week::new(backend);
+        w.day(20, Extras::default());
+        let (_, code, err) = w.night(NIGHT1, &[]);
         assert_eq!(code, 0, "{err}");
-        serde_json::from_str(&out).unwrap()
-    };
-    let fresh = health(NIGHT1);
-    assert_eq!(
-        fresh["web_fetcher"]["health"]["wrong_tool_boundary_recent"],
-        3
-    );
-    // Part of the run's recent hours are still recent (the referrals were at 09:18, 09:20
-    // and 09:22 on the 20th): only the last one counts, as evaluate over now counts it.
-    let midway = "2026-11-21T09:21:00Z";
-    let part = health(midway);
-    assert_eq!(
-        part["web_fetcher"]["health"]["wrong_tool_boundary_recent"], 1,
-        "{part}"
-    );
-    // A run stored before the hours were kept: counted from the rows, the same.
-    rusqlite::Connection::open(&w.db)
-        .unwrap()
-        .execute(
-            "UPDATE eval_health SET tally = json_remove(tally, '$.recent_by_hour')",
-            [],
-        )
-        .unwrap();
-    assert_eq!(
-        health(midway)["web_fetcher"]["health"]["wrong_tool_boundary_recent"],
-        1
-    );
-    let (now, _, _) = w.run(
-        midway,
-        &[
-            "evaluate",
-            "--since",
-            "2026-11-14T02:00:00Z",
-            "--dry-run",
-            "--format",
-            "json",
-        ],
-    );
-    let now: Value = serde_json::from_str(&now).unwrap();
-    assert_eq!(
-        now["tools"]["web_fetcher"]["health"]["wrong_tool_boundary_recent"],
-        1
-    );
-    let later = "2026-11-24T02:00:00Z";
-    let old = health(later);
-    assert_eq!(
-        old["web_fetcher"]["health"]["wrong_tool_boundary_recent"],
-        0
-    );
-    assert_eq!(old["web_fetcher"]["health"]["wrong_tool_boundary"], 3);
-    // As evaluate over now counts them.
-    let (now, _, _) = w.run(
-        later,
-        &["evaluate", "--since", "4d", "--dry-run", "--format", "json"],
-    );
-    let now: Value = serde_json::from_str(&now).unwrap();
-    assert_eq!(
-        now["tools"]["web_fetcher"]["health"]["wrong_tool_boundary_recent"],
-        0
-    );
+        let health = |now: &str| -> Value {
+            let (out, code, err) = w.run(now, &["tools", "health", "--format", "json"]);
+            assert_eq!(code, 0, "{err}");
+            serde_json::from_str(&out).unwrap()
+        };
+        let fresh = health(NIGHT1);
+        assert_eq!(
+            fresh["web_fetcher"]["health"]["wrong_tool_boundary_recent"],
+            3
+        );
+        // Part of the run's recent hours are still recent (the referrals were at 09:18, 09:20
+        // and 09:22 on the 20th): only the last one counts, as evaluate over now counts it.
+        let midway = "2026-11-21T09:21:00Z";
+        let part = health(midway);
+        assert_eq!(
+            part["web_fetcher"]["health"]["wrong_tool_boundary_recent"], 1,
+            "{part}"
+        );
+        // A run stored before the hours were kept: counted from the rows, the same.
+        forget_recent_hours(&w.db);
+        assert_eq!(
+            health(midway)["web_fetcher"]["health"]["wrong_tool_boundary_recent"],
+            1
+        );
+        let (now, _, _) = w.run(
+            midway,
+            &[
+                "evaluate",
+                "--since",
+                "2026-11-14T02:00:00Z",
+                "--dry-run",
+                "--format",
+                "json",
+            ],
+        );
+        let now: Value = serde_json::from_str(&now).unwrap();
+        assert_eq!(
+            now["tools"]["web_fetcher"]["health"]["wrong_tool_boundary_recent"],
+            1
+        );
+        let later = "2026-11-24T02:00:00Z";
+        let old = health(later);
+        assert_eq!(
+            old["web_fetcher"]["health"]["wrong_tool_boundary_recent"],
+            0
+        );
+        assert_eq!(old["web_fetcher"]["health"]["wrong_tool_boundary"], 3);
+        // As evaluate over now counts them.
+        let (now, _, _) = w.run(
+            later,
+            &["evaluate", "--since", "4d", "--dry-run", "--format", "json"],
+        );
+        let now: Value = serde_json::from_str(&now).unwrap();
+        assert_eq!(
+            now["tools"]["web_fetcher"]["health"]["wrong_tool_boundary_recent"],
+            0
+        );
+    }
 }
 
 /// `db prune` deletes old events but keeps the latest run's window.
 #[test]
 fn prune_keeps_what_the_latest_run_needs() {
-    let w = week();
-    let (_, code, err) = w.night(NIGHT1, &[]);
-    assert_eq!(code, 0, "{err}");
-    let count = |db: &Path| -> i64 {
-        rusqlite::Connection::open(db)
-            .unwrap()
-            .query_row("SELECT count(*) FROM outcomes", [], |r| r.get(0))
-            .unwrap()
-    };
-    let before = count(&w.db);
-    // Asked for 3 days, but the run covers 7: nothing in its window goes.
-    let (out, code, err) = w.run(
-        NIGHT1,
-        &["db", "prune", "--before", "3d", "--format", "json"],
-    );
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("are kept: evaluate run 1 covers them"),
-        "{err}"
-    );
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["rows"]["outcomes"], 0);
-    assert_eq!(count(&w.db), before);
-    // A later run over the last two days: what is older than its window can go.
-    let (_, code, _) = w.run(NIGHT1, &["evaluate", "--since", "2d"]);
-    assert_eq!(code, 0);
-    let (out, code, _) = w.run(
-        NIGHT1,
-        &[
-            "db",
-            "prune",
-            "--before",
-            "3d",
-            "--dry-run",
-            "--format",
-            "json",
-        ],
-    );
-    assert_eq!(code, 0);
-    let dry: Value = serde_json::from_str(&out).unwrap();
-    let would = dry["rows"]["outcomes"].as_i64().unwrap();
-    assert!(would > 0, "{dry}");
-    assert_eq!(count(&w.db), before);
-    let (out, code, _) = w.run(
-        NIGHT1,
-        &["db", "prune", "--before", "3d", "--format", "json"],
-    );
-    assert_eq!(code, 0);
-    let done: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(done["rows"]["outcomes"], would);
-    assert_eq!(count(&w.db), before - would);
-    // tools health still reads the latest run.
-    let (_, code, err) = w.run(NIGHT1, &["tools", "health"]);
-    assert_eq!(code, 0, "{err}");
+    for backend in BACKENDS {
+        let w = week(backend);
+        let (_, code, err) = w.night(NIGHT1, &[]);
+        assert_eq!(code, 0, "{err}");
+        let count = |db: &str| store_count(db, "outcomes");
+        let before = count(&w.db);
+        // Asked for 3 days, but the run covers 7: nothing in its window goes.
+        let (out, code, err) = w.run(
+            NIGHT1,
+            &["db", "prune", "--before", "3d", "--format", "json"],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("are kept: evaluate run 1 covers them"),
+            "{err}"
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["rows"]["outcomes"], 0);
+        assert_eq!(count(&w.db), before);
+        // A later run over the last two days: what is older than its window can go.
+        let (_, code, _) = w.run(NIGHT1, &["evaluate", "--since", "2d"]);
+        assert_eq!(code, 0);
+        let (out, code, _) = w.run(
+            NIGHT1,
+            &[
+                "db",
+                "prune",
+                "--before",
+                "3d",
+                "--dry-run",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(code, 0);
+        let dry: Value = serde_json::from_str(&out).unwrap();
+        let would = dry["rows"]["outcomes"].as_i64().unwrap();
+        assert!(would > 0, "{dry}");
+        assert_eq!(count(&w.db), before);
+        let (out, code, _) = w.run(
+            NIGHT1,
+            &["db", "prune", "--before", "3d", "--format", "json"],
+        );
+        assert_eq!(code, 0);
+        let done: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(done["rows"]["outcomes"], would);
+        assert_eq!(count(&w.db), before - would);
+        // tools health still reads the latest run.
+        let (_, code, err) = w.run(NIGHT1, &["tools", "health"]);
+        assert_eq!(code, 0, "{err}");
+    }
 }
 
 /// Confidence follows the rate, not the count (issue 27): four low-utility referrals among
@@ -887,40 +955,42 @@ fn prune_keeps_what_the_latest_run_needs() {
 /// both used to score 1.00 from the count alone.
 #[test]
 fn confidence_follows_the_rate_not_the_count() {
-    let w = Week::new();
-    let mut lines = String::new();
-    let mut at = 0u32;
-    for (tool, calls) in [("rare_tool", 6u32), ("busy_tool", 300)] {
-        for i in 0..calls {
-            at += 10;
-            let mut o = json!({"type":"outcome","ts":ts(20, at),"session":format!("{tool}-{i}"),"tool":tool,"method":"run","status":"ok"});
-            if i < 4 {
-                o["status"] = json!("error");
-                o["error_type"] = json!("low_utility");
-                o["error_message"] = json!("the answer was not what was asked");
+    for backend in BACKENDS {
+        let w = Week::new(backend);
+        let mut lines = String::new();
+        let mut at = 0u32;
+        for (tool, calls) in [("rare_tool", 6u32), ("busy_tool", 300)] {
+            for i in 0..calls {
+                at += 10;
+                let mut o = json!({"type":"outcome","ts":ts(20, at),"session":format!("{tool}-{i}"),"tool":tool,"method":"run","status":"ok"});
+                if i < 4 {
+                    o["status"] = json!("error");
+                    o["error_type"] = json!("low_utility");
+                    o["error_message"] = json!("the answer was not what was asked");
+                }
+                lines.push_str(&format!("{o}\n"));
             }
-            lines.push_str(&format!("{o}\n"));
         }
+        let file = w.sb.file("volume.jsonl", &lines);
+        let (_, code, err) = w.run("2026-11-20T21:00:00Z", &["record", file.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        let (report, code, err) = w.night(NIGHT1, &["--dry-run"]);
+        assert_eq!(code, 0, "{err}");
+        let confidence = |tool: &str| {
+            recs(&report)
+                .iter()
+                .find(|r| r["tool"] == tool && r["kind"] == "tighten_acceptance")
+                .map_or(0.0, |r| r["confidence"].as_f64().unwrap())
+        };
+        let rare = confidence("rare_tool");
+        let busy = confidence("busy_tool");
+        assert!(rare >= 0.3, "{rare} {report:#}");
+        assert!(busy <= 0.05, "{busy} {report:#}");
+        // The same evidence on both, so the rate is what tells them apart.
+        let counts = |tool: &str| report["tools"][tool]["health"]["low_utility"].clone();
+        assert_eq!(counts("rare_tool"), 4);
+        assert_eq!(counts("busy_tool"), 4);
     }
-    let file = w.sb.file("volume.jsonl", &lines);
-    let (_, code, err) = w.run("2026-11-20T21:00:00Z", &["record", file.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    let (report, code, err) = w.night(NIGHT1, &["--dry-run"]);
-    assert_eq!(code, 0, "{err}");
-    let confidence = |tool: &str| {
-        recs(&report)
-            .iter()
-            .find(|r| r["tool"] == tool && r["kind"] == "tighten_acceptance")
-            .map_or(0.0, |r| r["confidence"].as_f64().unwrap())
-    };
-    let rare = confidence("rare_tool");
-    let busy = confidence("busy_tool");
-    assert!(rare >= 0.3, "{rare} {report:#}");
-    assert!(busy <= 0.05, "{busy} {report:#}");
-    // The same evidence on both, so the rate is what tells them apart.
-    let counts = |tool: &str| report["tools"][tool]["health"]["low_utility"].clone();
-    assert_eq!(counts("rare_tool"), 4);
-    assert_eq!(counts("busy_tool"), 4);
 }
 
 /// Each key of the report, of a tool, of a health object, of the digest and of a

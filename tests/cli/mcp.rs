@@ -4,6 +4,9 @@
 //! through metagate. `scripts/mcp-deps.sh` installs them (`.ci/run` runs it first); without
 //! them these tests say so loudly and pass, unless `METAGATE_REQUIRE_MCP_DEPS` is set (as
 //! `.ci/run` sets it), where they fail.
+//!
+//! The tests that read what the proxy stored run on an SQLite file and on a PostgreSQL
+//! database each; those of the protocol alone, on an SQLite file.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -11,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{BIN, Sandbox};
+use crate::common::{BACKENDS, BIN, Backend, Sandbox, new_store, store_rows};
 
 /// The installed MCP software.
 struct Deps {
@@ -77,10 +80,11 @@ kind = "path"
 allow = ["read_text_file", "list_directory", "list_allowed_directories"]
 "#;
 
-fn setup() -> Option<Setup> {
+/// The set-up with a new store of `backend`.
+fn setup_on(backend: Backend) -> Option<Setup> {
     let deps = deps()?;
     let sb = Sandbox::new();
-    let db = sb.db().display().to_string();
+    let db = new_store(backend, &sb);
     sb.file("data/a.txt", "hello\n");
     sb.file("data/.env", "SECRET=do-not-read\n");
     let policy = sb.file("metagate.toml", FS_POLICY);
@@ -94,11 +98,10 @@ fn setup() -> Option<Setup> {
     })
 }
 
-/// [`setup`] writing to a new database of the test PostgreSQL server.
-fn setup_on_postgres() -> Option<Setup> {
-    let mut s = setup()?;
-    s.db = crate::postgres_server::fresh_database();
-    Some(s)
+/// The set-up for a test of the protocol alone, whose store is beside the point: an SQLite
+/// file.
+fn setup() -> Option<Setup> {
+    setup_on(Backend::Sqlite)
 }
 
 impl Setup {
@@ -169,43 +172,26 @@ impl Setup {
     /// Rows of the store: `(verdict, tool)` of each decision, and `(status, decision_id,
     /// error_type)` of each outcome.
     fn store(&self) -> (Vec<Decided>, Vec<Ended>) {
-        if self.db.starts_with("postgres://") {
-            let mut client = postgres::Client::connect(&self.db, postgres::NoTls).unwrap();
-            let decisions = client
-                .query("SELECT verdict, tool FROM decisions ORDER BY id", &[])
-                .unwrap()
-                .iter()
-                .map(|r| (r.get(0), r.get(1)))
-                .collect();
-            let outcomes = client
-                .query(
-                    "SELECT status, (metadata::json->>'decision_id')::bigint, error_type \
-                     FROM outcomes ORDER BY id",
-                    &[],
-                )
-                .unwrap()
-                .iter()
-                .map(|r| (r.get(0), r.get(1), r.get(2)))
-                .collect();
-            return (decisions, outcomes);
-        }
-        let conn = rusqlite::Connection::open(self.sb.db()).unwrap();
-        let decisions = conn
-            .prepare("SELECT verdict, tool FROM decisions ORDER BY id")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .map(Result::unwrap)
+        let text = |v: &Value| v.as_str().unwrap().to_string();
+        let decisions = store_rows(&self.db, "SELECT verdict, tool FROM decisions ORDER BY id")
+            .iter()
+            .map(|r| (text(&r[0]), text(&r[1])))
             .collect();
-        let outcomes = conn
-            .prepare(
-                "SELECT status, json_extract(metadata, '$.decision_id'), error_type FROM outcomes ORDER BY id",
-            )
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
+        // The decision an outcome names is in its metadata, JSON each dialect reads its own
+        // way: read here instead.
+        let outcomes = store_rows(
+            &self.db,
+            "SELECT status, metadata, error_type FROM outcomes ORDER BY id",
+        )
+        .iter()
+        .map(|r| {
+            let decision = r[1].as_str().and_then(|metadata| {
+                let metadata: Value = serde_json::from_str(metadata).unwrap();
+                metadata.get("decision_id").map(|id| id.as_i64().unwrap())
+            });
+            (text(&r[0]), decision, r[2].as_str().map(str::to_string))
+        })
+        .collect();
         (decisions, outcomes)
     }
 }
@@ -232,178 +218,186 @@ fn the_tool_list_through_metagate_is_the_servers() {
 
 #[test]
 fn a_good_call_passes() {
-    let Some(s) = setup() else { return };
-    let calls = json!([["read_text_file", {"path": s.file("a.txt")}]]);
-    let (results, _) = s.calls(&calls, &s.through(&[], s.filesystem()));
-    assert_eq!(results[0], json!({"isError": false, "text": "hello\n"}));
-    let (decisions, outcomes) = s.store();
-    assert_eq!(
-        decisions,
-        [("pass".to_string(), "read_text_file".to_string())]
-    );
-    assert_eq!(outcomes, [("ok".to_string(), Some(1), None)]);
+    for backend in BACKENDS {
+        let Some(s) = setup_on(backend) else { return };
+        let calls = json!([["read_text_file", {"path": s.file("a.txt")}]]);
+        let (results, _) = s.calls(&calls, &s.through(&[], s.filesystem()));
+        assert_eq!(results[0], json!({"isError": false, "text": "hello\n"}));
+        let (decisions, outcomes) = s.store();
+        assert_eq!(
+            decisions,
+            [("pass".to_string(), "read_text_file".to_string())]
+        );
+        assert_eq!(outcomes, [("ok".to_string(), Some(1), None)]);
+    }
 }
 
 #[test]
 fn a_misspelled_argument_is_corrected_and_succeeds() {
-    let Some(s) = setup() else { return };
-    let calls = json!([
-        // `pth`: a near miss of the server's own `path`, from its schema alone.
-        ["read_text_file", {"pth": s.file("a.txt")}],
-        // `contnet`: a near miss of the server's own `content`, from its schema alone.
-        ["write_file", {"path": s.file("b.txt"), "contnet": "written"}],
-    ]);
-    let (direct, _) = s.calls(&calls, &s.filesystem());
-    assert!(
-        direct.iter().all(|r| r["isError"] == true),
-        "the server refuses both: {direct:?}"
-    );
-    let (results, stderr) = s.calls(&calls, &s.through(&[], s.filesystem()));
-    assert_eq!(results[0], json!({"isError": false, "text": "hello\n"}));
-    assert_eq!(results[1]["isError"], false, "{results:?}");
-    assert_eq!(
-        std::fs::read_to_string(s.data.join("b.txt")).unwrap(),
-        "written"
-    );
-    assert!(
-        stderr.contains(r#"argument "pth" → "path" (arg_fuzzy)"#),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains(r#"argument "contnet" → "content" (arg_fuzzy)"#),
-        "{stderr}"
-    );
-    let (decisions, _) = s.store();
-    assert!(
-        decisions.iter().all(|(verdict, _)| verdict == "corrected"),
-        "{decisions:?}"
-    );
+    for backend in BACKENDS {
+        let Some(s) = setup_on(backend) else { return };
+        let calls = json!([
+            // `pth`: a near miss of the server's own `path`, from its schema alone.
+            ["read_text_file", {"pth": s.file("a.txt")}],
+            // `contnet`: a near miss of the server's own `content`, from its schema alone.
+            ["write_file", {"path": s.file("b.txt"), "contnet": "written"}],
+        ]);
+        let (direct, _) = s.calls(&calls, &s.filesystem());
+        assert!(
+            direct.iter().all(|r| r["isError"] == true),
+            "the server refuses both: {direct:?}"
+        );
+        let (results, stderr) = s.calls(&calls, &s.through(&[], s.filesystem()));
+        assert_eq!(results[0], json!({"isError": false, "text": "hello\n"}));
+        assert_eq!(results[1]["isError"], false, "{results:?}");
+        assert_eq!(
+            std::fs::read_to_string(s.data.join("b.txt")).unwrap(),
+            "written"
+        );
+        assert!(
+            stderr.contains(r#"argument "pth" → "path" (arg_fuzzy)"#),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(r#"argument "contnet" → "content" (arg_fuzzy)"#),
+            "{stderr}"
+        );
+        let (decisions, _) = s.store();
+        assert_eq!(decisions.len(), 2, "{decisions:?}");
+        assert!(
+            decisions.iter().all(|(verdict, _)| verdict == "corrected"),
+            "{decisions:?}"
+        );
+    }
 }
 
 #[test]
 fn a_denied_path_is_answered_by_metagate_and_never_reaches_the_server() {
-    let Some(s) = setup() else { return };
-    let calls = json!([
-        ["read_text_file", {"path": s.file(".env")}],
-        ["write_file", {"path": s.file(".env"), "content": "SECRET=overwritten"}],
-    ]);
-    let (results, _) = s.calls(&calls, &s.through(&[], s.filesystem()));
-    for result in &results {
-        assert_eq!(result["isError"], true);
-        assert!(
-            text(result).starts_with("[tool_error]\ncategory: policy_blocked\n"),
-            "{result}"
-        );
-        assert!(text(result).contains("deny rule `**/.env`"), "{result}");
-        assert!(!text(result).contains("do-not-read"));
+    for backend in BACKENDS {
+        let Some(s) = setup_on(backend) else { return };
+        let calls = json!([
+            ["read_text_file", {"path": s.file(".env")}],
+            ["write_file", {"path": s.file(".env"), "content": "SECRET=overwritten"}],
+        ]);
+        let (results, _) = s.calls(&calls, &s.through(&[], s.filesystem()));
+        for result in &results {
+            assert_eq!(result["isError"], true);
+            assert!(
+                text(result).starts_with("[tool_error]\ncategory: policy_blocked\n"),
+                "{result}"
+            );
+            assert!(text(result).contains("deny rule `**/.env`"), "{result}");
+            assert!(!text(result).contains("do-not-read"));
+            assert_eq!(
+                result["meta"]["metagate/error"]["category"],
+                "policy_blocked"
+            );
+        }
         assert_eq!(
-            result["meta"]["metagate/error"]["category"],
-            "policy_blocked"
+            std::fs::read_to_string(s.data.join(".env")).unwrap(),
+            "SECRET=do-not-read\n",
+            "the write never reached the server"
         );
+        let (decisions, outcomes) = s.store();
+        assert!(
+            decisions.iter().all(|(v, _)| v == "rejected"),
+            "{decisions:?}"
+        );
+        assert!(outcomes.is_empty(), "nothing was forwarded: {outcomes:?}");
     }
-    assert_eq!(
-        std::fs::read_to_string(s.data.join(".env")).unwrap(),
-        "SECRET=do-not-read\n",
-        "the write never reached the server"
-    );
-    let (decisions, outcomes) = s.store();
-    assert!(
-        decisions.iter().all(|(v, _)| v == "rejected"),
-        "{decisions:?}"
-    );
-    assert!(outcomes.is_empty(), "nothing was forwarded: {outcomes:?}");
 }
 
 #[test]
 fn the_servers_own_errors_pass_through() {
-    let Some(s) = setup() else { return };
-    let calls = json!([["read_text_file", {"path": s.file("missing.txt")}]]);
-    let (direct, _) = s.calls(&calls, &s.filesystem());
-    let (through, _) = s.calls(&calls, &s.through(&[], s.filesystem()));
-    assert_eq!(through, direct);
-    assert_eq!(through[0]["isError"], true);
-    assert!(text(&through[0]).contains("ENOENT"), "{through:?}");
-    let (decisions, outcomes) = s.store();
-    assert_eq!(decisions[0].0, "pass");
-    assert_eq!(outcomes, [("error".to_string(), Some(1), None)]);
+    for backend in BACKENDS {
+        let Some(s) = setup_on(backend) else { return };
+        let calls = json!([["read_text_file", {"path": s.file("missing.txt")}]]);
+        let (direct, _) = s.calls(&calls, &s.filesystem());
+        let (through, _) = s.calls(&calls, &s.through(&[], s.filesystem()));
+        assert_eq!(through, direct);
+        assert_eq!(through[0]["isError"], true);
+        assert!(text(&through[0]).contains("ENOENT"), "{through:?}");
+        let (decisions, outcomes) = s.store();
+        assert_eq!(decisions[0].0, "pass");
+        assert_eq!(outcomes, [("error".to_string(), Some(1), None)]);
+    }
 }
 
 #[test]
 fn the_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call() {
-    let Some(s) = setup() else { return };
-    the_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call_in(&s);
-    let out =
-        s.sb.cmd()
-            .args(["--db", &s.db, "tools", "health", "--format", "json"])
-            .output()
-            .unwrap();
-    let health: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(health.get("read_text_file").is_some(), "{health}");
-}
-
-/// The same, on the shared PostgreSQL store.
-#[test]
-fn the_postgres_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call() {
-    let Some(s) = setup_on_postgres() else { return };
-    the_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call_in(&s);
-}
-
-fn the_store_holds_a_decision_per_call_and_an_outcome_per_forwarded_call_in(s: &Setup) {
-    let calls = json!([
-        ["read_text_file", {"path": s.file("a.txt")}],
-        ["read_text_file", {"pth": s.file("a.txt")}],
-        ["read_text_file", {"path": s.file(".env")}],
-        ["read_text_file", {"path": s.file("missing.txt")}],
-        ["list_directory", {"path": s.data.display().to_string()}],
-        ["no_such_tool", {}],
-    ]);
-    let (results, _) = s.calls(&calls, &s.through(&["--session", "s1"], s.filesystem()));
-    assert_eq!(results.len(), 6);
-    let (decisions, outcomes) = s.store();
-    let verdicts: Vec<&str> = decisions.iter().map(|(v, _)| v.as_str()).collect();
-    assert_eq!(
-        verdicts,
-        ["pass", "corrected", "rejected", "pass", "pass", "pass"],
-        "one decision per call"
-    );
-    let linked: Vec<Option<i64>> = outcomes.iter().map(|(_, id, _)| *id).collect();
-    assert_eq!(
-        linked,
-        [Some(1), Some(2), Some(4), Some(5), Some(6)],
-        "one outcome per forwarded call, naming its decision"
-    );
-    let statuses: Vec<&str> = outcomes.iter().map(|(s, _, _)| s.as_str()).collect();
-    assert_eq!(statuses, ["ok", "ok", "error", "ok", "error"]);
-    assert_eq!(outcomes[4].2.as_deref(), Some("tool_not_found"));
+    for backend in BACKENDS {
+        let Some(s) = setup_on(backend) else { return };
+        let calls = json!([
+            ["read_text_file", {"path": s.file("a.txt")}],
+            ["read_text_file", {"pth": s.file("a.txt")}],
+            ["read_text_file", {"path": s.file(".env")}],
+            ["read_text_file", {"path": s.file("missing.txt")}],
+            ["list_directory", {"path": s.data.display().to_string()}],
+            ["no_such_tool", {}],
+        ]);
+        let (results, _) = s.calls(&calls, &s.through(&["--session", "s1"], s.filesystem()));
+        assert_eq!(results.len(), 6);
+        let (decisions, outcomes) = s.store();
+        let verdicts: Vec<&str> = decisions.iter().map(|(v, _)| v.as_str()).collect();
+        assert_eq!(
+            verdicts,
+            ["pass", "corrected", "rejected", "pass", "pass", "pass"],
+            "one decision per call"
+        );
+        let linked: Vec<Option<i64>> = outcomes.iter().map(|(_, id, _)| *id).collect();
+        assert_eq!(
+            linked,
+            [Some(1), Some(2), Some(4), Some(5), Some(6)],
+            "one outcome per forwarded call, naming its decision"
+        );
+        let statuses: Vec<&str> = outcomes.iter().map(|(s, _, _)| s.as_str()).collect();
+        assert_eq!(statuses, ["ok", "ok", "error", "ok", "error"]);
+        assert_eq!(outcomes[4].2.as_deref(), Some("tool_not_found"));
+        let out =
+            s.sb.cmd()
+                .args(["--db", &s.db, "tools", "health", "--format", "json"])
+                .output()
+                .unwrap();
+        let health: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(health.get("read_text_file").is_some(), "{health}");
+    }
 }
 
 #[test]
 fn an_intent_leaves_tools_out_of_the_list_and_refuses_them() {
-    let Some(s) = setup() else { return };
-    let server = s.through(&["--intent", "reading"], s.filesystem());
-    let (listed, _) = s.drive(&["list"], &server);
-    let mut names: Vec<&str> = listed["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    names.sort_unstable();
-    assert_eq!(
-        names,
-        [
-            "list_allowed_directories",
-            "list_directory",
-            "read_text_file"
-        ]
-    );
-    let calls = json!([["write_file", {"path": s.file("c.txt"), "content": "x"}]]);
-    let (results, _) = s.calls(&calls, &server);
-    assert!(
-        text(&results[0]).contains("category: policy_blocked"),
-        "{results:?}"
-    );
-    assert!(!s.data.join("c.txt").exists());
+    for backend in BACKENDS {
+        let Some(s) = setup_on(backend) else { return };
+        let server = s.through(&["--intent", "reading"], s.filesystem());
+        let (listed, _) = s.drive(&["list"], &server);
+        let mut names: Vec<&str> = listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "list_allowed_directories",
+                "list_directory",
+                "read_text_file"
+            ]
+        );
+        let calls = json!([["write_file", {"path": s.file("c.txt"), "content": "x"}]]);
+        let (results, _) = s.calls(&calls, &server);
+        assert!(
+            text(&results[0]).contains("category: policy_blocked"),
+            "{results:?}"
+        );
+        assert!(!s.data.join("c.txt").exists());
+        let (decisions, outcomes) = s.store();
+        assert_eq!(
+            decisions,
+            [("rejected".to_string(), "write_file".to_string())]
+        );
+        assert!(outcomes.is_empty(), "nothing was forwarded: {outcomes:?}");
+    }
 }
 
 #[test]
