@@ -23,6 +23,64 @@ impl PgUrl {
     pub fn secret_text(&self) -> &str {
         &self.0
     }
+
+    /// The URL for the PostgreSQL client, password included, without the TLS settings that
+    /// metagate reads itself (the client knows neither `sslrootcert` nor libpq's `verify-ca`
+    /// and `verify-full`), and those settings. The last of a repeated setting counts.
+    pub fn split_tls(&self) -> (String, TlsSettings) {
+        let mut settings = TlsSettings::default();
+        let Some((head, query)) = self.0.split_once('?') else {
+            return (self.0.clone(), settings);
+        };
+        let mut kept = Vec::new();
+        for pair in query.split('&') {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match key {
+                "sslmode" => settings.sslmode = Some(percent_decoded(value)),
+                "sslrootcert" => settings.sslrootcert = Some(percent_decoded(value)),
+                _ => kept.push(pair),
+            }
+        }
+        let url = if kept.is_empty() {
+            head.to_string()
+        } else {
+            format!("{head}?{}", kept.join("&"))
+        };
+        (url, settings)
+    }
+}
+
+/// The TLS settings of a URL's query (see [`PgUrl::split_tls`]), as written.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TlsSettings {
+    /// `sslmode`: `disable`, `prefer`, `require`, `verify-ca` or `verify-full`.
+    pub sslmode: Option<String>,
+    /// `sslrootcert`: a file of PEM certificates, or `system`.
+    pub sslrootcert: Option<String>,
+}
+
+/// `%2Ftmp` as `/tmp`; a `%` not followed by two hex digits stands for itself.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl fmt::Display for PgUrl {
@@ -147,5 +205,38 @@ mod tests {
             Location::of(Path::new("postgres://u@%2Ftmp%2Fs/db")).to_string(),
             "postgres://u@%2Ftmp%2Fs/db"
         );
+    }
+
+    #[test]
+    fn tls_settings_are_taken_out_of_the_url_the_client_reads() {
+        let url = |text: &str| PgUrl(text.to_string()).split_tls();
+        assert_eq!(
+            url(
+                "postgres://u:pw@h/db?sslmode=verify-full&connect_timeout=3&sslrootcert=%2Fetc%2Fca.pem"
+            ),
+            (
+                "postgres://u:pw@h/db?connect_timeout=3".to_string(),
+                TlsSettings {
+                    sslmode: Some("verify-full".into()),
+                    sslrootcert: Some("/etc/ca.pem".into()),
+                }
+            )
+        );
+        assert_eq!(
+            url("postgres://h/db?sslmode=disable&sslmode=require"),
+            (
+                "postgres://h/db".to_string(),
+                TlsSettings {
+                    sslmode: Some("require".into()),
+                    sslrootcert: None,
+                }
+            )
+        );
+        assert_eq!(
+            url("postgres://h/db"),
+            ("postgres://h/db".to_string(), TlsSettings::default())
+        );
+        assert_eq!(percent_decoded("a%2"), "a%2");
+        assert_eq!(percent_decoded("%zz%41"), "%zzA");
     }
 }

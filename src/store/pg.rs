@@ -10,12 +10,21 @@
 #[cfg(test)]
 #[path = "../../tests/support/postgres.rs"]
 pub(crate) mod test_server;
+#[cfg(test)]
+#[path = "../../tests/support/postgres_tls.rs"]
+pub(crate) mod tls_test_server;
+// The name the TLS test server finds the plain one by, here as in the command-line tests.
+#[cfg(test)]
+use test_server as postgres_server;
+
+pub mod connect;
+pub mod pgpass;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use postgres::error::SqlState;
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
 
 use crate::store::location::PgUrl;
 use crate::store::{MIGRATION_TABLES, Options, SCHEMA_VERSION, StoreError, StoreInfo, TABLES};
@@ -58,37 +67,49 @@ impl PgStore {
     /// Connects (retrying a server that cannot be reached yet until `busy_timeout` has
     /// passed), then creates or migrates the tables.
     pub(crate) fn connect(url: &PgUrl, options: Options) -> Result<PgStore, StoreError> {
+        PgStore::connect_with(url, options, &connect::PasswordSources::of_process())
+    }
+
+    /// [`PgStore::connect`], the password looked for in `sources` when the URL has none.
+    pub(crate) fn connect_with(
+        url: &PgUrl,
+        options: Options,
+        sources: &connect::PasswordSources,
+    ) -> Result<PgStore, StoreError> {
         let busy_timeout = options.busy_timeout;
-        let mut config: postgres::Config =
-            url.secret_text()
-                .parse()
-                .map_err(|e: postgres::Error| StoreError::BadUrl {
-                    url: url.to_string(),
-                    why: e.to_string(),
-                })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(busy_timeout.max(Duration::from_secs(1)));
+        let mut prepared = connect::prepare(url, sources)?;
+        for warning in &prepared.warnings {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "metagate: warning: {warning}");
+        }
+        if prepared.config.get_connect_timeout().is_none() {
+            prepared
+                .config
+                .connect_timeout(busy_timeout.max(Duration::from_secs(1)));
         }
         let deadline = Instant::now() + busy_timeout;
         let mut pause = Duration::from_millis(10);
         let client = loop {
-            match config.connect(NoTls) {
+            let e = match prepared.config.connect(prepared.tls.clone()) {
                 Ok(client) => break client,
-                // Tried again until the deadline, and once at it.
-                Err(e) if transient(&e) && Instant::now() < deadline => {
-                    std::thread::sleep(
-                        pause.min(deadline.saturating_duration_since(Instant::now())),
-                    );
-                    pause = (pause * 2).min(Duration::from_millis(500));
-                }
-                Err(e) => {
-                    return Err(StoreError::Unreachable {
-                        url: url.to_string(),
-                        waited: busy_timeout,
-                        why: reason(&e),
-                    });
-                }
+                Err(e) => e,
+            };
+            if let Some(why) = connect::lasting_failure(&e, &prepared) {
+                return Err(StoreError::Postgres {
+                    url: url.to_string(),
+                    why,
+                });
             }
+            // Tried again until the deadline, and once at it.
+            if !transient(&e) || Instant::now() >= deadline {
+                return Err(StoreError::Unreachable {
+                    url: url.to_string(),
+                    waited: busy_timeout,
+                    why: reason(&e),
+                });
+            }
+            std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+            pause = (pause * 2).min(Duration::from_millis(500));
         };
         let mut store = PgStore {
             client,

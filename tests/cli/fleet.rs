@@ -54,7 +54,8 @@ impl Host {
     }
 }
 
-fn run(mut command: Command, input: &str) -> (String, String, i32) {
+/// Runs `command` with `input` on stdin: (stdout, stderr, status).
+pub(crate) fn run(mut command: Command, input: &str) -> (String, String, i32) {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -8,6 +8,8 @@
 mod common;
 #[path = "../support/postgres.rs"]
 mod postgres_server;
+#[path = "../support/postgres_tls.rs"]
+mod postgres_tls_server;
 
 mod evaluate;
 mod evaluate_week;
@@ -20,6 +22,7 @@ mod lint;
 mod mcp;
 mod messages;
 mod permit;
+mod pg_tls;
 mod policy;
 mod policy_checks;
 mod properties;

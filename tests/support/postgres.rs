@@ -94,7 +94,7 @@ impl Server {
 }
 
 /// The folder of the newest PostgreSQL installed (`$METAGATE_PG_BIN` first).
-fn binaries() -> Result<PathBuf, String> {
+pub fn binaries() -> Result<PathBuf, String> {
     if let Some(dir) = std::env::var_os("METAGATE_PG_BIN") {
         return Ok(PathBuf::from(dir));
     }
@@ -145,33 +145,9 @@ fn run(mut command: Command, what: &str) -> Result<(), String> {
 
 fn start(durable: bool) -> Result<Server, String> {
     let bin = binaries()?;
-    // Not under the test's own temp folders: the server outlives no test, but a folder
-    // removed under it would take its socket away.
-    let root = tempfile::Builder::new()
-        .prefix("metagate-pg-")
-        .tempdir()
-        .map_err(|e| format!("temp folder: {e}"))?
-        .keep();
-    if nix::unistd::geteuid().is_root() {
-        let user = nix::unistd::User::from_name("postgres")
-            .ok()
-            .flatten()
-            .ok_or("running as root and there is no `postgres` user to run the server as")?;
-        std::os::unix::fs::chown(&root, Some(user.uid.as_raw()), Some(user.gid.as_raw()))
-            .map_err(|e| format!("chown {}: {e}", root.display()))?;
-    }
+    let root = server_folder("metagate-pg-")?;
     let data = root.join("data");
-    let mut initdb = as_server_user(&bin.join("initdb"));
-    initdb
-        .args([
-            "--auth=trust",
-            "--username=postgres",
-            "--encoding=UTF8",
-            "--locale=C",
-            "-D",
-        ])
-        .arg(&data);
-    run(initdb, "initdb")?;
+    initdb(&bin, &data, &["--auth=trust"])?;
     // Only a socket, in our folder: nothing else on the machine can reach it, and two test
     // processes never share a port. fsync off for tests: a test server keeps nothing past its
     // run.
@@ -184,24 +160,68 @@ fn start(durable: bool) -> Result<Server, String> {
         "-c listen_addresses='' -k {}{durability} -c max_connections=200",
         root.display()
     );
+    start_watched(&bin, &root, &options)?;
+    Ok(Server {
+        socket: root.clone(),
+        root,
+    })
+}
+
+/// A new folder for a server's data, socket and log, owned by the user the server runs as.
+/// Not under the test's own temp folders: the server outlives no test, but a folder removed
+/// under it would take its socket away.
+pub fn server_folder(prefix: &str) -> Result<PathBuf, String> {
+    let root = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| format!("temp folder: {e}"))?
+        .keep();
+    give_to_server_user(&root)?;
+    Ok(root)
+}
+
+/// Under root, makes `path` the `postgres` user's, whom the server runs as.
+pub fn give_to_server_user(path: &Path) -> Result<(), String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(());
+    }
+    let user = nix::unistd::User::from_name("postgres")
+        .ok()
+        .flatten()
+        .ok_or("running as root and there is no `postgres` user to run the server as")?;
+    std::os::unix::fs::chown(path, Some(user.uid.as_raw()), Some(user.gid.as_raw()))
+        .map_err(|e| format!("chown {}: {e}", path.display()))
+}
+
+/// A new data folder, its superuser `postgres`, with `auth` (initdb's options) as its
+/// authentication.
+pub fn initdb(bin: &Path, data: &Path, auth: &[&str]) -> Result<(), String> {
+    let mut initdb = as_server_user(&bin.join("initdb"));
+    initdb
+        .args(auth)
+        .args(["--username=postgres", "--encoding=UTF8", "--locale=C", "-D"])
+        .arg(data);
+    run(initdb, "initdb")
+}
+
+/// Starts the server of `root/data` with `options`, logging to `root/log`, watched so that it
+/// stops when this process ends.
+pub fn start_watched(bin: &Path, root: &Path, options: &str) -> Result<(), String> {
+    let data = root.join("data");
     let mut start = as_server_user(&bin.join("pg_ctl"));
     start
         .args(["start", "-w", "-t", "60", "-D"])
         .arg(&data)
         .args(["-l"])
         .arg(root.join("log"))
-        .args(["-o", &options]);
+        .args(["-o", options]);
     // pg_ctl's server must not hold our pipes (it would keep `output()` waiting).
     start.stdout(Stdio::null()).stderr(Stdio::null());
     run(start, "pg_ctl start").map_err(|e| {
         let log = std::fs::read_to_string(root.join("log")).unwrap_or_default();
         format!("{e}\n{log}")
     })?;
-    watch(&bin, &data, &root)?;
-    Ok(Server {
-        socket: root.clone(),
-        root,
-    })
+    watch(bin, &data, root)
 }
 
 /// Starts the watchdog that stops the server when this process ends.
