@@ -205,7 +205,11 @@ pub fn prepare(url: &PgUrl, sources: &PasswordSources) -> Result<Prepared, Store
         SslMode::Prefer => ClientSslMode::Prefer,
         SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => ClientSslMode::Require,
     });
-    let tls = MakeRustlsConnect::new(tls_config(mode, &settings).map_err(bad)?);
+    // Authorities are read only for a connection that will use them: a `gate` on a socket
+    // reads no certificate file.
+    let uses_tls = tcp && mode != SslMode::Disable;
+    let checked = if uses_tls { mode } else { SslMode::Disable };
+    let tls = MakeRustlsConnect::new(tls_config(checked, &settings).map_err(bad)?);
     let (password, warnings) = settle_password(&mut config, sources);
     Ok(Prepared {
         config,

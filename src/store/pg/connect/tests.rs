@@ -96,6 +96,11 @@ fn an_sslrootcert_is_read_and_makes_require_check_the_chain() {
     ))
     .unwrap_err();
     assert!(err.contains("holds no certificate"), "{err}");
+    // A socket uses no TLS, so its authorities are not read.
+    assert_eq!(
+        mode_of("postgres://u@%2Ftmp%2Fpg/d?sslmode=verify-full&sslrootcert=/no/such/ca.pem"),
+        Ok(SslMode::VerifyFull)
+    );
 }
 
 /// A password file holding `line`, with `mode`, in a fresh home folder.
