@@ -7,6 +7,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+mod merge;
+
 use crate::common::{BACKENDS, Sandbox, fixture, new_store, store_count};
 use crate::postgres_server;
 
@@ -120,7 +122,11 @@ fn gate_record_permit_and_db_info_keep_the_same_rows_on_both_backends() {
             assert_eq!(code, 0, "{backend:?}: {err}");
         }
         let info = host.db_info(&db);
-        assert_eq!(info["schema_version"], 5, "{backend:?}");
+        assert_eq!(
+            info["schema_version"],
+            metagate::store::SCHEMA_VERSION,
+            "{backend:?}"
+        );
         assert_eq!(
             info["tables"],
             json!({"decisions": 4, "outcomes": 2, "asks": 2, "user_corrections": 2,
