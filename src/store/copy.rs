@@ -9,6 +9,7 @@
 //! first such row, before anything of that table is written: merging two histories would
 //! need new ids and references rewritten, which this copy does not do.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use postgres::types::ToSql;
@@ -16,6 +17,7 @@ use rusqlite::types::Value as SqliteValue;
 
 use crate::store::any::AnyStore;
 use crate::store::pg::PgStore;
+use crate::store::pg_text::as_stored;
 use crate::store::{Store, StoreError};
 
 /// How a column's values are typed in PostgreSQL (SQLite takes each as it comes).
@@ -310,6 +312,7 @@ fn read_batch(
 fn write_batch(store: &mut AnyStore, table: &Table, rows: &[Row]) -> Result<u64, StoreError> {
     let columns = column_list(table);
     let keys: Vec<&str> = table.columns[..table.key].iter().map(|c| c.0).collect();
+    let rows = &*as_held(store, rows);
     let existing = existing_rows(store, table, rows)?;
     let mut new = 0;
     for row in rows {
@@ -412,6 +415,20 @@ fn write_pg(
     let params: Vec<&(dyn ToSql + Sync)> = arrays.iter().map(|a| a.as_ref()).collect();
     let done = pg.client().execute(&sql, &params);
     done.map(drop).map_err(|e| pg.err(e))
+}
+
+/// `rows` as `store` holds them, to be compared with its rows: PostgreSQL keeps a NUL as
+/// U+FFFD (see `pg_text.rs`), and a row copied before is the same row, not another history.
+fn as_held<'r>(store: &AnyStore, rows: &'r [Row]) -> Cow<'r, [Row]> {
+    let nul = |c: &Cell| matches!(c, Cell::Text(t) if t.contains('\0'));
+    if !matches!(store, AnyStore::Postgres(_)) || !rows.iter().flatten().any(nul) {
+        return Cow::Borrowed(rows);
+    }
+    let held = |c: &Cell| match c {
+        Cell::Text(t) => Cell::Text(as_stored(t).into_owned()),
+        other => other.clone(),
+    };
+    Cow::Owned(rows.iter().map(|r| r.iter().map(held).collect()).collect())
 }
 
 /// The target's rows under the keys of `rows`.
@@ -562,7 +579,7 @@ fn to_pg(c: &Cell) -> Box<dyn ToSql + Sync> {
         Cell::Null => Box::new(None::<String>),
         Cell::Int(i) => Box::new(*i),
         Cell::Real(r) => Box::new(*r),
-        Cell::Text(t) => Box::new(t.clone()),
+        Cell::Text(t) => Box::new(as_stored(t).into_owned()),
     }
 }
 
@@ -585,12 +602,13 @@ fn as_real(c: &Cell) -> Option<f64> {
     }
 }
 
+/// A value for a TEXT column, as PostgreSQL holds it (a NUL as U+FFFD: see `pg_text.rs`).
 fn as_text(c: &Cell) -> Option<String> {
     match c {
         Cell::Null => None,
         Cell::Int(i) => Some(i.to_string()),
         Cell::Real(r) => Some(r.to_string()),
-        Cell::Text(t) => Some(t.clone()),
+        Cell::Text(t) => Some(as_stored(t).into_owned()),
     }
 }
 
@@ -651,5 +669,41 @@ mod tests {
         recorder.push(decision(0, "rejected", None));
         recorder.commit().unwrap();
         assert_eq!(recorder.last_decision_id(), Some(n as i64 + 1));
+    }
+
+    /// PostgreSQL's text cannot hold U+0000: an SQLite store holding one is copied with U+FFFD
+    /// in its place (as PostgreSQL stores it when written directly), and copying again adds
+    /// nothing and finds no conflict.
+    #[test]
+    fn a_nul_in_sqlite_text_arrives_in_postgres_as_the_replacement_character() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |l: &Location| AnyStore::open(l, crate::store::Options::default()).unwrap();
+        let sqlite = Location::File(dir.path().join("a.db"));
+        let mut recorder = Recorder::new(open(&sqlite));
+        recorder.push(DecisionRow {
+            tool: Some("a\0b".into()),
+            ..decision(1, "pass", Some("x\0".into()))
+        });
+        recorder.commit().unwrap();
+        drop(recorder);
+        let postgres = Location::postgres(&test_server::fresh_database());
+        let added = |from: &Location, to: &Location| -> u64 {
+            let copied = copy(&mut open(from), &mut open(to)).unwrap();
+            copied.tables.iter().map(|(_, _, added)| added).sum()
+        };
+        assert_eq!(added(&sqlite, &postgres), 1);
+        assert_eq!(added(&sqlite, &postgres), 0);
+        let AnyStore::Postgres(mut pg) = open(&postgres) else {
+            unreachable!("a postgres:// location opens PostgreSQL");
+        };
+        let row = pg
+            .client()
+            .query_one("SELECT tool, caller FROM decisions", &[])
+            .unwrap();
+        let (tool, caller): (String, String) = (row.get(0), row.get(1));
+        assert_eq!(
+            (tool.as_str(), caller.as_str()),
+            ("a\u{fffd}b", "x\u{fffd}")
+        );
     }
 }
