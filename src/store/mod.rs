@@ -11,6 +11,7 @@ pub mod pg;
 pub mod pg_runs;
 pub mod pg_scan;
 pub mod pg_telemetry;
+pub mod pg_text;
 pub mod prune;
 pub mod runs;
 pub mod shard;

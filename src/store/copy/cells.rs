@@ -1,11 +1,14 @@
 //! One value as both stores hold it, and reading rows of either.
 
+use std::borrow::Cow;
+
 use postgres::types::ToSql;
 use rusqlite::types::Value as SqliteValue;
 
 use super::tables::Kind::{Int, Real, Text};
 use super::tables::Table;
 use crate::store::any::AnyStore;
+use crate::store::pg_text::as_stored;
 use crate::store::{Store, StoreError};
 
 /// One value, as both stores hold it.
@@ -73,6 +76,20 @@ pub(super) fn read_sqlite(
         rows.collect()
     };
     run().map_err(|e| s.err(e))
+}
+
+/// `rows` as `store` holds them, to be compared with its rows: PostgreSQL keeps a NUL as
+/// U+FFFD (see `pg_text.rs`), and a row copied before is the same row, not another history.
+pub(super) fn as_held<'r>(store: &AnyStore, rows: &'r [Row]) -> Cow<'r, [Row]> {
+    let nul = |c: &Cell| matches!(c, Cell::Text(t) if t.contains('\0'));
+    if !matches!(store, AnyStore::Postgres(_)) || !rows.iter().flatten().any(nul) {
+        return Cow::Borrowed(rows);
+    }
+    let held = |c: &Cell| match c {
+        Cell::Text(t) => Cell::Text(as_stored(t).into_owned()),
+        other => other.clone(),
+    };
+    Cow::Owned(rows.iter().map(|r| r.iter().map(held).collect()).collect())
 }
 
 /// The rows of `table` whose ids are among `ids` (comma-separated: one parameter, however
@@ -145,7 +162,7 @@ pub(super) fn to_pg(c: &Cell) -> Box<dyn ToSql + Sync> {
         Cell::Null => Box::new(None::<String>),
         Cell::Int(i) => Box::new(*i),
         Cell::Real(r) => Box::new(*r),
-        Cell::Text(t) => Box::new(t.clone()),
+        Cell::Text(t) => Box::new(as_stored(t).into_owned()),
     }
 }
 
@@ -168,11 +185,12 @@ pub(super) fn as_real(c: &Cell) -> Option<f64> {
     }
 }
 
+/// A value for a TEXT column, as PostgreSQL holds it (a NUL as U+FFFD: see `pg_text.rs`).
 pub(super) fn as_text(c: &Cell) -> Option<String> {
     match c {
         Cell::Null => None,
         Cell::Int(i) => Some(i.to_string()),
         Cell::Real(r) => Some(r.to_string()),
-        Cell::Text(t) => Some(t.clone()),
+        Cell::Text(t) => Some(as_stored(t).into_owned()),
     }
 }

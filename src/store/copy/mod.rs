@@ -128,11 +128,13 @@ pub fn copy(from: &mut AnyStore, to: &mut AnyStore, mode: Mode) -> Result<Copied
                 break;
             }
             read += rows.len() as u64;
+            // Compared and written as the target holds text; the source is paged by its own.
+            let held = cells::as_held(to, &rows);
             added += match (mode, table.merged) {
                 (Mode::Merge, Merged::Renumbered { refs, .. }) => {
-                    merge_batch(to, table, refs, &rows, &mut origins)?
+                    merge_batch(to, table, refs, &held, &mut origins)?
                 }
-                _ => keep_batch(to, table, &rows, &mut origins)?,
+                _ => keep_batch(to, table, &held, &mut origins)?,
             };
             after = rows.last().map(|r| r[..table.key].to_vec());
         }
@@ -451,5 +453,41 @@ mod tests {
         recorder.push(decision(0, "rejected", None));
         recorder.commit().unwrap();
         assert_eq!(recorder.last_decision_id(), Some(n as i64 + 1));
+    }
+
+    /// PostgreSQL's text cannot hold U+0000: an SQLite store holding one is copied with U+FFFD
+    /// in its place (as PostgreSQL stores it when written directly), and copying again adds
+    /// nothing and finds no conflict.
+    #[test]
+    fn a_nul_in_sqlite_text_arrives_in_postgres_as_the_replacement_character() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |l: &Location| AnyStore::open(l, crate::store::Options::default()).unwrap();
+        let sqlite = Location::File(dir.path().join("a.db"));
+        let mut recorder = Recorder::new(open(&sqlite));
+        recorder.push(DecisionRow {
+            tool: Some("a\0b".into()),
+            ..decision(1, "pass", Some("x\0".into()))
+        });
+        recorder.commit().unwrap();
+        drop(recorder);
+        let postgres = Location::postgres(&test_server::fresh_database());
+        let added = |from: &Location, to: &Location| -> u64 {
+            let copied = copy(&mut open(from), &mut open(to), Mode::Replica).unwrap();
+            copied.tables.iter().map(|(_, _, added)| added).sum()
+        };
+        assert_eq!(added(&sqlite, &postgres), 1);
+        assert_eq!(added(&sqlite, &postgres), 0);
+        let AnyStore::Postgres(mut pg) = open(&postgres) else {
+            unreachable!("a postgres:// location opens PostgreSQL");
+        };
+        let row = pg
+            .client()
+            .query_one("SELECT tool, caller FROM decisions", &[])
+            .unwrap();
+        let (tool, caller): (String, String) = (row.get(0), row.get(1));
+        assert_eq!(
+            (tool.as_str(), caller.as_str()),
+            ("a\u{fffd}b", "x\u{fffd}")
+        );
     }
 }
