@@ -11,12 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use metagate::store::Store;
-use metagate::store::synth::{self, Config, Mix};
+use metagate::store::synth::{self, Config};
 
 const BIN: &str = env!("CARGO_BIN_EXE_metagate");
-/// 2026-11-20T18:00:00Z: the generated events end here, and the runs take it as now.
-const END_MS: i64 = 1_795_197_600_000;
+/// The end of the generated week (`synth::WEEK_END_MS`): the runs take it as now.
 const NOW: &str = "2026-11-20T18:00:00Z";
 
 fn main() {
@@ -29,19 +27,7 @@ fn main() {
     if !db.exists() || rows(&db) < events {
         let _ = std::fs::remove_file(&db);
         let started = Instant::now();
-        let mut store = Store::open(&db).expect("store");
-        let config = Config {
-            events,
-            end_ms: END_MS,
-            span_ms: 7 * 86_400_000,
-            seed: 7,
-            mix: Mix::default(),
-        };
-        let written = synth::generate(&mut store, &config, &mut |_| {}).expect("generate");
-        store
-            .conn()
-            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
-            .expect("checkpoint");
+        let written = synth::generate_file(&db, &Config::week(events, 7)).expect("generate");
         println!(
             "generated {} events in {:.1} s ({} decisions, {} outcomes, {} asks, {} corrections)",
             written.total(),

@@ -99,9 +99,8 @@ fn main() {
 
 /// See the `pg-evaluate` section above.
 fn bench_pg_evaluate() {
-    use metagate::store::synth::{self, Config, Mix};
+    use metagate::store::synth::{self, Config};
     // The store and the time of `benches/evaluate.rs`.
-    const END_MS: i64 = 1_795_197_600_000;
     const NOW: &str = "2026-11-20T18:00:00Z";
     let events: u64 = std::env::var("METAGATE_BENCH_EVENTS")
         .ok()
@@ -111,19 +110,7 @@ fn bench_pg_evaluate() {
     let db = target.join(format!("bench-evaluate-{events}.db"));
     if !db.exists() {
         let started = Instant::now();
-        let mut store = metagate::store::Store::open(&db).expect("store");
-        let config = Config {
-            events,
-            end_ms: END_MS,
-            span_ms: 7 * 86_400_000,
-            seed: 7,
-            mix: Mix::default(),
-        };
-        synth::generate(&mut store, &config, &mut |_| {}).expect("generate");
-        store
-            .conn()
-            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
-            .expect("checkpoint");
+        synth::generate_file(&db, &Config::week(events, 7)).expect("generate");
         println!(
             "pg-evaluate: generated {events} events in {:.1} s",
             started.elapsed().as_secs_f64()

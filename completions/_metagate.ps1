@@ -151,7 +151,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy''s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copy every row of one store into another, SQLite or PostgreSQL either way')
+            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copy one store into another, SQLite or PostgreSQL either way, or merge its history in')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Path, schema version, rows per table and the time span the store covers')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -161,6 +161,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy''s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards')
+            [CompletionResult]::new('--merge', '--merge', [CompletionResultType]::ParameterName, 'Add the source''s history to the target''s own, under new ids')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -184,7 +185,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;db;help' {
-            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copy every row of one store into another, SQLite or PostgreSQL either way')
+            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copy one store into another, SQLite or PostgreSQL either way, or merge its history in')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Path, schema version, rows per table and the time span the store covers')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -384,7 +385,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;help;db' {
-            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copy every row of one store into another, SQLite or PostgreSQL either way')
+            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copy one store into another, SQLite or PostgreSQL either way, or merge its history in')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Path, schema version, rows per table and the time span the store covers')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs')
             break

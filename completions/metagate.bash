@@ -265,7 +265,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__db__subcmd__copy)
-            opts="-h --format --policy --db --help"
+            opts="-h --merge --format --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

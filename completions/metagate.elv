@@ -134,7 +134,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --db 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy''s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand copy 'Copy every row of one store into another, SQLite or PostgreSQL either way'
+            cand copy 'Copy one store into another, SQLite or PostgreSQL either way, or merge its history in'
             cand info 'Path, schema version, rows per table and the time span the store covers'
             cand prune 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -143,6 +143,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --format 'Output format'
             cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy''s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards'
+            cand --merge 'Add the source''s history to the target''s own, under new ids'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -163,7 +164,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'metagate;db;help'= {
-            cand copy 'Copy every row of one store into another, SQLite or PostgreSQL either way'
+            cand copy 'Copy one store into another, SQLite or PostgreSQL either way, or merge its history in'
             cand info 'Path, schema version, rows per table and the time span the store covers'
             cand prune 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -328,7 +329,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;help;policy;check'= {
         }
         &'metagate;help;db'= {
-            cand copy 'Copy every row of one store into another, SQLite or PostgreSQL either way'
+            cand copy 'Copy one store into another, SQLite or PostgreSQL either way, or merge its history in'
             cand info 'Path, schema version, rows per table and the time span the store covers'
             cand prune 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
         }

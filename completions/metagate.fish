@@ -111,7 +111,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand policy; and __fish_see
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from copy info prune help" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from copy info prune help" -l db -d 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy\'s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from copy info prune help" -s h -l help -d 'Print help'
-complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from copy info prune help" -f -a "copy" -d 'Copy every row of one store into another, SQLite or PostgreSQL either way'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from copy info prune help" -f -a "copy" -d 'Copy one store into another, SQLite or PostgreSQL either way, or merge its history in'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from copy info prune help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from copy info prune help" -f -a "prune" -d 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and not __fish_seen_subcommand_from copy info prune help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -119,6 +119,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_su
 json\t''"
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from copy" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from copy" -l db -d 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy\'s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from copy" -l merge -d 'Add the source\'s history to the target\'s own, under new ids'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from copy" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from info" -l format -d 'Output format' -r -f -a "table\t''
 json\t''"
@@ -132,7 +133,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_su
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from prune" -l db -d 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy\'s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from prune" -l dry-run -d 'Count what would be deleted, delete nothing'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from prune" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "copy" -d 'Copy every row of one store into another, SQLite or PostgreSQL either way'
+complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "copy" -d 'Copy one store into another, SQLite or PostgreSQL either way, or merge its history in'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "prune" -d 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
 complete -c metagate -n "__fish_metagate_using_subcommand db; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -232,7 +233,7 @@ complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_s
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "which" -d 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user\'s file, or the built-in policy)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "copy" -d 'Copy every row of one store into another, SQLite or PostgreSQL either way'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "copy" -d 'Copy one store into another, SQLite or PostgreSQL either way, or merge its history in'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "info" -d 'Path, schema version, rows per table and the time span the store covers'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from db" -f -a "prune" -d 'Delete telemetry older than a cutoff, keeping what a stored evaluate run still needs'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from evaluate" -f -a "show" -d 'One stored recommendation with its evidence (and the re-asks stored against its tool)'

@@ -545,6 +545,83 @@ mod tests {
         }
     }
 
+    /// PostgreSQL's text cannot hold U+0000: it stores U+FFFD in its place, and every look-up
+    /// replaces it alike, so what was written with a NUL is found and counted as it is in
+    /// SQLite (a caller limited to 1 a minute sees its first call; the second is refused).
+    #[test]
+    fn text_holding_a_nul_is_written_and_found_again() {
+        let nul_row = || DecisionRow {
+            session: Some("s\0".into()),
+            tool: Some("t\0".into()),
+            ..row(50, "x\0", "pass")
+        };
+        for backend in BACKENDS {
+            let fresh = Fresh::new(backend);
+            let mut log = DecisionLog::new(fresh.open(), true, true).unwrap();
+            let by_caller = CountKey::Caller("x\0".into());
+            assert_eq!(log.count(&by_caller, Some(0), 100, 1).unwrap().n, 0);
+            log.push(nul_row(), None);
+            log.commit().unwrap();
+            // Another process's view: counted from the store, not from the pending group.
+            let mut log = DecisionLog::new(fresh.open(), true, true).unwrap();
+            for key in [
+                by_caller.clone(),
+                CountKey::Tool("t\0".into()),
+                CountKey::Session("s\0".into()),
+                CountKey::Fingerprint {
+                    fingerprint: 7,
+                    session: Some("s\0".into()),
+                    caller: None,
+                },
+            ] {
+                assert_eq!(
+                    log.count(&key, Some(0), 100, 1).unwrap().n,
+                    1,
+                    "{backend:?}: {key:?}"
+                );
+            }
+            log.commit().unwrap();
+            let mut store = fresh.open();
+            let axes = AxisTable::default();
+            let (outcome, _) = parse(
+                r#"{"type":"outcome","tool":"u\u0000","status":"ok","session":"s\u0000","error_message":"m\u0000"}"#,
+                5,
+                &axes,
+            )
+            .unwrap();
+            store.insert_events(&[outcome]).unwrap();
+            assert!(
+                store.completed("s\0", "t\0", Evidence::Decision).unwrap(),
+                "{backend:?}"
+            );
+            for evidence in [Evidence::Decision, Evidence::Outcome] {
+                assert!(
+                    store.completed("s\0", "u\0", evidence).unwrap(),
+                    "{backend:?}: {evidence:?}"
+                );
+            }
+            store
+                .insert_grant(&Grant {
+                    id: GrantId::from_bytes([1; 16]),
+                    capability: "c\0".into(),
+                    scope: Vec::new(),
+                    unreadable: None,
+                    session: Some("s\0".into()),
+                    granted_at_ms: 0,
+                    expires_at_ms: 1000,
+                    revoked_at_ms: None,
+                    granted_by: Some("op\0".into()),
+                    reason: Some("why\0".into()),
+                })
+                .unwrap();
+            assert_eq!(
+                store.grant_candidates("c\0", 10).unwrap().len(),
+                1,
+                "{backend:?}"
+            );
+        }
+    }
+
     #[test]
     fn grants_are_stored_found_listed_and_revoked() {
         for backend in BACKENDS {

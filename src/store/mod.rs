@@ -11,6 +11,7 @@ pub mod pg;
 pub mod pg_runs;
 pub mod pg_scan;
 pub mod pg_telemetry;
+pub mod pg_text;
 pub mod prune;
 pub mod runs;
 pub mod shard;
@@ -31,6 +32,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_evaluate.sql"),
     include_str!("migrations/0004_evaluate_evidence.sql"),
     include_str!("migrations/0005_call_ids.sql"),
+    include_str!("migrations/0006_provenance.sql"),
 ];
 
 /// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
@@ -50,6 +52,7 @@ pub(crate) const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
     &[],
     // A column of `decisions`, no table.
     &[],
+    &["store_identity", "copied_ranges"],
 ];
 
 /// The schema version this metagate writes.
@@ -188,6 +191,15 @@ pub enum StoreError {
         /// What the server said.
         why: String,
     },
+    /// `db copy --merge`: a row the target is recorded to hold already differs there.
+    CopyOriginClash {
+        /// The table.
+        table: &'static str,
+        /// The row's id in the source.
+        source_id: String,
+        /// The id the target holds it under.
+        target_id: i64,
+    },
     /// `db copy`: the target holds another row under a key the source uses.
     CopyConflict {
         /// The table.
@@ -293,9 +305,17 @@ impl fmt::Display for StoreError {
                 "{url} is not a metagate store: it holds tables of metagate's names (decisions, grants, …) but no metagate_schema table (left untouched); use another database or schema"
             ),
             StoreError::Postgres { url, why } => write!(f, "the PostgreSQL store {url}: {why}"),
+            StoreError::CopyOriginClash {
+                table,
+                source_id,
+                target_id,
+            } => write!(
+                f,
+                "row {source_id} of {table} in the source and row {target_id} in the target claim the same origin but differ: the two stores share an identity, as when one began as a file copy of the other rather than a db copy, so they cannot be merged (nothing more of {table} was written)"
+            ),
             StoreError::CopyConflict { table, key } => write!(
                 f,
-                "the target already holds another row of {table} under the key ({key}): it holds another store's history, and db copy copies only into an empty store or an earlier copy of the same one (nothing of {table} was written)"
+                "the target already holds another row of {table} under the key ({key}): it holds another store's history: use db copy --merge to add this store's history to it under new ids (nothing of {table} was written)"
             ),
         }
     }

@@ -36,6 +36,7 @@ pub const MIGRATIONS: [&str; crate::store::MIGRATIONS.len()] = [
     include_str!("migrations/postgres/0003_evaluate.sql"),
     include_str!("migrations/postgres/0004_evaluate_evidence.sql"),
     include_str!("migrations/postgres/0005_call_ids.sql"),
+    include_str!("migrations/postgres/0006_provenance.sql"),
 ];
 
 /// The advisory lock a group of decisions that counts holds until its commit (an arbitrary

@@ -18,6 +18,7 @@ use crate::store::StoreError;
 use crate::store::aggregate::{OUTCOME_COLUMNS, Reading, add_correction, add_outcome};
 use crate::store::pg::PgStore;
 use crate::store::pg_scan::{PG_REASK_TABLE, correction_fields, outcome_fields};
+use crate::store::pg_text::ToPgText;
 use crate::store::runs::{
     Counted, HighWater, LatestRun, PolicyStamp, PreviousRun, ReferralCounts, Run, SHOWN_REASKS,
     StoredReask, StoredRecommendation, apply_state,
@@ -292,7 +293,7 @@ impl PgStore {
                first_seen_ms, last_seen_ms, evidence_count, rejected_count, \
                (SELECT max(run_id) FROM eval_run_recommendations WHERE rec_id = id) \
              FROM eval_recommendations WHERE id = $1",
-            &[&id],
+            &[&id.pg_text()],
         )?;
         let Some(r) = found else {
             return Ok(None);
@@ -320,7 +321,11 @@ impl PgStore {
              FROM user_corrections c LEFT JOIN asks a ON a.id = c.corrects_ask_id \
              WHERE c.reask_ask_id IS NOT NULL AND c.tool = $1 AND c.method IS NOT DISTINCT FROM $2 \
              ORDER BY c.ts_ms DESC, c.id DESC LIMIT $3",
-            &[&rec.tool, &rec.method, &(SHOWN_REASKS as i64)],
+            &[
+                &rec.tool.pg_text(),
+                &rec.method.pg_text(),
+                &(SHOWN_REASKS as i64),
+            ],
         )?;
         let reasks = rows
             .iter()
@@ -347,7 +352,7 @@ impl PgStore {
             let mut tx = self.client().transaction()?;
             let found = tx.query_opt(
                 "SELECT tool, kind, status FROM eval_recommendations WHERE id = $1 FOR UPDATE",
-                &[&id],
+                &[&id.pg_text()],
             )?;
             let Some(r) = found else {
                 return Ok(None);
@@ -357,7 +362,7 @@ impl PgStore {
                 "UPDATE eval_recommendations SET status = $2, \
                    rejected_count = CASE WHEN $2 = 'rejected' THEN evidence_count ELSE rejected_count END \
                  WHERE id = $1",
-                &[&id, &status],
+                &[&id.pg_text(), &status.pg_text()],
             )?;
             tx.commit()?;
             Ok(Some((r.get(0), r.get(1), r.get(2))))
@@ -386,7 +391,7 @@ impl PgStore {
                 "SELECT status, rejected_count, first_seen_ms FROM eval_recommendations WHERE id = $1",
             )?;
             for r in recs.iter_mut() {
-                if let Some(row) = self.client().query_opt(&st, &[&r.id])? {
+                if let Some(row) = self.client().query_opt(&st, &[&r.id.pg_text()])? {
                     apply_state(r, row.get(0), row.get(1), row.get(2));
                 }
             }
@@ -491,13 +496,13 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
                 &run.window.until_ms,
                 &run.ran_at_ms,
                 &events,
-                &shards,
+                &shards.pg_text(),
                 &hw.decisions,
                 &hw.outcomes,
                 &hw.corrections,
                 &unlinked,
-                &run.policy.file,
-                &run.policy.hash,
+                &run.policy.file.pg_text(),
+                &run.policy.hash.pg_text(),
                 &unattributed,
             ],
         )?
@@ -523,13 +528,15 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
                 &health,
                 &[
                     &id,
-                    tool,
-                    method,
+                    &tool.pg_text(),
+                    &method.pg_text(),
                     &(tally.calls as i64),
                     &tally.utility(),
                     &i64::from(tally.cohesion_warning(t)),
                     &i64::from(tally.degraded(t)),
-                    &serde_json::to_string(&tally).expect("a tally serializes"),
+                    &serde_json::to_string(&tally)
+                        .expect("a tally serializes")
+                        .pg_text(),
                 ],
             )?;
         }
@@ -552,7 +559,7 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
     )?;
     let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
     for r in run.recommendations.iter_mut() {
-        match tx.query_opt(&known, &[&r.id])? {
+        match tx.query_opt(&known, &[&r.id.pg_text()])? {
             Some(row) => apply_state(r, row.get(0), row.get(1), row.get(2)),
             None => r.first_seen_ms = Some(run.ran_at_ms),
         }
@@ -565,25 +572,31 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
         tx.execute(
             &upsert,
             &[
-                &r.id,
-                &r.tool,
-                &r.method,
-                &r.kind,
-                &r.subject,
+                &r.id.pg_text(),
+                &r.tool.pg_text(),
+                &r.method.pg_text(),
+                &r.kind.pg_text(),
+                &r.subject.pg_text(),
                 &r.confidence,
-                &r.summary,
-                &json(&r.axes),
-                &r.evidence.to_json().to_string(),
+                &r.summary.pg_text(),
+                &json(&r.axes).pg_text(),
+                &r.evidence.to_json().to_string().pg_text(),
                 &r.first_seen_ms.unwrap_or(run.ran_at_ms),
                 &r.count,
-                &r.brief,
-                &stored_status,
+                &r.brief.pg_text(),
+                &stored_status.pg_text(),
                 &r.rejected_count,
             ],
         )?;
         tx.execute(
             &link,
-            &[&id, &r.id, &r.confidence, &r.count, &i64::from(r.muted())],
+            &[
+                &id,
+                &r.id.pg_text(),
+                &r.confidence,
+                &r.count,
+                &i64::from(r.muted()),
+            ],
         )?;
         if r.reopened() {
             r.status = stored_status.to_string();
@@ -593,7 +606,16 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
         "INSERT INTO eval_alias_pairs (run_id, tool, from_arg, to_arg, count) VALUES ($1, $2, $3, $4, $5)",
     )?;
     for ((tool, from, to), n) in &run.aggregate.alias_pairs {
-        tx.execute(&pair, &[&id, tool, from, to, &(*n as i64)])?;
+        tx.execute(
+            &pair,
+            &[
+                &id,
+                &tool.pg_text(),
+                &from.pg_text(),
+                &to.pg_text(),
+                &(*n as i64),
+            ],
+        )?;
     }
     if run.reasks {
         tx.execute(

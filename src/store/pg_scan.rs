@@ -18,6 +18,7 @@ use crate::store::aggregate::{
     add_correction, add_outcome, blamed_ids, learn_from_call, own_fault, weigh_followup,
 };
 use crate::store::pg::PgStore;
+use crate::store::pg_text::ToPgText;
 use crate::store::runs::HighWater;
 
 /// Rows fetched from a cursor at a time.
@@ -59,10 +60,10 @@ impl<'c> PgReaskSink<'c> {
                 &r.later_id,
                 &r.earlier_id,
                 &r.ts_ms,
-                &r.session,
-                &r.blamed.tool,
-                &r.blamed.method,
-                &r.note,
+                &r.session.pg_text(),
+                &r.blamed.tool.pg_text(),
+                &r.blamed.method.pg_text(),
+                &r.note.pg_text(),
                 &outcome,
                 &decision,
             ],
@@ -345,7 +346,9 @@ fn asks(
                     (&between, CallRef::Outcome)
                 };
                 let mut found: Vec<Candidate> = Vec::new();
-                for r in tx.query(st, &[&session, &followup.earlier_ms, &followup.later_ms])? {
+                let at: &Params<'_> =
+                    &[&session.pg_text(), &followup.earlier_ms, &followup.later_ms];
+                for r in tx.query(st, at)? {
                     let Some(tool) = r.get::<_, Option<&str>>(0) else {
                         continue;
                     };

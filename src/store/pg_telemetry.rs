@@ -10,6 +10,7 @@ use crate::domain::policy::file::Evidence;
 use crate::store::StoreError;
 use crate::store::grants::{GrantEvent, Revoked, RevokedAll, event_name, scope_from_text};
 use crate::store::pg::{DECISIONS_LOCK, PgStore};
+use crate::store::pg_text::{PgText, ToPgText};
 use crate::store::telemetry::DecisionRow;
 
 type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
@@ -79,8 +80,8 @@ impl PgStore {
               AS u(ts_ms, session, caller, intent, tool, method, shape, verdict, category, \
                    corrections, warnings, args, fingerprint, latency_us, call_id, n) \
             ORDER BY n RETURNING id";
-        let text = |f: fn(&DecisionRow) -> Option<&str>| -> Vec<Option<&str>> {
-            rows.iter().map(f).collect()
+        let text = |f: fn(&DecisionRow) -> Option<&str>| -> Vec<PgText<'_>> {
+            rows.iter().map(|r| PgText(f(r))).collect()
         };
         let ts: Vec<i64> = rows.iter().map(|r| r.ts_ms).collect();
         let session = text(|r| r.session.as_deref());
@@ -135,14 +136,14 @@ impl PgStore {
             &statement,
             &[
                 &e.ts_ms,
-                &e.event,
-                &e.grant_id,
-                &e.capability,
-                &e.tool,
-                &e.session,
+                &e.event.pg_text(),
+                &e.grant_id.pg_text(),
+                &e.capability.pg_text(),
+                &e.tool.pg_text(),
+                &e.session.pg_text(),
                 &e.decision_id,
-                &e.actor,
-                &e.detail,
+                &e.actor.pg_text(),
+                &e.detail.pg_text(),
             ],
         )?;
         Ok(())
@@ -222,18 +223,18 @@ impl PgStore {
                         &outcome,
                         &[
                             &o.ts_ms,
-                            &o.session,
-                            &o.tool,
-                            &o.method,
-                            &status,
-                            &o.error_type,
-                            &o.error_message,
-                            &axes,
-                            &raw,
-                            &o.observed_task_shape,
-                            &o.suggested_split,
-                            &o.evidence,
-                            &metadata,
+                            &o.session.pg_text(),
+                            &o.tool.pg_text(),
+                            &o.method.pg_text(),
+                            &status.pg_text(),
+                            &o.error_type.pg_text(),
+                            &o.error_message.pg_text(),
+                            &axes.pg_text(),
+                            &raw.pg_text(),
+                            &o.observed_task_shape.pg_text(),
+                            &o.suggested_split.pg_text(),
+                            &o.evidence.pg_text(),
+                            &metadata.pg_text(),
                         ],
                     )
                 }
@@ -241,12 +242,24 @@ impl PgStore {
                     let capabilities = json(&a.capabilities);
                     self.client().execute(
                         &ask,
-                        &[&a.ts_ms, &a.session, &a.user, &a.text, &capabilities],
+                        &[
+                            &a.ts_ms,
+                            &a.session.pg_text(),
+                            &a.user.pg_text(),
+                            &a.text.pg_text(),
+                            &capabilities.pg_text(),
+                        ],
                     )
                 }
                 Event::Correction(c) => self.client().execute(
                     &correction,
-                    &[&c.ts_ms, &c.session, &c.tool, &c.method, &c.note],
+                    &[
+                        &c.ts_ms,
+                        &c.session.pg_text(),
+                        &c.tool.pg_text(),
+                        &c.method.pg_text(),
+                        &c.note.pg_text(),
+                    ],
                 ),
             }?;
         }
@@ -288,10 +301,22 @@ impl PgStore {
         }
         let since = since_ms.unwrap_or(i64::MIN);
         let cap = i64::try_from(cap).unwrap_or(i64::MAX);
-        let (sql, first, scope): (&'static str, &(dyn ToSql + Sync), Option<&String>) = match key {
-            CountKey::Caller(c) => (capped!("caller = $1"), c, None),
-            CountKey::Tool(t) => (capped!("tool = $1"), t, None),
-            CountKey::Session(s) => (capped!("session = $1"), s, None),
+        // Looked up as they were stored (see `pg_text.rs`).
+        let text;
+        let (sql, first, scope): (&'static str, &(dyn ToSql + Sync), Option<PgText<'_>>) = match key
+        {
+            CountKey::Caller(c) => {
+                text = c.pg_text();
+                (capped!("caller = $1"), &text, None)
+            }
+            CountKey::Tool(t) => {
+                text = t.pg_text();
+                (capped!("tool = $1"), &text, None)
+            }
+            CountKey::Session(s) => {
+                text = s.pg_text();
+                (capped!("session = $1"), &text, None)
+            }
             CountKey::Fingerprint {
                 fingerprint,
                 session,
@@ -300,12 +325,12 @@ impl PgStore {
                 (Some(s), _) => (
                     capped!("fingerprint = $1 AND session = $4"),
                     fingerprint,
-                    Some(s),
+                    Some(s.pg_text()),
                 ),
                 (None, Some(c)) => (
                     capped!("fingerprint = $1 AND caller = $4"),
                     fingerprint,
-                    Some(c),
+                    Some(c.pg_text()),
                 ),
                 (None, None) => (
                     capped!("fingerprint = $1 AND session IS NULL AND caller IS NULL"),
@@ -342,7 +367,7 @@ impl PgStore {
             )?;
             let found: bool = self
                 .client()
-                .query_one(&outcome, &[&session, &tool])?
+                .query_one(&outcome, &[&session.pg_text(), &tool.pg_text()])?
                 .get(0);
             if found || evidence == Evidence::Outcome {
                 return Ok(found);
@@ -352,7 +377,7 @@ impl PgStore {
             )?;
             Ok(self
                 .client()
-                .query_one(&decision, &[&session, &tool])?
+                .query_one(&decision, &[&session.pg_text(), &tool.pg_text()])?
                 .get(0))
         })();
         asked.map_err(|e| self.err(e))
@@ -371,7 +396,9 @@ impl PgStore {
              ORDER BY granted_at_ms DESC";
         let found = (|| {
             let statement = self.prepared(SQL)?;
-            let rows = self.client().query(&statement, &[&capability, &now_ms])?;
+            let rows = self
+                .client()
+                .query(&statement, &[&capability.pg_text(), &now_ms])?;
             Ok(rows.iter().map(grant_of).collect())
         })();
         found.map_err(|e| self.err(e))
@@ -431,15 +458,15 @@ impl PgStore {
                     "INSERT INTO grants ({GRANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
                 ),
                 &[
-                    &g.id.as_str(),
-                    &g.capability,
-                    &scope,
-                    &g.session,
+                    &g.id.as_str().pg_text(),
+                    &g.capability.pg_text(),
+                    &scope.pg_text(),
+                    &g.session.pg_text(),
                     &g.granted_at_ms,
                     &g.expires_at_ms,
                     &g.revoked_at_ms,
-                    &g.granted_by,
-                    &g.reason,
+                    &g.granted_by.pg_text(),
+                    &g.reason.pg_text(),
                 ],
             )?;
             store.insert_grant_event(&GrantEvent {
@@ -467,7 +494,7 @@ impl PgStore {
         self.in_transaction(|store| {
             let found = store.client().query_opt(
                 &format!("SELECT {GRANT_COLUMNS} FROM grants WHERE id = $1 FOR UPDATE"),
-                &[&id.as_str()],
+                &[&id.as_str().pg_text()],
             )?;
             let Some(mut g) = found.as_ref().map(grant_of) else {
                 return Ok(Revoked::Unknown);
@@ -516,7 +543,7 @@ impl PgStore {
     ) -> Result<(), postgres::Error> {
         self.client().execute(
             "UPDATE grants SET revoked_at_ms = $2 WHERE id = $1 AND revoked_at_ms IS NULL",
-            &[&g.id.as_str(), &now_ms],
+            &[&g.id.as_str().pg_text(), &now_ms],
         )?;
         self.insert_grant_event(&GrantEvent {
             ts_ms: now_ms,

@@ -86,6 +86,35 @@ impl Written {
     }
 }
 
+/// The end of the benchmarks' week, 2026-11-20T18:00:00Z: their stores' events end here.
+pub const WEEK_END_MS: i64 = 1_795_197_600_000;
+
+impl Config {
+    /// The benchmarks' store: `events` events over the seven days to [`WEEK_END_MS`], the
+    /// default mix, drawn from `seed`.
+    pub fn week(events: u64, seed: u64) -> Config {
+        Config {
+            events,
+            end_ms: WEEK_END_MS,
+            span_ms: 7 * 86_400_000,
+            seed,
+            mix: Mix::default(),
+        }
+    }
+}
+
+/// A new store file at `db` generated from `config`, its log folded into the file so that the
+/// file alone holds the store (a benchmark reuses it, or copies it).
+pub fn generate_file(db: &std::path::Path, config: &Config) -> Result<Written, StoreError> {
+    let mut store = Store::open(db)?;
+    let written = generate(&mut store, config, &mut |_| {})?;
+    let checkpoint = store
+        .conn()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+    checkpoint.map_err(|e| store.err(e))?;
+    Ok(written)
+}
+
 /// Rows per transaction.
 const BATCH: u64 = 200_000;
 

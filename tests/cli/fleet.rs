@@ -7,7 +7,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::{BACKENDS, Sandbox, fixture, new_store, store_count};
+mod merge;
+
+use crate::common::{BACKENDS, Backend, Sandbox, fixture, new_store, store_count, store_rows};
 use crate::postgres_server;
 
 /// The evening of the week the telemetry fixtures record.
@@ -121,7 +123,11 @@ fn gate_record_permit_and_db_info_keep_the_same_rows_on_both_backends() {
             assert_eq!(code, 0, "{backend:?}: {err}");
         }
         let info = host.db_info(&db);
-        assert_eq!(info["schema_version"], 5, "{backend:?}");
+        assert_eq!(
+            info["schema_version"],
+            metagate::store::SCHEMA_VERSION,
+            "{backend:?}"
+        );
         assert_eq!(
             info["tables"],
             json!({"decisions": 4, "outcomes": 2, "asks": 2, "user_corrections": 2,
@@ -702,6 +708,75 @@ fn a_long_session_is_stored_on_both_stores() {
         assert_eq!(store_count(&db, "outcomes"), 1, "{backend:?}");
         assert_eq!(store_count(&db, "asks"), 1, "{backend:?}");
         assert_eq!(store_count(&db, "decisions"), 1, "{backend:?}");
+    }
+}
+
+/// PostgreSQL's text cannot hold U+0000, SQLite's can: an outcome, an ask and a correction
+/// with a NUL in their text are recorded on both stores (PostgreSQL once refused the whole
+/// `record`, exit 2), PostgreSQL holding U+FFFD where the NUL was.
+#[test]
+fn text_holding_a_nul_is_recorded_on_both_stores() {
+    let events = concat!(
+        r#"{"type":"outcome","session":"s\u0000","tool":"t\u0000","status":"error","error_type":"e\u0000","error_message":"bad\u0000byte"}"#,
+        "\n",
+        r#"{"type":"ask","session":"s\u0000","user":"u\u0000","text":"hi\u0000there"}"#,
+        "\n",
+        r#"{"type":"correction","session":"s\u0000","tool":"t\u0000","note":"n\u0000"}"#,
+        "\n"
+    );
+    for backend in BACKENDS {
+        let host = Host::new("[tools.t]\n");
+        let db = new_store(backend, &host.sb);
+        for strict in [&[][..], &["--strict"][..]] {
+            let mut args = vec!["record"];
+            args.extend(strict);
+            let (_, err, code) = host.run(&db, &args, events);
+            assert_eq!(code, 0, "{backend:?} {strict:?}: {err}");
+        }
+        let nul = match backend {
+            Backend::Sqlite => "\0",
+            Backend::Postgres => "\u{fffd}",
+        };
+        for (sql, sent) in [
+            (
+                "SELECT session, tool, error_type, error_message FROM outcomes",
+                &["s\0", "t\0", "e\0", "bad\0byte"][..],
+            ),
+            (
+                "SELECT session, \"user\", text FROM asks",
+                &["s\0", "u\0", "hi\0there"],
+            ),
+            (
+                "SELECT session, tool, note FROM user_corrections",
+                &["s\0", "t\0", "n\0"],
+            ),
+        ] {
+            let stored: Vec<Value> = sent.iter().map(|t| json!(t.replace('\0', nul))).collect();
+            assert_eq!(store_rows(&db, sql)[0], stored, "{backend:?}: {sql}");
+        }
+        for table in ["outcomes", "asks", "user_corrections"] {
+            assert_eq!(store_count(&db, table), 2, "{backend:?}: {table}");
+        }
+    }
+}
+
+/// A limit counts a tool named with a NUL under the name it was stored under: on PostgreSQL,
+/// where the NUL is stored as U+FFFD, the look-up replaces it alike, so the second call in a
+/// minute is refused on both stores.
+#[test]
+fn a_limit_counts_a_tool_named_with_a_nul_on_both_stores() {
+    for backend in BACKENDS {
+        let host = Host::new("[tools.\"a\\u0000b\"]\nlimits = { per_minute = 1 }\n");
+        let db = new_store(backend, &host.sb);
+        let call = json!({"name": "a\u{0}b", "arguments": {}});
+        let (report, code) = host.gate(&db, &["--now", NOW], &call);
+        assert_eq!(code, 0, "{backend:?}: {report}");
+        let (report, code) = host.gate(&db, &["--now", NOW], &call);
+        assert_eq!(code, 1, "{backend:?}: {report}");
+        assert_eq!(
+            report["error"]["category"], "rate_limited",
+            "{backend:?}: {report}"
+        );
     }
 }
 

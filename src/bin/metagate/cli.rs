@@ -173,12 +173,16 @@ pub struct RecordArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum DbCommand {
-    /// Copy every row of one store into another, SQLite or PostgreSQL either way
+    /// Copy one store into another, SQLite or PostgreSQL either way, or merge its history in
     #[command(
-        long_about = "Copy every row of one store into another, SQLite or PostgreSQL either way \
-            (each a file or a postgres://USER@HOST/DB URL), with its ids, so that the copy reads \
-            as the original does. Copying again copies only what the source gained since. A \
-            target holding other rows under the same ids (another store's history) is refused. \
+        long_about = "Copy one store into another, SQLite or PostgreSQL either way (each a file \
+            or a postgres://USER@HOST/DB URL). By default every row keeps its id, so that the \
+            copy reads as the original does; copying again copies only what the source gained \
+            since, and a target holding another store's rows under the same ids is refused. \
+            With --merge the source's history (decisions, outcomes, asks, corrections, grants \
+            and their events) joins the target's own under new ids, as a host's joins a fleet \
+            store; evaluate's runs and recommendations are not merged (run evaluate on the \
+            target). Either way a row already copied is never added again, however it travelled. \
             --db is not read: both stores are named here."
     )]
     Copy {
@@ -188,6 +192,9 @@ pub enum DbCommand {
         /// The store to copy into (an SQLite file is made when missing)
         #[arg(value_name = "TO")]
         to: PathBuf,
+        /// Add the source's history to the target's own, under new ids
+        #[arg(long)]
+        merge: bool,
         /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,

@@ -7,6 +7,7 @@ use metagate::domain::events::format_time;
 use metagate::domain::evolution::parse_moment;
 use serde_json::{Map, Value, json};
 
+use metagate::store::copy::{Mode, copy};
 use metagate::store::location::Location;
 
 use crate::cli::{DbCommand, Format};
@@ -15,10 +16,16 @@ use crate::runtime::Env;
 
 pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
     match command {
-        DbCommand::Copy { from, to, format } => {
+        DbCommand::Copy {
+            from,
+            to,
+            merge,
+            format,
+        } => {
             let mut source = env.open_existing_at(&Location::of(&from))?;
             let mut target = env.open_at(&Location::of(&to))?;
-            let copied = metagate::store::copy::copy(&mut source, &mut target)?;
+            let mode = if merge { Mode::Merge } else { Mode::Replica };
+            let copied = copy(&mut source, &mut target, mode)?;
             let mut out = crate::output::stdout();
             match format {
                 Format::Json => {
@@ -29,7 +36,16 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
                             (name.clone(), json!({"read": read, "added": added}))
                         })
                         .collect();
-                    writeln!(out, "{}", json!({"tables": tables}))?;
+                    let mode = match copied.mode {
+                        Mode::Replica => "replica",
+                        Mode::Merge => "merge",
+                    };
+                    let doc = json!({
+                        "mode": mode,
+                        "tables": tables,
+                        "not_merged": copied.not_merged,
+                    });
+                    writeln!(out, "{doc}")?;
                 }
                 Format::Table => {
                     let mut table = crate::output::table();
@@ -41,6 +57,20 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
                 }
             }
             out.flush()?;
+            let left: Vec<&str> = copied
+                .tables
+                .iter()
+                .filter(|(name, held, _)| *held > 0 && copied.not_merged.contains(name))
+                .map(|(name, _, _)| name.as_str())
+                .collect();
+            if !left.is_empty() {
+                say!(
+                    "metagate: note: not merged: {} (what evaluate made of the source's own \
+                     rows); run `metagate evaluate` on {} to count the merged history",
+                    left.join(", "),
+                    Location::of(&to)
+                );
+            }
             Ok(Status::Success)
         }
         DbCommand::Info { format } => {
