@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use postgres::error::SqlState;
 use postgres::{Client, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::store::location::PgUrl;
 use crate::store::{MIGRATION_TABLES, Options, SCHEMA_VERSION, StoreError, StoreInfo, TABLES};
@@ -58,6 +59,12 @@ const LIMIT_INDEXES: [&str; 4] = [
 /// A connection to the shared store, migrated to [`SCHEMA_VERSION`].
 pub struct PgStore {
     client: Client,
+    /// How to open the connection again when it is lost: the client's configuration, and
+    /// the TLS the URL's `sslmode` asks for.
+    config: postgres::Config,
+    tls: MakeRustlsConnect,
+    /// What each connection runs first (its lock timeout and commit durability).
+    session: String,
     url: PgUrl,
     busy_timeout: Duration,
     /// Statements prepared on this connection, by their text.
@@ -90,8 +97,8 @@ impl PgStore {
         }
         let deadline = Instant::now() + busy_timeout;
         let mut pause = Duration::from_millis(10);
-        let client = loop {
-            let e = match prepared.config.connect(prepared.tls.clone()) {
+        let mut client = loop {
+            let e = match open(&prepared.config, &prepared.tls) {
                 Ok(client) => break client,
                 Err(e) => e,
             };
@@ -112,23 +119,23 @@ impl PgStore {
             std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
             pause = (pause * 2).min(Duration::from_millis(500));
         };
-        let mut store = PgStore {
-            client,
-            url: url.clone(),
-            busy_timeout,
-            prepared: HashMap::new(),
-        };
         // A lock another process holds is waited for as long as SQLite's busy timeout says.
         // Not durable (see `Options::durable`): a commit returns before the server's log is
         // on disk, still atomic and seen at once by every other connection.
         let ms = busy_timeout.as_millis().max(1);
         let synchronous = if options.durable { "on" } else { "off" };
-        store
-            .client
-            .batch_execute(&format!(
-                "SET lock_timeout = {ms}; SET synchronous_commit = {synchronous}"
-            ))
-            .map_err(|e| store.err(e))?;
+        let session = format!("SET lock_timeout = {ms}; SET synchronous_commit = {synchronous}");
+        let set = client.batch_execute(&session);
+        set.map_err(|e| PgStore::error_at(&url.to_string(), busy_timeout, e))?;
+        let mut store = PgStore {
+            client,
+            config: prepared.config,
+            tls: prepared.tls,
+            session,
+            url: url.clone(),
+            busy_timeout,
+            prepared: HashMap::new(),
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -138,13 +145,35 @@ impl PgStore {
         &self.url
     }
 
-    /// The connection.
+    /// The connection, opened again first when the last one was lost (the server restarted,
+    /// a failover, a proxy's idle timeout). One attempt, without waiting: while the server is
+    /// down each use fails as it would have, so a stream's group in flight fails closed, and
+    /// the next group tries again.
     pub(crate) fn client(&mut self) -> &mut Client {
+        if self.client.is_closed() {
+            self.reconnect();
+        }
         &mut self.client
+    }
+
+    /// Replaces a lost connection by a new one set up as the first was; keeps the lost one
+    /// when that fails.
+    fn reconnect(&mut self) {
+        let Ok(mut client) = open(&self.config, &self.tls) else {
+            return;
+        };
+        if client.batch_execute(&self.session).is_ok() {
+            self.client = client;
+            // Statements belong to the connection that prepared them.
+            self.prepared.clear();
+        }
     }
 
     /// A statement prepared once on this connection.
     pub(crate) fn prepared(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+        if self.client.is_closed() {
+            self.reconnect();
+        }
         if let Some(s) = self.prepared.get(sql) {
             return Ok(s.clone());
         }
@@ -358,6 +387,11 @@ impl PgStore {
             last_ms: last,
         })
     }
+}
+
+/// A new connection to the server `config` names.
+fn open(config: &postgres::Config, tls: &MakeRustlsConnect) -> Result<Client, postgres::Error> {
+    config.connect(tls.clone())
 }
 
 /// Whether a failure to connect may pass: the server not listening yet, starting or

@@ -793,3 +793,60 @@ fn record_week(host: &Host, store: &str) {
         assert_eq!(code, 0, "{fixture}: {err}");
     }
 }
+
+/// A stream whose connection is lost (the server restarted, a failover, a proxy's idle
+/// timeout) opens a new one: the group in flight when it finds out fails closed, and the calls
+/// after it are decided and stored again, without restarting the stream.
+#[test]
+fn a_stream_opens_a_new_connection_when_its_connection_is_lost() {
+    use std::io::{BufRead, BufReader, Write};
+    let host = Host::new("[tools.t]\n");
+    let db = postgres_server::fresh_database();
+    let mut child = host
+        .command(&db, &["gate", "--jsonl", "--quiet", "--report"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |n: u32| -> Value {
+        writeln!(stdin, "{}", json!({"name": "t", "arguments": {"n": n}})).unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    };
+    let verdict = |report: &Value| -> String {
+        match report["verdict"].as_str() {
+            Some("rejected") => report["error"]["category"].as_str().unwrap().to_string(),
+            other => other.unwrap().to_string(),
+        }
+    };
+    assert_eq!(verdict(&ask(0)), "pass");
+    // Every other connection to the database, the stream's, ended by the server.
+    let mut admin = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+    let ended = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(ended.len(), 1, "the stream's connection");
+    // The first call after may find out (fail closed); none after it may.
+    let first = verdict(&ask(1));
+    assert!(
+        ["pass", "server_error"].contains(&first.as_str()),
+        "{first}"
+    );
+    for n in 2..5 {
+        assert_eq!(verdict(&ask(n)), "pass", "call {n}");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success() || first == "server_error", "{out:?}");
+    let stored = if first == "pass" { 5 } else { 4 };
+    assert_eq!(store_count(&db, "decisions"), stored);
+}

@@ -322,3 +322,31 @@ fn a_wrong_or_missing_password_fails_at_once_naming_its_source_not_itself() {
         .to_string();
     assert!(err.contains("no password was given"), "{err}");
 }
+
+#[test]
+fn a_lost_connection_is_opened_again_with_the_same_tls_and_password() {
+    let server = tls_server();
+    let db = server.fresh_database();
+    let url = pg_url(&server.url(&db, "sslmode=require"));
+    let mut store = PgStore::connect_with(&url, options(), &with_password()).unwrap();
+    let first: i32 = store
+        .client()
+        .query_one("SELECT pg_backend_pid()", &[])
+        .unwrap()
+        .get(0);
+    // The server ends this very connection, as a restart or a failover would.
+    let ended = store
+        .client()
+        .batch_execute("SELECT pg_terminate_backend(pg_backend_pid())");
+    assert!(ended.is_err());
+    let row = store
+        .client()
+        .query_one(
+            "SELECT pg_backend_pid(), ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .unwrap();
+    let (second, ssl): (i32, bool) = (row.get(0), row.get(1));
+    assert_ne!(first, second);
+    assert!(ssl);
+}
