@@ -37,7 +37,8 @@
 //!   evaluate` (10,000,000 events, `METAGATE_BENCH_EVENTS` for another size; generated once
 //!   into `target/bench-evaluate-N.db`, shared with that bench), copied by `db copy` into a
 //!   database of the durable local server: wall time and peak RSS on PostgreSQL, beside the
-//!   same run on the SQLite file, whose report it must equal.
+//!   same run on the SQLite file, whose report it must equal. Then a run is stored on each and
+//!   `tools health` timed on both (best of 7), beside `metagate --version`.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -175,6 +176,36 @@ fn bench_pg_evaluate() {
         sqlite_rss,
         pg_wall.as_secs_f64() / sqlite_wall.as_secs_f64()
     );
+    // `tools health` reads the latest stored run and what came after it: a run stored on each.
+    let timed = |store: &str, args: &[&str]| {
+        let started = Instant::now();
+        let out = Command::new(&*BIN)
+            .args(["--db", store, "--now", NOW])
+            .args(args)
+            .output()
+            .expect("metagate");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        started.elapsed()
+    };
+    for store in [&sqlite, &pg] {
+        timed(store, &["evaluate", "--since", "7d", "--format", "json"]);
+    }
+    let version = best(7, || timed(&sqlite, &["--version"]));
+    for format in ["json", "known-tools"] {
+        let args = ["tools", "health", "--format", format];
+        let on_pg = best(7, || timed(&pg, &args));
+        let on_sqlite = best(7, || timed(&sqlite, &args));
+        println!(
+            "pg-evaluate: tools health --format {format}, best of 7: PostgreSQL {:.1} ms, SQLite {:.1} ms, metagate --version {:.1} ms (budget 200 ms)",
+            on_pg.as_secs_f64() * 1000.0,
+            on_sqlite.as_secs_f64() * 1000.0,
+            version.as_secs_f64() * 1000.0
+        );
+    }
 }
 
 /// See the `postgres` section above.
