@@ -349,3 +349,46 @@ pub fn wait_for_count(db: &str, sql: &str, want: i64) -> i64 {
     }
     seen
 }
+
+/// A command kept running that answers each line it reads with one line (`gate --jsonl`):
+/// a line in, its answer out, while the process lives on.
+pub struct LineStream {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl LineStream {
+    /// Starts `command` with its three streams piped.
+    pub fn spawn(mut command: std::process::Command) -> LineStream {
+        use std::process::Stdio;
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        LineStream {
+            stdin: child.stdin.take(),
+            stdout: std::io::BufReader::new(child.stdout.take().unwrap()),
+            child,
+        }
+    }
+
+    /// Writes `line` (a newline is added) and reads its answer, as JSON.
+    pub fn ask(&mut self, line: &str) -> Value {
+        use std::io::{BufRead, Write};
+        let stdin = self.stdin.as_mut().expect("still open");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let mut answer = String::new();
+        self.stdout.read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
+    }
+
+    /// Closes its input and waits for it to end.
+    pub fn finish(mut self) -> std::process::Output {
+        drop(self.stdin.take());
+        self.child.wait_with_output().unwrap()
+    }
+}

@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 
 mod merge;
 
-use crate::common::{BACKENDS, Backend, Sandbox, fixture, new_store, store_count, store_rows};
+use crate::common::{
+    BACKENDS, Backend, LineStream, Sandbox, fixture, new_store, store_count, store_rows,
+};
 use crate::postgres_server;
 
 /// The evening of the week the telemetry fixtures record.
@@ -47,6 +49,26 @@ impl Host {
         let (out, err, code) = self.run(db, &args, &call.to_string());
         let report = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} / {err}"));
         (report, code)
+    }
+
+    /// `permit grant --capability system_execute --for 5m` on `db`, after `flags` (`--now`):
+    /// the grant's id.
+    fn grant(&self, db: &str, flags: &[&str]) -> String {
+        let mut args = flags.to_vec();
+        args.extend([
+            "permit",
+            "grant",
+            "--capability",
+            "system_execute",
+            "--for",
+            "5m",
+            "--format",
+            "json",
+        ]);
+        let (out, err, code) = self.run(db, &args, "");
+        assert_eq!(code, 0, "{err}");
+        let grant: Value = serde_json::from_str(&out).unwrap();
+        grant["id"].as_str().unwrap().to_string()
     }
 
     fn db_info(&self, db: &str) -> Value {
@@ -215,25 +237,7 @@ fn a_grant_made_on_one_host_is_honoured_and_revoked_on_the_other() {
         let (r, code) = agent.gate(&db, &[], &ls);
         assert_eq!(code, 1, "{backend:?}: {r}");
         assert_eq!(r["error"]["category"], "confirmation_required");
-        let (out, err, code) = operator.run(
-            &db,
-            &[
-                "permit",
-                "grant",
-                "--capability",
-                "system_execute",
-                "--for",
-                "5m",
-                "--format",
-                "json",
-            ],
-            "",
-        );
-        assert_eq!(code, 0, "{backend:?}: {err}");
-        let id = serde_json::from_str::<Value>(&out).unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let id = operator.grant(&db, &[]);
         let (r, code) = agent.gate(&db, &[], &ls);
         assert_eq!(
             (code, r["verdict"].as_str()),
@@ -326,21 +330,7 @@ fn db_copy_round_trips_a_store_through_postgres() {
     let back = host.sb.path().join("back.db").display().to_string();
     let pg = postgres_server::fresh_database();
     record_week(&host, &original);
-    let (_, err, code) = host.run(
-        &original,
-        &[
-            "--now",
-            NOW,
-            "permit",
-            "grant",
-            "--capability",
-            "system_execute",
-            "--for",
-            "5m",
-        ],
-        "",
-    );
-    assert_eq!(code, 0, "{err}");
+    host.grant(&original, &["--now", NOW]);
     let ls = json!({"name": "system_execute", "arguments": {"command": "ls"}});
     host.gate(&original, &["--now", NOW], &ls);
     let (_, err, code) = host.run(&original, &["--now", NOW, "evaluate", "--since", "1d"], "");
@@ -799,25 +789,11 @@ fn record_week(host: &Host, store: &str) {
 /// after it are decided and stored again, without restarting the stream.
 #[test]
 fn a_stream_opens_a_new_connection_when_its_connection_is_lost() {
-    use std::io::{BufRead, BufReader, Write};
     let host = Host::new("[tools.t]\n");
     let db = postgres_server::fresh_database();
-    let mut child = host
-        .command(&db, &["gate", "--jsonl", "--quiet", "--report"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut ask = |n: u32| -> Value {
-        writeln!(stdin, "{}", json!({"name": "t", "arguments": {"n": n}})).unwrap();
-        stdin.flush().unwrap();
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
-    };
+    let mut stream =
+        LineStream::spawn(host.command(&db, &["gate", "--jsonl", "--quiet", "--report"]));
+    let mut ask = |n: u32| stream.ask(&json!({"name": "t", "arguments": {"n": n}}).to_string());
     let verdict = |report: &Value| -> String {
         match report["verdict"].as_str() {
             Some("rejected") => report["error"]["category"].as_str().unwrap().to_string(),
@@ -844,8 +820,7 @@ fn a_stream_opens_a_new_connection_when_its_connection_is_lost() {
     for n in 2..5 {
         assert_eq!(verdict(&ask(n)), "pass", "call {n}");
     }
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    let out = stream.finish();
     assert!(out.status.success() || first == "server_error", "{out:?}");
     let stored = if first == "pass" { 5 } else { 4 };
     assert_eq!(store_count(&db, "decisions"), stored);

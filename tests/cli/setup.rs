@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{BIN, Sandbox};
+use crate::common::{BIN, LineStream, Sandbox};
 
 const CALL: &str = "{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"hi\"}}\n";
 
@@ -326,41 +326,22 @@ fn a_store_failing_mid_stream_is_answered_per_the_policy_without_its_path() {
 /// closed) without a word of which store or why; that is on stderr.
 #[test]
 fn a_store_locked_mid_stream_is_named_on_stderr_only() {
-    use std::io::{BufRead, BufReader};
     let sb = Sandbox::new();
     let db = sb.path().join("held.db");
     let policy = sb.file(
         "limits.toml",
         "[telemetry]\nbusy_timeout_ms = 200\n[limits]\nper_tool = { per_minute = 100 }\n",
     );
-    let mut child = sb
-        .std_cmd()
-        .arg("--policy")
-        .arg(&policy)
-        .arg("--db")
-        .arg(&db)
-        .args(["gate", "--jsonl", "-q"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut answers = BufReader::new(child.stdout.take().unwrap());
-    let mut ask = |stdin: &mut std::process::ChildStdin| {
-        stdin.write_all(CALL.as_bytes()).unwrap();
-        stdin.flush().unwrap();
-        let mut line = String::new();
-        answers.read_line(&mut line).unwrap();
-        serde_json::from_str::<Value>(&line).unwrap()
-    };
-    assert_eq!(ask(&mut stdin)["tool_args"]["text"], "hi");
+    let mut command = sb.std_cmd();
+    command.arg("--policy").arg(&policy).arg("--db").arg(&db);
+    command.args(["gate", "--jsonl", "-q"]);
+    let mut stream = LineStream::spawn(command);
+    assert_eq!(stream.ask(CALL.trim_end())["tool_args"]["text"], "hi");
     let holder = rusqlite::Connection::open(&db).unwrap();
     holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    let answer = ask(&mut stdin);
+    let answer = stream.ask(CALL.trim_end());
     holder.execute_batch("ROLLBACK").unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    let out = stream.finish();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(answer["error"]["category"], "server_error", "{answer}");

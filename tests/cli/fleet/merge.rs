@@ -60,24 +60,7 @@ fn tools(host: &Host, db: &str) -> Value {
 /// host has re-ask corrections and run rows of its own, which a merge leaves out).
 fn host_week(host: &Host, db: &str) -> String {
     record_week(host, db);
-    let grant = [
-        "--now",
-        NOW,
-        "permit",
-        "grant",
-        "--capability",
-        "system_execute",
-        "--for",
-        "5m",
-        "--format",
-        "json",
-    ];
-    let (out, err, code) = host.run(db, &grant, "");
-    assert_eq!(code, 0, "{err}");
-    let id = serde_json::from_str::<Value>(&out).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = host.grant(db, &["--now", NOW]);
     let ls = json!({"name": "system_execute", "arguments": {"command": "ls"}});
     let (r, code) = host.gate(db, &["--now", NOW], &ls);
     assert_eq!(code, 0, "{r}");
