@@ -375,20 +375,37 @@ impl LineStream {
         }
     }
 
+    /// Writes `text` as it is.
+    pub fn write(&mut self, text: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("still open");
+        stdin.write_all(text.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
     /// Writes `line` (a newline is added) and reads its answer, as JSON.
     pub fn ask(&mut self, line: &str) -> Value {
-        use std::io::{BufRead, Write};
-        let stdin = self.stdin.as_mut().expect("still open");
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
+        use std::io::BufRead;
+        self.write(&format!("{line}\n"));
         let mut answer = String::new();
         self.stdout.read_line(&mut answer).unwrap();
         serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
     }
 
-    /// Closes its input and waits for it to end.
+    /// Closes its input and waits for it to end: its output holds what it wrote after the
+    /// last answer read.
     pub fn finish(mut self) -> std::process::Output {
+        use std::io::Read;
         drop(self.stdin.take());
-        self.child.wait_with_output().unwrap()
+        // Read beside the wait, which reads stderr: either pipe may fill while the other waits.
+        let mut stdout = self.stdout;
+        let rest = std::thread::spawn(move || {
+            let mut rest = Vec::new();
+            stdout.read_to_end(&mut rest).unwrap();
+            rest
+        });
+        let mut out = self.child.wait_with_output().unwrap();
+        out.stdout = rest.join().unwrap();
+        out
     }
 }

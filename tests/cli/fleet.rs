@@ -79,15 +79,10 @@ impl Host {
 }
 
 /// Runs `command` with `input` on stdin: (stdout, stderr, status).
-pub(crate) fn run(mut command: Command, input: &str) -> (String, String, i32) {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+pub(crate) fn run(command: Command, input: &str) -> (String, String, i32) {
+    let mut process = LineStream::spawn(command);
+    process.write(input);
+    let out = process.finish();
     (
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
