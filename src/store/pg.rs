@@ -20,6 +20,7 @@ use test_server as postgres_server;
 pub mod connect;
 pub mod pgpass;
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -69,6 +70,10 @@ pub struct PgStore {
     busy_timeout: Duration,
     /// Statements prepared on this connection, by their text.
     prepared: HashMap<&'static str, Statement>,
+    /// An error said the connection is gone before the client knows it: the client learns
+    /// only at its next request (the server's goodbye is read, the socket's end is not), and
+    /// that request would fail too. The next use opens a new connection instead.
+    lost: Cell<bool>,
 }
 
 impl PgStore {
@@ -135,6 +140,7 @@ impl PgStore {
             url: url.clone(),
             busy_timeout,
             prepared: HashMap::new(),
+            lost: Cell::new(false),
         };
         store.migrate()?;
         Ok(store)
@@ -150,10 +156,14 @@ impl PgStore {
     /// down each use fails as it would have, so a stream's group in flight fails closed, and
     /// the next group tries again.
     pub(crate) fn client(&mut self) -> &mut Client {
-        if self.client.is_closed() {
+        self.reconnect_when_lost();
+        &mut self.client
+    }
+
+    fn reconnect_when_lost(&mut self) {
+        if self.lost.take() || self.client.is_closed() {
             self.reconnect();
         }
-        &mut self.client
     }
 
     /// Replaces a lost connection by a new one set up as the first was; keeps the lost one
@@ -171,9 +181,7 @@ impl PgStore {
 
     /// A statement prepared once on this connection.
     pub(crate) fn prepared(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
-        if self.client.is_closed() {
-            self.reconnect();
-        }
+        self.reconnect_when_lost();
         if let Some(s) = self.prepared.get(sql) {
             return Ok(s.clone());
         }
@@ -184,6 +192,9 @@ impl PgStore {
 
     /// Names a PostgreSQL failure by what it means for the operator.
     pub(crate) fn err(&self, e: postgres::Error) -> StoreError {
+        if connection_ended(&e) {
+            self.lost.set(true);
+        }
         PgStore::error_at(&self.url.to_string(), self.busy_timeout, e)
     }
 
@@ -392,6 +403,19 @@ impl PgStore {
 /// A new connection to the server `config` names.
 fn open(config: &postgres::Config, tls: &MakeRustlsConnect) -> Result<Client, postgres::Error> {
     config.connect(tls.clone())
+}
+
+/// Whether `e` says the connection is over: the server ended it (a shutdown, a backend
+/// terminated), or the socket failed or closed.
+fn connection_ended(e: &postgres::Error) -> bool {
+    let io = std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>());
+    e.is_closed()
+        || io
+        || e.code().is_some_and(|c| {
+            *c == SqlState::ADMIN_SHUTDOWN
+                || *c == SqlState::CRASH_SHUTDOWN
+                || c.code().starts_with("08")
+        })
 }
 
 /// Whether a failure to connect may pass: the server not listening yet, starting or
