@@ -322,8 +322,8 @@ impl PgStore {
              WHERE c.reask_ask_id IS NOT NULL AND c.tool = $1 AND c.method IS NOT DISTINCT FROM $2 \
              ORDER BY c.ts_ms DESC, c.id DESC LIMIT $3",
             &[
-                &rec.tool.pg_text(),
-                &rec.method.pg_text(),
+                &rec.tool.pg_key(),
+                &rec.method.pg_key(),
                 &(SHOWN_REASKS as i64),
             ],
         )?;
@@ -528,8 +528,8 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
                 &health,
                 &[
                     &id,
-                    &tool.pg_text(),
-                    &method.pg_text(),
+                    &tool.pg_key(),
+                    &method.pg_key(),
                     &(tally.calls as i64),
                     &tally.utility(),
                     &i64::from(tally.cohesion_warning(t)),
@@ -573,8 +573,8 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
             &upsert,
             &[
                 &r.id.pg_text(),
-                &r.tool.pg_text(),
-                &r.method.pg_text(),
+                &r.tool.pg_key(),
+                &r.method.pg_key(),
                 &r.kind.pg_text(),
                 &r.subject.pg_text(),
                 &r.confidence,
@@ -610,9 +610,9 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
             &pair,
             &[
                 &id,
-                &tool.pg_text(),
-                &from.pg_text(),
-                &to.pg_text(),
+                &tool.pg_key(),
+                &from.pg_key(),
+                &to.pg_key(),
                 &(*n as i64),
             ],
         )?;

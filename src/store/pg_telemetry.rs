@@ -10,7 +10,7 @@ use crate::domain::policy::file::Evidence;
 use crate::store::StoreError;
 use crate::store::grants::{GrantEvent, Revoked, RevokedAll, event_name, scope_from_text};
 use crate::store::pg::{DECISIONS_LOCK, PgStore};
-use crate::store::pg_text::{PgText, ToPgText};
+use crate::store::pg_text::{PgKey, PgText, ToPgText};
 use crate::store::telemetry::DecisionRow;
 
 type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
@@ -83,12 +83,16 @@ impl PgStore {
         let text = |f: fn(&DecisionRow) -> Option<&str>| -> Vec<PgText<'_>> {
             rows.iter().map(|r| PgText(f(r))).collect()
         };
+        // The indexed ones, bounded (see `pg_text.rs`).
+        let key = |f: fn(&DecisionRow) -> Option<&str>| -> Vec<PgKey<'_>> {
+            rows.iter().map(|r| PgKey(f(r))).collect()
+        };
         let ts: Vec<i64> = rows.iter().map(|r| r.ts_ms).collect();
         let session = text(|r| r.session.as_deref());
-        let caller = text(|r| r.caller.as_deref());
+        let caller = key(|r| r.caller.as_deref());
         let intent = text(|r| r.intent.as_deref());
-        let tool = text(|r| r.tool.as_deref());
-        let method = text(|r| r.method.as_deref());
+        let tool = key(|r| r.tool.as_deref());
+        let method = key(|r| r.method.as_deref());
         let shape = text(|r| r.shape);
         let verdict = text(|r| Some(r.verdict));
         let category = text(|r| r.category);
@@ -138,8 +142,8 @@ impl PgStore {
                 &e.ts_ms,
                 &e.event.pg_text(),
                 &e.grant_id.pg_text(),
-                &e.capability.pg_text(),
-                &e.tool.pg_text(),
+                &e.capability.pg_key(),
+                &e.tool.pg_key(),
                 &e.session.pg_text(),
                 &e.decision_id,
                 &e.actor.pg_text(),
@@ -224,10 +228,10 @@ impl PgStore {
                         &[
                             &o.ts_ms,
                             &o.session.pg_text(),
-                            &o.tool.pg_text(),
-                            &o.method.pg_text(),
+                            &o.tool.pg_key(),
+                            &o.method.pg_key(),
                             &status.pg_text(),
-                            &o.error_type.pg_text(),
+                            &o.error_type.pg_key(),
                             &o.error_message.pg_text(),
                             &axes.pg_text(),
                             &raw.pg_text(),
@@ -256,8 +260,8 @@ impl PgStore {
                     &[
                         &c.ts_ms,
                         &c.session.pg_text(),
-                        &c.tool.pg_text(),
-                        &c.method.pg_text(),
+                        &c.tool.pg_key(),
+                        &c.method.pg_key(),
                         &c.note.pg_text(),
                     ],
                 ),
@@ -301,17 +305,20 @@ impl PgStore {
         }
         let since = since_ms.unwrap_or(i64::MIN);
         let cap = i64::try_from(cap).unwrap_or(i64::MAX);
-        // Looked up as they were stored (see `pg_text.rs`).
-        let text;
-        let (sql, first, scope): (&'static str, &(dyn ToSql + Sync), Option<PgText<'_>>) = match key
-        {
+        // Looked up as they were stored (see `pg_text.rs`): a caller or tool as a key.
+        let (text, bound);
+        let (sql, first, scope): (
+            &'static str,
+            &(dyn ToSql + Sync),
+            Option<Box<dyn ToSql + Sync + '_>>,
+        ) = match key {
             CountKey::Caller(c) => {
-                text = c.pg_text();
-                (capped!("caller = $1"), &text, None)
+                bound = c.pg_key();
+                (capped!("caller = $1"), &bound, None)
             }
             CountKey::Tool(t) => {
-                text = t.pg_text();
-                (capped!("tool = $1"), &text, None)
+                bound = t.pg_key();
+                (capped!("tool = $1"), &bound, None)
             }
             CountKey::Session(s) => {
                 text = s.pg_text();
@@ -325,12 +332,12 @@ impl PgStore {
                 (Some(s), _) => (
                     capped!("fingerprint = $1 AND session = $4"),
                     fingerprint,
-                    Some(s.pg_text()),
+                    Some(Box::new(s.pg_text())),
                 ),
                 (None, Some(c)) => (
                     capped!("fingerprint = $1 AND caller = $4"),
                     fingerprint,
-                    Some(c.pg_text()),
+                    Some(Box::new(c.pg_key())),
                 ),
                 (None, None) => (
                     capped!("fingerprint = $1 AND session IS NULL AND caller IS NULL"),
@@ -343,7 +350,7 @@ impl PgStore {
             let statement = self.prepared(sql)?;
             let mut params: Params<'_> = vec![first, &since, &cap];
             if let Some(scope) = &scope {
-                params.push(scope);
+                params.push(scope.as_ref());
             }
             let row = self.client().query_one(&statement, &params)?;
             Ok(Count {
@@ -367,7 +374,7 @@ impl PgStore {
             )?;
             let found: bool = self
                 .client()
-                .query_one(&outcome, &[&session.pg_text(), &tool.pg_text()])?
+                .query_one(&outcome, &[&session.pg_text(), &tool.pg_key()])?
                 .get(0);
             if found || evidence == Evidence::Outcome {
                 return Ok(found);
@@ -377,7 +384,7 @@ impl PgStore {
             )?;
             Ok(self
                 .client()
-                .query_one(&decision, &[&session.pg_text(), &tool.pg_text()])?
+                .query_one(&decision, &[&session.pg_text(), &tool.pg_key()])?
                 .get(0))
         })();
         asked.map_err(|e| self.err(e))
@@ -398,7 +405,7 @@ impl PgStore {
             let statement = self.prepared(SQL)?;
             let rows = self
                 .client()
-                .query(&statement, &[&capability.pg_text(), &now_ms])?;
+                .query(&statement, &[&capability.pg_key(), &now_ms])?;
             Ok(rows.iter().map(grant_of).collect())
         })();
         found.map_err(|e| self.err(e))
@@ -459,7 +466,7 @@ impl PgStore {
                 ),
                 &[
                     &g.id.as_str().pg_text(),
-                    &g.capability.pg_text(),
+                    &g.capability.pg_key(),
                     &scope.pg_text(),
                     &g.session.pg_text(),
                     &g.granted_at_ms,

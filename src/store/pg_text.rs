@@ -14,39 +14,103 @@ use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 /// What PostgreSQL holds in place of a NUL.
 const REPLACEMENT: &str = "\u{fffd}";
 
+/// The longest key (a tool, method, caller, error type, argument name or capability) stored
+/// as it is. A btree index entry holds at most about 2,700 bytes, and those columns are
+/// indexed: one call naming a tool of 10 kB would otherwise fail its group's commit, and every
+/// other call of the group with it.
+const KEY_LIMIT: usize = 1024;
+
+/// How much of a longer key is kept before its hash.
+const KEY_KEPT: usize = 1000;
+
 /// A text parameter (or NULL) as PostgreSQL is sent it: each U+0000 replaced by U+FFFD, with
 /// no copy made.
 #[derive(Debug, Clone, Copy)]
 pub struct PgText<'a>(pub Option<&'a str>);
 
-/// Text of any form as a [`PgText`] parameter: `&e.tool.pg_text()`.
+/// A key column's parameter (or NULL): as [`PgText`], and bounded as [`as_key`] says, written
+/// and looked up alike.
+#[derive(Debug, Clone, Copy)]
+pub struct PgKey<'a>(pub Option<&'a str>);
+
+/// Text of any form as a [`PgText`] or [`PgKey`] parameter: `&e.note.pg_text()`,
+/// `&e.tool.pg_key()`.
 pub trait ToPgText {
+    /// The text (or NULL).
+    fn text_or_null(&self) -> Option<&str>;
+
     /// The text (or NULL) as PostgreSQL is to be sent it.
-    fn pg_text(&self) -> PgText<'_>;
+    fn pg_text(&self) -> PgText<'_> {
+        PgText(self.text_or_null())
+    }
+
+    /// The text (or NULL) as a key column holds it.
+    fn pg_key(&self) -> PgKey<'_> {
+        PgKey(self.text_or_null())
+    }
 }
 
 impl ToPgText for str {
-    fn pg_text(&self) -> PgText<'_> {
-        PgText(Some(self))
+    fn text_or_null(&self) -> Option<&str> {
+        Some(self)
     }
 }
 
 impl ToPgText for String {
-    fn pg_text(&self) -> PgText<'_> {
-        PgText(Some(self))
+    fn text_or_null(&self) -> Option<&str> {
+        Some(self)
     }
 }
 
 impl ToPgText for Option<String> {
-    fn pg_text(&self) -> PgText<'_> {
-        PgText(self.as_deref())
+    fn text_or_null(&self) -> Option<&str> {
+        self.as_deref()
     }
 }
 
 impl ToPgText for Option<&str> {
-    fn pg_text(&self) -> PgText<'_> {
-        PgText(*self)
+    fn text_or_null(&self) -> Option<&str> {
+        *self
     }
+}
+
+/// `text` as PostgreSQL stores it in a key column: as [`as_stored`], and when that is longer
+/// than [`KEY_LIMIT`] bytes, its first [`KEY_KEPT`] bytes (to a character's end), `…`, and 16
+/// hex digits of a hash of the whole, so that two long keys stay two. A key stored so is
+/// stored so again (it is short enough), and looked up the same way.
+pub fn as_key(text: &str) -> Cow<'_, str> {
+    let stored = as_stored(text);
+    if stored.len() <= KEY_LIMIT {
+        return stored;
+    }
+    let mut cut = KEY_KEPT;
+    while !stored.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    // FNV-1a, 64 bits: stable across builds and platforms, as a stored key must be.
+    let hash = stored.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    Cow::Owned(format!("{}\u{2026}{hash:016x}", &stored[..cut]))
+}
+
+impl ToSql for PgKey<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        match self.0 {
+            Some(text) => PgText(Some(&as_key(text))).to_sql(ty, out),
+            None => Ok(IsNull::Yes),
+        }
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        <PgText<'_> as ToSql>::accepts(ty)
+    }
+
+    to_sql_checked!();
 }
 
 /// `text` as PostgreSQL stores it (see the module's comment); borrowed when it holds no NUL.
@@ -116,6 +180,27 @@ mod tests {
             assert_eq!(bytes, stored.as_bytes(), "{text:?}");
             assert_eq!(as_stored(text), stored, "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_long_key_is_bounded_and_stays_apart_from_another() {
+        let short = "read_file";
+        assert!(matches!(as_key(short), Cow::Borrowed(t) if t == short));
+        let at_limit = "k".repeat(KEY_LIMIT);
+        assert_eq!(as_key(&at_limit), at_limit);
+        let long = format!("{}{}", "é".repeat(700), "a");
+        let other = format!("{}{}", "é".repeat(700), "b");
+        let (key, other_key) = (as_key(&long), as_key(&other));
+        assert!(key.len() <= KEY_LIMIT, "{}", key.len());
+        assert!(key.starts_with(&"é".repeat(500)));
+        assert_ne!(key, other_key);
+        assert_eq!(as_key(&key), key, "bounded again, unchanged");
+        assert_eq!(as_key(&long), key, "the same key each time");
+        let mut out = BytesMut::new();
+        let null = PgKey(Some(&long)).to_sql(&Type::TEXT, &mut out).unwrap();
+        assert!(matches!(null, IsNull::No));
+        assert_eq!(&out[..], key.as_bytes());
+        assert!(matches!(as_key("a\0b"), Cow::Owned(t) if t == "a\u{fffd}b"));
     }
 
     #[test]

@@ -820,3 +820,84 @@ fn a_stream_opens_a_new_connection_when_its_connection_is_lost() {
     let stored = if first == "pass" { 5 } else { 4 };
     assert_eq!(store_count(&db, "decisions"), stored);
 }
+
+/// Text no dictionary compresses: a btree index entry of PostgreSQL holds about 2,700 bytes
+/// of it at most.
+fn incompressible(len: usize, seed: u64) -> String {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            char::from(
+                b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                    [(state >> 33) as usize % 62],
+            )
+        })
+        .collect()
+}
+
+/// A model may name a tool (or a method) of any length. On PostgreSQL such a name is kept
+/// bounded where it is indexed, so it neither fails its own decision nor the other calls of
+/// its group, and `record` and `evaluate` take it too.
+#[test]
+fn names_of_any_length_are_stored_on_both_stores() {
+    for backend in BACKENDS {
+        let host = Host::new("[tools.t]\n");
+        let db = new_store(backend, &host.sb);
+        let (tool, other_tool) = (incompressible(10_000, 1), incompressible(10_000, 2));
+        let method = incompressible(5_000, 3);
+        let lines = [
+            json!({"name": tool, "arguments": {}}),
+            json!({"name": other_tool, "arguments": {}}),
+            json!({"name": "skills_tool", "arguments": {"method": method}}),
+            json!({"name": "t", "arguments": {}}),
+        ]
+        .map(|l| format!("{l}\n"))
+        .concat();
+        let (out, err, code) = host.run(
+            &db,
+            &["--now", NOW, "gate", "--jsonl", "--quiet", "--report"],
+            &lines,
+        );
+        assert_eq!(code, 0, "{backend:?}: {err}");
+        let verdicts: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["verdict"].clone())
+            .collect();
+        assert_eq!(verdicts.last(), Some(&json!("pass")), "{backend:?}: {out}");
+        assert!(
+            !out.contains("server_error"),
+            "{backend:?}: no call failed for want of a record: {out}"
+        );
+        let stored = store_rows(&db, "SELECT tool FROM decisions ORDER BY id");
+        assert_eq!(stored.len(), 4, "{backend:?}");
+        let names: Vec<&str> = stored.iter().map(|r| r[0].as_str().unwrap()).collect();
+        assert_ne!(names[0], names[1], "{backend:?}: two long names stay two");
+        if backend == Backend::Postgres {
+            assert!(names[0].len() <= 1024 && names[0].starts_with(&tool[..900]));
+        } else {
+            assert_eq!(names[0], tool);
+        }
+        let outcome = json!({"type": "outcome", "session": "s", "tool": tool, "method": method,
+            "status": "error", "error_type": incompressible(4_000, 4)});
+        let (_, err, code) = host.run(&db, &["--now", NOW, "record"], &format!("{outcome}\n"));
+        assert_eq!(code, 0, "{backend:?}: {err}");
+        let (_, err, code) = host.run(&db, &["--now", NOW, "evaluate", "--since", "1d"], "");
+        assert_eq!(code, 0, "{backend:?}: {err}");
+        let (_, err, code) = host.run(&db, &["--now", NOW, "tools", "health"], "");
+        assert_eq!(code, 0, "{backend:?}: {err}");
+        if backend == Backend::Sqlite {
+            // Copied into PostgreSQL, bounded there; copied again, found there as it is.
+            let pg = postgres_server::fresh_database();
+            for expected in [4, 0] {
+                let args = ["db", "copy", db.as_str(), pg.as_str(), "--format", "json"];
+                let (out, err, code) = host.run(&db, &args, "");
+                assert_eq!(code, 0, "{err}");
+                let report: Value = serde_json::from_str(&out).unwrap();
+                assert_eq!(report["tables"]["decisions"]["added"], expected, "{report}");
+            }
+        }
+    }
+}

@@ -6,9 +6,9 @@ use postgres::types::ToSql;
 use rusqlite::types::Value as SqliteValue;
 
 use super::tables::Kind::{Int, Real, Text};
-use super::tables::Table;
+use super::tables::{KEY_COLUMNS, Table};
 use crate::store::any::AnyStore;
-use crate::store::pg_text::as_stored;
+use crate::store::pg_text::{as_key, as_stored};
 use crate::store::{Store, StoreError};
 
 /// One value, as both stores hold it.
@@ -78,18 +78,44 @@ pub(super) fn read_sqlite(
     run().map_err(|e| s.err(e))
 }
 
-/// `rows` as `store` holds them, to be compared with its rows: PostgreSQL keeps a NUL as
-/// U+FFFD (see `pg_text.rs`), and a row copied before is the same row, not another history.
-pub(super) fn as_held<'r>(store: &AnyStore, rows: &'r [Row]) -> Cow<'r, [Row]> {
-    let nul = |c: &Cell| matches!(c, Cell::Text(t) if t.contains('\0'));
-    if !matches!(store, AnyStore::Postgres(_)) || !rows.iter().flatten().any(nul) {
+/// `rows` of `table` as `store` holds them, to be compared with its rows: PostgreSQL keeps a
+/// NUL as U+FFFD and a long key bounded (see `pg_text.rs`), and a row copied before is the
+/// same row, not another history.
+pub(super) fn as_held<'r>(store: &AnyStore, table: &Table, rows: &'r [Row]) -> Cow<'r, [Row]> {
+    if !matches!(store, AnyStore::Postgres(_)) {
         return Cow::Borrowed(rows);
     }
-    let held = |c: &Cell| match c {
-        Cell::Text(t) => Cell::Text(as_stored(t).into_owned()),
-        other => other.clone(),
+    let keys: Vec<bool> = table
+        .columns
+        .iter()
+        .map(|(c, _)| KEY_COLUMNS.contains(c))
+        .collect();
+    let held = |at: usize, text: &'r str| {
+        if keys[at] {
+            as_key(text)
+        } else {
+            as_stored(text)
+        }
     };
-    Cow::Owned(rows.iter().map(|r| r.iter().map(held).collect()).collect())
+    let changed = |row: &'r Row| {
+        row.iter().enumerate().any(|(at, c)| match c {
+            Cell::Text(t) => matches!(held(at, t), Cow::Owned(_)),
+            _ => false,
+        })
+    };
+    if !rows.iter().any(changed) {
+        return Cow::Borrowed(rows);
+    }
+    let row = |r: &'r Row| -> Row {
+        r.iter()
+            .enumerate()
+            .map(|(at, c)| match c {
+                Cell::Text(t) => Cell::Text(held(at, t).into_owned()),
+                other => other.clone(),
+            })
+            .collect()
+    };
+    Cow::Owned(rows.iter().map(row).collect())
 }
 
 /// The rows of `table` whose ids are among `ids` (comma-separated: one parameter, however

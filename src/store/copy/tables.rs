@@ -58,6 +58,18 @@ impl Table {
     }
 }
 
+/// The columns PostgreSQL indexes by their text, whose long values it keeps bounded
+/// (`pg_text::as_key`), in whichever table they are.
+pub(super) const KEY_COLUMNS: [&str; 7] = [
+    "caller",
+    "tool",
+    "method",
+    "error_type",
+    "capability",
+    "from_arg",
+    "to_arg",
+];
+
 /// Every table of the schema, parents before the rows that name them.
 pub(super) const TABLES: &[Table] = &[
     Table {
