@@ -31,6 +31,38 @@ pub struct GrantEvent {
     pub detail: Option<String>,
 }
 
+impl GrantEvent {
+    /// The event that records `g` being made, by whom and why.
+    pub(crate) fn granted(g: &Grant) -> GrantEvent {
+        GrantEvent {
+            ts_ms: g.granted_at_ms,
+            event: "granted",
+            grant_id: Some(g.id.to_string()),
+            capability: g.capability.clone(),
+            tool: None,
+            session: g.session.clone(),
+            decision_id: None,
+            actor: g.granted_by.clone(),
+            detail: g.reason.clone(),
+        }
+    }
+
+    /// The event that records `g` revoked at `now_ms` by `actor`.
+    pub(crate) fn revoked(g: &Grant, now_ms: i64, actor: Option<&str>) -> GrantEvent {
+        GrantEvent {
+            ts_ms: now_ms,
+            event: "revoked",
+            grant_id: Some(g.id.to_string()),
+            capability: g.capability.clone(),
+            tool: None,
+            session: g.session.clone(),
+            decision_id: None,
+            actor: actor.map(str::to_string),
+            detail: None,
+        }
+    }
+}
+
 const COLUMNS: &str = "id, capability, scope, session, granted_at_ms, expires_at_ms, revoked_at_ms, granted_by, reason";
 
 fn grant_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
@@ -108,20 +140,7 @@ pub fn insert(store: &mut Store, g: &Grant) -> Result<(), StoreError> {
                 g.reason,
             ],
         )?;
-        insert_event(
-            tx,
-            &GrantEvent {
-                ts_ms: g.granted_at_ms,
-                event: "granted",
-                grant_id: Some(g.id.to_string()),
-                capability: g.capability.clone(),
-                tool: None,
-                session: g.session.clone(),
-                decision_id: None,
-                actor: g.granted_by.clone(),
-                detail: g.reason.clone(),
-            },
-        )
+        insert_event(tx, &GrantEvent::granted(g))
     })
 }
 
@@ -255,20 +274,7 @@ fn revoke_in(tx: &Connection, g: &Grant, now_ms: i64, actor: Option<&str>) -> ru
         "UPDATE grants SET revoked_at_ms = ?2 WHERE id = ?1 AND revoked_at_ms IS NULL",
         params![g.id.as_str(), now_ms],
     )?;
-    insert_event(
-        tx,
-        &GrantEvent {
-            ts_ms: now_ms,
-            event: "revoked",
-            grant_id: Some(g.id.to_string()),
-            capability: g.capability.clone(),
-            tool: None,
-            session: g.session.clone(),
-            decision_id: None,
-            actor: actor.map(str::to_string),
-            detail: None,
-        },
-    )
+    insert_event(tx, &GrantEvent::revoked(g, now_ms, actor))
 }
 
 /// What `revoke --all` did.

@@ -476,17 +476,7 @@ impl PgStore {
                     &g.reason.pg_text(),
                 ],
             )?;
-            store.insert_grant_event(&GrantEvent {
-                ts_ms: g.granted_at_ms,
-                event: "granted",
-                grant_id: Some(g.id.to_string()),
-                capability: g.capability.clone(),
-                tool: None,
-                session: g.session.clone(),
-                decision_id: None,
-                actor: g.granted_by.clone(),
-                detail: g.reason.clone(),
-            })
+            store.insert_grant_event(&GrantEvent::granted(g))
         })
     }
 
@@ -552,17 +542,7 @@ impl PgStore {
             "UPDATE grants SET revoked_at_ms = $2 WHERE id = $1 AND revoked_at_ms IS NULL",
             &[&g.id.as_str().pg_text(), &now_ms],
         )?;
-        self.insert_grant_event(&GrantEvent {
-            ts_ms: now_ms,
-            event: "revoked",
-            grant_id: Some(g.id.to_string()),
-            capability: g.capability.clone(),
-            tool: None,
-            session: g.session.clone(),
-            decision_id: None,
-            actor: actor.map(str::to_string),
-            detail: None,
-        })
+        self.insert_grant_event(&GrantEvent::revoked(g, now_ms, actor))
     }
 }
 
