@@ -697,14 +697,7 @@ impl Store {
                 })
                 .map_err(fail)?;
             tables.push((table.to_string(), count));
-            first = match (first, lo) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            last = match (last, hi) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
+            widen_span(&mut first, &mut last, lo, hi);
         }
         let size = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
         Ok(StoreInfo {
@@ -736,6 +729,23 @@ pub(crate) fn limit_indexes_sql(loop_breaker: bool) -> String {
         );
     }
     sql
+}
+
+/// `db info`'s time span (`first`, `last`) widened to take in one table's (`lo`, `hi`).
+pub(crate) fn widen_span(
+    first: &mut Option<i64>,
+    last: &mut Option<i64>,
+    lo: Option<i64>,
+    hi: Option<i64>,
+) {
+    *first = match (*first, lo) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    *last = match (*last, hi) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
 }
 
 /// That `path` names a file: a folder or nothing there is an error saying which.

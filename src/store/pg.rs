@@ -361,14 +361,7 @@ impl PgStore {
             let (count, lo, hi): (i64, Option<i64>, Option<i64>) =
                 (row.get(0), row.get(1), row.get(2));
             tables.push((table.to_string(), count));
-            first = match (first, lo) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            last = match (last, hi) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
+            crate::store::widen_span(&mut first, &mut last, lo, hi);
         }
         let ours: Vec<&str> = MIGRATION_TABLES
             .iter()

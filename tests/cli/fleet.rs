@@ -71,10 +71,15 @@ impl Host {
         grant["id"].as_str().unwrap().to_string()
     }
 
+    /// `metagate … ARGS` on `db`, which must succeed: its output, as JSON.
+    fn json(&self, db: &str, args: &[&str]) -> Value {
+        let (out, err, code) = self.run(db, args, "");
+        assert_eq!(code, 0, "{args:?}: {err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    }
+
     fn db_info(&self, db: &str) -> Value {
-        let (out, err, code) = self.run(db, &["db", "info", "--format", "json"], "");
-        assert_eq!(code, 0, "{err}");
-        serde_json::from_str(&out).unwrap()
+        self.json(db, &["db", "info", "--format", "json"])
     }
 }
 
@@ -455,15 +460,7 @@ fn evaluate_runs_alike_on_both_backends_and_over_mixed_shards() {
         second["since_last_run"]["previous_run"].is_object(),
         "{second}"
     );
-    let health = |db: &str| {
-        let (out, err, code) = host.run(
-            db,
-            &["--now", LATER, "tools", "health", "--format", "json"],
-            "",
-        );
-        assert_eq!(code, 0, "{err}");
-        serde_json::from_str::<Value>(&out).unwrap()
-    };
+    let health = |db: &str| host.json(db, &["--now", LATER, "tools", "health", "--format", "json"]);
     assert_eq!(health(sqlite), health(pg));
     // Two shards of two kinds: each one's events counted once, whichever comes first.
     let mixed = evaluate(&[pg, sqlite], LATER, "2d");
@@ -508,9 +505,7 @@ fn a_synthetic_store_evaluates_alike_in_postgres() {
         let args = [
             "--now", NOW, "evaluate", "--since", "2d", "--format", "json", "--all",
         ];
-        let (out, err, code) = host.run(db, &args, "");
-        assert_eq!(code, 0, "{err}");
-        without_places(serde_json::from_str(&out).unwrap())
+        without_places(host.json(db, &args))
     };
     let report = evaluate(&sqlite);
     assert!(report["events"].as_u64().unwrap() > 4_900, "{report}");
@@ -526,15 +521,7 @@ fn a_synthetic_store_evaluates_alike_in_postgres() {
     );
     assert_eq!(report, evaluate(&pg));
     assert_eq!(host.db_info(&sqlite)["tables"], host.db_info(&pg)["tables"]);
-    let health = |db: &str| {
-        let (out, err, code) = host.run(
-            db,
-            &["--now", NOW, "tools", "health", "--format", "json"],
-            "",
-        );
-        assert_eq!(code, 0, "{err}");
-        serde_json::from_str::<Value>(&out).unwrap()
-    };
+    let health = |db: &str| host.json(db, &["--now", NOW, "tools", "health", "--format", "json"]);
     assert_eq!(health(&sqlite), health(&pg));
 }
 
