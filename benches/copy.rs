@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use metagate::store::synth::{self, Config};
+use metagate_store::synth::{self, Config};
 use serde_json::Value;
 
 #[path = "../tests/support/postgres.rs"]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use metagate::store::synth::{self, Config};
+use metagate_store::synth::{self, Config};
 
 const BIN: &str = env!("CARGO_BIN_EXE_metagate");
 /// The end of the generated week (`synth::WEEK_END_MS`): the runs take it as now.

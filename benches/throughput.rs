@@ -100,7 +100,7 @@ fn main() {
 
 /// See the `pg-evaluate` section above.
 fn bench_pg_evaluate() {
-    use metagate::store::synth::{self, Config};
+    use metagate_store::synth::{self, Config};
     // The store and the time of `benches/evaluate.rs`.
     const NOW: &str = "2026-11-20T18:00:00Z";
     let events: u64 = std::env::var("METAGATE_BENCH_EVENTS")
@@ -957,10 +957,10 @@ const PUBLISHED: &[&str] = &[
 ];
 
 fn bench_latency(dir: &Path) {
-    use metagate::checks::path::CachedFs;
-    use metagate::domain::enforce::{Checker, Context, NoFacts, Scope, Setup};
-    use metagate::domain::policy::{Policy, Source};
-    use metagate::jobs::gate::{Options, Run, Verdict, decide_with};
+    use metagate::gate::{Options, Run, Verdict, decide_with};
+    use metagate_checks::path::CachedFs;
+    use metagate_core::enforce::{Checker, Context, NoFacts, Scope, Setup};
+    use metagate_core::policy::{Policy, Source};
     use std::hint::black_box;
     const PER_KIND: usize = 100_000;
     const VARIANTS: usize = 1_000;
@@ -1077,18 +1077,16 @@ fn median_ns(runs: usize, mut f: impl FnMut()) -> f64 {
 fn bench_repair() {
     use std::hint::black_box;
     const RUNS: usize = 200_000;
-    let policy = metagate::domain::policy::Policy::builtin();
-    let options = metagate::jobs::gate::Options::default();
+    let policy = metagate_core::policy::Policy::builtin();
+    let options = metagate::gate::Options::default();
     let repaired =
-        metagate::wire::repair::parse(BROKEN.as_bytes()).expect("the broken call is readable");
+        metagate_wire::repair::parse(BROKEN.as_bytes()).expect("the broken call is readable");
     let clean = serde_json::to_string(&repaired.value).unwrap();
     let repair = median_ns(RUNS, || {
-        black_box(metagate::wire::repair::parse(black_box(BROKEN.as_bytes())).unwrap());
+        black_box(metagate_wire::repair::parse(black_box(BROKEN.as_bytes())).unwrap());
     });
     let decide = median_ns(RUNS, || {
-        black_box(
-            metagate::jobs::gate::decide(&policy, black_box(BROKEN.as_bytes()), &options).verdict,
-        );
+        black_box(metagate::gate::decide(&policy, black_box(BROKEN.as_bytes()), &options).verdict);
     });
     let strict = median_ns(RUNS, || {
         black_box(serde_json::from_str::<serde_json::Value>(black_box(&clean)).unwrap());

@@ -12,8 +12,8 @@
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use metagate::store::Store;
-use metagate::store::synth::{self, Config, Mix};
+use metagate_store::Store;
+use metagate_store::synth::{self, Config, Mix};
 
 fn main() {
     if let Err(e) = run() {
@@ -40,7 +40,7 @@ fn run() -> Result<(), String> {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match a.as_str() {
             "--end" => {
-                config.end_ms = metagate::domain::events::parse_time(&value("--end")?)
+                config.end_ms = metagate_core::events::parse_time(&value("--end")?)
                     .map_err(|e| e.to_string())?
             }
             "--days" => {

@@ -17,18 +17,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use metagate::checks::path::{self, Access, PathRules, RealFs};
-use metagate::domain::enforce::{Checker, Scope, Setup};
-use metagate::domain::events::{self, AxisTable};
-use metagate::domain::policy::{Policy, ReadError, Source, import};
-use metagate::jobs::gate::{self, Context, NoSink, Options, Run};
-use metagate::jobs::lint::render::{Format, Renderer};
-use metagate::jobs::lint::{Event, Linter, Summary};
-use metagate::jobs::mcp::calls::{Action, CallGate, CheckerSetup};
-use metagate::jobs::mcp::framing::{self, Kind, RequestId};
-use metagate::jobs::mcp::outcomes::{self, Ending, InFlight};
-use metagate::jobs::mcp::registry::{PolicyInputs, Registry};
-use metagate::wire::repair;
+use metagate::gate::{self, Context, NoSink, Options, Run};
+use metagate::lint::render::{Format, Renderer};
+use metagate::lint::{Event, Linter, Summary};
+use metagate::mcp::calls::{Action, CallGate, CheckerSetup};
+use metagate::mcp::framing::{self, Kind, RequestId};
+use metagate::mcp::outcomes::{self, Ending, InFlight};
+use metagate::mcp::registry::{PolicyInputs, Registry};
+use metagate_checks::path::{self, Access, PathRules, RealFs};
+use metagate_core::enforce::{Checker, Scope, Setup};
+use metagate_core::events::{self, AxisTable};
+use metagate_core::policy::{Policy, ReadError, Source, import};
+use metagate_wire::repair;
 
 /// The policy the `gate` and `lint_trace` targets decide with: the built-in tools, and one
 /// tool for each argument kind, so that every check is reached.
@@ -433,12 +433,12 @@ pub fn mcp(data: &[u8]) {
             origin: Some(world.policy_file.clone()),
             read: Arc::new(|p: &Path| Err(ReadError::new(p, std::io::ErrorKind::NotFound.into()))),
         };
-        let context = metagate::domain::enforce::Context {
+        let context = metagate_core::enforce::Context {
             session: Some("s1".into()),
             caller: Some("fuzz".into()),
             intent: None,
         };
-        let diag: metagate::jobs::mcp::Diag = Arc::new(|line: &str| {
+        let diag: metagate::mcp::Diag = Arc::new(|line: &str| {
             assert!(!line.contains('\n'), "a diagnostic is one line: {line:?}");
         });
         let registry = Registry::new(

@@ -1,17 +1,20 @@
-//! metagate: a deterministic gate between an LLM agent and its tools.
+//! metagate's jobs: what each command does, over the layer crates beneath it.
 //!
-//! The library holds every decision; the `metagate` binary only talks to the terminal.
-//! Layers, each depending only on the ones below it (see `ARCHITECTURE.md`):
+//! The crates, each depending only on the ones below it (see `ARCHITECTURE.md`):
 //!
-//! - [`wire`] and [`checks`] (layer 0): reading and writing calls; what argument values may hold
-//!   (paths, shell commands, hosts);
-//! - [`domain`] (layer 1): the policy model, the correction pipeline, the operator's checks,
+//! - `metagate-wire`: reading and writing calls, repair;
+//! - `metagate-checks`: what argument values may hold (paths, shell commands, hosts, secrets);
+//! - `metagate-core`: the policy model, the correction pipeline, the operator's checks, grants,
 //!   events and the evolution pass;
-//! - [`store`] (layer 2): the SQLite file and every SQL statement;
-//! - [`jobs`] (layer 3): gate, lint, record, and the interactive grant flow.
+//! - `metagate-store`: the SQLite file and the PostgreSQL store, and every SQL statement;
+//! - this crate: gate, lint, mcp, record, evaluate, health and the grant flow, and the
+//!   `metagate` binary, which talks to the terminal.
 
-pub mod checks;
-pub mod domain;
-pub mod jobs;
-pub mod store;
-pub mod wire;
+pub mod evaluate;
+pub mod gate;
+pub mod health;
+pub mod lint;
+pub mod mcp;
+pub mod own_files;
+pub mod permit;
+pub mod record;

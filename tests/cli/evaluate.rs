@@ -639,9 +639,9 @@ fn bad_stores_get_a_clear_message() {
     let newer = sb.path().join("newer.db");
     {
         let conn = rusqlite::Connection::open(&newer).unwrap();
-        conn.execute_batch(&metagate::store::MIGRATIONS.concat())
+        conn.execute_batch(&metagate_store::MIGRATIONS.concat())
             .unwrap();
-        conn.pragma_update(None, "user_version", metagate::store::SCHEMA_VERSION + 1)
+        conn.pragma_update(None, "user_version", metagate_store::SCHEMA_VERSION + 1)
             .unwrap();
     }
     let (_, code, stderr) = evaluate(&sb, &[&newer], &[]);
@@ -977,11 +977,11 @@ fn weights_are_bounded_and_an_unreadable_stored_tally_is_said() {
 fn a_synthetic_store_shows_each_kind_of_tool_it_was_made_of() {
     // SQLite-only: the library writes the synthetic store into a file; fleet.rs evaluates its
     // PostgreSQL copy alike.
-    use metagate::store::synth::{self, Config, Mix};
+    use metagate_store::synth::{self, Config, Mix};
     let sb = Sandbox::new();
     let db = sb.path().join("synth.db");
-    let mut store = metagate::store::Store::open(&db).unwrap();
-    let end_ms = metagate::domain::events::parse_time(NOW).unwrap();
+    let mut store = metagate_store::Store::open(&db).unwrap();
+    let end_ms = metagate_core::events::parse_time(NOW).unwrap();
     let config = Config {
         events: 5_000,
         end_ms,

@@ -147,7 +147,7 @@ fn gate_record_permit_and_db_info_keep_the_same_rows_on_both_backends() {
         let info = host.db_info(&db);
         assert_eq!(
             info["schema_version"],
-            metagate::store::SCHEMA_VERSION,
+            metagate_store::SCHEMA_VERSION,
             "{backend:?}"
         );
         assert_eq!(
@@ -485,13 +485,13 @@ fn evaluate_runs_alike_on_both_backends_and_over_mixed_shards() {
 /// the same report, the same rows stored (the re-asks found among them), the same health.
 #[test]
 fn a_synthetic_store_evaluates_alike_in_postgres() {
-    use metagate::store::synth::{self, Config, Mix};
+    use metagate_store::synth::{self, Config, Mix};
     let host = Host::new("[tools.t]\n");
     let sqlite = host.sb.path().join("synth.db").display().to_string();
-    let mut store = metagate::store::Store::open(std::path::Path::new(&sqlite)).unwrap();
+    let mut store = metagate_store::Store::open(std::path::Path::new(&sqlite)).unwrap();
     let config = Config {
         events: 5_000,
-        end_ms: metagate::domain::events::parse_time(NOW).unwrap(),
+        end_ms: metagate_core::events::parse_time(NOW).unwrap(),
         span_ms: 86_400_000,
         seed: 3,
         mix: Mix::default(),

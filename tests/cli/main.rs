@@ -11,6 +11,7 @@ mod postgres_server;
 #[path = "../support/postgres_tls.rs"]
 mod postgres_tls_server;
 
+mod architecture;
 mod evaluate;
 mod evaluate_week;
 mod fleet;

@@ -1,7 +1,7 @@
 //! The PostgreSQL store over TCP: TLS as the URL's `sslmode` asks, and the password from
 //! `$PGPASSWORD` or the password file. A connection the mode forbids, or a password refused,
 //! is a set-up fault (exit 2) whose message names the URL without its password and never
-//! shows a password. (The library's tests, `src/store/pg/connect/tests.rs`, check in the
+//! shows a password. (The library's tests, `crates/metagate-store/src/pg/connect/tests.rs`, check in the
 //! server itself which connections are encrypted.)
 
 use std::os::unix::fs::PermissionsExt;

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use metagate::domain::policy::{Policy, ReadError};
-use metagate::jobs::gate::{Decision, Options, Verdict, decide, render};
+use metagate::gate::{Decision, Options, Verdict, decide, render};
+use metagate_core::policy::{Policy, ReadError};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

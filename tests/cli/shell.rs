@@ -188,7 +188,7 @@ fn the_binary_is_refused_under_another_name() {
 #[test]
 fn the_size_cap() {
     let sb = Sandbox::new();
-    let big = "ls ".repeat(metagate::checks::shell::MAX_COMMAND_BYTES / 3 + 1);
+    let big = "ls ".repeat(metagate_checks::shell::MAX_COMMAND_BYTES / 3 + 1);
     let (out, code, _) = gate(&sb, &["--quiet", "--no-telemetry"], &terminal(&big));
     assert_eq!(code, 1);
     assert_eq!(

@@ -749,7 +749,7 @@ fn db_info_reports_tables_and_span() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let info: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(info["schema_version"], metagate::store::SCHEMA_VERSION);
+    assert_eq!(info["schema_version"], metagate_store::SCHEMA_VERSION);
     assert_eq!(
         info["tables"],
         json!({"decisions":0,"outcomes":1,"asks":1,"user_corrections":0,"grants":0,"grant_events":0,"eval_runs":0,"eval_recommendations":0})
@@ -1198,7 +1198,7 @@ fn a_store_that_cannot_be_used_is_a_set_up_fault() {
     let newer = sb.path().join("newer.db");
     {
         let conn = Connection::open(&newer).unwrap();
-        conn.execute_batch(&metagate::store::MIGRATIONS.concat())
+        conn.execute_batch(&metagate_store::MIGRATIONS.concat())
             .unwrap();
         conn.pragma_update(None, "user_version", 99).unwrap();
     }

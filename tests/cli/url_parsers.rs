@@ -12,7 +12,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use metagate::checks::host::{canonical_host, url_host};
+use metagate_checks::host::{canonical_host, url_host};
 use serde_json::Value;
 
 /// How URLs begin: schemes WHATWG treats as special and not, and broken separators.

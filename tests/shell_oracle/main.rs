@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use grammar::{CANARY, Grammar, Places};
-use metagate::checks::shell::{
+use metagate_checks::shell::{
     self, CommandList, CommandPattern, Protected, Refusal, ShellRules, World,
 };
 use sandbox::Sandbox;

@@ -1,6 +1,6 @@
 //! A real PostgreSQL server for the tests: one per test process, started at the first test
 //! that asks for it, each test in a database of its own. Shared by the library's store tests
-//! (`src/store/pg.rs` includes it) and the command-line tests (`tests/cli/main.rs`); its steps
+//! (`crates/metagate-store/src/pg.rs` includes it) and the command-line tests (`tests/cli/main.rs`); its steps
 //! (`server_folder`, `initdb`, `start_watched`) also start the TCP servers of `postgres_tls.rs`.
 //!
 //! The server runs from Debian's `postgresql` package (`.ci/run` installs it when missing)

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
-use metagate::wire::call::Shape;
+use metagate_wire::call::Shape;
 
 mod evaluate;
 mod gate;

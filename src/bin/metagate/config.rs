@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow};
-use metagate::domain::policy::{
+use metagate::mcp::PolicyInputs;
+use metagate::mcp::registry::ReadFile;
+use metagate_core::policy::{
     LookupEnv, Policy, PolicyErrors, PolicyLocation, ReadError, Reason, Search, Source,
     look_up_policy,
 };
-use metagate::jobs::mcp::PolicyInputs;
-use metagate::jobs::mcp::registry::ReadFile;
 
 /// Where the policy for this run comes from, and why.
 pub fn policy_search(flag: Option<&Path>) -> Search {

@@ -3,12 +3,12 @@
 use std::io::Write;
 
 use anyhow::Result;
-use metagate::domain::events::format_time;
-use metagate::domain::evolution::parse_moment;
+use metagate_core::events::format_time;
+use metagate_core::evolution::parse_moment;
 use serde_json::{Map, Value, json};
 
-use metagate::store::copy::{Mode, copy};
-use metagate::store::location::Location;
+use metagate_store::copy::{Mode, copy};
+use metagate_store::location::Location;
 
 use crate::cli::{DbCommand, Format};
 use crate::exit::Status;
@@ -126,7 +126,7 @@ pub fn run(command: DbCommand, env: &Env) -> Result<Status> {
             let before_ms =
                 parse_moment(&before, now_ms).map_err(|e| anyhow::anyhow!("--before: {e}"))?;
             let mut store = env.open_existing_store()?;
-            let done = metagate::store::prune::prune(&mut store, before_ms, dry_run)?;
+            let done = metagate_store::prune::prune(&mut store, before_ms, dry_run)?;
             if let Some(run) = done.kept_for_run {
                 say!(
                     "metagate: db prune: events from {} on are kept: evaluate run {run} covers them (tools health and the next run's digest build on it)",

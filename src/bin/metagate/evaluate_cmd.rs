@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use metagate::domain::policy::Policy;
-use metagate::jobs::evaluate::{self, Shards};
-use metagate::store::location::Location;
-use metagate::store::shard::ReaskStage;
-use metagate::wire::display::{one_line, plural};
+use metagate::evaluate::{self, Shards};
+use metagate_core::policy::Policy;
+use metagate_store::location::Location;
+use metagate_store::shard::ReaskStage;
+use metagate_wire::display::{one_line, plural};
 use serde_json::json;
 
 use crate::cli::{EvaluateArgs, EvaluateCommand, Format};

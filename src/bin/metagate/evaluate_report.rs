@@ -3,16 +3,16 @@
 
 use std::io::Write;
 
-use metagate::domain::events::format_time;
-use metagate::domain::evolution::digest::ToolChange;
-use metagate::domain::evolution::errors;
-use metagate::domain::evolution::health;
-use metagate::domain::evolution::output::TOP_ERRORS;
-use metagate::domain::evolution::{Recommendation, Tallies};
-use metagate::domain::policy::Policy;
-use metagate::jobs::evaluate::{Evaluation, Shards};
-use metagate::store::runs::{StoredReask, StoredRecommendation};
-use metagate::wire::display::{one_line, plural};
+use metagate::evaluate::{Evaluation, Shards};
+use metagate_core::events::format_time;
+use metagate_core::evolution::digest::ToolChange;
+use metagate_core::evolution::errors;
+use metagate_core::evolution::health;
+use metagate_core::evolution::output::TOP_ERRORS;
+use metagate_core::evolution::{Recommendation, Tallies};
+use metagate_core::policy::Policy;
+use metagate_store::runs::{StoredReask, StoredRecommendation};
+use metagate_wire::display::{one_line, plural};
 use serde_json::{Value, json};
 
 /// A line of prose, broken to fit a terminal narrower than it (whole when piped).

@@ -4,10 +4,10 @@ use std::io::{self, BufReader, BufWriter, Write};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use metagate::checks::path::CachedFs;
-use metagate::domain::enforce::Scope;
-use metagate::domain::policy::Policy;
-use metagate::jobs::gate::{self, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
+use metagate::gate::{self, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
+use metagate_checks::path::CachedFs;
+use metagate_core::enforce::Scope;
+use metagate_core::policy::Policy;
 
 use crate::cli::GateArgs;
 use crate::exit::Status;

@@ -6,13 +6,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use metagate::checks::path::CachedFs;
-use metagate::domain::enforce::Scope;
-use metagate::domain::policy::Policy;
-use metagate::jobs::gate::{Context, Options, Run};
-use metagate::jobs::lint::{
-    self, CODES, Event, Failure, Format, Linter, Renderer, Severity, Summary,
-};
+use metagate::gate::{Context, Options, Run};
+use metagate::lint::{self, CODES, Event, Failure, Format, Linter, Renderer, Severity, Summary};
+use metagate_checks::path::CachedFs;
+use metagate_core::enforce::Scope;
+use metagate_core::policy::Policy;
 
 use crate::cli::{DenyLevel, LintArgs, LintFormat};
 use crate::exit::Status;

@@ -90,7 +90,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             if args.explain {
                 say!(
                     "metagate: explain: policy: {}",
-                    metagate::wire::display::one_line(&config::explain_source(
+                    metagate_wire::display::one_line(&config::explain_source(
                         cli.policy.as_deref()
                     ))
                 );

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use metagate::jobs::gate::Options;
-use metagate::jobs::mcp::{self, Bounds, Config, End, Relay, Streams};
+use metagate::gate::Options;
+use metagate::mcp::{self, Bounds, Config, End, Relay, Streams};
 use nix::sys::signal::{SigSet, Signal, kill};
 use nix::unistd::Pid;
 

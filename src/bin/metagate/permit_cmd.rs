@@ -1,22 +1,22 @@
 //! `metagate permit`: grant, list and revoke time-boxed capability grants. The questions of
-//! the interactive flow are the library's (`metagate::jobs::permit`); this file asks them with
+//! the interactive flow are the library's (`metagate::permit`); this file asks them with
 //! dialoguer, draws ids from the OS, and prints.
 
 use std::io::{IsTerminal, Write};
 
 use anyhow::{Context as _, Result, bail};
 use dialoguer::console::Term;
-use metagate::checks::path::RealFs;
-use metagate::domain::events::format_time;
-use metagate::domain::grants::{self, Grant, GrantId, ScopeEntry, human_duration};
-use metagate::domain::policy::Policy;
-use metagate::jobs::permit::{
+use metagate::permit::{
     self, GrantFlags, Offer, PromptError, Refusal, Request, event_json, expires_in, grant_json,
 };
-use metagate::store::StoreError;
-use metagate::store::grants::Revoked;
-use metagate::store::location::Location;
-use metagate::wire::display::{one_line, plural};
+use metagate_checks::path::RealFs;
+use metagate_core::events::format_time;
+use metagate_core::grants::{self, Grant, GrantId, ScopeEntry, human_duration};
+use metagate_core::policy::Policy;
+use metagate_store::StoreError;
+use metagate_store::grants::Revoked;
+use metagate_store::location::Location;
+use metagate_wire::display::{one_line, plural};
 use serde_json::json;
 
 use crate::cli::{Format, PermitArgs, PermitCommand, PermitGrantArgs};
@@ -133,7 +133,7 @@ fn print_grant(g: &Grant, format: Format, now: i64) -> Result<()> {
                 human_duration(g.expires_at_ms - now)
             );
             // Scope and session may be copied from a model's call: shown on one safe line.
-            writeln!(out, "{}", metagate::wire::display::one_line(&line))?;
+            writeln!(out, "{}", metagate_wire::display::one_line(&line))?;
         }
     }
     out.flush()?;

@@ -8,8 +8,8 @@ use anyhow::Result;
 use crate::cli::{PolicyCommand, TextFormat};
 use crate::config;
 use crate::exit::Status;
-use metagate::domain::policy::Reason;
-use metagate::wire::display::plural;
+use metagate_core::policy::Reason;
+use metagate_wire::display::plural;
 
 pub fn run(command: PolicyCommand, flag: Option<&Path>) -> Result<Status> {
     match command {

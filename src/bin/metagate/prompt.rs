@@ -1,7 +1,7 @@
 //! The interactive prompts of `metagate permit`, asked with dialoguer on stderr's terminal.
 
 use dialoguer::{Confirm, Input, Select, console::Term};
-use metagate::jobs::permit::{PromptError, Prompter, Refusal};
+use metagate::permit::{PromptError, Prompter, Refusal};
 
 /// The questions, asked on stderr's terminal.
 pub struct Dialoguer(pub Term);

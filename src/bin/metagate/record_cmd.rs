@@ -5,9 +5,9 @@ use std::io;
 use std::path::Path;
 
 use anyhow::Result;
-use metagate::domain::policy::Policy;
-use metagate::jobs::record::{self, Input, RecordError};
-use metagate::wire::display::plural;
+use metagate::record::{self, Input, RecordError};
+use metagate_core::policy::Policy;
+use metagate_wire::display::plural;
 
 use crate::cli::RecordArgs;
 use crate::exit::Status;

@@ -5,21 +5,21 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use metagate::checks::own_binary::OwnBinary;
-use metagate::domain::enforce::{Checker, Setup};
-use metagate::domain::events::parse_time;
-use metagate::domain::policy::Policy;
-use metagate::jobs::gate::Context as CallContext;
-use metagate::jobs::mcp::{CheckerSetup, Clock, OpenStore};
-use metagate::jobs::own_files::{Whereabouts, own_files};
-use metagate::store::any::AnyStore;
-use metagate::store::location::Location;
-use metagate::store::{self, StoreError};
+use metagate::gate::Context as CallContext;
+use metagate::mcp::{CheckerSetup, Clock, OpenStore};
+use metagate::own_files::{Whereabouts, own_files};
+use metagate_checks::own_binary::OwnBinary;
+use metagate_core::enforce::{Checker, Setup};
+use metagate_core::events::parse_time;
+use metagate_core::policy::Policy;
+use metagate_store::StoreError;
+use metagate_store::any::AnyStore;
+use metagate_store::location::Location;
 
 pub struct Env {
     db_flag: Option<PathBuf>,
     policy_flag: Option<PathBuf>,
-    store_options: store::Options,
+    store_options: metagate_store::Options,
     /// `[store] url`, used when neither `--db` nor `$METAGATE_DB` names the store.
     policy_store_url: Option<String>,
     /// A fixed now (the hidden `--now`), for tests that control time.
@@ -35,7 +35,7 @@ impl Env {
         Ok(Env {
             db_flag: db.map(Path::to_path_buf),
             policy_flag: policy.map(Path::to_path_buf),
-            store_options: store::Options::default(),
+            store_options: metagate_store::Options::default(),
             policy_store_url: None,
             fixed_now_ms,
         })
@@ -113,10 +113,10 @@ impl Env {
     }
 
     /// Opens the store for writing, as often as a job's threads need a connection of their own.
-    /// Not `durable`: see [`store::Options::durable`].
+    /// Not `durable`: see [`metagate_store::Options::durable`].
     pub fn store_opener(&self, durable: bool) -> OpenStore {
         let location = self.location();
-        let options = store::Options {
+        let options = metagate_store::Options {
             durable,
             ..self.store_options
         };
@@ -144,7 +144,7 @@ impl Env {
         let env_db = std::env::var_os("METAGATE_DB").map(PathBuf::from);
         let xdg = std::env::var_os("XDG_STATE_HOME").map(PathBuf::from);
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        store::locate(
+        metagate_store::locate(
             self.db_flag.as_deref(),
             env_db.as_deref(),
             xdg.as_deref(),
@@ -159,9 +159,9 @@ impl Env {
     }
 
     /// [`Env::open_store`] for a process that writes a few rows and exits: see
-    /// [`store::Options::short_lived`].
+    /// [`metagate_store::Options::short_lived`].
     pub fn open_store_short_lived(&self) -> Result<AnyStore, StoreError> {
-        let options = store::Options {
+        let options = metagate_store::Options {
             short_lived: true,
             ..self.store_options
         };
@@ -185,7 +185,7 @@ impl Env {
 
     /// How stores are opened: how long one another process holds is waited for
     /// (`telemetry.busy_timeout_ms`), and how durable a commit is.
-    pub fn store_options(&self) -> store::Options {
+    pub fn store_options(&self) -> metagate_store::Options {
         self.store_options
     }
 }

@@ -3,8 +3,8 @@
 use std::io::Write;
 
 use anyhow::Result;
-use metagate::domain::policy::import::{ToolCheck, check_tools};
-use metagate::wire::display::{one_line, plural};
+use metagate_core::policy::import::{ToolCheck, check_tools};
+use metagate_wire::display::{one_line, plural};
 use serde_json::{Value, json};
 
 use crate::cli::{Format, ToolsCheckArgs};

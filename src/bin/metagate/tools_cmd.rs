@@ -4,13 +4,13 @@ use std::io::Write;
 
 use anyhow::Result;
 use comfy_table::Table;
-use metagate::domain::events::format_time;
-use metagate::domain::evolution::Tally;
-use metagate::domain::evolution::health::{known_tools, rows};
-use metagate::domain::policy::Policy;
-use metagate::domain::policy::thresholds::Thresholds;
-use metagate::jobs::health;
-use metagate::wire::display::one_line;
+use metagate::health;
+use metagate_core::events::format_time;
+use metagate_core::evolution::Tally;
+use metagate_core::evolution::health::{known_tools, rows};
+use metagate_core::policy::Policy;
+use metagate_core::policy::thresholds::Thresholds;
+use metagate_wire::display::one_line;
 
 use crate::cli::{HealthArgs, HealthFormat, ToolsCommand};
 use crate::exit::Status;
@@ -96,7 +96,7 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
             if recorded == 0 {
                 writeln!(out, "no tool calls or outcomes recorded yet")?;
             } else if rows.is_empty() {
-                let recorded = metagate::wire::display::plural(recorded, "tool", "tools");
+                let recorded = metagate_wire::display::plural(recorded, "tool", "tools");
                 writeln!(out, "{recorded} recorded; --top 0 shows none of them")?;
             } else {
                 writeln!(out, "{}", crate::output::fit(health_table(&rows, &t)))?;

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use metagate::domain::evolution::digest::FailOn;
-use metagate::domain::evolution::health::Sort;
+use metagate_core::evolution::digest::FailOn;
+use metagate_core::evolution::health::Sort;
 
 use super::Format;
 

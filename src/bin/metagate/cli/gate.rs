@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use metagate::wire::call::Shape;
+use metagate_wire::call::Shape;
 
 use super::shape_parser;
 
