@@ -244,6 +244,10 @@ mod tests {
             rejected_count: rejected,
             first_seen_ms: None,
             change: None,
+            rate: count / 100.0,
+            rejected_rate: None,
+            mute_margin: 0.25,
+            changed_at_ms: None,
         }
     }
 
