@@ -11,9 +11,9 @@ use metagate_core::events::format_time;
 use metagate_core::evolution::digest::{self, Digest, ToolChange, ToolFigures};
 use metagate_core::evolution::recommend::alias_subject;
 use metagate_core::evolution::{
-    Aggregate, PatchBase, ProposedAlias, Recommendation, Window, alias_json, attach_sessions,
-    parse_moment, policy_patch, propose_aliases, recommend, recommendation_id, recommendation_json,
-    tools_json,
+    Aggregate, PatchBase, ProposedAlias, Recommendation, Window, alias_json, assess,
+    attach_sessions, parse_moment, policy_patch, propose_aliases, recommendation_id,
+    recommendation_json, tools_json,
 };
 use metagate_core::policy::Policy;
 use metagate_store::any::AnyStore;
@@ -179,6 +179,8 @@ pub struct Evaluation {
     pub digest: Digest,
     /// Re-asks the scan of the first shard detected, waiting to be stored with the run.
     pub reasks_detected: u64,
+    /// Findings under this confidence never page (`--confidence-floor`, else the policy's).
+    pub floor: f64,
 }
 
 /// The policy stamp of `policy`: its file and fingerprint.
@@ -233,7 +235,7 @@ pub fn evaluate(
     }
     let mut aliases = propose_aliases(&agg.alias_pairs, &t);
     attach_sessions(&mut aliases, &agg.alias_sessions);
-    let recommendations = recommend(&agg.tallies, &aliases, &t);
+    let recommendations = assess(&agg, &aliases, &window, &t);
     Ok(Evaluation {
         window,
         aggregate: agg,
@@ -245,6 +247,7 @@ pub fn evaluate(
         previous: None,
         digest: Digest::default(),
         reasks_detected: reasks.map_or(0, |r| r.count()),
+        floor: t.confidence_floor(),
     })
 }
 
@@ -266,7 +269,13 @@ impl Evaluation {
         let now = digest::figures(&self.aggregate.tallies);
         let before = self.previous.as_ref().map(|p| digest::figures(&p.tallies));
         let past = self.previous.as_ref().map(|p| p.recommendations.as_slice());
-        self.digest = digest::compare(&mut self.recommendations, past, &now, before.as_ref());
+        self.digest = digest::compare(
+            &mut self.recommendations,
+            past,
+            &now,
+            before.as_ref(),
+            self.floor,
+        );
         Ok(())
     }
 
@@ -388,9 +397,12 @@ impl Evaluation {
                 "ran_at": format_time(p.ran_at_ms),
             })),
             "new": d.new,
+            "reopened": d.reopened,
             "worse": d.worse,
             "better": d.better,
             "resolved": d.resolved.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            "below_floor": d.below_floor,
+            "confidence_floor": self.floor,
             "tools": tools,
         })
     }

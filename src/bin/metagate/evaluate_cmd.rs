@@ -68,6 +68,9 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     for empty in &evaluation.aggregate.empty_stores {
         say!("metagate: evaluate: {empty} holds no telemetry yet");
     }
+    if let Some(floor) = args.confidence_floor {
+        evaluation.floor = floor;
+    }
     evaluation.compare_with_stored(&shards, env.store_options(), now_ms)?;
     if let Some(before) = evaluation.policy_changed() {
         let name = |file: &Option<String>| {
@@ -170,7 +173,7 @@ fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Statu
                 writeln!(crate::output::stdout(), "{doc}")?;
             }
             let muted = if status == "rejected" {
-                ": muted until its evidence grows"
+                ": muted until its rate worsens past the mute margin"
             } else {
                 ""
             };
