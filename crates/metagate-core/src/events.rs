@@ -515,7 +515,9 @@ fn outcome(
     let mut decision_id = match take(map, "decision") {
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) if n.as_i64().is_some_and(|i| i > 0) => n.as_i64(),
-        Some(_) => return Err("\"decision\" must be a decision's row id (a positive integer)".to_string()),
+        Some(_) => {
+            return Err("\"decision\" must be a decision's row id (a positive integer)".to_string());
+        }
     };
     let mut metadata = match take(map, "metadata") {
         None | Some(Value::Null) => None,

@@ -319,10 +319,7 @@ pub(super) fn add_outcomes(
     } else {
         OUTCOME_COLUMNS_UNCALLED
     };
-    let mut rows = conn.prepare(&format!(
-        "{}SELECT {columns} FROM {}",
-        rows.with, rows.from
-    ))?;
+    let mut rows = conn.prepare(&format!("{}SELECT {columns} FROM {}", rows.with, rows.from))?;
     let mut rows = rows.query(args)?;
     while let Some(r) = rows.next()? {
         tick();

@@ -11,8 +11,8 @@ use postgres::{IsolationLevel, Transaction};
 use crate::StoreError;
 use crate::aggregate::{
     CallRow, CorrectionFields, OUTCOME_COLUMNS, OutcomeFields, Reading, Reask, add_candidate,
-    own_failure,
-    add_correction, add_outcome, blamed_ids, learn_from_call, own_fault, weigh_followup,
+    add_correction, add_outcome, blamed_ids, learn_from_call, own_failure, own_fault,
+    weigh_followup,
 };
 use crate::pg::PgStore;
 use crate::pg_text::ToPgText;
@@ -365,7 +365,7 @@ fn asks(
                             call: call(r.get(2)),
                             last_ms: r.get(3),
                             flagged: own_fault(status, error_type),
-                        failed: own_failure(status, error_type),
+                            failed: own_failure(status, error_type),
                         },
                     );
                 }
