@@ -362,8 +362,14 @@ fn night_after_night(backend: Backend) -> Vec<Value> {
         "{tighten}"
     );
     assert_eq!(tighten["evidence"]["counts"]["reasks"], 42);
-    let demote_summarizer = find(&night1, "summarizer", Some("summarize"), "demote");
-    assert!(!sessions(demote_summarizer).is_empty());
+    // Its results pass and users re-ask: tightening is the remedy, said once (degraded as it
+    // is, no demotion repeats it).
+    assert!(
+        recs(&night1)
+            .iter()
+            .all(|r| !(r["tool"] == "summarizer" && r["kind"] == "demote")),
+        "{night1:#}"
+    );
 
     // The fetcher behind SSO: demoted, its 401s clustered, split along authentication first.
     let fetcher = &night1["tools"]["web_fetcher"]["health"];

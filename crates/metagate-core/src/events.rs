@@ -516,7 +516,9 @@ fn outcome(
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) if n.as_i64().is_some_and(|i| i > 0) => n.as_i64(),
         Some(_) => {
-            return Err("\"decision\" must be a decision's row id (a positive integer)".to_string());
+            return Err(
+                "\"decision\" must be a decision's row id (a positive integer)".to_string(),
+            );
         }
     };
     let mut metadata = match take(map, "metadata") {

@@ -172,7 +172,9 @@ pub fn compare(
             match past.get(r.id.as_str()) {
                 None => Change::New,
                 // Muted then and shown now: its rate worsened past the rejection.
-                Some(p) if p.muted && was_rejected && r.status != "accepted" => Change::Reopened,
+                Some(p) if p.muted && was_rejected && !r.muted() && r.status != "accepted" => {
+                    Change::Reopened
+                }
                 Some(p) if p.muted => Change::New,
                 Some(p) if p.confidence.is_some_and(|c| c < floor - 1e-9) => Change::New,
                 Some(p) => match p.confidence {
@@ -329,5 +331,15 @@ mod tests {
         let mut same = vec![rec("d", 0.5, "proposed", 5.0, None)];
         let d = compare(&mut same, Some(&previous[2..3]), &figures, None, 0.0);
         assert!(!d.fails(FailOn::Any), "{d:?}");
+        // Under the floor: listed apart, never new; crossing it later is new.
+        let mut low = vec![rec("d", 0.4, "proposed", 5.0, None)];
+        let d = compare(&mut low, None, &figures, None, 0.5);
+        assert_eq!(d.below_floor, [low[0].id.clone()]);
+        assert!(d.new.is_empty() && !d.fails(FailOn::Any));
+        let was_low = vec![past(&low[0], 0.4, false)];
+        let mut high = vec![rec("d", 0.6, "proposed", 5.0, None)];
+        let d = compare(&mut high, Some(&was_low), &figures, None, 0.5);
+        assert_eq!(d.new, [high[0].id.clone()]);
+        assert!(d.fails(FailOn::New));
     }
 }

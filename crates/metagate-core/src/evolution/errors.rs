@@ -106,15 +106,19 @@ fn version_end(text: &str) -> Option<usize> {
     (groups >= 2 && ends).then_some(i)
 }
 
-/// An error code: an upper-case letter, then upper-case letters, digits or `_`, at most 12
-/// (`E1042`, `ORA`, `HTTP2`, `ERR_NO_TABLE`).
+/// An error code: upper-case letters, digits or `_`, at most 12, starting with a letter
+/// (`E1042`, `HTTP2`, `ERR_NO_TABLE`), or at most 6 with a letter anywhere (SQLSTATE `42P01`).
 fn is_code(word: &str) -> bool {
     let b = word.as_bytes();
-    !b.is_empty()
-        && b.len() <= 12
-        && b[0].is_ascii_uppercase()
-        && b.iter()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
+    let chars_ok = b
+        .iter()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
+    let starts_upper = b.first().is_some_and(u8::is_ascii_uppercase);
+    // A time's `T` and `Z` (`20T10`) make no code.
+    let has_upper = b
+        .iter()
+        .any(|c| c.is_ascii_uppercase() && !matches!(c, b'T' | b'Z'));
+    chars_ok && ((starts_upper && b.len() <= 12) || (has_upper && b.len() <= 6))
 }
 
 /// The run of letters, digits and `_` that `text` ends with.
@@ -315,6 +319,10 @@ mod tests {
                 "ORA-00942: table or view does not exist",
             ),
             ("error E1042 at row 17", "error E1042 at row N"),
+            (
+                "ERROR: relation \"t\" does not exist (SQLSTATE 42P01)",
+                "ERROR: relation \"…\" does not exist (SQLSTATE 42P01)",
+            ),
             ("retry 3 of 5", "retry N of N"),
             ("at 10.5s", "at N.Ns"),
             ("ip 10.0.0.12 refused", "ip 10.0.0.12 refused"),

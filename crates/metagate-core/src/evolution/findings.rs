@@ -110,9 +110,12 @@ pub fn assess(
                 Some(from) => since(m, from),
                 None => m.clone(),
             };
+            // A caller failing on its own, whatever the tool's rate: the change that brought
+            // it may have left the window, the caller is still to blame.
             if !blamed.contains(&(tool.clone(), method.clone()))
-                && regime.degraded_by_failures(t)
                 && let Some(c) = culprit(&regime, None, &family, t)
+                && c.failures >= t.degraded_min_failures
+                && c.failures as f64 > t.degraded_failure_rate * c.judged as f64
             {
                 blamed.push((tool.clone(), method.clone()));
                 out.push(fix_caller(tool, mo, &regime, &c, None, &family));
@@ -124,12 +127,21 @@ pub fn assess(
         }
     }
     let overlaps = &agg.overlaps.found;
-    for rec in recommend(&regimes, aliases, t) {
+    let rule_based = recommend(&regimes, aliases, t);
+    let tightened: Vec<(String, Option<String>)> = rule_based
+        .iter()
+        .filter(|r| r.kind == "tighten_acceptance")
+        .map(|r| (r.tool.clone(), r.method.clone()))
+        .collect();
+    for rec in rule_based {
         let key = (rec.tool.clone(), rec.method.clone().unwrap_or_default());
         let m = &regimes[&rec.tool][&key.1];
         let keep = match rec.kind {
             // The caller is to blame, not the tool.
-            "demote" => !(blamed.contains(&key) && m.degraded_by_failures(t)),
+            "demote" if m.degraded_by_failures(t) => !blamed.contains(&key),
+            // Results that pass and users re-ask: tightening what the tool accepts is the
+            // remedy, said once; demoting it for the same re-asks would page twice.
+            "demote" => !tightened.contains(&(rec.tool.clone(), rec.method.clone())),
             // The model picked the wrong one of two tools: not this tool's boundary to split.
             "split_boundary" => overlap_share(overlaps, &rec.tool, m) < 0.5,
             _ => true,
