@@ -10,12 +10,15 @@ use serde_json::{Value, json};
 use metagate_core::events::format_time;
 use metagate_core::evolution::digest::{self, Digest, ToolChange, ToolFigures};
 use metagate_core::evolution::recommend::alias_subject;
+use metagate_core::evolution::series::{self, Night};
+use metagate_core::evolution::tool_total;
 use metagate_core::evolution::{
     Aggregate, PatchBase, ProposedAlias, Recommendation, Window, alias_json, assess,
     attach_sessions, parse_moment, policy_patch, propose_aliases, recommendation_id,
     recommendation_json, tools_json,
 };
 use metagate_core::policy::Policy;
+use metagate_core::policy::thresholds::Thresholds;
 use metagate_store::any::AnyStore;
 use metagate_store::location::Location;
 use metagate_store::runs::{self, HighWater, PolicyStamp, PreviousRun};
@@ -25,6 +28,10 @@ use metagate_store::{Options, StoreError};
 /// The version of `evaluate --format json`'s shape: 2 added the digest, the policy, evidence
 /// objects and error clusters (1 had none of them and no version key).
 const SCHEMA_VERSION: u32 = 2;
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
 
 /// Why the job could not run.
 #[derive(Debug)]
@@ -361,7 +368,7 @@ impl Evaluation {
             },
             "since_last_run": self.since_json(),
             "events": self.aggregate.events,
-            "tools": tools_json(&self.aggregate.tallies, &t),
+            "tools": self.tools_with_nights(&t),
             "recommendations": shown,
             "muted": muted,
             "proposed_aliases": self.aliases.iter().map(alias_json).collect::<Vec<_>>(),
@@ -371,6 +378,46 @@ impl Evaluation {
             "stored_in": run.map(|_| stored_in.to_string()),
             "shards": self.shards,
         })
+    }
+
+    /// Each tool's nights in the window (a UTC day each), what the charts draw.
+    pub fn nights(&self, t: &Thresholds) -> Vec<(String, Vec<Night>)> {
+        self.aggregate
+            .tallies
+            .iter()
+            .map(|(tool, methods)| {
+                let total = tool_total(methods);
+                let nights = series::nights(
+                    &total.hours,
+                    self.window.from_ms,
+                    self.window.until_ms,
+                    t.user_correction_weight(),
+                );
+                (tool.clone(), nights)
+            })
+            .collect()
+    }
+
+    /// `tools` of the JSON report, each with its `nights`.
+    fn tools_with_nights(&self, t: &Thresholds) -> Value {
+        let mut tools = tools_json(&self.aggregate.tallies, t);
+        for (tool, nights) in self.nights(t) {
+            let list: Vec<Value> = nights
+                .iter()
+                .map(|n| {
+                    json!({
+                        "night": format_time(n.start_ms)[..10].to_string(),
+                        "calls": n.calls,
+                        "failure_rate": n.failure_rate.map(round2),
+                        "utility": n.utility.map(round2),
+                    })
+                })
+                .collect();
+            if let Some(entry) = tools.get_mut(&tool) {
+                entry["nights"] = Value::Array(list);
+            }
+        }
+        tools
     }
 
     fn since_json(&self) -> Value {

@@ -545,3 +545,161 @@ fn checks_of_the_night(day: u32, report: &Value) {
         assert!(below.contains(&&calc["id"]), "{calc:#}");
     }
 }
+
+/// The chromium to drive, when there is one on the PATH; `.ci/run` installs Debian's and sets
+/// `METAGATE_REQUIRE_CHROMIUM`, so there it is never skipped.
+fn chromium() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("chromium"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() && std::env::var_os("METAGATE_REQUIRE_CHROMIUM").is_some() {
+        panic!("METAGATE_REQUIRE_CHROMIUM is set but no chromium is on the PATH");
+    }
+    found
+}
+
+/// Runs headless chromium on `page` with `args`, in a new empty profile, for at most a minute.
+fn headless(browser: &PathBuf, sb: &Sandbox, args: &[String], page: &std::path::Path) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .current_dir(sb.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish within a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let mut out = String::new();
+    use std::io::Read;
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    out
+}
+
+/// `evaluate --format html` over ten days of the fortnight, opened in a real headless
+/// Chromium: the page renders without errors, each tool's chart holds a point per night and
+/// series the JSON report has a value for, the change points are marked, and a screenshot is
+/// saved (to `docs/evaluate-report.png` with `METAGATE_SAVE_SCREENSHOT=1`).
+#[test]
+fn the_fortnight_report_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "skipped: evaluate_fortnight::the_fortnight_report_renders_in_headless_chromium (no chromium on the PATH)"
+        );
+        return;
+    };
+    let sb = Sandbox::new();
+    let db = sb.path().join("fortnight.db");
+    let f = Fortnight { sb, db };
+    let mut rng = Rng(SEED);
+    for day in 1..=10u32 {
+        let d = generate(day, &mut rng);
+        f.day(day, &d);
+    }
+    let night = "2026-11-11T02:00:00Z";
+    let (html, code, err) = f.run(
+        night,
+        &["evaluate", "--since", "7d", "--format", "html", "--dry-run"],
+    );
+    assert_eq!(code, 0, "{err}");
+    // Self-contained: nothing is fetched from anywhere.
+    for outside in ["http://", "https://", "src=", "<link"] {
+        assert!(!html.contains(outside), "{outside} in the page");
+    }
+    let (json, _, _) = f.run(
+        night,
+        &["evaluate", "--since", "7d", "--format", "json", "--dry-run"],
+    );
+    let report: Value = serde_json::from_str(&json).unwrap();
+    let page = f.sb.file("report.html", &html);
+    let dom = headless(&browser, &f.sb, &["--dump-dom".to_string()], &page);
+    let start = dom
+        .find("<pre id=\"render-check\"")
+        .expect("the page's load handler ran");
+    let body = &dom[start..];
+    let text = &body[body.find('>').unwrap() + 1..body.find("</pre>").unwrap()];
+    let check: Value =
+        serde_json::from_str(&text.replace("&quot;", "\"").replace("&amp;", "&")).unwrap();
+    assert_eq!(check["errors"], json!([]), "{check}");
+    let tools = report["tools"].as_object().unwrap();
+    assert_eq!(
+        check["charts"].as_object().unwrap().len(),
+        tools.len(),
+        "{check}"
+    );
+    for (tool, t) in tools {
+        let expected: usize = t["nights"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                usize::from(n["failure_rate"].is_number()) + usize::from(n["utility"].is_number())
+            })
+            .sum();
+        assert_eq!(check["charts"][tool]["points"], expected, "{tool}: {check}");
+        assert!(
+            check["charts"][tool]["width"].as_f64().unwrap() > 100.0,
+            "{check}"
+        );
+    }
+    // The step change and the bad caller are marked where they happened.
+    assert_eq!(check["charts"]["crm_lookup"]["changes"], 1, "{check}");
+    assert_eq!(check["charts"]["sql_query"]["changes"], 1, "{check}");
+    assert!(html.contains("data-at=\"2026-11-09T14:00:00Z\""));
+    // Findings with their sessions, each with its caller and time.
+    assert!(
+        html.contains("<td>report-bot</td>"),
+        "the bad caller's sessions"
+    );
+    let shot = f.sb.path().join("evaluate-report.png");
+    headless(
+        &browser,
+        &f.sb,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,2600".to_string(),
+        ],
+        &page,
+    );
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{} bytes",
+        png.len()
+    );
+    if std::env::var_os("METAGATE_SAVE_SCREENSHOT").is_some() {
+        let docs =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/evaluate-report.png");
+        std::fs::write(docs, &png).unwrap();
+    }
+}

@@ -239,9 +239,83 @@ pub fn typical<'s>(
     out
 }
 
+/// A day in milliseconds.
+pub const DAY_MS: i64 = 24 * HOUR_MS;
+
+/// One night's figures (a UTC day): what a chart and a sparkline show.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Night {
+    /// The day's start (UTC midnight), ms since the epoch.
+    pub start_ms: i64,
+    /// Calls seen that day.
+    pub calls: u64,
+    /// The tool's own failures among that day's judged outcomes, or none without any.
+    pub failure_rate: Option<f64>,
+    /// That day's successes against its failures and low-utility signals (each signal
+    /// weighed as a user correction), without recency weights; none without any.
+    pub utility: Option<f64>,
+}
+
+/// The days from the one `from_ms` falls in to the one before `until_ms`, each with its figures.
+pub fn nights(hours: &Hours, from_ms: i64, until_ms: i64, signal_weight: f64) -> Vec<Night> {
+    let first = from_ms.div_euclid(DAY_MS) * DAY_MS;
+    let last = (until_ms - 1).div_euclid(DAY_MS) * DAY_MS;
+    let mut out = Vec::new();
+    let mut day = first;
+    while day <= last && out.len() < 400 {
+        let mut b = [0u64; 5];
+        for (_, h) in hours.range(day..day + DAY_MS) {
+            for (t, v) in b.iter_mut().zip(h) {
+                *t += u64::from(*v);
+            }
+        }
+        let judged = b[at::FAILURES] + b[at::OK];
+        let bad = b[at::FAILURES] as f64 + b[at::SIGNALS] as f64 * signal_weight;
+        let total = b[at::OK] as f64 + bad;
+        out.push(Night {
+            start_ms: day,
+            calls: b[at::DECISIONS].max(b[at::OUTCOMES]),
+            failure_rate: (judged > 0).then(|| b[at::FAILURES] as f64 / judged as f64),
+            utility: (total > 0.0).then(|| b[at::OK] as f64 / total),
+        });
+        day += DAY_MS;
+    }
+    out
+}
+
+/// Values in [0, 1] as a sparkline, one character each: `▁` to `█`, `·` for none.
+pub fn sparkline(values: impl Iterator<Item = Option<f64>>) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    values
+        .map(|v| match v {
+            Some(v) => BARS[((v.clamp(0.0, 1.0) * 7.0).round()) as usize],
+            None => '·',
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nights_and_their_sparkline() {
+        let mut h = Hours::new();
+        let day = DAY_MS;
+        bump(&mut h, 10, at::OK, 9);
+        bump(&mut h, 20, at::FAILURES, 1);
+        bump(&mut h, day + 5, at::FAILURES, 4);
+        bump(&mut h, 3 * day + 5, at::OK, 1);
+        bump(&mut h, 3 * day + 6, at::SIGNALS, 1);
+        let n = nights(&h, 5, 4 * day, 3.0);
+        assert_eq!(n.len(), 4);
+        assert_eq!(n[0].failure_rate, Some(0.1));
+        assert_eq!(n[1].failure_rate, Some(1.0));
+        assert_eq!(n[2].failure_rate, None);
+        assert_eq!(n[3].utility, Some(0.25));
+        let line = sparkline(n.iter().map(|n| n.failure_rate));
+        assert_eq!(line, "▂█·▁");
+    }
 
     #[test]
     fn hours_are_counted_and_merged() {

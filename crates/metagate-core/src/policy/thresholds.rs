@@ -138,6 +138,11 @@ impl Thresholds {
         self.confidence_floor
     }
 
+    /// How much a user correction weighs against utility (a success weighs 1).
+    pub fn user_correction_weight(&self) -> f64 {
+        self.user_correction_weight
+    }
+
     /// The policy's thresholds with another confidence floor.
     pub fn with_confidence_floor(mut self, floor: f64) -> Thresholds {
         self.confidence_floor = floor;

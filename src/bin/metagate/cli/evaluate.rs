@@ -26,9 +26,10 @@ pub struct EvaluateArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    /// Output format: a table, JSON, or one self-contained HTML page (each tool's nights as a
+    /// chart, change points marked, findings with their evidence and sessions)
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
+    pub format: ReportFormat,
 
     /// Write the proposed argument aliases as a policy fragment (usable alone: it carries the
     /// policy's imports; or merge its alias tables into your policy)
@@ -79,6 +80,27 @@ pub enum EvaluateCommand {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+}
+
+/// What `evaluate` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Tables for people
+    Table,
+    /// One JSON object
+    Json,
+    /// One self-contained HTML page with inline SVG charts
+    Html,
+}
+
+impl ReportFormat {
+    /// The format of the answers other than the report (`--accept`, `--reject`).
+    pub fn plain(self) -> Format {
+        match self {
+            ReportFormat::Json => Format::Json,
+            ReportFormat::Table | ReportFormat::Html => Format::Table,
+        }
+    }
 }
 
 /// What `--fail-on` alerts on.
