@@ -480,6 +480,30 @@ fn a_fortnight_pages_each_problem_on_its_night_and_nothing_else() {
     // The last night still carries what is still wrong, and pages on none of it again.
     assert!(find(&last, "crm_lookup", "change_point").is_some());
     assert!(find(&last, "sql_query", "fix_caller").is_some());
+    // `tools health` draws each tool's nights in a line that fits 80 columns (what evaluate
+    // over now counts: the last run's week and what came after): the crm step shows.
+    let (table, code, err) = f.run("2026-11-15T02:00:00Z", &["tools", "health"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("nights"))
+        .collect();
+    assert_eq!(lines.len(), 11, "{table}");
+    for line in &lines {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
+    let crm = lines.iter().find(|l| l.starts_with("crm_lookup")).unwrap();
+    let spark: Vec<char> = crm["crm_lookup".len()..]
+        .trim_start()
+        .trim_start_matches("failure ")
+        .chars()
+        .take(14)
+        .collect();
+    assert_eq!(spark[6], '▁', "{crm}");
+    assert!(
+        spark[8..13].iter().all(|c| !matches!(c, '▁' | '·')),
+        "{crm}"
+    );
 }
 
 /// The blame and the evidence of each problem, on the nights it shows.

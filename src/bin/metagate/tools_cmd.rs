@@ -7,7 +7,7 @@ use comfy_table::Table;
 use metagate::health;
 use metagate_core::events::format_time;
 use metagate_core::evolution::Tally;
-use metagate_core::evolution::health::{known_tools, rows};
+use metagate_core::evolution::health::{SPARK_NIGHTS, known_tools, rows, sparklines};
 use metagate_core::policy::Policy;
 use metagate_core::policy::thresholds::Thresholds;
 use metagate_wire::display::one_line;
@@ -100,6 +100,13 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
                 writeln!(out, "{recorded} recorded; --top 0 shows none of them")?;
             } else {
                 writeln!(out, "{}", crate::output::fit(health_table(&rows, &t)))?;
+                writeln!(
+                    out,
+                    "nights (UTC days, the last {SPARK_NIGHTS}, oldest first; · nothing to judge):"
+                )?;
+                for line in sparklines(tallies, now_ms, &t) {
+                    writeln!(out, "{line}")?;
+                }
             }
         }
     }
