@@ -578,9 +578,10 @@ fn chromium() -> Option<PathBuf> {
             .map(|dir| dir.join("chromium"))
             .find(|p| p.is_file())
     });
-    if found.is_none() && std::env::var_os("METAGATE_REQUIRE_CHROMIUM").is_some() {
-        panic!("METAGATE_REQUIRE_CHROMIUM is set but no chromium is on the PATH");
-    }
+    assert!(
+        found.is_some() || std::env::var_os("METAGATE_REQUIRE_CHROMIUM").is_none(),
+        "METAGATE_REQUIRE_CHROMIUM is set but no chromium is on the PATH"
+    );
     found
 }
 
