@@ -100,12 +100,19 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
                 writeln!(out, "{recorded} recorded; --top 0 shows none of them")?;
             } else {
                 writeln!(out, "{}", crate::output::fit(health_table(&rows, &t)))?;
-                writeln!(
-                    out,
+                let head = format!(
                     "nights (UTC days, the last {SPARK_NIGHTS}, oldest first; · nothing to judge):"
-                )?;
-                for line in sparklines(tallies, now_ms, &t) {
-                    writeln!(out, "{line}")?;
+                );
+                writeln!(out, "{}", crate::output::fit_line(&head))?;
+                // The tools the table shows, no more (`--top` cuts both).
+                let shown: metagate_core::evolution::Tallies = tallies
+                    .iter()
+                    .filter(|(tool, _)| rows.iter().any(|(t, _, _)| t == *tool))
+                    .map(|(tool, m)| (tool.clone(), m.clone()))
+                    .collect();
+                // 80 columns at most; a narrower terminal breaks them at spaces.
+                for line in sparklines(&shown, now_ms, &t) {
+                    writeln!(out, "{}", crate::output::fit_line(&line))?;
                 }
             }
         }
