@@ -277,9 +277,7 @@ fn decide_call<'a>(
     let mut report = Report::default();
     if input.trim_ascii_end().len() > MAX_DOCUMENT {
         // The reader stops one byte past the limit: the true size is not known, only that.
-        let e = malformed(format!(
-            "input is more than the {MAX_DOCUMENT} bytes metagate reads as one call"
-        ));
+        let e = too_large("input is more than");
         return Decision::rejected(input, e, report);
     }
     // Fast path: strict JSON, read without building values for fields the gate does not own.
@@ -304,7 +302,15 @@ fn decide_call<'a>(
             let parsed = match repair::parse(input) {
                 Ok(p) => p,
                 Err(e) => {
-                    let mut d = Decision::rejected(input, malformed(e.to_string()), report);
+                    let error = if e.too_deep {
+                        malformed(e.to_string()).suggest(format!(
+                            "send the call with its objects and arrays nested at most {} levels deep",
+                            repair::MAX_DEPTH
+                        ))
+                    } else {
+                        malformed(e.to_string())
+                    };
+                    let mut d = Decision::rejected(input, error, report);
                     d.too_deep = e.too_deep;
                     return d;
                 }
@@ -492,6 +498,24 @@ fn dialect_label(d: Dialect) -> &'static str {
 
 pub(crate) fn malformed(message: impl Into<String>) -> ToolError {
     malformed_in(message, None)
+}
+
+/// A document longer than [`MAX_DOCUMENT`]: `what` ("input is more than", "line is longer
+/// than") and the bound, with a suggestion that names the bound, since what is wrong is the
+/// size, not the form.
+pub(crate) fn too_large(what: &str) -> ToolError {
+    ToolError::new(
+        Category::MalformedCall,
+        format!(
+            "{what} the {MAX_DOCUMENT} bytes ({} MiB) metagate reads as one call",
+            MAX_DOCUMENT >> 20
+        ),
+    )
+    .suggest(format!(
+        "send one tool call of at most {} MiB: pass large contents by reference (a file path \
+         or a URL the tool reads) rather than inline",
+        MAX_DOCUMENT >> 20
+    ))
 }
 
 /// A document that cannot be read as a call; the suggestion shows a call in `shape`, the

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::{
     Answer, Decision, MAX_DOCUMENT, Options, Run, Verdict, answer_notes, decide_document,
-    malformed, render, render_answer,
+    malformed, render, render_answer, too_large,
 };
 use metagate_core::correct::Report;
 use metagate_core::enforce::{Facts, NoFacts};
@@ -279,17 +279,15 @@ pub fn stream<R: Read, W: Write, E: Write>(
             u64::try_from(took).unwrap_or(u64::MAX)
         };
         let refusal = if body.len() > MAX_DOCUMENT {
-            Some(format!(
-                "line is longer than the {MAX_DOCUMENT} bytes metagate reads as one call"
-            ))
+            Some(too_large("line is longer than"))
         } else if body.trim_ascii().is_empty() {
-            Some("empty line: expected one tool call".to_string())
+            Some(malformed("empty line: expected one tool call"))
         } else {
             None
         };
         let answer = match refusal {
-            Some(message) => {
-                let d = Decision::rejected(body, malformed(message), Report::default());
+            Some(error) => {
+                let d = Decision::rejected(body, error, Report::default());
                 sink.record(policy, &d, latency());
                 Answer::One(d)
             }
