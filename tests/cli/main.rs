@@ -14,6 +14,7 @@ mod postgres_tls_server;
 mod architecture;
 mod evaluate;
 mod evaluate_week;
+mod first_use;
 mod fleet;
 mod fuzz_corpus;
 mod gate;

@@ -75,10 +75,22 @@ pub fn fit(mut table: comfy_table::Table) -> comfy_table::Table {
     if natural <= usize::from(width) {
         return table;
     }
-    // A heading one word per line leaves the width to the values.
+    // A heading wider than its column's values goes one word per line, leaving the width to
+    // the values.
+    let mut values = vec![0usize; table.column_count()];
+    for row in table.row_iter() {
+        for (widest, cell) in values.iter_mut().zip(row.cell_iter()) {
+            let width = cell.content().lines().map(|l| l.chars().count()).max();
+            *widest = (*widest).max(width.unwrap_or(0));
+        }
+    }
     let heading: Option<Vec<String>> = table.header().map(|row| {
         row.cell_iter()
-            .map(|cell| cell.content().replace(' ', "\n"))
+            .zip(&values)
+            .map(|(cell, &widest)| match cell.content() {
+                text if text.chars().count() > widest => text.replace(' ', "\n"),
+                text => text,
+            })
             .collect()
     });
     if let Some(heading) = heading {
@@ -135,13 +147,16 @@ fn columns() -> Option<u16> {
         .filter(|&c| c > 0)
 }
 
-/// A line of prose for stdout, broken at its ` · ` separators (else at spaces) where a
-/// terminal is narrower than it; piped, it is left whole, as [`fit`] leaves tables.
+/// A line of prose for stdout, broken at its ` · ` separators (else at spaces) where it is
+/// wider than the terminal (or than [`MAX_TABLE_WIDTH`], beside the tables); piped, it is
+/// left whole for scripts to read.
 pub fn fit_line(line: &str) -> String {
     let width = match io::stdout().is_terminal() {
-        true => columns()
-            .or_else(|| comfy_table::Table::new().width())
-            .map(usize::from),
+        true => Some(usize::from(
+            columns()
+                .or_else(|| comfy_table::Table::new().width())
+                .map_or(MAX_TABLE_WIDTH, |w| w.min(MAX_TABLE_WIDTH)),
+        )),
         false => None,
     };
     match width {
