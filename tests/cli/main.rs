@@ -28,6 +28,7 @@ mod pg_tls;
 mod policy;
 mod policy_checks;
 mod properties;
+mod readme;
 mod repair;
 mod setup;
 mod shell;
