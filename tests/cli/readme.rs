@@ -195,3 +195,40 @@ fn the_nightly_lines_run_under_the_agents_policy() {
         );
     }
 }
+
+/// The CI job docs/lint.md gives names no placeholder, builds metagate only when the cache of
+/// the pinned version misses, and lints without `--policy metagate.toml` (which would end a
+/// repository without one in exit 2: lint finds the policy, or says it uses the built-in one).
+#[test]
+fn the_ci_job_builds_once_per_version_and_needs_no_policy_file() {
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/lint.md"))
+        .unwrap();
+    let job: Vec<String> = block_after(&page, "name: traces");
+    let text = job.join("\n");
+    for placeholder in ["METAGATE_GIT", "your-org", "example.com"] {
+        assert!(!text.contains(placeholder), "{placeholder}: {text}");
+    }
+    // Each step as its lines: the one that builds must be skipped on a cache hit.
+    let steps: Vec<String> = text.split("\n      - ").map(str::to_string).collect();
+    let build: Vec<&String> = steps
+        .iter()
+        .filter(|s| s.contains("cargo install"))
+        .collect();
+    assert_eq!(build.len(), 1, "{text}");
+    assert!(
+        build[0].contains("if: steps.cache.outputs.cache-hit != 'true'"),
+        "{}",
+        build[0]
+    );
+    let cache = steps
+        .iter()
+        .find(|s| s.starts_with("uses: actions/cache@"))
+        .expect("a cache step");
+    assert!(cache.contains("path: ~/.cargo/bin/metagate") && cache.contains("key: metagate-"));
+    let lints: Vec<&String> = steps
+        .iter()
+        .filter(|s| s.contains("metagate lint"))
+        .collect();
+    assert_eq!(lints.len(), 2, "{text}");
+    assert!(lints.iter().all(|s| !s.contains("--policy")), "{text}");
+}
