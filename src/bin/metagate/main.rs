@@ -25,6 +25,7 @@ mod policy_cmd;
 mod prompt;
 mod record_cmd;
 mod runtime;
+mod server_tools;
 mod stdout_at_start;
 mod store_hint;
 mod tools_check_cmd;
