@@ -232,3 +232,36 @@ fn the_ci_job_builds_once_per_version_and_needs_no_policy_file() {
     assert_eq!(lints.len(), 2, "{text}");
     assert!(lints.iter().all(|s| !s.contains("--policy")), "{text}");
 }
+
+/// docs/mcp.md's client snippets are valid JSON (a reader pastes them whole), and Claude
+/// Desktop's cover the three systems it runs on: Linux, macOS and Windows (through WSL).
+#[test]
+fn the_desktop_client_snippets_parse_and_cover_each_system() {
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/mcp.md")).unwrap();
+    let blocks: Vec<&str> = page
+        .split("```json\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap())
+        .collect();
+    let mut commands = Vec::new();
+    for block in &blocks {
+        let doc: serde_json::Value =
+            serde_json::from_str(block).unwrap_or_else(|e| panic!("{e}:\n{block}"));
+        if let Some(servers) = doc["mcpServers"].as_object() {
+            for server in servers.values() {
+                commands.push(server["command"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    for (system, command) in [
+        ("Linux", "/home/me/.cargo/bin/metagate"),
+        ("macOS", "/Users/me/.cargo/bin/metagate"),
+        ("Windows", "C:\\Windows\\System32\\wsl.exe"),
+    ] {
+        assert!(
+            commands.iter().any(|c| c == command),
+            "{system}: {commands:?}"
+        );
+    }
+}

@@ -18,6 +18,7 @@ mod exit;
 mod gate_cmd;
 mod generate;
 mod lint_cmd;
+mod man_examples;
 mod mcp_cmd;
 mod output;
 mod permit_cmd;
