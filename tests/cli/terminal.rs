@@ -148,7 +148,7 @@ fn busy_store(sb: &Sandbox) -> String {
 
 /// On a terminal of 80 columns no line of `tools health`, `evaluate`, `permit list` or
 /// `db info` is wider than 80; `$COLUMNS` sets the width where it is given; piped, the tables
-/// keep their natural width.
+/// keep their natural width up to 140 columns.
 #[test]
 fn tables_fit_an_80_column_terminal() {
     if !have_script() {

@@ -16,12 +16,16 @@ pub fn for_error(err: &anyhow::Error, optional_in: Option<&str>) -> Option<Strin
         format!(", or record nothing ({command} --no-telemetry)")
     });
     let fix = match store_error {
-        StoreError::Io { path, source } => match folder_to_make(path) {
-            Some(folder) => format!(
+        StoreError::Io { path, source } => match in_the_way(path) {
+            Some(Blocked::Missing(folder)) => format!(
                 "the folder {} does not exist and could not be made ({}): create it, \
                  {elsewhere}{without}",
                 folder.display(),
                 io_reason(source)
+            ),
+            Some(Blocked::NotAFolder(file)) => format!(
+                "{} is a file, not a folder: {elsewhere}{without}",
+                file.display()
             ),
             None => format!("{elsewhere}{without}"),
         },
@@ -45,18 +49,24 @@ pub fn for_error(err: &anyhow::Error, optional_in: Option<&str>) -> Option<Strin
     Some(format!("metagate: hint: {fix}"))
 }
 
-/// The nearest folder above the store's file that does not exist (the one to create), if any.
-fn folder_to_make(path: &Path) -> Option<&Path> {
-    let mut missing = None;
-    let mut at = path.parent();
-    while let Some(dir) = at.filter(|d| !d.as_os_str().is_empty()) {
-        if dir.exists() {
-            break;
-        }
-        missing = Some(dir);
-        at = dir.parent();
+/// What stands between the store's file and its folder.
+enum Blocked<'a> {
+    /// The store's folder, some of which does not exist.
+    Missing(&'a Path),
+    /// A file where a folder above the store should be.
+    NotAFolder(&'a Path),
+}
+
+/// Why the store's folder is not there: the nearest path above the file that exists is a
+/// file, or the folder (or one above it) is missing.
+fn in_the_way(path: &Path) -> Option<Blocked<'_>> {
+    let folder = path.parent().filter(|d| !d.as_os_str().is_empty())?;
+    let existing = folder.ancestors().find(|dir| dir.exists());
+    match existing {
+        Some(dir) if dir == folder && dir.is_dir() => None,
+        Some(dir) if !dir.is_dir() => Some(Blocked::NotAFolder(dir)),
+        _ => Some(Blocked::Missing(folder)),
     }
-    missing.map(|_| path.parent().unwrap_or(path))
 }
 
 /// What the system said, without Rust's `(os error N)`.
