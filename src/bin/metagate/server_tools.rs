@@ -104,10 +104,17 @@ impl Session<'_> {
     fn send(&mut self, message: &Value) -> Result<()> {
         let mut line = message.to_string();
         line.push('\n');
+        // A message, not the io::Error: a broken pipe here is the server's, and must not read
+        // as the quiet end of a reader gone from metagate's own stdout.
         self.stdin
             .write_all(line.as_bytes())
             .and_then(|()| self.stdin.flush())
-            .with_context(|| format!("the MCP server {} stopped reading", self.name))
+            .map_err(|e| {
+                anyhow!(
+                    "the MCP server {} stopped reading its input ({e})",
+                    self.name
+                )
+            })
     }
 
     /// Sends a request and returns its result, answering what the server asks meanwhile.
