@@ -419,7 +419,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__evaluate)
-            opts="-h --since --until --dry-run --format --emit-policy-patch --accept --reject --all --fail-on --policy --db --help show help"
+            opts="-h --since --until --dry-run --format --emit-policy-patch --accept --reject --all --fail-on --confidence-floor --policy --db --help show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -434,7 +434,7 @@ _metagate() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json html" -- "${cur}"))
                     return 0
                     ;;
                 --emit-policy-patch)
@@ -451,6 +451,10 @@ _metagate() {
                     ;;
                 --fail-on)
                     COMPREPLY=($(compgen -W "new worse any" -- "${cur}"))
+                    return 0
+                    ;;
+                --confidence-floor)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --policy)
@@ -537,7 +541,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__gate)
-            opts="-q -h --jsonl --report --emit --quiet --tools --no-telemetry --explain --session --caller --intent --policy --db --help"
+            opts="-q -h --jsonl --replay --report --emit --quiet --tools --no-telemetry --explain --session --caller --intent --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -10,12 +10,15 @@ use serde_json::{Value, json};
 use metagate_core::events::format_time;
 use metagate_core::evolution::digest::{self, Digest, ToolChange, ToolFigures};
 use metagate_core::evolution::recommend::alias_subject;
+use metagate_core::evolution::series::{self, Night};
+use metagate_core::evolution::tool_total;
 use metagate_core::evolution::{
-    Aggregate, PatchBase, ProposedAlias, Recommendation, Window, alias_json, attach_sessions,
-    parse_moment, policy_patch, propose_aliases, recommend, recommendation_id, recommendation_json,
-    tools_json,
+    Aggregate, PatchBase, ProposedAlias, Recommendation, Window, alias_json, assess,
+    attach_sessions, parse_moment, policy_patch, propose_aliases, recommendation_id,
+    recommendation_json, tools_json,
 };
 use metagate_core::policy::Policy;
+use metagate_core::policy::thresholds::Thresholds;
 use metagate_store::any::AnyStore;
 use metagate_store::location::Location;
 use metagate_store::runs::{self, HighWater, PolicyStamp, PreviousRun};
@@ -25,6 +28,10 @@ use metagate_store::{Options, StoreError};
 /// The version of `evaluate --format json`'s shape: 2 added the digest, the policy, evidence
 /// objects and error clusters (1 had none of them and no version key).
 const SCHEMA_VERSION: u32 = 2;
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
 
 /// Why the job could not run.
 #[derive(Debug)]
@@ -179,6 +186,8 @@ pub struct Evaluation {
     pub digest: Digest,
     /// Re-asks the scan of the first shard detected, waiting to be stored with the run.
     pub reasks_detected: u64,
+    /// Findings under this confidence never page (`--confidence-floor`, else the policy's).
+    pub floor: f64,
 }
 
 /// The policy stamp of `policy`: its file and fingerprint.
@@ -233,7 +242,7 @@ pub fn evaluate(
     }
     let mut aliases = propose_aliases(&agg.alias_pairs, &t);
     attach_sessions(&mut aliases, &agg.alias_sessions);
-    let recommendations = recommend(&agg.tallies, &aliases, &t);
+    let recommendations = assess(&agg, &aliases, &window, &t);
     Ok(Evaluation {
         window,
         aggregate: agg,
@@ -245,6 +254,7 @@ pub fn evaluate(
         previous: None,
         digest: Digest::default(),
         reasks_detected: reasks.map_or(0, |r| r.count()),
+        floor: t.confidence_floor(),
     })
 }
 
@@ -266,7 +276,13 @@ impl Evaluation {
         let now = digest::figures(&self.aggregate.tallies);
         let before = self.previous.as_ref().map(|p| digest::figures(&p.tallies));
         let past = self.previous.as_ref().map(|p| p.recommendations.as_slice());
-        self.digest = digest::compare(&mut self.recommendations, past, &now, before.as_ref());
+        self.digest = digest::compare(
+            &mut self.recommendations,
+            past,
+            &now,
+            before.as_ref(),
+            self.floor,
+        );
         Ok(())
     }
 
@@ -352,7 +368,7 @@ impl Evaluation {
             },
             "since_last_run": self.since_json(),
             "events": self.aggregate.events,
-            "tools": tools_json(&self.aggregate.tallies, &t),
+            "tools": self.tools_with_nights(&t),
             "recommendations": shown,
             "muted": muted,
             "proposed_aliases": self.aliases.iter().map(alias_json).collect::<Vec<_>>(),
@@ -362,6 +378,46 @@ impl Evaluation {
             "stored_in": run.map(|_| stored_in.to_string()),
             "shards": self.shards,
         })
+    }
+
+    /// Each tool's nights in the window (a UTC day each), what the charts draw.
+    pub fn nights(&self, t: &Thresholds) -> Vec<(String, Vec<Night>)> {
+        self.aggregate
+            .tallies
+            .iter()
+            .map(|(tool, methods)| {
+                let total = tool_total(methods);
+                let nights = series::nights(
+                    &total.hours,
+                    self.window.from_ms,
+                    self.window.until_ms,
+                    t.user_correction_weight(),
+                );
+                (tool.clone(), nights)
+            })
+            .collect()
+    }
+
+    /// `tools` of the JSON report, each with its `nights`.
+    fn tools_with_nights(&self, t: &Thresholds) -> Value {
+        let mut tools = tools_json(&self.aggregate.tallies, t);
+        for (tool, nights) in self.nights(t) {
+            let list: Vec<Value> = nights
+                .iter()
+                .map(|n| {
+                    json!({
+                        "night": format_time(n.start_ms)[..10].to_string(),
+                        "calls": n.calls,
+                        "failure_rate": n.failure_rate.map(round2),
+                        "utility": n.utility.map(round2),
+                    })
+                })
+                .collect();
+            if let Some(entry) = tools.get_mut(&tool) {
+                entry["nights"] = Value::Array(list);
+            }
+        }
+        tools
     }
 
     fn since_json(&self) -> Value {
@@ -388,9 +444,12 @@ impl Evaluation {
                 "ran_at": format_time(p.ran_at_ms),
             })),
             "new": d.new,
+            "reopened": d.reopened,
             "worse": d.worse,
             "better": d.better,
             "resolved": d.resolved.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            "below_floor": d.below_floor,
+            "confidence_floor": self.floor,
             "tools": tools,
         })
     }

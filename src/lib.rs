@@ -11,6 +11,7 @@
 //!   `metagate` binary, which talks to the terminal.
 
 pub mod evaluate;
+pub mod evaluate_html;
 pub mod gate;
 pub mod health;
 pub mod lint;

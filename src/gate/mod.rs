@@ -29,7 +29,7 @@ pub use metagate_core::enforce::Context;
 pub use render::render;
 pub(crate) use render::{explain_lines, notes};
 pub use sink::{NoSink, Sink, SinkError};
-pub use stream::{StreamStats, answer_one, read_document, stream};
+pub use stream::{StreamStats, answer_one, read_document, replay, stream};
 pub use telemetry::{TelemetrySink, decision_row};
 
 /// The largest document `gate` reads; anything longer is rejected, not buffered without end.

@@ -2,7 +2,7 @@
 //! nowhere ([`NoSink`]); and what the policy checks may ask of it.
 
 use super::Decision;
-use metagate_core::enforce::{Facts, NoFacts};
+use metagate_core::enforce::{Context, Facts, NoFacts};
 use metagate_core::policy::Policy;
 
 /// Why a sink could not make its decisions durable.
@@ -34,6 +34,11 @@ pub trait Sink {
     /// that they did), for the operator's stderr.
     fn take_failures(&mut self) -> Vec<String> {
         Vec::new()
+    }
+    /// The next call is a replayed one (`gate --replay`): made at `at_ms` (none: now), in
+    /// `context`'s session, by its caller.
+    fn replay(&mut self, at_ms: Option<i64>, context: &Context) {
+        let _ = (at_ms, context);
     }
 }
 
@@ -82,6 +87,11 @@ impl Sink for NoSink {
     }
     fn timed(&self) -> bool {
         false
+    }
+    fn replay(&mut self, at_ms: Option<i64>, _: &Context) {
+        if let Some(at) = at_ms {
+            self.clock = Clock::Fixed(at);
+        }
     }
     fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
     fn commit(&mut self) -> Result<(), SinkError> {

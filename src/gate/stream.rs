@@ -9,6 +9,7 @@ use super::decision::{malformed, too_large};
 use super::render::{answer_notes, render, render_answer};
 use super::{Decision, Gate, MAX_DOCUMENT, Options, Sink, Verdict};
 use metagate_core::correct::Report;
+use metagate_core::enforce::Context;
 use metagate_core::policy::Policy;
 use metagate_wire::lines::{read_line_capped, strip_newline};
 
@@ -149,6 +150,71 @@ pub fn stream<R: Read, W: Write, E: Write>(
     sink: &mut dyn Sink,
     clock: &dyn Fn() -> Instant,
 ) -> io::Result<StreamStats> {
+    stream_lines(gate, reader, out, err, sink, clock, false)
+}
+
+/// [`stream`] over recorded lines (`gate --jsonl --replay`): each line is
+/// `{"call": …, "ts": …, "session": …, "caller": …}`, the call decided as if made then, in
+/// that session, by that caller (each field but `call` optional: the flags' and the clock's
+/// values stand in), so a recorded day replays through one process.
+pub fn replay<R: Read, W: Write, E: Write>(
+    gate: &Gate<'_>,
+    reader: &mut BufReader<R>,
+    out: &mut W,
+    err: &mut E,
+    sink: &mut dyn Sink,
+    clock: &dyn Fn() -> Instant,
+) -> io::Result<StreamStats> {
+    stream_lines(gate, reader, out, err, sink, clock, true)
+}
+
+/// A replayed line: the call, and when, where and by whom it was made.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Replayed<'a> {
+    #[serde(borrow)]
+    call: &'a serde_json::value::RawValue,
+    #[serde(default)]
+    ts: Option<String>,
+    #[serde(default)]
+    session: Option<String>,
+    #[serde(default)]
+    caller: Option<String>,
+}
+
+/// The call of a replayed line and its context, or why the line is refused.
+fn read_replayed<'a>(
+    body: &'a [u8],
+    context: &Context,
+) -> Result<(&'a [u8], Option<i64>, Context), String> {
+    let line: Replayed<'a> = serde_json::from_slice(body).map_err(|e| {
+        format!("--replay reads {{\"call\": …, \"ts\", \"session\", \"caller\"}} per line: {e}")
+    })?;
+    let at_ms = match &line.ts {
+        Some(ts) => Some(
+            metagate_core::events::parse_time(ts)
+                .map_err(|e| format!("--replay: \"ts\" {ts:?}: {e}"))?,
+        ),
+        None => None,
+    };
+    let context = Context {
+        session: line.session.or_else(|| context.session.clone()),
+        caller: line.caller.or_else(|| context.caller.clone()),
+        intent: context.intent.clone(),
+    };
+    Ok((line.call.get().as_bytes(), at_ms, context))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stream_lines<R: Read, W: Write, E: Write>(
+    gate: &Gate<'_>,
+    reader: &mut BufReader<R>,
+    out: &mut W,
+    err: &mut E,
+    sink: &mut dyn Sink,
+    clock: &dyn Fn() -> Instant,
+    replayed: bool,
+) -> io::Result<StreamStats> {
     let (policy, options) = (gate.policy, &gate.options);
     let mut stats = StreamStats::default();
     let mut line = Vec::with_capacity(4096);
@@ -181,7 +247,30 @@ pub fn stream<R: Read, W: Write, E: Write>(
             started = now;
             u64::try_from(took).unwrap_or(u64::MAX)
         };
-        let refusal = if body.len() > MAX_DOCUMENT {
+        let mut body = body;
+        let mut line_context = None;
+        let mut refusal = None;
+        if replayed && body.len() <= MAX_DOCUMENT && !body.trim_ascii().is_empty() {
+            match read_replayed(body, gate.context) {
+                Ok((call, at_ms, context)) => {
+                    sink.replay(at_ms, &context);
+                    body = call;
+                    line_context = Some(context);
+                }
+                Err(why) => refusal = Some(malformed(why)),
+            }
+        }
+        let line_gate;
+        let gate: &Gate<'_> = match &line_context {
+            Some(context) => {
+                line_gate = Gate { context, ..*gate };
+                &line_gate
+            }
+            None => gate,
+        };
+        let refusal = if refusal.is_some() {
+            refusal
+        } else if body.len() > MAX_DOCUMENT {
             Some(too_large("line is longer than"))
         } else if body.trim_ascii().is_empty() {
             Some(malformed("empty line: expected one tool call"))

@@ -190,6 +190,8 @@ pub struct TelemetrySink {
     log: DecisionLog,
     context: Context,
     now_ms: Box<dyn Fn() -> i64>,
+    /// The time of the replayed call being decided (`gate --replay`).
+    replayed_at: Option<i64>,
 }
 
 impl TelemetrySink {
@@ -206,6 +208,7 @@ impl TelemetrySink {
             log: DecisionLog::new(store, counting, loop_breaker)?,
             context,
             now_ms,
+            replayed_at: None,
         })
     }
 
@@ -221,11 +224,17 @@ impl Sink for TelemetrySink {
     }
 
     fn now_ms(&self) -> i64 {
-        (self.now_ms)()
+        self.replayed_at.unwrap_or_else(|| (self.now_ms)())
+    }
+
+    fn replay(&mut self, at_ms: Option<i64>, context: &Context) {
+        self.replayed_at = at_ms;
+        self.context = context.clone();
     }
 
     fn record(&mut self, policy: &Policy, decision: &Decision<'_>, latency_us: u64) {
-        let row = decision_row(policy, decision, &self.context, (self.now_ms)(), latency_us);
+        let now = self.now_ms();
+        let row = decision_row(policy, decision, &self.context, now, latency_us);
         let event = decision
             .grant_check
             .clone()

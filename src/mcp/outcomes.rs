@@ -79,6 +79,9 @@ pub fn outcome(call: &InFlight, ending: &Ending<'_, '_>, now_ms: i64) -> Outcome
             "decision_id": call.decision_id,
             "latency_us": latency_us,
         })),
+        caller: None,
+        decision_id: call.decision_id,
+        call_id: None,
     }
 }
 

@@ -66,6 +66,14 @@ pub struct Outcome {
     pub evidence: Option<String>,
     /// The whole `metadata` object, redacted.
     pub metadata: Option<Value>,
+    /// The caller whose call it answers, when the event names it (`caller`).
+    pub caller: Option<String>,
+    /// The gate decision it answers (`decision`, or `metadata.decision_id` as `metagate mcp`
+    /// writes it): the store takes the caller from there.
+    pub decision_id: Option<i64>,
+    /// The id of the call it answers (`call_id`, or `metadata.call_id`): the store takes the
+    /// caller from the session's decision of that call.
+    pub call_id: Option<String>,
 }
 
 /// A user's request, for the re-ask detection of evaluate.
@@ -502,6 +510,17 @@ fn outcome(
         ok = false;
     }
     let error_message = take_string(map, "error_message")?.map(redacted);
+    let caller = take_string(map, "caller")?.filter(|c| !c.trim().is_empty());
+    let mut call_id = take_string(map, "call_id")?.filter(|c| !c.is_empty());
+    let mut decision_id = match take(map, "decision") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.as_i64().is_some_and(|i| i > 0) => n.as_i64(),
+        Some(_) => {
+            return Err(
+                "\"decision\" must be a decision's row id (a positive integer)".to_string(),
+            );
+        }
+    };
     let mut metadata = match take(map, "metadata") {
         None | Some(Value::Null) => None,
         Some(Value::Object(m)) => Some(m),
@@ -546,6 +565,14 @@ fn outcome(
             normalized.push(axis);
         }
     }
+    if let Some(m) = &metadata {
+        decision_id = decision_id.or_else(|| m.get("decision_id").and_then(Value::as_i64));
+        if call_id.is_none()
+            && let Some(Value::String(id)) = m.get("call_id")
+        {
+            call_id = Some(id.clone()).filter(|c| !c.is_empty());
+        }
+    }
     if let Some(m) = &mut metadata {
         let mut v = Value::Object(std::mem::take(m));
         redact::redact_value(&mut v);
@@ -567,6 +594,9 @@ fn outcome(
         suggested_split,
         evidence,
         metadata: metadata.map(Value::Object),
+        caller,
+        decision_id,
+        call_id,
     })
 }
 

@@ -127,7 +127,7 @@ fn decisions(
     let mut rows = conn.prepare(
         "SELECT id, ts_ms, session, tool, method, verdict, category, \
            CASE WHEN verdict = 'corrected' THEN corrections END, \
-           CASE WHEN verdict = 'rejected' OR warnings <> '[]' THEN args END \
+           CASE WHEN verdict = 'rejected' OR warnings <> '[]' THEN args END, caller \
          FROM decisions WHERE ts_ms >= ?1 AND ts_ms < ?2",
     )?;
     let mut next_call = conn.prepare(
@@ -149,6 +149,7 @@ fn decisions(
         let rejected = verdict == "rejected";
         let tally = agg.tally(tool, method);
         tally.add_decisions(1, ts_ms, verdict, category);
+        tally.add_caller_calls(r.get_ref(9)?.as_str_or_null()?, ts_ms, 1);
         if let Some(corrections) = r.get_ref(7)?.as_str_or_null()? {
             for kind in correction_kinds(corrections) {
                 match tally.corrections.get_mut(kind) {
@@ -269,11 +270,17 @@ fn correction_kinds(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The columns [`add_outcomes`] reads, in order: the session and message only of errors.
+/// The columns [`add_outcomes`] reads, in order: the message only of errors.
 pub(super) const OUTCOME_COLUMNS: &str = "ts_ms, tool, method, status, error_type, \
     CASE WHEN error_type = 'wrong_tool_boundary' THEN boundary_axes END, \
     observed_task_shape, suggested_split, evidence, \
-    CASE WHEN status = 'error' THEN session END, CASE WHEN status = 'error' THEN error_message END";
+    session, CASE WHEN status = 'error' THEN error_message END, caller";
+
+/// [`OUTCOME_COLUMNS`] of a store from before outcomes knew their caller.
+const OUTCOME_COLUMNS_UNCALLED: &str = "ts_ms, tool, method, status, error_type, \
+    CASE WHEN error_type = 'wrong_tool_boundary' THEN boundary_axes END, \
+    observed_task_shape, suggested_split, evidence, \
+    session, CASE WHEN status = 'error' THEN error_message END, NULL";
 
 /// What reading rows into tallies needs besides the rows.
 pub(super) struct Reading<'a> {
@@ -307,10 +314,12 @@ pub(super) fn add_outcomes(
     agg: &mut Aggregate,
     tick: &mut dyn FnMut(),
 ) -> rusqlite::Result<()> {
-    let mut rows = conn.prepare(&format!(
-        "{}SELECT {OUTCOME_COLUMNS} FROM {}",
-        rows.with, rows.from
-    ))?;
+    let columns = if results::has_column(conn, "outcomes", "caller")? {
+        OUTCOME_COLUMNS
+    } else {
+        OUTCOME_COLUMNS_UNCALLED
+    };
+    let mut rows = conn.prepare(&format!("{}SELECT {columns} FROM {}", rows.with, rows.from))?;
     let mut rows = rows.query(args)?;
     while let Some(r) = rows.next()? {
         tick();
@@ -326,6 +335,7 @@ pub(super) fn add_outcomes(
             evidence: r.get_ref(8)?.as_str_or_null()?,
             session: r.get_ref(9)?.as_str_or_null()?,
             message: r.get_ref(10)?.as_str_or_null()?,
+            caller: r.get_ref(11)?.as_str_or_null()?,
         };
         add_outcome(row, read, agg);
     }
@@ -346,6 +356,7 @@ pub(super) struct OutcomeFields<'r> {
     pub(super) evidence: Option<&'r str>,
     pub(super) session: Option<&'r str>,
     pub(super) message: Option<&'r str>,
+    pub(super) caller: Option<&'r str>,
 }
 
 /// Counts one outcome.
@@ -368,9 +379,9 @@ pub(super) fn add_outcome(f: OutcomeFields<'_>, read: &Reading<'_>, agg: &mut Ag
         evidence: f.evidence,
         session: f.session,
         message: f.message,
+        caller: f.caller,
     };
-    agg.tally(f.tool, f.method)
-        .add_outcome(&row, read.window, read.t);
+    agg.add_outcome(f.tool, f.method, &row, read.window, read.t);
 }
 
 /// Axes as stored, folded through the policy's synonyms (which may have grown since they
@@ -499,6 +510,13 @@ pub(super) fn own_fault(status: &str, error_type: Option<&str>) -> bool {
     status == "error" && error_type.is_none_or(|e| !is_extrinsic(e) && !is_not_the_tools(e))
 }
 
+/// Whether an outcome between two asks is a failure of the tool's own (a fault, not a
+/// referral).
+pub(super) fn own_failure(status: &str, error_type: Option<&str>) -> bool {
+    own_fault(status, error_type)
+        && !matches!(error_type, Some("wrong_tool_boundary" | "low_utility"))
+}
+
 /// Adds one call to the candidates of a re-ask: a tool seen again keeps its last call.
 pub(super) fn add_candidate(candidates: &mut Vec<Candidate>, call: Candidate) {
     match candidates
@@ -511,6 +529,7 @@ pub(super) fn add_candidate(candidates: &mut Vec<Candidate>, call: Candidate) {
                 c.last_ms = call.last_ms;
             }
             c.flagged |= call.flagged;
+            c.failed |= call.failed;
         }
         None => candidates.push(call),
     }
@@ -587,6 +606,7 @@ fn asks(
                         call: call(r.get(2)?),
                         last_ms: r.get(3)?,
                         flagged: own_fault(status, error_type),
+                        failed: own_failure(status, error_type),
                     },
                 );
             }
@@ -663,6 +683,9 @@ pub(super) fn weigh_followup<E>(
     };
     let blamed = &candidates[i];
     let tally = agg.tally(&blamed.tool, blamed.method.as_deref());
+    if followup.reask && blamed.failed {
+        tally.note_reask_after_failure();
+    }
     if followup.reask {
         tally.add_user_correction(followup.later_ms, true, window, t);
         tally.note_user_correction(true, Some(session), complaint);

@@ -360,7 +360,8 @@ impl PgStore {
             // A rejection remembers the evidence it was made at, as in SQLite.
             tx.execute(
                 "UPDATE eval_recommendations SET status = $2, \
-                   rejected_count = CASE WHEN $2 = 'rejected' THEN evidence_count ELSE rejected_count END \
+                   rejected_count = CASE WHEN $2 = 'rejected' THEN evidence_count ELSE rejected_count END, \
+                   rejected_rate = CASE WHEN $2 = 'rejected' THEN evidence_rate ELSE rejected_rate END \
                  WHERE id = $1",
                 &[&id.pg_text(), &status.pg_text()],
             )?;
@@ -388,11 +389,11 @@ impl PgStore {
     pub(crate) fn known_states(&mut self, recs: &mut [Recommendation]) -> Result<(), StoreError> {
         let read = (|| {
             let st = self.client().prepare(
-                "SELECT status, rejected_count, first_seen_ms FROM eval_recommendations WHERE id = $1",
+                "SELECT status, rejected_count, first_seen_ms, rejected_rate FROM eval_recommendations WHERE id = $1",
             )?;
             for r in recs.iter_mut() {
                 if let Some(row) = self.client().query_opt(&st, &[&r.id.pg_text()])? {
-                    apply_state(r, row.get(0), row.get(1), row.get(2));
+                    apply_state(r, row.get(0), row.get(1), row.get(2), row.get(3));
                 }
             }
             Ok(())
@@ -542,15 +543,16 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
         }
     }
     let known = tx.prepare(
-        "SELECT status, rejected_count, first_seen_ms FROM eval_recommendations WHERE id = $1",
+        "SELECT status, rejected_count, first_seen_ms, rejected_rate FROM eval_recommendations WHERE id = $1",
     )?;
     let upsert = tx.prepare(
         "INSERT INTO eval_recommendations (id, tool, method, kind, subject, confidence, summary, axes, evidence, \
-           first_seen_ms, last_seen_ms, evidence_count, brief, status, rejected_count) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14) \
+           first_seen_ms, last_seen_ms, evidence_count, brief, status, rejected_count, evidence_rate, rejected_rate) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15, $16) \
          ON CONFLICT (id) DO UPDATE SET confidence = excluded.confidence, summary = excluded.summary, \
            axes = excluded.axes, evidence = excluded.evidence, evidence_count = excluded.evidence_count, \
            brief = excluded.brief, status = excluded.status, rejected_count = excluded.rejected_count, \
+               evidence_rate = excluded.evidence_rate, rejected_rate = excluded.rejected_rate, \
            last_seen_ms = greatest(eval_recommendations.last_seen_ms, excluded.last_seen_ms)",
     )?;
     let link = tx.prepare(
@@ -560,7 +562,7 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
     let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
     for r in run.recommendations.iter_mut() {
         match tx.query_opt(&known, &[&r.id.pg_text()])? {
-            Some(row) => apply_state(r, row.get(0), row.get(1), row.get(2)),
+            Some(row) => apply_state(r, row.get(0), row.get(1), row.get(2), row.get(3)),
             None => r.first_seen_ms = Some(run.ran_at_ms),
         }
         // As in `runs.rs`: one whose evidence grew past its rejection is proposed again.
@@ -586,6 +588,8 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
                 &r.brief.pg_text(),
                 &stored_status.pg_text(),
                 &r.rejected_count,
+                &r.rate,
+                &r.rejected_rate,
             ],
         )?;
         tx.execute(

@@ -11,7 +11,8 @@ use postgres::{IsolationLevel, Transaction};
 use crate::StoreError;
 use crate::aggregate::{
     CallRow, CorrectionFields, OUTCOME_COLUMNS, OutcomeFields, Reading, Reask, add_candidate,
-    add_correction, add_outcome, blamed_ids, learn_from_call, own_fault, weigh_followup,
+    add_correction, add_outcome, blamed_ids, learn_from_call, own_failure, own_fault,
+    weigh_followup,
 };
 use crate::pg::PgStore;
 use crate::pg_text::ToPgText;
@@ -176,6 +177,7 @@ pub(super) fn outcome_fields(r: &postgres::Row) -> OutcomeFields<'_> {
         evidence: r.get(8),
         session: r.get(9),
         message: r.get(10),
+        caller: r.get(11),
     }
 }
 
@@ -222,8 +224,8 @@ fn decisions(
     let range = [&window.from_ms as _, &window.until_ms as _];
     // Counted in the server: one row per tool, method, verdict and category.
     let groups = tx.query(
-        "SELECT tool, method, verdict, category, count(*), max(ts_ms) FROM decisions \
-         WHERE ts_ms >= $1 AND ts_ms < $2 GROUP BY tool, method, verdict, category",
+        "SELECT tool, method, verdict, category, count(*), max(ts_ms), caller FROM decisions \
+         WHERE ts_ms >= $1 AND ts_ms < $2 GROUP BY tool, method, verdict, category, caller, div(ts_ms, 3600000)",
         &range,
     )?;
     let mut counted = 0;
@@ -235,8 +237,9 @@ fn decisions(
         let Some(tool) = r.get::<_, Option<&str>>(0) else {
             continue;
         };
-        agg.tally(tool, r.get(1))
-            .add_decisions(n, r.get(5), r.get(2), r.get(3));
+        let tally = agg.tally(tool, r.get(1));
+        tally.add_decisions(n, r.get(5), r.get(2), r.get(3));
+        tally.add_caller_calls(r.get(6), r.get(5), n);
     }
     // The kinds of the corrections made, read as `aggregate.rs` reads them: each
     // `"kind":"…"` of the column's text.
@@ -362,6 +365,7 @@ fn asks(
                             call: call(r.get(2)),
                             last_ms: r.get(3),
                             flagged: own_fault(status, error_type),
+                            failed: own_failure(status, error_type),
                         },
                     );
                 }

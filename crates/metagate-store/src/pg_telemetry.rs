@@ -208,7 +208,10 @@ impl PgStore {
     ) -> Result<(), postgres::Error> {
         let outcome = self.client().prepare(&format!(
             "INSERT INTO {prefix}outcomes ({OUTCOME_COLUMNS}) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+               coalesce($14, (SELECT caller FROM decisions WHERE id = $15), \
+                 (SELECT caller FROM decisions WHERE $16::text IS NOT NULL AND session = $2 AND call_id = $16 \
+                  ORDER BY ts_ms DESC, id DESC LIMIT 1)))"
         ))?;
         let ask = self.client().prepare(&format!(
             "INSERT INTO {prefix}asks ({ASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5)"
@@ -239,6 +242,9 @@ impl PgStore {
                             &o.suggested_split.pg_text(),
                             &o.evidence.pg_text(),
                             &metadata.pg_text(),
+                            &o.caller.pg_key(),
+                            &o.decision_id,
+                            &o.call_id.pg_key(),
                         ],
                     )
                 }
@@ -570,7 +576,7 @@ fn grant_of(r: &postgres::Row) -> Grant {
 /// The columns of each event table an event fills, in the order events bind them (`user` is
 /// quoted: a reserved word in PostgreSQL).
 const OUTCOME_COLUMNS: &str = "ts_ms, session, tool, method, status, error_type, error_message, \
-     boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, metadata";
+     boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, metadata, caller";
 const ASK_COLUMNS: &str = "ts_ms, session, \"user\", text, capabilities";
 const CORRECTION_COLUMNS: &str = "ts_ms, session, tool, method, note";
 

@@ -156,15 +156,16 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
             }
         }
         let mut known = tx.prepare(
-            "SELECT status, rejected_count, first_seen_ms FROM eval_recommendations WHERE id = ?1",
+            "SELECT status, rejected_count, first_seen_ms, rejected_rate FROM eval_recommendations WHERE id = ?1",
         )?;
         let mut upsert = tx.prepare(
             "INSERT INTO eval_recommendations (id, tool, method, kind, subject, confidence, summary, axes, evidence, \
-               first_seen_ms, last_seen_ms, evidence_count, brief, status, rejected_count) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13, ?14) \
+               first_seen_ms, last_seen_ms, evidence_count, brief, status, rejected_count, evidence_rate, rejected_rate) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
              ON CONFLICT (id) DO UPDATE SET confidence = excluded.confidence, summary = excluded.summary, \
                axes = excluded.axes, evidence = excluded.evidence, evidence_count = excluded.evidence_count, \
                brief = excluded.brief, status = excluded.status, rejected_count = excluded.rejected_count, \
+               evidence_rate = excluded.evidence_rate, rejected_rate = excluded.rejected_rate, \
                last_seen_ms = max(last_seen_ms, excluded.last_seen_ms)",
         )?;
         let mut link = tx.prepare(
@@ -173,11 +174,13 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
         )?;
         let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
         for r in run.recommendations.iter_mut() {
-            let state: Option<(String, Option<f64>, i64)> = known
-                .query_row([&r.id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            let state: Option<(String, Option<f64>, i64, Option<f64>)> = known
+                .query_row([&r.id], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                })
                 .optional()?;
-            if let Some((status, rejected_count, first_seen)) = state {
-                apply_state(r, status, rejected_count, first_seen);
+            if let Some((status, rejected_count, first_seen, rejected_rate)) = state {
+                apply_state(r, status, rejected_count, first_seen, rejected_rate);
             } else {
                 r.first_seen_ms = Some(run.ran_at_ms);
             }
@@ -203,6 +206,8 @@ fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64
                 r.brief,
                 stored_status,
                 r.rejected_count,
+                r.rate,
+                r.rejected_rate,
             ])?;
             link.execute(params![id, r.id, r.confidence, r.count, r.muted()])?;
             if r.reopened() {
@@ -231,11 +236,13 @@ pub(crate) fn apply_state(
     status: String,
     rejected_count: Option<f64>,
     first_seen_ms: i64,
+    rejected_rate: Option<f64>,
 ) {
     r.rejected_count = match (status.as_str(), rejected_count) {
         ("rejected", None) => Some(r.count),
         (_, kept) => kept,
     };
+    r.rejected_rate = rejected_rate;
     r.status = status;
     r.first_seen_ms = Some(first_seen_ms);
 }
@@ -272,20 +279,25 @@ pub fn known_states(conn: &Connection, recs: &mut [Recommendation]) -> rusqlite:
     if !has_tables(conn)? {
         return Ok(());
     }
-    let rejected_count = if has_column(conn, "eval_recommendations", "rejected_count")? {
-        "rejected_count"
-    } else {
-        "NULL"
+    let column = |name: &'static str| -> rusqlite::Result<&'static str> {
+        Ok(if has_column(conn, "eval_recommendations", name)? {
+            name
+        } else {
+            "NULL"
+        })
     };
+    let (rejected_count, rejected_rate) = (column("rejected_count")?, column("rejected_rate")?);
     let mut st = conn.prepare(&format!(
-        "SELECT status, {rejected_count}, first_seen_ms FROM eval_recommendations WHERE id = ?1"
+        "SELECT status, {rejected_count}, first_seen_ms, {rejected_rate} FROM eval_recommendations WHERE id = ?1"
     ))?;
     for r in recs {
-        if let Some((status, count, first_seen)) = st
-            .query_row([&r.id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        if let Some((status, count, first_seen, rate)) = st
+            .query_row([&r.id], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            })
             .optional()?
         {
-            apply_state(r, status, count, first_seen);
+            apply_state(r, status, count, first_seen, rate);
         }
     }
     Ok(())
@@ -330,7 +342,8 @@ pub fn set_status(
             // muted until its evidence grows past it.
             tx.execute(
                 "UPDATE eval_recommendations SET status = ?2, \
-                   rejected_count = CASE WHEN ?2 = 'rejected' THEN evidence_count ELSE rejected_count END \
+                   rejected_count = CASE WHEN ?2 = 'rejected' THEN evidence_count ELSE rejected_count END, \
+                   rejected_rate = CASE WHEN ?2 = 'rejected' THEN evidence_rate ELSE rejected_rate END \
                  WHERE id = ?1",
                 params![id, status],
             )?;

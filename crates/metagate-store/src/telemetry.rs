@@ -223,7 +223,7 @@ const STAGE: &str = "temp.staged_";
 /// The columns of each event table an event fills, in the order [`insert_events_into`] binds
 /// them.
 const OUTCOME_COLUMNS: &str = "ts_ms, session, tool, method, status, error_type, error_message, \
-     boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, metadata";
+     boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, metadata, caller";
 const ASK_COLUMNS: &str = "ts_ms, session, user, text, capabilities";
 const CORRECTION_COLUMNS: &str = "ts_ms, session, tool, method, note";
 
@@ -232,6 +232,13 @@ const EVENT_TABLES: [(&str, &str); 3] = [
     ("asks", ASK_COLUMNS),
     ("user_corrections", CORRECTION_COLUMNS),
 ];
+
+/// The caller an outcome is stored with: the one it names, else its decision's (named by row
+/// id, or by the call's id within the session), so evaluate can blame a caller without a join.
+const OUTCOME_CALLER: &str = "coalesce(?14, \
+     (SELECT caller FROM main.decisions WHERE id = ?15), \
+     (SELECT caller FROM main.decisions INDEXED BY decisions_by_session \
+      WHERE ?16 IS NOT NULL AND session = ?2 AND call_id = ?16 ORDER BY ts_ms DESC, id DESC LIMIT 1))";
 
 /// Makes an empty stage for events on `conn`: tables shaped as the event tables, outside the
 /// store, so filling them takes no lock on it (and, kept in a temporary file rather than
@@ -286,7 +293,7 @@ fn insert_events_into(
 ) -> rusqlite::Result<()> {
     let mut outcome = conn.prepare_cached(&format!(
         "INSERT INTO {prefix}outcomes ({OUTCOME_COLUMNS}) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, {OUTCOME_CALLER})"
     ))?;
     let mut ask = conn.prepare_cached(&format!(
         "INSERT INTO {prefix}asks ({ASK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5)"
@@ -311,6 +318,9 @@ fn insert_events_into(
                 o.suggested_split,
                 o.evidence,
                 o.metadata.as_ref().map(|m| m.to_string()),
+                o.caller,
+                o.decision_id,
+                o.call_id,
             ]),
             Event::Ask(a) => ask.execute(params![
                 a.ts_ms,

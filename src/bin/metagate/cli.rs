@@ -12,7 +12,8 @@ mod mcp;
 mod permit;
 
 pub use evaluate::{
-    EvaluateArgs, EvaluateCommand, HealthArgs, HealthFormat, ToolsCheckArgs, ToolsCommand,
+    EvaluateArgs, EvaluateCommand, HealthArgs, HealthFormat, ReportFormat, ToolsCheckArgs,
+    ToolsCommand,
 };
 pub use gate::GateArgs;
 pub use lint::{DenyLevel, LintArgs, LintFormat};

@@ -12,7 +12,7 @@ use metagate_store::shard::ReaskStage;
 use metagate_wire::display::{one_line, plural};
 use serde_json::json;
 
-use crate::cli::{EvaluateArgs, EvaluateCommand, Format};
+use crate::cli::{EvaluateArgs, EvaluateCommand, Format, ReportFormat};
 use crate::evaluate_report as report;
 use crate::exit::Status;
 use crate::runtime::Env;
@@ -23,10 +23,10 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     }
     // A person's status is set in the store `--db` names first, of either kind.
     if let Some(id) = args.accept.as_deref() {
-        return set_status(id, "accepted", args.format, env);
+        return set_status(id, "accepted", args.format.plain(), env);
     }
     if let Some(id) = args.reject.as_deref() {
-        return set_status(id, "rejected", args.format, env);
+        return set_status(id, "rejected", args.format.plain(), env);
     }
     // Shards of either kind, mixed as given; the run is kept in the first.
     let locations: Vec<Location> = if dbs.is_empty() {
@@ -68,6 +68,9 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     for empty in &evaluation.aggregate.empty_stores {
         say!("metagate: evaluate: {empty} holds no telemetry yet");
     }
+    if let Some(floor) = args.confidence_floor {
+        evaluation.floor = floor;
+    }
     evaluation.compare_with_stored(&shards, env.store_options(), now_ms)?;
     if let Some(before) = evaluation.policy_changed() {
         let name = |file: &Option<String>| {
@@ -100,11 +103,14 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
     };
     let mut out = crate::output::stdout();
     match args.format {
-        Format::Json => {
+        ReportFormat::Html => {
+            out.write_all(metagate::evaluate_html::page(&evaluation, policy).as_bytes())?;
+        }
+        ReportFormat::Json => {
             let doc = evaluation.to_json(policy, run_id, shards.first(), args.all);
             writeln!(out, "{doc}")?;
         }
-        Format::Table => report::write_table(
+        ReportFormat::Table => report::write_table(
             &mut out,
             &evaluation,
             &shards,
@@ -170,7 +176,7 @@ fn set_status(id: &str, status: &str, format: Format, env: &Env) -> Result<Statu
                 writeln!(crate::output::stdout(), "{doc}")?;
             }
             let muted = if status == "rejected" {
-                ": muted until its evidence grows"
+                ": muted until its rate worsens past the mute margin"
             } else {
                 ""
             };

@@ -108,16 +108,48 @@ pub fn write_table(
     Ok(())
 }
 
+/// The findings under the confidence floor, apart: they never page.
+fn write_below_floor(out: &mut dyn Write, e: &Evaluation) -> std::io::Result<()> {
+    let d = &e.digest;
+    if d.below_floor.is_empty() {
+        return Ok(());
+    }
+    prose!(
+        out,
+        "  {} under the confidence floor {:.2} (listed apart, never paging):",
+        d.below_floor.len(),
+        e.floor
+    )?;
+    for r in d
+        .below_floor
+        .iter()
+        .filter_map(|id| e.recommendations.iter().find(|r| &r.id == id))
+    {
+        prose!(
+            out,
+            "  {:<9} {} {:<18} {:<28} {:.2}  {}",
+            "under",
+            r.id,
+            r.kind,
+            one_line(&who(&r.tool, r.method.as_deref())),
+            r.confidence,
+            one_line(&r.summary)
+        )?;
+    }
+    Ok(())
+}
+
 /// The digest: the previous run, what changed, most severe first, and the tools that moved.
 fn write_digest(out: &mut dyn Write, e: &Evaluation) -> std::io::Result<()> {
     let d = &e.digest;
     let Some(previous) = &e.previous else {
-        let open = e.shown(false).count();
-        return prose!(
+        let open = e.shown(false).count() - d.below_floor.len();
+        prose!(
             out,
             "since the last run: no earlier run in this store, so {} new",
             plural(open, "recommendation is", "recommendations are")
-        );
+        )?;
+        return write_below_floor(out, e);
     };
     prose!(
         out,
@@ -156,6 +188,7 @@ fn write_digest(out: &mut dyn Write, e: &Evaluation) -> std::io::Result<()> {
             one_line(&r.summary)
         )?;
     }
+    write_below_floor(out, e)?;
     let moved: Vec<&ToolChange> = d.tools.iter().filter(|c| c.changed()).collect();
     for c in moved {
         prose!(out, "  tool      {}", tool_change(c))?;

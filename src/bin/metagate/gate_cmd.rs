@@ -73,7 +73,12 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         let mut reader = BufReader::with_capacity(4 << 20, io::stdin().lock());
         let mut out = BufWriter::with_capacity(256 * 1024, io::stdout().lock());
         let mut err = io::stderr().lock();
-        gate::stream(
+        let run = if args.replay {
+            gate::replay
+        } else {
+            gate::stream
+        };
+        run(
             &gate,
             &mut reader,
             &mut out,

@@ -7,7 +7,7 @@ use comfy_table::Table;
 use metagate::health;
 use metagate_core::events::format_time;
 use metagate_core::evolution::Tally;
-use metagate_core::evolution::health::{known_tools, rows};
+use metagate_core::evolution::health::{SPARK_NIGHTS, known_tools, rows, sparklines};
 use metagate_core::policy::Policy;
 use metagate_core::policy::thresholds::Thresholds;
 use metagate_wire::display::one_line;
@@ -102,6 +102,20 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
                 writeln!(out, "{recorded} recorded; --top 0 shows none of them")?;
             } else {
                 writeln!(out, "{}", crate::output::fit(health_table(&rows, &t)))?;
+                let head = format!(
+                    "nights (UTC days, the last {SPARK_NIGHTS}, oldest first; · nothing to judge):"
+                );
+                writeln!(out, "{}", crate::output::fit_line(&head))?;
+                // The tools the table shows, no more (`--top` cuts both).
+                let shown: metagate_core::evolution::Tallies = tallies
+                    .iter()
+                    .filter(|(tool, _)| rows.iter().any(|(t, _, _)| t == *tool))
+                    .map(|(tool, m)| (tool.clone(), m.clone()))
+                    .collect();
+                // 80 columns at most; a narrower terminal breaks them at spaces.
+                for line in sparklines(&shown, now_ms, &t) {
+                    writeln!(out, "{}", crate::output::fit_line(&line))?;
+                }
             }
         }
     }

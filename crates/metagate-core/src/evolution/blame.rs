@@ -41,6 +41,9 @@ pub struct Candidate {
     pub last_ms: i64,
     /// It reported a failure of its own or a `low_utility` referral between the asks.
     pub flagged: bool,
+    /// It reported a failure of its own (not a referral) between the asks: a re-ask after it
+    /// is a cause for fixing the tool, not for tightening what it accepts.
+    pub failed: bool,
 }
 
 impl Candidate {
@@ -160,6 +163,7 @@ mod tests {
             call: CallRef::Outcome(last_ms),
             last_ms,
             flagged,
+            failed: false,
         }
     }
 

@@ -43,13 +43,34 @@ struct KindScale {
 }
 
 /// Every kind, most severe first (DESIGN.md §2.7's kinds).
-const SCALES: [KindScale; 6] = [
+const SCALES: [KindScale; 9] = [
+    KindScale {
+        kind: "change_point",
+        evidence: "events after the change (confidence: 1 − p × tests, Fisher's exact test)",
+        out_of: "trials after the change",
+        full_rate: 1.0,
+        weight: 1.0,
+    },
+    KindScale {
+        kind: "fix_caller",
+        evidence: "the caller's failures",
+        out_of: "the caller's judged outcomes",
+        full_rate: 0.75,
+        weight: 0.95,
+    },
     KindScale {
         kind: "demote",
         evidence: "failures (or low-utility signals)",
         out_of: "judged outcomes",
         full_rate: 0.75,
         weight: 1.0,
+    },
+    KindScale {
+        kind: "sharpen_descriptions",
+        evidence: "referrals followed by the other tool's success",
+        out_of: "calls",
+        full_rate: 0.25,
+        weight: 0.85,
     },
     KindScale {
         kind: "split_boundary",

@@ -104,8 +104,13 @@ fn differs(a: Option<f64>, b: Option<f64>) -> bool {
 /// The digest.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Digest {
-    /// Ids, most severe first. Reopened recommendations are among the worse ones.
+    /// Ids, most severe first, of findings at or above the confidence floor: new, or under
+    /// the floor (or muted) in the previous run. Reopened ones are among the worse ones.
     pub new: Vec<String>,
+    /// Rejected ones whose rate worsened past the margin (also among `worse`).
+    pub reopened: Vec<String>,
+    /// Findings shown under the confidence floor: listed apart, never paging.
+    pub below_floor: Vec<String>,
     /// Tools whose figures got worse since the last run.
     pub worse: Vec<String>,
     /// Tools whose figures got better since the last run.
@@ -120,7 +125,7 @@ impl Digest {
     /// Whether `--fail-on` with this condition fails the run.
     pub fn fails(&self, on: FailOn) -> bool {
         match on {
-            FailOn::New => !self.new.is_empty(),
+            FailOn::New => !self.new.is_empty() || !self.reopened.is_empty(),
             FailOn::Worse => !self.new.is_empty() || !self.worse.is_empty(),
             FailOn::Any => {
                 !self.new.is_empty()
@@ -144,12 +149,14 @@ pub enum FailOn {
 }
 
 /// Sets each recommendation's [`Change`] against the previous run (all of them new without
-/// one) and builds the digest. Muted recommendations are in none of its lists.
+/// one) and builds the digest. Muted recommendations are in none of its lists; those under
+/// `floor` only in `below_floor`, and one that crosses the floor is new.
 pub fn compare(
     recs: &mut [Recommendation],
     previous: Option<&[PastRecommendation]>,
     now: &BTreeMap<String, ToolFigures>,
     before: Option<&BTreeMap<String, ToolFigures>>,
+    floor: f64,
 ) -> Digest {
     let mut digest = Digest::default();
     let past: BTreeMap<&str, &PastRecommendation> = previous
@@ -158,12 +165,18 @@ pub fn compare(
         .map(|p| (p.id.as_str(), p))
         .collect();
     for r in recs.iter_mut() {
+        let was_rejected = r.rejected_rate.is_some() || r.rejected_count.is_some();
         let change = if r.reopened() {
             Change::Reopened
         } else {
             match past.get(r.id.as_str()) {
                 None => Change::New,
+                // Muted then and shown now: its rate worsened past the rejection.
+                Some(p) if p.muted && was_rejected && !r.muted() && r.status != "accepted" => {
+                    Change::Reopened
+                }
                 Some(p) if p.muted => Change::New,
+                Some(p) if p.confidence.is_some_and(|c| c < floor - 1e-9) => Change::New,
                 Some(p) => match p.confidence {
                     Some(c) if r.confidence >= c + CHANGE_STEP - 1e-9 => Change::Worse,
                     Some(c) if r.confidence <= c - CHANGE_STEP + 1e-9 => Change::Better,
@@ -175,9 +188,17 @@ pub fn compare(
         if r.muted() {
             continue;
         }
+        if r.confidence < floor - 1e-9 {
+            digest.below_floor.push(r.id.clone());
+            continue;
+        }
         match change {
             Change::New => digest.new.push(r.id.clone()),
-            Change::Reopened | Change::Worse => digest.worse.push(r.id.clone()),
+            Change::Reopened => {
+                digest.reopened.push(r.id.clone());
+                digest.worse.push(r.id.clone());
+            }
+            Change::Worse => digest.worse.push(r.id.clone()),
             Change::Better => digest.better.push(r.id.clone()),
             Change::Same => {}
         }
@@ -244,6 +265,10 @@ mod tests {
             rejected_count: rejected,
             first_seen_ms: None,
             change: None,
+            rate: count / 100.0,
+            rejected_rate: None,
+            mute_margin: 0.25,
+            changed_at_ms: None,
         }
     }
 
@@ -279,7 +304,7 @@ mod tests {
             past(&gone, 0.9, false),
         ];
         let figures = BTreeMap::new();
-        let d = compare(&mut recs, Some(&previous), &figures, Some(&figures));
+        let d = compare(&mut recs, Some(&previous), &figures, Some(&figures), 0.0);
         let change: Vec<Option<Change>> = recs.iter().map(|r| r.change).collect();
         assert_eq!(
             change,
@@ -300,11 +325,21 @@ mod tests {
         assert!(d.fails(FailOn::New) && d.fails(FailOn::Worse) && d.fails(FailOn::Any));
         // Without a previous run, everything is new.
         let mut again = vec![rec("a", 0.5, "proposed", 5.0, None)];
-        let d = compare(&mut again, None, &figures, None);
+        let d = compare(&mut again, None, &figures, None, 0.0);
         assert_eq!(d.new.len(), 1);
         // A quiet night fails nothing.
         let mut same = vec![rec("d", 0.5, "proposed", 5.0, None)];
-        let d = compare(&mut same, Some(&previous[2..3]), &figures, None);
+        let d = compare(&mut same, Some(&previous[2..3]), &figures, None, 0.0);
         assert!(!d.fails(FailOn::Any), "{d:?}");
+        // Under the floor: listed apart, never new; crossing it later is new.
+        let mut low = vec![rec("d", 0.4, "proposed", 5.0, None)];
+        let d = compare(&mut low, None, &figures, None, 0.5);
+        assert_eq!(d.below_floor, [low[0].id.clone()]);
+        assert!(d.new.is_empty() && !d.fails(FailOn::Any));
+        let was_low = vec![past(&low[0], 0.4, false)];
+        let mut high = vec![rec("d", 0.6, "proposed", 5.0, None)];
+        let d = compare(&mut high, Some(&was_low), &figures, None, 0.5);
+        assert_eq!(d.new, [high[0].id.clone()]);
+        assert!(d.fails(FailOn::New));
     }
 }

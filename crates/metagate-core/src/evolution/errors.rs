@@ -50,8 +50,24 @@ fn normalize_message(text: &str) -> String {
             rest = &rest[1 + end + 1..];
             continue;
         }
+        if let Some(end) = version_end(rest) {
+            // A version tells one deploy from another: kept whole.
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+            continue;
+        }
         if c.is_ascii_alphanumeric() {
             let end = alnum_end(rest);
+            let code_number = out.ends_with('-') && {
+                let prefix = last_word(&out[..out.len() - 1]);
+                prefix.len() >= 2 && prefix.bytes().all(|b| b.is_ascii_uppercase())
+            };
+            if code_number && end <= 6 && rest[..end].bytes().all(|b| b.is_ascii_digit()) {
+                // The number of a code such as `ORA-00942`: part of the code.
+                out.push_str(&rest[..end]);
+                rest = &rest[end..];
+                continue;
+            }
             rest = token(&rest[..end], &mut out, &rest[end..]);
             continue;
         }
@@ -63,6 +79,54 @@ fn normalize_message(text: &str) -> String {
         out.push('…');
     }
     out
+}
+
+/// The length of a version at the start of `text` (`2.4.1`, `v1.10`, `1.2.3-rc1` up to its
+/// dotted part): two to four dotted numbers, not followed by another letter or digit.
+fn version_end(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = usize::from(b.first().is_some_and(|c| *c == b'v' || *c == b'V'));
+    let mut groups = 0;
+    loop {
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start || i - start > 4 {
+            return None;
+        }
+        groups += 1;
+        if groups < 4 && i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let ends = b.get(i).is_none_or(|c| !c.is_ascii_alphanumeric());
+    (groups >= 2 && ends).then_some(i)
+}
+
+/// An error code: upper-case letters, digits or `_`, at most 12, starting with a letter
+/// (`E1042`, `HTTP2`, `ERR_NO_TABLE`), or at most 6 with a letter anywhere (SQLSTATE `42P01`).
+fn is_code(word: &str) -> bool {
+    let b = word.as_bytes();
+    let chars_ok = b
+        .iter()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
+    let starts_upper = b.first().is_some_and(u8::is_ascii_uppercase);
+    // A time's `T` and `Z` (`20T10`) make no code.
+    let has_upper = b
+        .iter()
+        .any(|c| c.is_ascii_uppercase() && !matches!(c, b'T' | b'Z'));
+    chars_ok && ((starts_upper && b.len() <= 12) || (has_upper && b.len() <= 6))
+}
+
+/// The run of letters, digits and `_` that `text` ends with.
+fn last_word(text: &str) -> &str {
+    let start = text
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    &text[start..]
 }
 
 fn alnum_end(text: &str) -> usize {
@@ -90,6 +154,11 @@ fn token<'a>(token: &str, out: &mut String, mut rest: &'a str) -> &'a str {
         return rest;
     }
     if token.len() == 3 && !has_letter && (b'1'..=b'5').contains(&token.as_bytes()[0]) {
+        out.push_str(token);
+        return rest;
+    }
+    if has_digit && has_letter && is_code(token) {
+        // An error code names the failure: `E1042` is not `E1043`.
         out.push_str(token);
         return rest;
     }
@@ -132,26 +201,36 @@ fn url_at<'a>(text: &'a str, out: &mut String) -> Option<&'a str> {
 
 /// Counts one error of `category` with `message` (normalized here) in `clusters`, keeping at
 /// most [`MAX_CLUSTERS`] of them.
-pub(crate) fn add(clusters: &mut BTreeMap<String, u64>, category: &str, message: &str) {
+pub(crate) fn add(clusters: &mut BTreeMap<String, u64>, category: &str, message: &str) -> String {
     let mut key = String::with_capacity(category.len() + 1 + message.len());
     key.push_str(category);
     key.push(SEPARATOR);
     key.push_str(&normalize_message(message));
-    bump(clusters, key, 1);
+    bump(clusters, key, 1)
 }
 
-fn bump(clusters: &mut BTreeMap<String, u64>, key: String, n: u64) {
+/// Counts `n` under `key` (or its category's [`OTHER`] when full), and returns the key used.
+fn bump(clusters: &mut BTreeMap<String, u64>, key: String, n: u64) -> String {
     if let Some(count) = clusters.get_mut(&key) {
         *count += n;
-        return;
+        return key;
     }
     if clusters.len() < MAX_CLUSTERS {
-        clusters.insert(key, n);
-        return;
+        clusters.insert(key.clone(), n);
+        return key;
     }
     let category = key.split(SEPARATOR).next().unwrap_or("");
     let other = format!("{category}{SEPARATOR}{OTHER}");
-    *clusters.entry(other).or_default() += n;
+    *clusters.entry(other.clone()).or_default() += n;
+    other
+}
+
+/// A cluster key as a person reads it: `category "message"`.
+pub fn describe(key: &str) -> String {
+    match key.split_once(SEPARATOR) {
+        Some((category, message)) => format!("{category} \"{message}\""),
+        None => key.to_string(),
+    }
 }
 
 /// Adds every cluster of `from` to `into`, still keeping at most [`MAX_CLUSTERS`].
@@ -224,6 +303,37 @@ mod tests {
         let long = normalize_message(&"word ".repeat(100));
         assert!(long.chars().count() <= 121 && long.ends_with('…'));
         assert_eq!(normalize_message("  "), "");
+    }
+
+    /// What tells deploys and failures apart stays: versions, error codes.
+    #[test]
+    fn versions_and_codes_are_kept() {
+        let cases = [
+            (
+                "KeyError: 'account_tier' (crm-adapter 2.4.1)",
+                "KeyError: '…' (crm-adapter 2.4.1)",
+            ),
+            ("crm-adapter v3.0 failed", "crm-adapter v3.0 failed"),
+            (
+                "ORA-00942: table or view does not exist",
+                "ORA-00942: table or view does not exist",
+            ),
+            ("error E1042 at row 17", "error E1042 at row N"),
+            (
+                "ERROR: relation \"t\" does not exist (SQLSTATE 42P01)",
+                "ERROR: relation \"…\" does not exist (SQLSTATE 42P01)",
+            ),
+            ("retry 3 of 5", "retry N of N"),
+            ("at 10.5s", "at N.Ns"),
+            ("ip 10.0.0.12 refused", "ip 10.0.0.12 refused"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(normalize_message(text), want, "{text}");
+        }
+        assert_ne!(
+            normalize_message("KeyError: 'x' (crm-adapter 2.4.1)"),
+            normalize_message("KeyError: 'x' (crm-adapter 2.4.2)")
+        );
     }
 
     #[test]

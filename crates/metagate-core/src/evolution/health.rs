@@ -311,3 +311,36 @@ fn inert(text: &str) -> String {
     }
     out
 }
+
+/// How many nights a `tools health` sparkline shows.
+pub const SPARK_NIGHTS: usize = 14;
+
+/// One line per tool, at most 80 columns: its failure rate and utility over the last
+/// [`SPARK_NIGHTS`] UTC days to `now_ms`, oldest first, as sparklines (`·` for a day with
+/// nothing to judge), and the latest day's figures.
+pub fn sparklines(tallies: &Tallies, now_ms: i64, t: &Thresholds) -> Vec<String> {
+    let from = now_ms - (SPARK_NIGHTS as i64 - 1) * super::series::DAY_MS;
+    tallies
+        .iter()
+        .map(|(tool, methods)| {
+            let total = super::tool_total(methods);
+            let nights =
+                super::series::nights(&total.hours, from, now_ms + 1, t.user_correction_weight());
+            let failure = super::series::sparkline(nights.iter().map(|n| n.failure_rate));
+            let utility = super::series::sparkline(nights.iter().map(|n| n.utility));
+            let last = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+            let latest = nights.iter().rev().find(|n| n.calls > 0);
+            let name = inert(tool);
+            let name: String = if name.chars().count() > 18 {
+                name.chars().take(17).chain(['…']).collect()
+            } else {
+                name
+            };
+            format!(
+                "{name:<18} failure {failure} {:>4}  utility {utility} {:>4}",
+                last(latest.and_then(|n| n.failure_rate)),
+                last(latest.and_then(|n| n.utility)),
+            )
+        })
+        .collect()
+}

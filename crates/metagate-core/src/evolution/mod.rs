@@ -10,13 +10,17 @@
 mod args;
 pub mod blame;
 pub mod causes;
+pub mod changes;
 pub mod confidence;
 pub mod digest;
 pub mod errors;
+pub mod findings;
 pub mod health;
 pub mod output;
+pub mod overlap;
 mod reask;
 pub mod recommend;
+pub mod series;
 pub mod tally;
 
 use std::collections::BTreeMap;
@@ -30,6 +34,7 @@ pub use args::{
     PairSessions, PatchBase, ProposedAlias, alias_pairs, attach_sessions, missing_required,
     policy_patch, propose_aliases, unknown_args,
 };
+pub use findings::assess;
 pub use output::{alias_json, health_json, recommendation_json, tool_total, tools_json};
 pub use reask::{AskRow, Followup, ReaskDetector, capability_overlap};
 pub use recommend::{Change, Evidence, KINDS, Recommendation, recommend, recommendation_id};
@@ -189,6 +194,8 @@ pub struct Aggregate {
     pub unattributed_reasks: u64,
     /// Stores that held no telemetry (empty files).
     pub empty_stores: Vec<String>,
+    /// Referrals followed by another tool's success ([`overlap`]).
+    pub overlaps: overlap::OverlapWatch,
 }
 
 impl Aggregate {
@@ -218,6 +225,26 @@ impl Aggregate {
                 }
             }
         }
+    }
+
+    /// Counts one outcome of `tool` in its tally, and follows it for overlapping tools.
+    pub fn add_outcome(
+        &mut self,
+        tool: &str,
+        method: Option<&str>,
+        o: &OutcomeRow<'_>,
+        w: &Window,
+        t: &Thresholds,
+    ) {
+        self.tally(tool, method).add_outcome(o, w, t);
+        self.overlaps.see(
+            o.session,
+            tool,
+            o.ok,
+            o.error_type,
+            o.ts_ms,
+            t.reask_window_ms,
+        );
     }
 
     /// Keeps `session` among the first few an alias pair was seen in.
@@ -252,6 +279,7 @@ impl Aggregate {
         self.unlinked_corrections += other.unlinked_corrections;
         self.unattributed_reasks += other.unattributed_reasks;
         self.empty_stores.extend(other.empty_stores);
+        self.overlaps.merge(other.overlaps);
     }
 }
 

@@ -13,8 +13,11 @@ use super::{ProposedAlias, Tallies, round2};
 use crate::policy::thresholds::Thresholds;
 
 /// The kinds of recommendation (DESIGN.md §2.7), most severe first.
-pub const KINDS: [&str; 6] = [
+pub const KINDS: [&str; 9] = [
+    "change_point",
+    "fix_caller",
     "demote",
+    "sharpen_descriptions",
     "split_boundary",
     "tighten_acceptance",
     "review_schema",
@@ -23,27 +26,30 @@ pub const KINDS: [&str; 6] = [
 ];
 
 /// At most this many sessions and examples back one recommendation.
-const MAX_SESSIONS: usize = 5;
+pub(crate) const MAX_SESSIONS: usize = 5;
 const MAX_EXAMPLES: usize = 6;
 
 /// What a recommendation rests on, bounded: sessions to look at, short texts from the store
 /// (already redacted when recorded), and the counts.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Evidence {
-    sessions: Vec<String>,
-    examples: Vec<String>,
-    counts: Map<String, Value>,
+    pub(crate) sessions: Vec<String>,
+    pub(crate) examples: Vec<String>,
+    pub(crate) counts: Map<String, Value>,
+    /// The sessions shown, each with its caller, time and error (latest and most typical
+    /// first).
+    pub(crate) samples: Vec<Value>,
 }
 
 impl Evidence {
     /// The evidence as the JSON report writes it.
     pub fn to_json(&self) -> Value {
-        json!({"sessions": self.sessions, "examples": self.examples, "counts": self.counts})
+        json!({"sessions": self.sessions, "examples": self.examples, "counts": self.counts, "samples": self.samples})
     }
 
     /// Keeps a short text: cut, and redacted again (texts were redacted when recorded, but a
     /// store from elsewhere may hold what this metagate would redact).
-    fn example(&mut self, text: String) {
+    pub(crate) fn example(&mut self, text: String) {
         let text = shorten(&text, 200);
         let text = metagate_checks::redact::redact_text(&text).unwrap_or(text);
         if self.examples.len() < MAX_EXAMPLES && !self.examples.contains(&text) {
@@ -51,7 +57,7 @@ impl Evidence {
         }
     }
 
-    fn count(&mut self, key: &str, value: impl Into<Value>) {
+    pub(crate) fn count(&mut self, key: &str, value: impl Into<Value>) {
         self.counts.insert(key.to_string(), value.into());
     }
 }
@@ -118,6 +124,15 @@ pub struct Recommendation {
     pub first_seen_ms: Option<i64>,
     /// Since the previous stored run (none until compared).
     pub change: Option<Change>,
+    /// The rate it rests on (`n / of`): a rejection is measured against it.
+    pub rate: f64,
+    /// The rate it rested on when it was rejected (none for one rejected before rates were
+    /// kept: its count is measured instead).
+    pub rejected_rate: Option<f64>,
+    /// How much its rate must rise past the rejected one to reopen it (`mute_margin`).
+    pub mute_margin: f64,
+    /// For a change point: when the rate changed (the first hour after it).
+    pub changed_at_ms: Option<i64>,
 }
 
 impl Recommendation {
@@ -129,7 +144,18 @@ impl Recommendation {
     /// Rejected, and its evidence has not grown past what it was then: not shown by default,
     /// not in `<known_tools>`, not in a policy patch.
     pub fn muted(&self) -> bool {
-        self.status == "rejected" && self.rejected_count.is_none_or(|r| self.count <= r + 1e-9)
+        if self.status != "rejected" {
+            return false;
+        }
+        match self.rejected_rate {
+            // Worse by the margin, and by at least a percentage point: a rate of 0 rejected
+            // does not reopen at 0.1%.
+            Some(r) => {
+                let reopen_above = (r * (1.0 + self.mute_margin)).max(r + 0.01);
+                self.rate <= reopen_above + 1e-9
+            }
+            None => self.rejected_count.is_none_or(|r| self.count <= r + 1e-9),
+        }
     }
 
     /// Rejected once, with more evidence now than then: shown again.
@@ -152,29 +178,30 @@ pub fn recommendation_id(tool: &str, method: Option<&str>, kind: &str, subject: 
 }
 
 /// What each kind needs to make one recommendation.
-struct Draft<'a> {
-    tool: &'a str,
-    method: Option<&'a str>,
-    kind: &'static str,
-    subject: String,
+pub(crate) struct Draft<'a> {
+    pub(crate) tool: &'a str,
+    pub(crate) method: Option<&'a str>,
+    pub(crate) kind: &'static str,
+    pub(crate) subject: String,
     /// Evidence among chances for it, for the confidence.
-    n: f64,
-    of: f64,
-    summary: String,
-    brief: String,
-    axes: Vec<String>,
-    evidence: Evidence,
+    pub(crate) n: f64,
+    pub(crate) of: f64,
+    pub(crate) summary: String,
+    pub(crate) brief: String,
+    pub(crate) axes: Vec<String>,
+    pub(crate) evidence: Evidence,
 }
 
 impl Draft<'_> {
-    fn build(self) -> Recommendation {
+    pub(crate) fn build(self) -> Recommendation {
+        let of = self.of.max(self.n);
         Recommendation {
             id: recommendation_id(self.tool, self.method, self.kind, &self.subject),
             tool: self.tool.to_string(),
             method: self.method.map(str::to_string),
             kind: self.kind,
             subject: self.subject,
-            confidence: confidence(self.kind, self.n, self.of.max(self.n)),
+            confidence: confidence(self.kind, self.n, of),
             count: round2(self.n),
             summary: self.summary,
             brief: self.brief,
@@ -184,15 +211,24 @@ impl Draft<'_> {
             rejected_count: None,
             first_seen_ms: None,
             change: None,
+            rate: if of > 0.0 { round4(self.n / of) } else { 0.0 },
+            rejected_rate: None,
+            mute_margin: 0.0,
+            changed_at_ms: None,
         }
     }
 }
 
-fn method_opt(m: &str) -> Option<&str> {
+/// `x` to four decimals: rates are compared with a margin, never to the last bit.
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+pub(crate) fn method_opt(m: &str) -> Option<&str> {
     (!m.is_empty()).then_some(m)
 }
 
-fn named(tool: &str, method: Option<&str>) -> String {
+pub(crate) fn named(tool: &str, method: Option<&str>) -> String {
     match method {
         Some(m) => format!("{tool}.{m}"),
         None => tool.to_string(),
@@ -213,7 +249,7 @@ pub fn recommend(
             if m.cohesion_warning(t) {
                 out.push(split_boundary(tool, mo, m).build());
             }
-            if m.low_utility_signals() >= t.tighten_min_signals {
+            if passing_signals(m) >= t.tighten_min_signals {
                 out.push(tighten_acceptance(tool, mo, m).build());
             }
             if m.degraded(t) {
@@ -239,7 +275,7 @@ pub fn recommend(
 }
 
 /// Most severe first; then by kind, tool, method and subject, so the order is stable.
-fn sort(recs: &mut [Recommendation]) {
+pub(crate) fn sort(recs: &mut [Recommendation]) {
     let rank = |k: &str| KINDS.iter().position(|x| *x == k).unwrap_or(KINDS.len());
     recs.sort_by(|a, b| {
         b.severity()
@@ -297,9 +333,16 @@ fn split_boundary<'a>(tool: &'a str, method: Option<&'a str>, m: &Tally) -> Draf
     }
 }
 
+/// Low-utility signals that followed a result the tool passed: re-asks after a failure of its
+/// own call for fixing the tool, not for tightening what it accepts.
+fn passing_signals(m: &Tally) -> u64 {
+    m.low_utility_signals()
+        .saturating_sub(m.reasks_after_failure)
+}
+
 fn tighten_acceptance<'a>(tool: &'a str, method: Option<&'a str>, m: &Tally) -> Draft<'a> {
     let who = named(tool, method);
-    let signals = m.low_utility_signals();
+    let signals = passing_signals(m);
     let mut evidence = Evidence {
         sessions: m.sessions_of(
             &[signal::REASK, signal::CORRECTION, signal::LOW_UTILITY],
@@ -318,6 +361,7 @@ fn tighten_acceptance<'a>(tool: &'a str, method: Option<&'a str>, m: &Tally) -> 
     }
     evidence.count("low_utility", m.low_utility);
     evidence.count("reasks", m.reask_corrections);
+    evidence.count("reasks_after_failure", m.reasks_after_failure);
     evidence.count("explicit_corrections", m.explicit_corrections);
     evidence.count("phrase_hints", m.phrase_hints);
     evidence.count("calls", m.calls_seen());

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::causes::ArgFault;
+use super::series::{self, Callers, Hours, Sample, at};
 use super::{Window, errors, is_extrinsic, is_not_the_tools, recency_weight, round2};
 use crate::policy::thresholds::Thresholds;
 
@@ -104,6 +105,16 @@ pub struct Tally {
     /// without reading the rows again. `None` in tallies stored before it was kept.
     pub recent_by_hour: Option<BTreeMap<i64, [u64; 2]>>,
     pub(crate) last_ms: Option<i64>,
+    /// By the hour: decisions, outcomes, successes, failures and low-utility signals, what
+    /// change points are found in and the report's nightly charts are drawn from.
+    pub hours: Hours,
+    /// By caller (the decision's, or the outcome's when `record` joined it to one).
+    pub callers: Callers,
+    /// The latest failures, as a finding's evidence.
+    pub(crate) samples: Vec<Sample>,
+    /// Re-asks blamed on it that followed a failure of its own: a cause for fixing the tool,
+    /// not for tightening what it accepts.
+    pub(crate) reasks_after_failure: u64,
 }
 
 /// An hour in milliseconds.
@@ -154,6 +165,12 @@ impl Tally {
             return;
         }
         self.calls += n;
+        series::bump(
+            &mut self.hours,
+            ts_ms,
+            at::DECISIONS,
+            n.min(u64::from(u32::MAX)) as u32,
+        );
         match verdict {
             "pass" => self.passed += n,
             "corrected" => self.corrected += n,
@@ -171,14 +188,24 @@ impl Tally {
         self.seen(ts_ms);
     }
 
+    /// Counts `n` gate decisions of `caller` at `ts_ms`.
+    pub fn add_caller_calls(&mut self, caller: Option<&str>, ts_ms: i64, n: u64) {
+        let n = n.min(u64::from(u32::MAX)) as u32;
+        series::add_for_caller(&mut self.callers, caller, ts_ms, at::DECISIONS, n);
+    }
+
     /// Adds a recorded outcome.
     pub fn add_outcome(&mut self, o: &OutcomeRow<'_>, w: &Window, t: &Thresholds) {
         let weight = recency_weight(w.now_ms - o.ts_ms, t.half_life_ms);
         let recent = w.is_recent(o.ts_ms);
         self.seen(o.ts_ms);
+        series::bump(&mut self.hours, o.ts_ms, at::OUTCOMES, 1);
+        series::add_for_caller(&mut self.callers, o.caller, o.ts_ms, at::OUTCOMES, 1);
         if o.ok {
             self.outcomes_ok += 1;
             self.good_w += weight;
+            series::bump(&mut self.hours, o.ts_ms, at::OK, 1);
+            series::add_for_caller(&mut self.callers, o.caller, o.ts_ms, at::OK, 1);
             return;
         }
         self.outcomes_error += 1;
@@ -189,9 +216,10 @@ impl Tally {
                 self.errors.insert(kind.to_string(), 1);
             }
         }
-        if let Some(message) = o.message.filter(|m| !m.trim().is_empty()) {
-            errors::add(&mut self.error_clusters, kind, message);
-        }
+        let cluster = o
+            .message
+            .filter(|m| !m.trim().is_empty())
+            .map(|message| errors::add(&mut self.error_clusters, kind, message));
         match kind {
             "wrong_tool_boundary" => {
                 self.boundary += 1;
@@ -221,6 +249,8 @@ impl Tally {
             }
             "low_utility" => {
                 self.low_utility += 1;
+                series::bump(&mut self.hours, o.ts_ms, at::SIGNALS, 1);
+                series::add_for_caller(&mut self.callers, o.caller, o.ts_ms, at::SIGNALS, 1);
                 self.low_utility_recent += u64::from(recent);
                 if recent {
                     self.count_recent(o.ts_ms, 1);
@@ -237,6 +267,21 @@ impl Tally {
                 self.failures += 1;
                 self.bad_w += weight;
                 self.note_session(signal::FAILURE, o.session);
+                series::bump(&mut self.hours, o.ts_ms, at::FAILURES, 1);
+                series::add_for_caller(&mut self.callers, o.caller, o.ts_ms, at::FAILURES, 1);
+                let cluster = cluster.unwrap_or_else(|| format!("{kind}\u{1f}"));
+                series::add_caller_error(&mut self.callers, o.caller, &cluster);
+                if let Some(session) = o.session.filter(|s| !s.is_empty()) {
+                    series::keep_latest(
+                        &mut self.samples,
+                        Sample {
+                            ts_ms: o.ts_ms,
+                            session: session.to_string(),
+                            caller: o.caller.filter(|c| !c.is_empty()).map(str::to_string),
+                            cluster,
+                        },
+                    );
+                }
             }
         }
     }
@@ -262,6 +307,7 @@ impl Tally {
 
     /// Adds a user correction (explicit or a detected re-ask).
     pub fn add_user_correction(&mut self, ts_ms: i64, reask: bool, w: &Window, t: &Thresholds) {
+        series::bump(&mut self.hours, ts_ms, at::SIGNALS, 1);
         if reask {
             self.reask_corrections += 1;
         } else {
@@ -439,6 +485,17 @@ impl Tally {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+        series::merge_hours(&mut self.hours, &o.hours);
+        series::merge_callers(&mut self.callers, &o.callers);
+        for s in &o.samples {
+            series::keep_latest(&mut self.samples, s.clone());
+        }
+        self.reasks_after_failure += o.reasks_after_failure;
+    }
+
+    /// Counts a re-ask blamed on it as one that followed a failure of its own.
+    pub fn note_reask_after_failure(&mut self) {
+        self.reasks_after_failure += 1;
     }
 
     /// Axes ranked by what they tell apart: an axis named in (nearly) every referral of the
@@ -561,4 +618,6 @@ pub struct OutcomeRow<'a> {
     pub session: Option<&'a str>,
     /// The error message, for clustering.
     pub message: Option<&'a str>,
+    /// The caller of the call it answered, when known.
+    pub caller: Option<&'a str>,
 }

@@ -133,6 +133,7 @@ fn outcome(ts_ms: i64, ok: bool, error_type: Option<&'static str>) -> OutcomeRow
         evidence: None,
         session: None,
         message: None,
+        caller: None,
     }
 }
 

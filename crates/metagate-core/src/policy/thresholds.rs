@@ -75,6 +75,21 @@ pub(crate) struct EvaluateFile {
     /// … and holding at least this share of the pairs its unknown name was seen in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     learn_alias_min_share: Option<f64>,
+    /// Change points: the chance, per night, that a run raises one where nothing changed
+    /// (split over every test it makes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    false_alarm_rate: Option<f64>,
+    /// `--fail-on` pages only for findings at or above this confidence (`--confidence-floor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    confidence_floor: Option<f64>,
+    /// A rejected finding stays muted until its rate exceeds the rate it was rejected at by
+    /// this share of it (and by at least one percentage point).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mute_margin: Option<f64>,
+    /// One caller holding at least this share of a tool's failures is blamed instead of the
+    /// tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    caller_share: Option<f64>,
 }
 
 /// The thresholds in force, defaults filled in.
@@ -101,6 +116,10 @@ pub struct Thresholds {
     pub(crate) review_schema_min_missing: u64,
     pub(crate) learn_alias_min_pairs: u64,
     pub(crate) learn_alias_min_share: f64,
+    pub(crate) false_alarm_rate: f64,
+    pub(crate) confidence_floor: f64,
+    pub(crate) mute_margin: f64,
+    pub(crate) caller_share: f64,
 }
 
 /// The phrase hints when the policy names none.
@@ -112,6 +131,24 @@ const DEFAULT_PHRASES: [&str; 6] = [
     "not what i asked",
     "that is not right",
 ];
+
+impl Thresholds {
+    /// The confidence `--fail-on` pages at or above, unless `--confidence-floor` says another.
+    pub fn confidence_floor(&self) -> f64 {
+        self.confidence_floor
+    }
+
+    /// How much a user correction weighs against utility (a success weighs 1).
+    pub fn user_correction_weight(&self) -> f64 {
+        self.user_correction_weight
+    }
+
+    /// The policy's thresholds with another confidence floor.
+    pub fn with_confidence_floor(mut self, floor: f64) -> Thresholds {
+        self.confidence_floor = floor;
+        self
+    }
+}
 
 impl Default for Thresholds {
     fn default() -> Self {
@@ -160,6 +197,10 @@ impl EvaluateFile {
             review_schema_min_missing: self.review_schema_min_missing.unwrap_or(3),
             learn_alias_min_pairs: self.learn_alias_min_pairs.unwrap_or(3),
             learn_alias_min_share: self.learn_alias_min_share.unwrap_or(0.8),
+            false_alarm_rate: self.false_alarm_rate.unwrap_or(0.01),
+            confidence_floor: self.confidence_floor.unwrap_or(0.5),
+            mute_margin: self.mute_margin.unwrap_or(0.25),
+            caller_share: self.caller_share.unwrap_or(0.8),
         }
     }
 
@@ -200,6 +241,10 @@ impl EvaluateFile {
             .get_or_insert(t.learn_alias_min_pairs);
         self.learn_alias_min_share
             .get_or_insert(t.learn_alias_min_share);
+        self.false_alarm_rate.get_or_insert(t.false_alarm_rate);
+        self.confidence_floor.get_or_insert(t.confidence_floor);
+        self.mute_margin.get_or_insert(t.mute_margin);
+        self.caller_share.get_or_insert(t.caller_share);
     }
 
     /// Layers `over` on `self`, key by key.
@@ -228,7 +273,11 @@ impl EvaluateFile {
             alias_problem_rate,
             review_schema_min_missing,
             learn_alias_min_pairs,
-            learn_alias_min_share
+            learn_alias_min_share,
+            false_alarm_rate,
+            confidence_floor,
+            mute_margin,
+            caller_share
         );
     }
 
@@ -242,6 +291,8 @@ impl EvaluateFile {
             ("alias_max_share", self.alias_max_share),
             ("alias_problem_rate", self.alias_problem_rate),
             ("learn_alias_min_share", self.learn_alias_min_share),
+            ("confidence_floor", self.confidence_floor),
+            ("caller_share", self.caller_share),
         ];
         for (key, v) in shares {
             if let Some(v) = v
@@ -270,6 +321,25 @@ impl EvaluateFile {
                     ),
                 ));
             }
+        }
+        if let Some(v) = self.false_alarm_rate
+            && !(v > 0.0 && v < 1.0)
+        {
+            problems.push((
+                "false_alarm_rate",
+                format!("must be a chance above 0 and below 1, not {}", number(v)),
+            ));
+        }
+        if let Some(v) = self.mute_margin
+            && !(0.0..=MAX_WEIGHT).contains(&v)
+        {
+            problems.push((
+                "mute_margin",
+                format!(
+                    "must be a share of at least 0 (and at most {MAX_WEIGHT}), not {}",
+                    number(v)
+                ),
+            ));
         }
         let counts = [
             ("reask_window_secs", self.reask_window_secs),
@@ -341,6 +411,11 @@ mod tests {
             ("low_utility_weight = 1000.5", "low_utility_weight"),
             ("boundary_weight = nan", "boundary_weight"),
             ("boundary_weight = inf", "boundary_weight"),
+            ("false_alarm_rate = 0.0", "false_alarm_rate"),
+            ("false_alarm_rate = 1.0", "false_alarm_rate"),
+            ("confidence_floor = 1.5", "confidence_floor"),
+            ("mute_margin = -0.5", "mute_margin"),
+            ("caller_share = 2.0", "caller_share"),
         ];
         for (text, key) in cases {
             let f: EvaluateFile = toml::from_str(text).unwrap();

@@ -116,6 +116,7 @@ pub(super) const TABLES: &[Table] = &[
             ("suggested_split", Text),
             ("evidence", Text),
             ("metadata", Text),
+            ("caller", Text),
         ],
         key: 1,
         conflict: Conflict::Refuse,

@@ -26,9 +26,10 @@ pub struct EvaluateArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    /// Output format: a table, JSON, or one self-contained HTML page (each tool's nights as a
+    /// chart, change points marked, findings with their evidence and sessions)
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
+    pub format: ReportFormat,
 
     /// Write the proposed argument aliases as a policy fragment (usable alone: it carries the
     /// policy's imports; or merge its alias tables into your policy)
@@ -40,7 +41,7 @@ pub struct EvaluateArgs {
     pub accept: Option<String>,
 
     /// Mark a recommendation rejected (by its id) instead of running the pass: it is muted
-    /// until its evidence grows past what it is now
+    /// until its rate worsens past the policy's mute_margin (25% and a point, by default)
     #[arg(long, value_name = "ID", conflicts_with_all = ["dry_run", "emit_policy_patch"])]
     pub reject: Option<String>,
 
@@ -48,10 +49,24 @@ pub struct EvaluateArgs {
     #[arg(long)]
     pub all: bool,
 
-    /// Exit with status 1 when, since the previous stored run, a recommendation is new (new),
-    /// new or worse (worse), or anything changed (any)
+    /// Exit with status 1 when, since the previous stored run, a finding at or above the
+    /// confidence floor is new or reopened (new), new, reopened or worse (worse), or anything
+    /// changed (any); findings under the floor are listed apart and never fail the run
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOnArg>,
+
+    /// The confidence a finding needs to count for --fail-on (0 to 1) [default: the policy's
+    /// [evaluate] confidence_floor, 0.5]
+    #[arg(long, value_name = "CONFIDENCE", value_parser = parse_floor)]
+    pub confidence_floor: Option<f64>,
+}
+
+/// A confidence floor: a number from 0 to 1.
+fn parse_floor(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("{text:?} is not a confidence from 0 to 1")),
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,12 +82,33 @@ pub enum EvaluateCommand {
     },
 }
 
+/// What `evaluate` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Tables for people
+    Table,
+    /// One JSON object
+    Json,
+    /// One self-contained HTML page with inline SVG charts
+    Html,
+}
+
+impl ReportFormat {
+    /// The format of the answers other than the report (`--accept`, `--reject`).
+    pub fn plain(self) -> Format {
+        match self {
+            ReportFormat::Json => Format::Json,
+            ReportFormat::Table | ReportFormat::Html => Format::Table,
+        }
+    }
+}
+
 /// What `--fail-on` alerts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FailOnArg {
-    /// A new recommendation (or a rejected one whose evidence grew)
+    /// A new finding, or a rejected one whose rate worsened past the mute margin (reopened)
     New,
-    /// A new recommendation, or one whose confidence rose
+    /// A new or reopened finding, or one whose confidence rose
     Worse,
     /// Any change since the previous run: new, worse, better or resolved
     Any,

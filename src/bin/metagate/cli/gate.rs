@@ -14,6 +14,12 @@ pub struct GateArgs {
     #[arg(long)]
     pub jsonl: bool,
 
+    /// With --jsonl: each line is a recorded call, {"call": CALL, "ts": TIME, "session": ID,
+    /// "caller": NAME} (all but "call" optional), decided and recorded as made then, there, by
+    /// that caller, so a recorded day replays through one process
+    #[arg(long, requires = "jsonl")]
+    pub replay: bool,
+
     /// Write a report envelope per call: verdict, call, corrections, warnings, error, feedback
     #[arg(long)]
     pub report: bool,
