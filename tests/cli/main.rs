@@ -22,6 +22,7 @@ mod hardening;
 mod lint;
 mod mcp;
 mod messages;
+mod peer_repair;
 mod permit;
 mod pg_tls;
 mod policy;

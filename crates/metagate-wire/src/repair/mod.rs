@@ -38,6 +38,8 @@
 //! prose, several candidates); `dialects.rs` the three text dialects.
 
 mod bytes;
+#[cfg(test)]
+mod class_tests;
 mod dialects;
 mod json_reader;
 mod messages;
@@ -156,15 +158,37 @@ pub fn parse(input: &[u8]) -> Result<Parsed, ParseError> {
             String::from_utf8_lossy(input)
         }
     };
-    read_call(&text, repairs).map_err(|fail| {
-        let (line, column) = line_and_column(&text, fail.offset);
-        ParseError {
-            message: fail.message.into_owned(),
-            line,
-            column,
-            too_deep: fail.too_deep,
-        }
-    })
+    read_call(&text, repairs.clone())
+        .or_else(|fail| {
+            // `{\"key\": \"value\"}`: the whole object written as the inside of a JSON string.
+            match escaped_document(&text) {
+                Some(decoded) => {
+                    repairs.push("unescaped a backslash-escaped object".to_owned());
+                    read_call(&decoded, repairs).map_err(|_| fail)
+                }
+                None => Err(fail),
+            }
+        })
+        .map_err(|fail| {
+            let (line, column) = line_and_column(&text, fail.offset);
+            ParseError {
+                message: fail.message.into_owned(),
+                line,
+                column,
+                too_deep: fail.too_deep,
+            }
+        })
+}
+
+/// The text of an object written backslash-escaped, as the inside of a JSON string
+/// (`{\"key\": \"value\"}`): only when the whole input is one such object, with no quote left
+/// unescaped, so the decoding has one reading.
+fn escaped_document(text: &str) -> Option<String> {
+    let inner = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    if !(inner.starts_with("{\\\"") && inner.ends_with('}')) {
+        return None;
+    }
+    serde_json::from_str::<String>(&format!("\"{inner}\"")).ok()
 }
 
 /// Reads the one call in the text: a text dialect when its tag comes before any `{` (or
