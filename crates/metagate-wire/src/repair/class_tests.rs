@@ -96,6 +96,8 @@ fn unquoted_one_word_values() {
             (r#"{"a": 1e}"#, Refused("invalid number `1e`")),
             (r#"{"a": ...}"#, Refused("invalid number `...`")),
             (r#"{"a": NaN}"#, Refused("invalid number `NaN`")),
+            (r#"{"a": TRUE}"#, Refused("reads as a literal or as a word")),
+            (r#"{"a": Null}"#, Refused("reads as a literal or as a word")),
             (
                 "{text:words{words in brackets}}",
                 Refused("more than one word"),

@@ -823,6 +823,16 @@ impl<'a> JsonReader<'a> {
                 if whole && (word == "NaN" || word == "Infinity") {
                     return Err(ReadFailure::new(format!("invalid number `{word}`"), start));
                 }
+                // `TRUE`, `Null`: a literal in a case JSON lacks, or a word? Two readings.
+                if whole && WORDS.iter().any(|w| w.eq_ignore_ascii_case(word)) {
+                    return Err(ReadFailure::new(
+                        format!(
+                            "`{word}` reads as a literal or as a word: write true, false or \
+                             null, or quote it"
+                        ),
+                        start,
+                    ));
+                }
                 return self.read_unquoted_value(start);
             }
         };

@@ -328,6 +328,19 @@ impl<'a> ObjectSearch<'a> {
             }
             break;
         }
+        // A fenced block of JSON in the text after the call is more of it, not prose.
+        let mut f = p;
+        while let Some(fence) = find_bytes(b, b"```", f, to) {
+            let mut c = fence + 3;
+            while c < to && is_fence_tag_byte(b[c]) {
+                c += 1;
+            }
+            let c = skip_whitespace(b, c, to);
+            if c < to && b[c] == b'[' {
+                return Err(ReadFailure::new(MSG_VALUE_AFTER, c));
+            }
+            f = fence + 3;
+        }
         let mut i = p;
         while let Some(open) = find_byte(b, b'{', i, to) {
             let keyed = b.get(skip_whitespace(b, open + 1, to)) == Some(&b'"');
