@@ -93,25 +93,28 @@ fn same_value(a: &Value, b: &Value) -> bool {
 /// The words (runs of letters, digits and `_`) of every key and scalar in `v`, counted; a
 /// number by its value, so that `1e10` and `10000000000.0` hold the same words.
 fn words(v: &Value, out: &mut BTreeMap<String, usize>) {
-    let mut add = |text: &str| {
+    fn add(text: &str, out: &mut BTreeMap<String, usize>) {
         for w in text
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|w| !w.is_empty())
         {
             *out.entry(w.to_lowercase()).or_default() += 1;
         }
-    };
+    }
     match v {
         Value::Object(map) => {
             for (k, v) in map {
-                add(k);
+                add(k, out);
                 words(v, out);
             }
         }
         Value::Array(items) => items.iter().for_each(|x| words(x, out)),
-        Value::Number(n) => add(&n.as_f64().map_or_else(|| n.to_string(), |f| f.to_string())),
-        Value::String(s) => add(s),
-        Value::Bool(b) => add(if *b { "true" } else { "false" }),
+        Value::Number(n) => add(
+            &n.as_f64().map_or_else(|| n.to_string(), |f| f.to_string()),
+            out,
+        ),
+        Value::String(s) => add(s, out),
+        Value::Bool(b) => add(if *b { "true" } else { "false" }, out),
         Value::Null => {}
     }
 }

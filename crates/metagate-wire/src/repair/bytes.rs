@@ -175,12 +175,13 @@ pub(super) fn four_hex_digits(b: &[u8], i: usize, end: usize) -> HexDigits {
 }
 
 /// The non-ASCII spaces read as whitespace between tokens (never inside a string): no-break
-/// space, the typographic spaces U+2000–U+200B, narrow no-break space, medium mathematical
+/// space, the Mongolian vowel separator, the typographic spaces U+2000–U+200B, narrow no-break space, medium mathematical
 /// space, ideographic space and a byte-order mark.
 pub(super) fn is_space_char(c: char) -> bool {
     matches!(
         c,
-        '\u{a0}' | '\u{2000}'..='\u{200b}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+        '\u{a0}' | '\u{180e}' | '\u{2000}'
+            ..='\u{200b}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
     )
 }
 
@@ -234,4 +235,21 @@ pub(super) fn unquoted_value_end(text: &str, start: usize, to: usize) -> usize {
         }
     }
     to
+}
+
+/// The first offset at or after `i` (before `to`) that is neither JSON whitespace nor one of
+/// the non-ASCII spaces the reader skips between tokens.
+pub(super) fn skip_spaces(text: &str, mut i: usize, to: usize) -> usize {
+    let b = text.as_bytes();
+    while i < to {
+        if is_json_whitespace(b[i]) {
+            i += 1;
+            continue;
+        }
+        match text[i..].chars().next() {
+            Some(ch) if b[i] >= 0x80 && is_space_char(ch) => i += ch.len_utf8(),
+            _ => break,
+        }
+    }
+    i
 }

@@ -362,11 +362,11 @@ fn nothing_is_dropped() {
         &[
             (
                 r#"{"a":1} then {"b": 2"#,
-                Refused("another object follows the call"),
+                Refused("another object beside the call"),
             ),
             (
                 "{\"a\":1}\nand {'b': 'hel",
-                Refused("another object follows the call"),
+                Refused("another object beside the call"),
             ),
         ],
     );

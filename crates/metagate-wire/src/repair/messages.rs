@@ -23,7 +23,7 @@ pub(super) const MSG_WORDS: &str =
     "expected a value: unquoted text of more than one word is not read (quote it)";
 pub(super) const MSG_VALUE_AFTER: &str = "another value follows the object: one call is one object";
 pub(super) const MSG_OBJECT_AFTER: &str =
-    "another object follows the call and cannot be read: it may be a second call";
+    "another object beside the call cannot be read: it may be a second call";
 
 /// `n` and the noun in the number it needs: "1 comment", "2 comments".
 fn plural(n: u32, one: &str, many: &str) -> String {

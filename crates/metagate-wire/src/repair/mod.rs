@@ -37,6 +37,8 @@
 //! object; `object_search.rs` the search for that object in the text around it (fences,
 //! prose, several candidates); `dialects.rs` the three text dialects.
 
+#[cfg(test)]
+mod accounting_tests;
 mod bytes;
 #[cfg(test)]
 mod class_tests;

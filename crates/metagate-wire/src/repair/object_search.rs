@@ -3,7 +3,7 @@
 
 use super::bytes::{
     bracketed_span_end, find_byte, find_bytes, find_fence_at_line_start, has_non_whitespace,
-    is_fence_tag_byte, is_json_whitespace, skip_whitespace,
+    is_fence_tag_byte, is_json_whitespace, skip_spaces, skip_whitespace,
 };
 use super::json_reader::{JsonReader, Wrapper};
 use super::messages::{
@@ -43,7 +43,9 @@ pub(super) struct FoundObject {
     pub(super) warnings: Vec<String>,
     /// Offset of the object's `{`.
     pub(super) start: usize,
-    /// How many more objects followed it, directly or in the text after it.
+    /// Offset just past where reading it stopped (its `}`, or the cut).
+    pub(super) end: usize,
+    /// How many more objects stand beside it: following it directly, or in the text around it.
     pub(super) more: usize,
 }
 
@@ -248,6 +250,10 @@ impl<'a> ObjectSearch<'a> {
         if before {
             repairs.push("ignored text before the object".to_owned());
         }
+        let mut extra = match fence {
+            Some((open, cs)) => self.objects_in(from, open)? + self.objects_in(cs, f.start)?,
+            None => self.objects_in(from, f.start)?,
+        };
         match f.wrapper {
             Wrapper::None => {}
             Wrapper::Doubled => repairs.push("unwrapped a doubled root `{{ … }}`".to_owned()),
@@ -258,7 +264,8 @@ impl<'a> ObjectSearch<'a> {
         for &(kind, n) in &f.repairs_counted {
             repairs.push(kind.message(n));
         }
-        let (extra, after) = self.look_past_object(f.end, to, fence.is_some())?;
+        let (more, after) = self.look_past_object(f.end, to, fence.is_some())?;
+        extra += more;
         if after {
             repairs.push("ignored text after the object".to_owned());
         }
@@ -277,6 +284,7 @@ impl<'a> ObjectSearch<'a> {
             repairs,
             warnings,
             start: f.start,
+            end: f.end,
             more: extra,
         })
     }
@@ -297,7 +305,7 @@ impl<'a> ObjectSearch<'a> {
         let mut extra = 0;
         self.reader.limit = to;
         loop {
-            p = skip_whitespace(b, p, to);
+            p = skip_spaces(self.text, p, to);
             if p >= to {
                 return Ok((extra, false));
             }
@@ -341,27 +349,47 @@ impl<'a> ObjectSearch<'a> {
             }
             f = fence + 3;
         }
-        let mut i = p;
+        extra += self.objects_in(p, to)?;
+        Ok((extra, true))
+    }
+
+    /// How many objects stand in the text `from..to` beside the call (non-empty ones: `{}`
+    /// in prose is prose). An object there that cannot be read but is one (it has a quoted
+    /// key, or got as far as a `:`) is refused: it may be a second call, and dropping it
+    /// with the prose would drop that call.
+    fn objects_in(&mut self, from: usize, to: usize) -> Result<usize, ReadFailure> {
+        let b = self.bytes;
+        let (limit, fence) = (self.reader.limit, self.reader.stop_at_fence);
+        self.reader.limit = to;
+        let mut found = 0;
+        let mut i = from;
+        let mut result = Ok(());
         while let Some(open) = find_byte(b, b'{', i, to) {
             let keyed = b.get(skip_whitespace(b, open + 1, to)) == Some(&b'"');
             match self.reader.read_root(open) {
                 Ok((map, _)) => {
-                    extra += usize::from(!map.is_empty());
+                    found += usize::from(!map.is_empty());
                     i = self.reader.pos.max(open + 1);
                 }
-                Err(f) if f.too_deep => return Err(f),
-                Err(_) if keyed || self.reader.root_reached_colon => {
-                    return Err(ReadFailure::new(MSG_OBJECT_AFTER, open));
+                Err(f) if f.too_deep => {
+                    result = Err(f);
+                    break;
                 }
                 Err(f) => {
                     self.failed_work += f.offset.max(open + 1) - open;
-                    if self.failed_work > self.failed_work_budget {
-                        return Err(ReadFailure::new(MSG_OBJECT_AFTER, open));
+                    if keyed
+                        || self.reader.root_reached_colon
+                        || self.failed_work > self.failed_work_budget
+                    {
+                        result = Err(ReadFailure::new(MSG_OBJECT_AFTER, open));
+                        break;
                     }
                     i = open + 1;
                 }
             }
         }
-        Ok((extra, true))
+        self.reader.limit = limit;
+        self.reader.stop_at_fence = fence;
+        result.map(|()| found)
     }
 }
