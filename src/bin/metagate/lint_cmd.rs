@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use metagate::gate::{Context, Options, Run};
+use metagate::gate::{Context, Gate, Options};
 use metagate::lint::{self, CODES, Event, Failure, Format, Linter, Renderer, Severity, Summary};
 use metagate_checks::path::CachedFs;
 use metagate_core::enforce::Scope;
@@ -87,7 +87,7 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
         caller: args.caller.clone(),
         intent: args.intent.clone(),
     };
-    let run = Run {
+    let gate = Gate {
         policy,
         options: Options {
             quiet: true,
@@ -98,7 +98,7 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
         fs: &fs,
         scope: Scope { runtime: false },
     };
-    let linter = Linter::new(run, env.clock()(), ignore);
+    let linter = Linter::new(gate, env.clock()(), ignore);
 
     // A path that is not there is a mistake in the command (a typo, a glob that matched
     // nothing), not an input to report on: nothing is linted, as nothing was meant.
