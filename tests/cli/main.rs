@@ -29,6 +29,7 @@ mod policy;
 mod policy_checks;
 mod properties;
 mod repair;
+mod repair_rules;
 mod setup;
 mod shell;
 mod telemetry;

@@ -328,7 +328,10 @@ impl<'a> ObjectSearch<'a> {
                         continue;
                     }
                     Err(f) if f.too_deep => return Err(f),
-                    Err(_) => return Err(ReadFailure::new(MSG_OBJECT_AFTER, q)),
+                    // After a comma it is a value; else braces of prose (`{it}`) maybe,
+                    // which the scan of the text below judges.
+                    Err(_) if comma => return Err(ReadFailure::new(MSG_OBJECT_AFTER, q)),
+                    Err(_) => break,
                 }
             }
             if q < to && (comma || b[q] == b'[') {
@@ -365,7 +368,7 @@ impl<'a> ObjectSearch<'a> {
         let mut i = from;
         let mut result = Ok(());
         while let Some(open) = find_byte(b, b'{', i, to) {
-            let keyed = b.get(skip_whitespace(b, open + 1, to)) == Some(&b'"');
+            let keyed = matches!(b.get(skip_whitespace(b, open + 1, to)), Some(b'"' | b'\''));
             match self.reader.read_root(open) {
                 Ok((map, _)) => {
                     found += usize::from(!map.is_empty());
