@@ -548,9 +548,22 @@ fn lone_unknown_for_missing(
         return;
     };
     let value = args.value_at(i);
-    if value.is_blank()
-        || !(type_fits(spec, value) || coerce(spec, value).is_some() || wraps_in_array(spec, value))
-    {
+    let fits_type =
+        type_fits(spec, value) || coerce(spec, value).is_some() || wraps_in_array(spec, value);
+    // An enum takes only its values (as sent, by case or by a value alias): `"skill_name":
+    // "git"` is no `method` of `list` and `load`.
+    let fits_enum = spec.one_of.as_ref().is_none_or(|allowed| {
+        value.as_str().is_some_and(|s| {
+            let folded = fold_value(&s);
+            spec.values.contains_key(folded.as_ref())
+                || allowed
+                    .iter()
+                    .any(|a| a.as_str().is_some_and(|a| a.eq_ignore_ascii_case(s.trim())))
+        }) || allowed.iter().any(|a| value.equals(a))
+    });
+    // The method argument names what the tool does, which a name's `:method` suffix gives.
+    let is_method = tool.method_arg.as_deref() == Some(target.as_str());
+    if value.is_blank() || !fits_type || !fits_enum || is_method {
         return;
     }
     let (from, to) = (key.clone(), target.clone());
@@ -1041,6 +1054,11 @@ type = "integer"
 type = "string"
 required = true
 
+[tools.pick.args.mode]
+type = "string"
+required = true
+enum = ["fast", "slow"]
+
 [tools.greet.args.names]
 type = "array"
 required = true
@@ -1154,6 +1172,19 @@ required = true
                 json!({"msg": " "}),
                 None,
                 "missing required argument",
+            ),
+            // An enum takes only its values.
+            (
+                "pick",
+                json!({"choice": "blue"}),
+                None,
+                "missing required argument \"mode\"",
+            ),
+            (
+                "pick",
+                json!({"choice": "Fast"}),
+                Some(json!({"mode": "fast"})),
+                "mode",
             ),
         ]);
     }

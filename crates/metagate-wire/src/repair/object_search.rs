@@ -43,7 +43,9 @@ pub(super) struct FoundObject {
     pub(super) warnings: Vec<String>,
     /// Offset of the object's `{`.
     pub(super) start: usize,
-    /// Offset just past where reading it stopped (its `}`, or the cut).
+    /// Offset just past where reading it stopped (its `}`, or the cut): what the text kept
+    /// beside the call starts from (the accounting test holds the reader to it).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(super) end: usize,
     /// How many more objects stand beside it: following it directly, or in the text around it.
     pub(super) more: usize,
