@@ -4,50 +4,13 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, gate};
+use crate::common::{Sandbox, fixture_path, gate};
 
-/// Tools whose schemas the cases below are judged by.
-const POLICY: &str = r#"
-[tools.search_issues.args.query]
-type = "string"
-required = true
-[tools.search_issues.args.state]
-type = "string"
-
-[tools.fetch_page.args.url]
-type = "string"
-required = true
-[tools.fetch_page.args.retries]
-type = "integer"
-
-[tools.notify.args.message]
-type = "string"
-required = true
-
-[tools.read_text.args.path]
-type = "string"
-required = true
-
-[tools.clock.args.timezone]
-type = "string"
-required = true
-
-[tools.greet.args.names]
-type = "array"
-required = true
-
-[tools.convert_time.args.from_timezone]
-type = "string"
-required = true
-[tools.convert_time.args.to_timezone]
-type = "string"
-required = true
-"#;
-
-/// `metagate gate --report` with [`POLICY`] on one document: the report and the exit code.
+/// `metagate gate --report` with the tools of `fixtures/policies/issue37-tools.toml` on one
+/// document: the report and the exit code.
 fn report(input: &str) -> (Value, i32) {
     let sb = Sandbox::new();
-    let policy = sb.file("policy.toml", POLICY);
+    let policy = fixture_path("policies/issue37-tools.toml");
     let (out, code, _) = gate(
         &sb,
         &["--quiet", "--report", "--policy", policy.to_str().unwrap()],

@@ -1036,45 +1036,8 @@ mod tests {
         (r, out, report)
     }
 
-    /// A policy of the tools the correction tables below call, on top of the built-in one.
-    const CORRECTION_TOOLS: &str = r#"
-[tools.notify.args.message]
-type = "string"
-required = true
-[tools.notify.args.level]
-type = "string"
-
-[tools.read_file.args.path]
-type = "string"
-required = true
-[tools.read_file.args.limit]
-type = "integer"
-
-[tools.clock.args.timezone]
-type = "string"
-required = true
-
-[tools.pick.args.mode]
-type = "string"
-required = true
-enum = ["fast", "slow"]
-
-[tools.greet.args.names]
-type = "array"
-required = true
-[tools.greet.args.count]
-type = "integer"
-
-[tools.convert_time.args.from_timezone]
-type = "string"
-required = true
-[tools.convert_time.args.to_timezone]
-type = "string"
-required = true
-[tools.convert_time.args.time]
-type = "string"
-required = true
-"#;
+    /// The tools the correction tables below call, on top of the built-in policy.
+    const CORRECTION_TOOLS: &str = include_str!("../../../../fixtures/policies/issue37-tools.toml");
 
     fn run_on(tool: &str, args: Value) -> (Result<(), Box<ToolError>>, Value, Report) {
         let source = crate::policy::Source {
