@@ -60,6 +60,16 @@ fn arguments_of(call: &Value) -> Value {
     }
 }
 
+impl Ours {
+    /// What the gate made of the case, for a failure message.
+    fn describe(&self) -> String {
+        match self {
+            Ours::Refused(why) => format!("refused: {why}"),
+            Ours::Read(values) => format!("read as {}", Value::Array(values.clone())),
+        }
+    }
+}
+
 fn ours_from_report(report: &Value) -> Ours {
     if report["verdict"] == "rejected" {
         let why = report["error"]["message"]
@@ -273,7 +283,7 @@ fn peer_suites_score_as_committed_and_never_drop_content() {
     let dropped: Vec<String> = scored
         .iter()
         .filter(|(_, _, s)| *s == Score::Dropped)
-        .map(|(c, o, _)| format!("case {}: {} -> {o:?}", c["id"], c["input"]))
+        .map(|(c, o, _)| format!("case {}: {} {}", c["id"], c["input"], o.describe()))
         .collect();
     assert!(
         dropped.is_empty(),
@@ -295,7 +305,9 @@ fn peer_suites_score_as_committed_and_never_drop_content() {
         .zip(&now)
         .zip(&scored)
         .filter(|((was, is), _)| was != is)
-        .map(|((was, is), (c, o, _))| format!("{was} -> {is}: input {} read as {o:?}", c["input"]))
+        .map(|((was, is), (c, o, _))| {
+            format!("{was} -> {is}: input {} {}", c["input"], o.describe())
+        })
         .collect();
     assert_eq!(
         committed.lines().count(),

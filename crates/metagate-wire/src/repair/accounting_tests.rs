@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 /// The words (runs of letters, digits and `_`) of every key and scalar of `v`, lowercased; a
 /// number by its text.
 fn value_words(v: &Value, out: &mut BTreeSet<String>) {
-    let mut add = |text: &str, out: &mut BTreeSet<String>| {
+    let add = |text: &str, out: &mut BTreeSet<String>| {
         for w in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
             if !w.is_empty() {
                 out.insert(w.to_lowercase());
@@ -40,7 +40,7 @@ fn source_words(text: &str) -> BTreeSet<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut words = BTreeSet::new();
     let mut word = String::new();
-    let mut flush = |word: &mut String, words: &mut BTreeSet<String>| {
+    let flush = |word: &mut String, words: &mut BTreeSet<String>| {
         let w = std::mem::take(word).to_lowercase();
         if !w.is_empty() && !matches!(w.as_str(), "none" | "undefined" | "null") {
             words.insert(w);
