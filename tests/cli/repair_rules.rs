@@ -171,7 +171,7 @@ fn corrections_with_one_reading() {
     for (tool, args, want) in [
         ("notify", json!({"msg": "hi"}), json!({"message": "hi"})),
         (
-            "read_text",
+            "read_file",
             json!({"file_path": "a.txt"}),
             json!({"path": "a.txt"}),
         ),
