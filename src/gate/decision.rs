@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::MAX_DOCUMENT;
 use metagate_core::correct::Report;
 use metagate_core::enforce::grants::GrantCheck;
 use metagate_core::error::{Category, ToolError};
@@ -126,6 +127,33 @@ impl<'a> Decision<'a> {
 
 pub(crate) fn malformed(message: impl Into<String>) -> ToolError {
     malformed_in(message, None)
+}
+
+/// A document longer than [`MAX_DOCUMENT`]: `what` ("input is more than", "line is longer
+/// than") and the bound, with a suggestion that names the bound, since what is wrong is the
+/// size, not the form.
+pub(crate) fn too_large(what: &str) -> ToolError {
+    ToolError::new(
+        Category::MalformedCall,
+        format!(
+            "{what} the {MAX_DOCUMENT} bytes ({} MiB) metagate reads as one call",
+            MAX_DOCUMENT >> 20
+        ),
+    )
+    .suggest(format!(
+        "send one tool call of at most {} MiB: pass large contents by reference (a file path \
+         or a URL the tool reads) rather than inline",
+        MAX_DOCUMENT >> 20
+    ))
+}
+
+/// A document nested deeper than the reader goes: `message` says where, the suggestion the
+/// limit.
+pub(crate) fn too_deep(message: impl Into<String>) -> ToolError {
+    malformed(message).suggest(format!(
+        "send the call with its objects and arrays nested at most {} levels deep",
+        metagate_wire::repair::MAX_DEPTH
+    ))
 }
 
 /// A document that cannot be read as a call; the suggestion shows a call in `shape`, the

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::decision::{malformed, malformed_in};
+use super::decision::{malformed, malformed_in, too_deep, too_large};
 use super::{Decision, Gate, MAX_DOCUMENT, Verdict};
 use metagate_core::correct::{self, Report};
 use metagate_core::enforce::{CallToCheck, Facts, Inquiry};
@@ -191,10 +191,7 @@ fn read<'a>(
 ) -> Result<Read<'a>, Unread> {
     if input.trim_ascii_end().len() > MAX_DOCUMENT {
         // The reader stops one byte past the limit: the true size is not known, only that.
-        return Err(malformed(format!(
-            "input is more than the {MAX_DOCUMENT} bytes metagate reads as one call"
-        ))
-        .into());
+        return Err(too_large("input is more than").into());
     }
     match Call::from_json(input, &mut report.corrections) {
         Ok(Some(call)) => Ok(Read {
@@ -220,7 +217,11 @@ fn read<'a>(
 /// Stage 1 for what is not strict JSON: broken JSON repaired, or a text dialect.
 fn read_leniently<'a>(input: &'a [u8], report: &mut Report) -> Result<Read<'a>, Unread> {
     let parsed = repair::parse(input).map_err(|e| Unread {
-        error: Box::new(malformed(e.to_string())),
+        error: Box::new(if e.too_deep {
+            too_deep(e.to_string())
+        } else {
+            malformed(e.to_string())
+        }),
         too_deep: e.too_deep,
     })?;
     if parsed.more_calls > 0 {

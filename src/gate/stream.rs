@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::answer::{Answer, decide_document};
 use super::commit::{Committed, Committer, unrecorded};
-use super::decision::malformed;
+use super::decision::{malformed, too_large};
 use super::render::{answer_notes, render, render_answer};
 use super::{Decision, Gate, MAX_DOCUMENT, Options, Sink, Verdict};
 use metagate_core::correct::Report;
@@ -182,17 +182,15 @@ pub fn stream<R: Read, W: Write, E: Write>(
             u64::try_from(took).unwrap_or(u64::MAX)
         };
         let refusal = if body.len() > MAX_DOCUMENT {
-            Some(format!(
-                "line is longer than the {MAX_DOCUMENT} bytes metagate reads as one call"
-            ))
+            Some(too_large("line is longer than"))
         } else if body.trim_ascii().is_empty() {
-            Some("empty line: expected one tool call".to_string())
+            Some(malformed("empty line: expected one tool call"))
         } else {
             None
         };
         let answer = match refusal {
-            Some(message) => {
-                let d = Decision::rejected(body, malformed(message), Report::default());
+            Some(error) => {
+                let d = Decision::rejected(body, error, Report::default());
                 sink.record(policy, &d, latency());
                 Answer::One(d)
             }

@@ -10,6 +10,7 @@
 pub mod codes;
 mod input;
 pub mod render;
+pub mod source_root;
 
 use crate::gate::Gate;
 use metagate_core::enforce::NoFacts;
@@ -20,6 +21,7 @@ use metagate_wire::correction::Correction;
 pub use codes::{CODES, Code, Severity};
 pub use input::{Item, Origin, Site};
 pub use render::{Format, Renderer};
+pub use source_root::SourceRoot;
 
 /// One finding: what the gate would do to one call, and where the call is.
 #[derive(Debug, Clone, PartialEq)]
