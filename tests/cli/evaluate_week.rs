@@ -149,10 +149,12 @@ fn events(day: u32, extras: Extras) -> String {
 /// The calls a model sent through the gate on a day, by session.
 fn calls(day: u32) -> Vec<(String, String)> {
     let memory = [
-        json!({"name":"memory_load","arguments":{"qry":"user preferences","limit":5}}),
-        json!({"name":"memory_load","arguments":{"query":"user preferences","limit":5}}),
-        json!({"name":"memory_load","arguments":{"qry":"travel plans","limit":3}}),
-        json!({"name":"memory_load","arguments":{"query":"travel plans","limit":3}}),
+        // `page` is unknown too: with two unknown arguments `qry` has no one reading, so the
+        // gate refuses it and evaluate learns the alias from the re-ask.
+        json!({"name":"memory_load","arguments":{"qry":"user preferences","limit":5,"page":1}}),
+        json!({"name":"memory_load","arguments":{"query":"user preferences","limit":5,"page":1}}),
+        json!({"name":"memory_load","arguments":{"qry":"travel plans","limit":3,"page":1}}),
+        json!({"name":"memory_load","arguments":{"query":"travel plans","limit":3,"page":1}}),
     ];
     let good_when = json!({"start":"2026-11-24T10:00:00","tz":"Europe/Oslo"});
     let event = |args: Value| json!({"name":"calendar_create","arguments":args});

@@ -1091,61 +1091,36 @@ fn an_envelope_field_sent_twice_is_refused_naming_both() {
     );
 }
 
-/// Arguments sent as a string holding two objects: the first is read, and the second is
-/// dropped from what goes out as well, so the tool runs what was checked.
+/// Arguments sent as a string holding two objects are two calls in one (how parallel calls
+/// break when a server joins them): refused naming both, never the first passed and the second
+/// dropped (issue 37), and never the second run.
 #[test]
-fn an_arguments_string_of_two_objects_goes_out_as_the_first() {
+fn an_arguments_string_of_two_objects_is_refused_as_two_calls() {
     let sb = Sandbox::new();
     let first = r#"{"runtime":"terminal","code":"ls","session":0,"reset":false}"#;
     let second = r#"{"runtime":"terminal","code":"sudo rm -rf /"}"#;
     let both = format!("{first} {second}");
-    let cases = [
-        (
-            json!({"type":"function_call","call_id":"c","name":"code_execution_tool","arguments": both}),
-            "/arguments",
-        ),
-        (
-            json!({"id":"c","type":"function","function":{"name":"code_execution_tool","arguments": both}}),
-            "/function/arguments",
-        ),
+    let calls = [
+        json!({"type":"function_call","call_id":"c","name":"code_execution_tool","arguments": both}),
+        json!({"id":"c","type":"function","function":{"name":"code_execution_tool","arguments": both}}),
+        json!({"tool_name":"code_execution_tool","tool_args": format!("{first}{second}")}),
     ];
-    for (call, pointer) in cases {
+    for call in calls {
         let (out, code, _) = gate(
             &sb,
             &["--no-telemetry", "--report"],
             call.to_string().as_bytes(),
         );
-        assert_eq!(code, 0, "{out}");
-        assert_eq!(out["verdict"], "corrected", "{out}");
-        let sent = out["call"].pointer(pointer).unwrap().as_str().unwrap();
-        let sent: Value = serde_json::from_str(sent).expect("one object, nothing after it");
-        assert_eq!(sent, serde_json::from_str::<Value>(first).unwrap());
-        let notes: Vec<&str> = out["corrections"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|c| c["note"].as_str())
-            .collect();
+        assert_eq!(code, 1, "{out}");
+        assert_eq!(out["error"]["category"], "malformed_call", "{out}");
         assert!(
-            notes.iter().any(|n| n.contains("1 more object followed")),
+            out["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("holds 2 JSON objects back to back")),
             "{out}"
         );
+        assert!(out["call"].is_null(), "{out}");
     }
-    // Agent Zero: decoded into an object, the second object gone and said so.
-    let call = json!({"tool_name":"code_execution_tool","tool_args": format!("{first}{second}")});
-    let (out, code, _) = gate(
-        &sb,
-        &["--no-telemetry", "--report"],
-        call.to_string().as_bytes(),
-    );
-    assert_eq!(code, 0, "{out}");
-    assert_eq!(out["call"]["tool_args"]["code"], "ls");
-    assert!(
-        out["corrections"]
-            .to_string()
-            .contains("1 more object followed"),
-        "{out}"
-    );
 }
 
 /// A stream that cannot be read or written says which side failed.

@@ -448,7 +448,16 @@ fn the_shell_corpus_is_refused_and_ordinary_commands_pass() {
             flags.extend(["--session", cmd]);
             let (out, code) = gate(&sb, &flags, &call(tool, args));
             assert_eq!(code, 1, "{tool} ran {cmd:?}: {out}");
-            assert_eq!(out["error"]["category"], "policy_blocked", "{cmd}");
+            // A command bash itself would stop at is the model's to rewrite (retryable).
+            let syntax = out["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("bash cannot run this"));
+            let want = if syntax {
+                "invalid_parameters"
+            } else {
+                "policy_blocked"
+            };
+            assert_eq!(out["error"]["category"], want, "{cmd}");
         }
         for cmd in passing {
             let mut args = extra.clone();

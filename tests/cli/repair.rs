@@ -200,17 +200,38 @@ fn an_object_that_fails_is_never_replaced_by_one_inside_it() {
         r#"{"thoughts":["Load the git skill."] "tool_name":"skills_tool:load","tool_args":{"name":"git"}}"#,
         r#"{"tool_name":"call_subordinate" "tool_args":{"name":"response","arguments":{"text":"done"}}}"#,
         r#"Here: {"tool_name":"x" "tool_args":{"a":{"name":"response","input":{"text":"y"}}}}"#,
-        r#"{"tool_name" "code_execution_tool", "tool_args": {"name":"response","arguments":{"text":"y"}}}"#,
     ] {
         let (out, code, _) = gate(&sb, &["--quiet"], broken.as_bytes());
         assert_eq!(code, 1, "{broken}: {out}");
         assert_eq!(out["error"]["category"], "malformed_call", "{broken}");
     }
-    // A whole call after a broken object in prose is still found.
+    // A colon missing between two strings is read in (issue 37): the call is the outer
+    // object, whose arguments this tool refuses, never the `response` call inside it.
     let (out, code, _) = gate(
         &sb,
         &["--quiet"],
-        br#"First {"oops" "x":{"name":"no"}} then {"tool_name":"response","tool_args":{"text":"hi"}} {it}"#,
+        br#"{"tool_name" "code_execution_tool", "tool_args": {"name":"response","arguments":{"text":"y"}}}"#,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out["error"]["tool"], "code_execution_tool", "{out}");
+    // A broken object beside a whole call may be a second call: refused, not dropped.
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet"],
+        br#"First {"oops" "x":{"name":"no"}} then {"tool_name":"response","tool_args":{"text":"hi"}}"#,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("another object beside the call")),
+        "{out}"
+    );
+    // A whole call after braces in prose is still found.
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet"],
+        br#"First {oops} then {"tool_name":"response","tool_args":{"text":"hi"}} {it}"#,
     );
     assert_eq!(code, 0, "{out}");
     assert_eq!(out["tool_args"]["text"], "hi");

@@ -1024,9 +1024,16 @@ fn parse_args_string<'a>(
         return Ok(args);
     }
     match repair::parse(text.as_bytes()) {
+        Ok(parsed) if parsed.more_calls > 0 => {
+            // `{"a":1}{"a":2}`: how parallel calls break when a server joins them. Reading
+            // the first alone would drop the others, which the model believes it made.
+            let n = parsed.more_calls + 1;
+            Err(not_a_call(format!(
+                "`{field}` holds {n} JSON objects back to back: {n} calls in one; send each \
+                 as a call of its own"
+            )))
+        }
         Ok(parsed) => {
-            // Objects after the first are dropped from what goes out, not only from what is
-            // checked: a repair, so the arguments are written again as the one object read.
             for note in parsed.repairs.into_iter().chain(parsed.warnings) {
                 fixes.push(Correction::noted(Kind::Repair, format!("{field}: {note}")));
             }

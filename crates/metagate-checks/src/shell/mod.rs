@@ -361,6 +361,38 @@ pub(crate) fn shown(bytes: &[u8], max: usize) -> String {
     out
 }
 
+/// The language `code` looks like when it is no shell command: `Python` for a call of one of
+/// Python's builtins or an `import`, `def` or f-string; `JavaScript` for `console.`, `=>`,
+/// `require(` or a `const`/`let` declaration. Only a hint for the model's feedback: nothing
+/// passes or fails on it.
+pub fn other_language(code: &str) -> Option<&'static str> {
+    const PYTHON: [&str; 9] = [
+        "print(", "import ", "def ", "len(", "range(", "f\"", "from ", "lambda ", "__name__",
+    ];
+    const JAVASCRIPT: [&str; 7] = [
+        "console.",
+        "=>",
+        "require(",
+        "const ",
+        "let ",
+        "function(",
+        "document.",
+    ];
+    let code = code.trim_start();
+    let starts_line = |pat: &str| {
+        code.starts_with(pat)
+            || code.contains(&format!("\n{pat}"))
+            || code.contains(&format!("({pat}"))
+    };
+    if JAVASCRIPT.iter().any(|p| code.contains(p)) {
+        return Some("JavaScript");
+    }
+    if PYTHON.iter().any(|p| starts_line(p)) {
+        return Some("Python");
+    }
+    None
+}
+
 /// The first finding in `command`, or None when the command may run.
 pub fn check(command: &str, rules: &ShellRules<'_>) -> Option<Finding> {
     if command.len() > MAX_COMMAND_BYTES {

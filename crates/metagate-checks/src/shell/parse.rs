@@ -497,11 +497,21 @@ impl<'s, 'r> Parser<'s, 'r> {
                     open_assignment = false;
                 }
                 Token::Operator(Operator::OpenParen { glued }) => {
+                    let paren = self.peeked.map_or(0, |(_, s)| s);
                     return Err(if glued && open_assignment {
                         unsupported(
                             "an array assignment `a=(…)`",
                             "array subscripts are arithmetic, which can run commands",
                         )
+                    } else if words == 1 && !closes_at_once(src, paren) {
+                        // `print(sum(range(10)))`: bash reads `name (` as the start of a
+                        // function definition, and anything but `)` next is its syntax error.
+                        unreadable(format!(
+                            "bash stops at a syntax error: `{}` is no command (a name and `(` \
+                             start a function definition `name() {{ … }}`, and what follows \
+                             the `(` is no `)`)",
+                            shown(&src[start..src.len().min(paren + 1)], 40)
+                        ))
                     } else if words == 1 {
                         function_definition()
                     } else {
@@ -579,6 +589,14 @@ impl<'s, 'r> Parser<'s, 'r> {
             .redirect(path)
             .map_err(|rule| unsupported(format!("a redirection to `{}`", shown(text, 80)), rule.0))
     }
+}
+
+/// Whether the `(` at `paren` is followed by `)`, blanks aside: `name ( )` is a function
+/// definition's head, as bash reads it.
+fn closes_at_once(src: &[u8], paren: usize) -> bool {
+    src.get(paren + 1..)
+        .and_then(|rest| rest.iter().find(|b| !matches!(b, b' ' | b'\t')))
+        == Some(&b')')
 }
 
 fn function_definition() -> Finding {

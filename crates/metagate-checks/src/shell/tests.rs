@@ -636,6 +636,33 @@ fn broken_commands_are_unreadable() {
     }
 }
 
+/// Code of another language sent as a command: bash's syntax error, said as such, with the
+/// language it looks like for the model's feedback.
+#[test]
+fn other_languages_are_syntax_errors() {
+    for (command, language) in [
+        ("print(sum(range(10)))", Some("Python")),
+        ("console.log(1+1)", Some("JavaScript")),
+        ("import os\nos.listdir('.')", Some("Python")),
+        ("f(x)", None),
+    ] {
+        match default_check(command) {
+            Some(Finding::Unreadable { reason }) => {
+                assert!(reason.contains("syntax error"), "{command:?}: {reason}");
+            }
+            // `import os` is a command name bash would look up: no syntax error, only a hint.
+            other => assert!(command.starts_with("import"), "{command:?}: {other:?}"),
+        }
+        assert_eq!(super::other_language(command), language, "{command:?}");
+    }
+    // `name ()` is still a function definition.
+    assert!(matches!(
+        default_check("f () { ls; }"),
+        Some(Finding::Unsupported { .. })
+    ));
+    assert_eq!(super::other_language("ls -la"), None);
+}
+
 /// Grammar the check models passes, nested.
 #[test]
 fn compound_commands_pass() {

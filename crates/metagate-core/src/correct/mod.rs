@@ -137,6 +137,7 @@ pub fn run_for(
         }
         problems.missing.push(name.clone());
     }
+    lone_unknown_for_missing(tool, &mut unknown, args, report, &mut problems);
     unknown_args(tool, unknown, args, report, &mut problems);
     problems.into_result(tool)?;
     match &tool.schema {
@@ -338,14 +339,22 @@ fn rename_args(
                         Some((target.clone(), Kind::ArgCase))
                     }
                     Some(target) => Some((target.clone(), Kind::ArgAlias)),
-                    None if fuzzy => match near_misses(tool, &folded).as_slice() {
-                        [] => None,
-                        [one] => Some((one.clone(), Kind::ArgFuzzy)),
-                        several => {
-                            problems.ambiguous.push((key.to_string(), several.to_vec()));
-                            continue;
+                    None if fuzzy => {
+                        let mut near = near_misses(tool, &folded);
+                        // `fom_timezone` beside `to_timezone`: a reading already given under
+                        // its own name is not this one's, so one reading may remain.
+                        if near.len() > 1 {
+                            near.retain(|name| args.get(name).is_none());
                         }
-                    },
+                        match near.as_slice() {
+                            [] => None,
+                            [one] => Some((one.clone(), Kind::ArgFuzzy)),
+                            several => {
+                                problems.ambiguous.push((key.to_string(), several.to_vec()));
+                                continue;
+                            }
+                        }
+                    }
                     None => None,
                 }
             }
@@ -483,6 +492,13 @@ fn fix_value(
                 let from = args.set_at(i, to.clone()).into_value();
                 report.fix(Kind::Coerce, arg_pointer(name), from, to);
             }
+            // `"names": "Alice"` where an array is declared: the one value is its one element.
+            None if wraps_in_array(spec, args.value_at(i)) => {
+                let from = args.value_at(i).to_value();
+                let to = Value::Array(vec![from.clone()]);
+                args.set_at(i, to.clone());
+                report.fix(Kind::Coerce, arg_pointer(name), from, to);
+            }
             None => {
                 problems.types.push(TypeProblem {
                     arg: name.to_string(),
@@ -502,6 +518,65 @@ fn fix_value(
                 .push((name.to_string(), describe(value), allowed.clone()));
         }
     }
+}
+
+/// Whether a value that fits none of the declared types is one element of a declared array:
+/// an array is declared, and the value is neither an array nor null.
+fn wraps_in_array(spec: &Arg, value: &ArgValue<'_>) -> bool {
+    spec.types.contains(&ArgType::Array)
+        && !matches!(value.json_type(), JsonType::Array | JsonType::Null)
+}
+
+/// A lone unknown argument and a lone missing required one whose type it fits
+/// (`"msg"` for `"message"`, `"file_path"` for `"path"`, `"tz"` for `"timezone"`): the
+/// call holds its value under another name, and no other reading makes the call whole.
+/// Renamed, and its value then fixed as the declared argument's would be.
+fn lone_unknown_for_missing(
+    tool: &Tool,
+    unknown: &mut Vec<String>,
+    args: &mut Args<'_>,
+    report: &mut Report,
+    problems: &mut Problems,
+) {
+    let ([key], [target]) = (unknown.as_slice(), problems.missing.as_slice()) else {
+        return;
+    };
+    if !problems.ambiguous.is_empty() {
+        return;
+    }
+    let (Some(spec), Some(i)) = (tool.args.get(target), args.position(key)) else {
+        return;
+    };
+    let value = args.value_at(i);
+    let fits_type =
+        type_fits(spec, value) || coerce(spec, value).is_some() || wraps_in_array(spec, value);
+    // An enum takes only its values (as sent, by case or by a value alias): `"skill_name":
+    // "git"` is no `method` of `list` and `load`.
+    let fits_enum = spec.one_of.as_ref().is_none_or(|allowed| {
+        value.as_str().is_some_and(|s| {
+            let folded = fold_value(&s);
+            spec.values.contains_key(folded.as_ref())
+                || allowed
+                    .iter()
+                    .any(|a| a.as_str().is_some_and(|a| a.eq_ignore_ascii_case(s.trim())))
+        }) || allowed.iter().any(|a| value.equals(a))
+    });
+    // The method argument names what the tool does, which a name's `:method` suffix gives.
+    let is_method = tool.method_arg.as_deref() == Some(target.as_str());
+    if value.is_blank() || !fits_type || !fits_enum || is_method {
+        return;
+    }
+    let (from, to) = (key.clone(), target.clone());
+    args.rename_at(i, to.clone());
+    report.fix(
+        Kind::ArgFuzzy,
+        arg_pointer(&from),
+        Value::String(from),
+        Value::String(to.clone()),
+    );
+    problems.missing.clear();
+    unknown.clear();
+    fix_value(&to, spec, args, i, report, problems);
 }
 
 /// Whether a value has one of the argument's declared types, as it stands.
@@ -667,6 +742,11 @@ fn unknown_args(
     let declared = declared_list(tool);
     match tool.unknown_args {
         UnknownArgs::Keep => {
+            // A required argument missing beside unknown ones: the feedback names them, as
+            // the model may have sent the missing one under another name.
+            if !problems.missing.is_empty() {
+                problems.unknown_kept = unknown.clone();
+            }
             // A warning per argument up to a point, then a count: a call of a million made-up
             // arguments must not become a million lines (on stderr, in --report, in the store).
             const NAMED: usize = 20;
@@ -712,6 +792,8 @@ struct Problems {
     /// A name (or value) with two or more readings, and the readings.
     ambiguous: Vec<(String, Vec<String>)>,
     unknown: Vec<String>,
+    /// Unknown arguments kept, named beside missing ones.
+    unknown_kept: Vec<String>,
 }
 
 impl Problems {
@@ -739,6 +821,11 @@ impl Problems {
             sentence.push_str(" is missing required");
             sentence.push_str(noun);
             sentence.push_str(&quoted_list(&self.missing));
+            if !self.unknown_kept.is_empty() {
+                sentence.push_str(", and was sent ");
+                sentence.push_str(&quoted_list(&self.unknown_kept));
+                sentence.push_str(", which it does not take");
+            }
             sentences.push(sentence);
             let mut suggestion = String::from("add ");
             for (i, m) in self.missing.iter().enumerate() {
@@ -947,6 +1034,180 @@ mod tests {
         let r = run(&policy, tool, None, &mut args, &mut report);
         let out: Value = serde_json::from_str(&args.to_json_string()).unwrap();
         (r, out, report)
+    }
+
+    /// The tools the correction tables below call, on top of the built-in policy.
+    const CORRECTION_TOOLS: &str = include_str!("../../../../fixtures/policies/issue37-tools.toml");
+
+    fn run_on(tool: &str, args: Value) -> (Result<(), Box<ToolError>>, Value, Report) {
+        let source = crate::policy::Source {
+            name: "p.toml",
+            text: CORRECTION_TOOLS,
+        };
+        let policy = Policy::from_source(source, None).unwrap();
+        let text = args.to_string();
+        let mut args = Args::from_text(&text).unwrap();
+        let mut report = Report::default();
+        let r = run(&policy, tool, None, &mut args, &mut report);
+        let out: Value = serde_json::from_str(&args.to_json_string()).unwrap();
+        (r, out, report)
+    }
+
+    /// (tool, arguments sent, arguments that go out, or None for a refusal, and a text its
+    /// message holds).
+    type CorrectionRow = (&'static str, Value, Option<Value>, &'static str);
+
+    fn check_rows(rows: Vec<CorrectionRow>) {
+        for (tool, sent, want, text) in rows {
+            let (r, out, report) = run_on(tool, sent.clone());
+            match want {
+                Some(want) => {
+                    r.unwrap_or_else(|e| panic!("{tool} {sent}: {}", e.message));
+                    assert_eq!(out, want, "{tool} {sent}");
+                    assert!(
+                        report
+                            .corrections
+                            .iter()
+                            .any(|c| c.to_string().contains(text)),
+                        "{tool} {sent}: {:?}",
+                        report.corrections
+                    );
+                }
+                None => {
+                    let e = r.expect_err(&format!("{tool} {sent} must be refused"));
+                    assert!(e.message.contains(text), "{tool} {sent}: {}", e.message);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_lone_unknown_argument_is_the_lone_missing_one() {
+        check_rows(vec![
+            (
+                "notify",
+                json!({"msg": "hi"}),
+                Some(json!({"message": "hi"})),
+                "message",
+            ),
+            (
+                "read_file",
+                json!({"file_path": "/tmp/a", "limit": 3}),
+                Some(json!({"path": "/tmp/a", "limit": 3})),
+                "path",
+            ),
+            (
+                "clock",
+                json!({"tz": "UTC"}),
+                Some(json!({"timezone": "UTC"})),
+                "timezone",
+            ),
+            // Its value is fixed as the declared argument's would be.
+            (
+                "greet",
+                json!({"people": "Alice"}),
+                Some(json!({"names": ["Alice"]})),
+                "names",
+            ),
+            // A value of another type is not the missing argument's.
+            (
+                "read_file",
+                json!({"file_path": 7}),
+                None,
+                "missing required argument \"path\"",
+            ),
+            // Two unknown, or two missing: more than one reading.
+            (
+                "notify",
+                json!({"msg": "hi", "lvl": "x"}),
+                None,
+                "was sent \"msg\" and \"lvl\", which it does not take",
+            ),
+            (
+                "convert_time",
+                json!({"from": "UTC", "time": "12:00"}),
+                None,
+                "was sent \"from\", which it does not take",
+            ),
+            // Blank is no value.
+            (
+                "notify",
+                json!({"msg": " "}),
+                None,
+                "missing required argument",
+            ),
+            // An enum takes only its values.
+            (
+                "pick",
+                json!({"choice": "blue"}),
+                None,
+                "missing required argument \"mode\"",
+            ),
+            (
+                "pick",
+                json!({"choice": "Fast"}),
+                Some(json!({"mode": "fast"})),
+                "mode",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn a_single_value_where_an_array_is_declared_is_its_one_element() {
+        check_rows(vec![
+            (
+                "greet",
+                json!({"names": "Alice"}),
+                Some(json!({"names": ["Alice"]})),
+                "names",
+            ),
+            (
+                "greet",
+                json!({"names": 3}),
+                Some(json!({"names": [3]})),
+                "names",
+            ),
+            (
+                "greet",
+                json!({"names": {"first": "A"}}),
+                Some(json!({"names": [{"first": "A"}]})),
+                "names",
+            ),
+            // A JSON array in a string is read as that array, as before.
+            (
+                "greet",
+                json!({"names": "[\"A\",\"B\"]"}),
+                Some(json!({"names": ["A", "B"]})),
+                "names",
+            ),
+            // Null is no value to wrap; an integer argument takes no array.
+            ("greet", json!({"names": null}), None, "\"names\" must be"),
+            (
+                "greet",
+                json!({"names": ["A"], "count": [1]}),
+                None,
+                "\"count\" must be",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn a_near_miss_whose_other_reading_is_present_has_one_reading() {
+        check_rows(vec![
+            (
+                "convert_time",
+                json!({"fom_timezone": "UTC", "to_timezone": "CET", "time": "12:00"}),
+                Some(json!({"from_timezone": "UTC", "to_timezone": "CET", "time": "12:00"})),
+                "from_timezone",
+            ),
+            // Neither reading given: two readings, refused.
+            (
+                "convert_time",
+                json!({"fom_timezone": "UTC", "time": "12:00"}),
+                None,
+                "more than one reading",
+            ),
+        ]);
     }
 
     #[test]

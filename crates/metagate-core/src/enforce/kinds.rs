@@ -22,6 +22,34 @@ pub(super) struct ArgToCheck<'v, 'a> {
     pub(crate) value: &'v ArgValue<'a>,
 }
 
+/// What to tell a model that sent `language` (`Python`, `JavaScript`) as a shell command: the
+/// runtime the tool declares for it, when one of its arguments offers one.
+fn runtime_suggestion(policy: &Policy, tool: &str, language: &str) -> String {
+    let wanted: &[&str] = match language {
+        "Python" => &["python", "python3"],
+        _ => &["nodejs", "node", "javascript"],
+    };
+    let runtime = policy.tool(tool).and_then(|t| {
+        t.args.iter().find_map(|(arg, spec)| {
+            let allowed = spec.one_of.as_ref()?;
+            let value = allowed
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|v| wanted.contains(v))?;
+            Some(format!("\"{arg}\": \"{value}\""))
+        })
+    });
+    match runtime {
+        Some(runtime) => {
+            format!("The code looks like {language}, not a shell command: send it with {runtime}")
+        }
+        None => format!(
+            "The code looks like {language}, not a shell command: run it where {language} runs, \
+             or send a command bash can read"
+        ),
+    }
+}
+
 /// Checks every string the argument holds: a string, or every string inside an array or an
 /// object, however deep (see [`texts`]).
 pub(super) fn check(
@@ -96,6 +124,24 @@ pub(super) fn check(
                                 "Send a command of at most {} bytes; put long text in a file first",
                                 shell::MAX_COMMAND_BYTES
                             ))
+                            .detail("argument", name),
+                        ));
+                    }
+                    Some(shell::Finding::Unreadable { reason }) => {
+                        // Not bash (a syntax error, often code of another language sent to
+                        // the terminal): the model's mistake, which a rewrite can fix.
+                        note(format_args!("{name} (shell): refused: {reason}"));
+                        let suggestion = match shell::other_language(s) {
+                            Some(language) => runtime_suggestion(policy, tool, language),
+                            None => "Send a command bash can read".to_string(),
+                        };
+                        return Err(Box::new(
+                            ToolError::new(
+                                Category::InvalidParameters,
+                                [name, ": bash cannot run this: ", reason.as_str()].concat(),
+                            )
+                            .tool(tool)
+                            .suggest(suggestion)
                             .detail("argument", name),
                         ));
                     }

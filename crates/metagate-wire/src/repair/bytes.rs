@@ -173,3 +173,83 @@ pub(super) fn four_hex_digits(b: &[u8], i: usize, end: usize) -> HexDigits {
     }
     HexDigits::Value(v)
 }
+
+/// The non-ASCII spaces read as whitespace between tokens (never inside a string): no-break
+/// space, the Mongolian vowel separator, the typographic spaces U+2000–U+200B, narrow no-break space, medium mathematical
+/// space, ideographic space and a byte-order mark.
+pub(super) fn is_space_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{a0}' | '\u{180e}' | '\u{2000}'
+            ..='\u{200b}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+    )
+}
+
+/// Whether `t` is a number in some notation JSON lacks (`+1`, `0x1F`, `01`, `1_000`, `1e`,
+/// `1.2.`): such a token is refused, never read as text.
+pub(super) fn is_number_like(t: &[u8]) -> bool {
+    let mut i = usize::from(matches!(t.first(), Some(b'+' | b'-')));
+    if t[i..].starts_with(b"0x") || t[i..].starts_with(b"0X") {
+        return t.len() > i + 2
+            && t[i + 2..]
+                .iter()
+                .all(|c| c.is_ascii_hexdigit() || *c == b'_');
+    }
+    let digits = |i: &mut usize| {
+        while *i < t.len() && (t[*i].is_ascii_digit() || t[*i] == b'_') {
+            *i += 1;
+        }
+    };
+    digits(&mut i);
+    if i < t.len() && t[i] == b'.' {
+        i += 1;
+        digits(&mut i);
+    }
+    if i < t.len() && matches!(t[i], b'e' | b'E') {
+        i += 1;
+        if i < t.len() && matches!(t[i], b'+' | b'-') {
+            i += 1;
+        }
+        digits(&mut i);
+    }
+    i == t.len() && t.iter().any(u8::is_ascii_digit)
+}
+
+/// Where the unquoted value starting at `start` ends (before `to`): at whitespace, a
+/// non-ASCII space, a quote or a bracket, comma or brace.
+pub(super) fn unquoted_value_end(text: &str, start: usize, to: usize) -> usize {
+    let b = text.as_bytes();
+    let mut i = start;
+    while i < to {
+        let c = b[i];
+        if c < 0x80 {
+            if is_json_whitespace(c) || matches!(c, b',' | b'}' | b']' | b'{' | b'[' | b'"') {
+                return i;
+            }
+            i += 1;
+            continue;
+        }
+        match text[i..].chars().next() {
+            Some(ch) if !is_space_char(ch) => i += ch.len_utf8(),
+            _ => return i,
+        }
+    }
+    to
+}
+
+/// The first offset at or after `i` (before `to`) that is neither JSON whitespace nor one of
+/// the non-ASCII spaces the reader skips between tokens.
+pub(super) fn skip_spaces(text: &str, mut i: usize, to: usize) -> usize {
+    let b = text.as_bytes();
+    while i < to {
+        if is_json_whitespace(b[i]) {
+            i += 1;
+            continue;
+        }
+        match text[i..].chars().next() {
+            Some(ch) if b[i] >= 0x80 && is_space_char(ch) => i += ch.len_utf8(),
+            _ => break,
+        }
+    }
+    i
+}

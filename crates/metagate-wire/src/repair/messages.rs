@@ -17,6 +17,13 @@ pub(super) const MSG_EXPECTED_KEY: &str = "expected a key";
 pub(super) const MSG_NO_OBJECT: &str = "no JSON object found";
 pub(super) const MSG_EMPTY: &str = "input is empty";
 pub(super) const MSG_TOP_ARRAY: &str = "top-level JSON value is an array, not an object";
+pub(super) const MSG_CUT_VALUE: &str =
+    "output was cut off inside an unquoted value (more may have followed); not completed";
+pub(super) const MSG_WORDS: &str =
+    "expected a value: unquoted text of more than one word is not read (quote it)";
+pub(super) const MSG_VALUE_AFTER: &str = "another value follows the object: one call is one object";
+pub(super) const MSG_OBJECT_AFTER: &str =
+    "another object beside the call cannot be read: it may be a second call";
 
 /// `n` and the noun in the number it needs: "1 comment", "2 comments".
 fn plural(n: u32, one: &str, many: &str) -> String {
@@ -60,9 +67,19 @@ pub(super) enum RepairKind {
     ControlChar,
     InvalidEscape,
     LoneSurrogate,
+    UnicodeSpace,
+    TypographicQuotes,
+    UnquotedValue,
+    NumberDigit,
+    LeadingComma,
+    MissingComma,
+    MissingColon,
+    WrongCloser,
+    MissingCloser,
+    EarlyCloser,
 }
 
-pub(super) const REPAIR_KIND_COUNT: usize = 12;
+pub(super) const REPAIR_KIND_COUNT: usize = 22;
 
 impl RepairKind {
     /// The repair sentence for `n` repairs of this kind.
@@ -110,6 +127,45 @@ impl RepairKind {
             RepairKind::LoneSurrogate => format!(
                 "replaced {} with U+FFFD",
                 plural(n, "lone surrogate escape", "lone surrogate escapes")
+            ),
+            RepairKind::UnicodeSpace => format!(
+                "read {} between tokens as whitespace",
+                plural(n, "non-ASCII space", "non-ASCII spaces")
+            ),
+            RepairKind::TypographicQuotes => format!(
+                "converted {} to double quotes",
+                plural(n, "typographic-quoted string", "typographic-quoted strings")
+            ),
+            RepairKind::UnquotedValue => format!(
+                "quoted {}",
+                plural(n, "unquoted one-word value", "unquoted one-word values")
+            ),
+            RepairKind::NumberDigit => format!(
+                "read {} with the 0 it lacked (`.5`, `1.`)",
+                plural(n, "number", "numbers")
+            ),
+            RepairKind::LeadingComma => {
+                format!("removed {}", plural(n, "leading comma", "leading commas"))
+            }
+            RepairKind::MissingComma => format!(
+                "inserted {} between lines",
+                plural(n, "missing comma", "missing commas")
+            ),
+            RepairKind::MissingColon => format!(
+                "inserted {} between a key and its string value",
+                plural(n, "missing colon", "missing colons")
+            ),
+            RepairKind::WrongCloser => format!(
+                "read {} as the `}}` or `]` it closes",
+                plural(n, "wrong closer", "wrong closers")
+            ),
+            RepairKind::MissingCloser => format!(
+                "inserted {} before an outer one",
+                plural(n, "missing closer", "missing closers")
+            ),
+            RepairKind::EarlyCloser => format!(
+                "read the members after {} into the object",
+                plural(n, "an early `}`", "early `}`s").replacen("1 an", "an", 1)
             ),
         }
     }

@@ -26,7 +26,18 @@
 //! "dropped the backslash of N invalid escape sequences",
 //! "replaced N lone surrogate escapes with U+FFFD",
 //! "completed output that was cut off with `…`" (the closers appended, or
-//! `</invoke>` in the `<invoke>` dialect).
+//! `</invoke>` in the `<invoke>` dialect); and the classes of issue 37 (docs/gate.md says when
+//! each applies): "read N non-ASCII spaces between tokens as whitespace", "converted N
+//! typographic-quoted strings to double quotes", "quoted N unquoted one-word values", "read N
+//! numbers with the 0 it lacked", "removed N leading commas", "inserted N missing commas between
+//! lines", "inserted N missing colons between a key and its string value", "read N wrong closers
+//! as the `}` or `]` it closes", "inserted N missing closers before an outer one", "read the
+//! members after an early `}` into the object", "removed a markdown code fence inside the
+//! braces", "unescaped a backslash-escaped object".
+//!
+//! Nothing is dropped: text beside the object is kept as prose only when it holds no object
+//! and no value after a comma; objects there are counted in [`Parsed::more_calls`], and one
+//! that cannot be read is refused (`accounting_tests.rs` holds the reader to it).
 //!
 //! Warnings: "N more objects followed the first one and were ignored",
 //! "N more `<invoke>` blocks …", "N more `<tool_call>` blocks …".
@@ -35,9 +46,15 @@
 //! a text dialect; `messages.rs` every sentence and failure the reader can produce; `bytes.rs`
 //! the byte-level searches and classes; `json_reader.rs` the recursive-descent reader of one
 //! object; `object_search.rs` the search for that object in the text around it (fences,
-//! prose, several candidates); `dialects.rs` the three text dialects.
+//! prose, several candidates, what stands beside it); `dialects.rs` the three text dialects;
+//! `class_tests.rs` a table per repair class, `accounting_tests.rs` the property that nothing
+//! is dropped.
 
+#[cfg(test)]
+mod accounting_tests;
 mod bytes;
+#[cfg(test)]
+mod class_tests;
 mod dialects;
 mod json_reader;
 mod messages;
@@ -158,15 +175,37 @@ pub fn parse(input: &[u8]) -> Result<Parsed, ParseError> {
             String::from_utf8_lossy(input)
         }
     };
-    read_call(&text, repairs).map_err(|fail| {
-        let (line, column) = line_and_column(&text, fail.offset);
-        ParseError {
-            message: fail.message.into_owned(),
-            line,
-            column,
-            too_deep: fail.too_deep,
-        }
-    })
+    read_call(&text, repairs.clone())
+        .or_else(|fail| {
+            // `{\"key\": \"value\"}`: the whole object written as the inside of a JSON string.
+            match escaped_document(&text) {
+                Some(decoded) => {
+                    repairs.push("unescaped a backslash-escaped object".to_owned());
+                    read_call(&decoded, repairs).map_err(|_| fail)
+                }
+                None => Err(fail),
+            }
+        })
+        .map_err(|fail| {
+            let (line, column) = line_and_column(&text, fail.offset);
+            ParseError {
+                message: fail.message.into_owned(),
+                line,
+                column,
+                too_deep: fail.too_deep,
+            }
+        })
+}
+
+/// The text of an object written backslash-escaped, as the inside of a JSON string
+/// (`{\"key\": \"value\"}`): only when the whole input is one such object, with no quote left
+/// unescaped, so the decoding has one reading.
+fn escaped_document(text: &str) -> Option<String> {
+    let inner = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    if !(inner.starts_with("{\\\"") && inner.ends_with('}')) {
+        return None;
+    }
+    serde_json::from_str::<String>(&format!("\"{inner}\"")).ok()
 }
 
 /// Reads the one call in the text: a text dialect when its tag comes before any `{` (or

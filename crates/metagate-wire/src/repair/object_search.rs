@@ -3,11 +3,12 @@
 
 use super::bytes::{
     bracketed_span_end, find_byte, find_bytes, find_fence_at_line_start, has_non_whitespace,
-    is_fence_tag_byte, is_json_whitespace, skip_whitespace,
+    is_fence_tag_byte, is_json_whitespace, skip_spaces, skip_whitespace,
 };
-use super::json_reader::JsonReader;
+use super::json_reader::{JsonReader, Wrapper};
 use super::messages::{
-    MSG_NO_OBJECT, MSG_TOP_ARRAY, ReadFailure, RepairKind, more_followed_warning,
+    MSG_NO_OBJECT, MSG_OBJECT_AFTER, MSG_TOP_ARRAY, MSG_VALUE_AFTER, ReadFailure, RepairKind,
+    more_followed_warning,
 };
 use serde_json::{Map, Value};
 
@@ -18,8 +19,8 @@ struct CandidateObject {
     start: usize,
     /// Offset just past where reading it stopped.
     end: usize,
-    /// It came wrapped in a doubled (or tripled) root `{{ … }}`.
-    doubled: bool,
+    /// What it came wrapped in: a doubled (or tripled) root `{{ … }}`, a fence in braces.
+    wrapper: Wrapper,
     /// Each kind of repair made while reading it, with its count, in the order first made.
     repairs_counted: Vec<(RepairKind, u32)>,
     /// What was appended to complete output that was cut off, innermost first.
@@ -42,7 +43,11 @@ pub(super) struct FoundObject {
     pub(super) warnings: Vec<String>,
     /// Offset of the object's `{`.
     pub(super) start: usize,
-    /// How many more objects followed it directly.
+    /// Offset just past where reading it stopped (its `}`, or the cut): what the text kept
+    /// beside the call starts from (the accounting test holds the reader to it).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(super) end: usize,
+    /// How many more objects stand beside it: following it directly, or in the text around it.
     pub(super) more: usize,
 }
 
@@ -107,7 +112,7 @@ impl<'a> ObjectSearch<'a> {
             let close = find_bytes(b, b"```", cs, to);
             match self.try_each_brace(cs, close.unwrap_or(to), to, true) {
                 BraceScan::Found(f) => {
-                    return Ok(self.finish_candidate(f, Some((o, cs)), from, to));
+                    return self.finish_candidate(f, Some((o, cs)), from, to);
                 }
                 BraceScan::Refused(e) => return Err(e),
                 BraceScan::NotFound(e) => keep_furthest_failure(&mut best, e),
@@ -118,7 +123,7 @@ impl<'a> ObjectSearch<'a> {
             open = close.and_then(|c| find_fence_at_line_start(b, c + 3, to));
         }
         match self.try_each_brace(from, to, to, fenced) {
-            BraceScan::Found(f) => Ok(self.finish_candidate(f, None, from, to)),
+            BraceScan::Found(f) => self.finish_candidate(f, None, from, to),
             BraceScan::Refused(e) => Err(e),
             BraceScan::NotFound(e) => {
                 keep_furthest_failure(&mut best, e);
@@ -141,9 +146,19 @@ impl<'a> ObjectSearch<'a> {
         if first < to && b[first] == b'[' {
             self.reader.restart_at(first);
             match self.reader.read_value(0) {
-                Ok(_) => {
+                Ok(array) => {
                     let after = self.reader.pos;
-                    if find_byte(b, b'{', after, to).is_none() {
+                    // An array before prose may be prose (`[1] Here it is: {…}`); one that
+                    // holds an object, or that another value follows, is the JSON itself
+                    // (`[{…}][{…}]`), and reading an object after it would drop it.
+                    let holds_object = array
+                        .as_array()
+                        .is_some_and(|items| items.iter().any(Value::is_object));
+                    let next = skip_whitespace(b, after, to);
+                    if holds_object
+                        || find_byte(b, b'{', after, to).is_none()
+                        || matches!(b.get(next), Some(b'{' | b'[' | b','))
+                    {
                         return BraceScan::Refused(ReadFailure::new(MSG_TOP_ARRAY, first));
                     }
                     scan_from = after;
@@ -162,12 +177,12 @@ impl<'a> ObjectSearch<'a> {
         let mut next = find_byte(b, b'{', scan_from, to);
         while let Some(p) = next {
             match self.reader.read_root(p) {
-                Ok((map, doubled)) => {
+                Ok((map, wrapper)) => {
                     let found = CandidateObject {
                         map,
                         start: p,
                         end: self.reader.pos.max(p + 1),
-                        doubled,
+                        wrapper,
                         repairs_counted: self.reader.repairs_counted(),
                         closers: std::mem::take(&mut self.reader.closers),
                     };
@@ -224,7 +239,7 @@ impl<'a> ObjectSearch<'a> {
         fence: Option<(usize, usize)>,
         from: usize,
         to: usize,
-    ) -> FoundObject {
+    ) -> Result<FoundObject, ReadFailure> {
         let b = self.bytes;
         let mut repairs = Vec::new();
         let before = match fence {
@@ -237,13 +252,22 @@ impl<'a> ObjectSearch<'a> {
         if before {
             repairs.push("ignored text before the object".to_owned());
         }
-        if f.doubled {
-            repairs.push("unwrapped a doubled root `{{ … }}`".to_owned());
+        let mut extra = match fence {
+            Some((open, cs)) => self.objects_in(from, open)? + self.objects_in(cs, f.start)?,
+            None => self.objects_in(from, f.start)?,
+        };
+        match f.wrapper {
+            Wrapper::None => {}
+            Wrapper::Doubled => repairs.push("unwrapped a doubled root `{{ … }}`".to_owned()),
+            Wrapper::FenceInBraces => {
+                repairs.push("removed a markdown code fence inside the braces".to_owned());
+            }
         }
         for &(kind, n) in &f.repairs_counted {
             repairs.push(kind.message(n));
         }
-        let (extra, after) = self.look_past_object(f.end, to, fence.is_some());
+        let (more, after) = self.look_past_object(f.end, to, fence.is_some())?;
+        extra += more;
         if after {
             repairs.push("ignored text after the object".to_owned());
         }
@@ -257,42 +281,120 @@ impl<'a> ObjectSearch<'a> {
         if extra > 0 {
             warnings.push(more_followed_warning(extra, "object", "objects"));
         }
-        FoundObject {
+        Ok(FoundObject {
             map: f.map,
             repairs,
             warnings,
             start: f.start,
+            end: f.end,
             more: extra,
-        }
+        })
     }
 
-    /// Looks past the object: counts further objects that follow directly
-    /// and tells whether any other text follows.
-    fn look_past_object(&mut self, mut p: usize, to: usize, fenced: bool) -> (usize, bool) {
+    /// Looks past the object: counts the objects that follow it, directly or in the text
+    /// after it, and tells whether any other text follows. That text is kept as prose only
+    /// when nothing in it is JSON the call could be missing: a value after a comma or an array
+    /// there is refused, and so is an object there that cannot be read (it may be a second
+    /// call); a readable one is counted, so that the caller never drops it in silence.
+    fn look_past_object(
+        &mut self,
+        mut p: usize,
+        to: usize,
+        fenced: bool,
+    ) -> Result<(usize, bool), ReadFailure> {
         let b = self.bytes;
         let mut fence_open = fenced;
         let mut extra = 0;
         self.reader.limit = to;
         loop {
-            p = skip_whitespace(b, p, to);
+            p = skip_spaces(self.text, p, to);
             if p >= to {
-                return (extra, false);
+                return Ok((extra, false));
             }
             if fence_open && b[p..to].starts_with(b"```") {
                 fence_open = false;
                 p += 3;
                 continue;
             }
-            let mut q = p;
-            if b[q] == b',' {
-                q = skip_whitespace(b, q + 1, to);
+            let comma = b[p] == b',';
+            let q = if comma {
+                skip_whitespace(b, p + 1, to)
+            } else {
+                p
+            };
+            if q < to && b[q] == b'{' {
+                match self.reader.read_root(q) {
+                    Ok(_) => {
+                        extra += 1;
+                        p = self.reader.pos.max(q + 1);
+                        continue;
+                    }
+                    Err(f) if f.too_deep => return Err(f),
+                    // After a comma it is a value; else braces of prose (`{it}`) maybe,
+                    // which the scan of the text below judges.
+                    Err(_) if comma => return Err(ReadFailure::new(MSG_OBJECT_AFTER, q)),
+                    Err(_) => break,
+                }
             }
-            if q < to && b[q] == b'{' && self.reader.read_root(q).is_ok() {
-                extra += 1;
-                p = self.reader.pos.max(q + 1);
-                continue;
+            if q < to && (comma || b[q] == b'[') {
+                return Err(ReadFailure::new(MSG_VALUE_AFTER, q.min(to)));
             }
-            return (extra, true);
+            break;
         }
+        // A fenced block of JSON in the text after the call is more of it, not prose.
+        let mut f = p;
+        while let Some(fence) = find_bytes(b, b"```", f, to) {
+            let mut c = fence + 3;
+            while c < to && is_fence_tag_byte(b[c]) {
+                c += 1;
+            }
+            let c = skip_whitespace(b, c, to);
+            if c < to && b[c] == b'[' {
+                return Err(ReadFailure::new(MSG_VALUE_AFTER, c));
+            }
+            f = fence + 3;
+        }
+        extra += self.objects_in(p, to)?;
+        Ok((extra, true))
+    }
+
+    /// How many objects stand in the text `from..to` beside the call (non-empty ones: `{}`
+    /// in prose is prose). An object there that cannot be read but is one (it has a quoted
+    /// key, or got as far as a `:`) is refused: it may be a second call, and dropping it
+    /// with the prose would drop that call.
+    fn objects_in(&mut self, from: usize, to: usize) -> Result<usize, ReadFailure> {
+        let b = self.bytes;
+        let (limit, fence) = (self.reader.limit, self.reader.stop_at_fence);
+        self.reader.limit = to;
+        let mut found = 0;
+        let mut i = from;
+        let mut result = Ok(());
+        while let Some(open) = find_byte(b, b'{', i, to) {
+            let keyed = matches!(b.get(skip_whitespace(b, open + 1, to)), Some(b'"' | b'\''));
+            match self.reader.read_root(open) {
+                Ok((map, _)) => {
+                    found += usize::from(!map.is_empty());
+                    i = self.reader.pos.max(open + 1);
+                }
+                Err(f) if f.too_deep => {
+                    result = Err(f);
+                    break;
+                }
+                Err(f) => {
+                    self.failed_work += f.offset.max(open + 1) - open;
+                    if keyed
+                        || self.reader.root_reached_colon
+                        || self.failed_work > self.failed_work_budget
+                    {
+                        result = Err(ReadFailure::new(MSG_OBJECT_AFTER, open));
+                        break;
+                    }
+                    i = open + 1;
+                }
+            }
+        }
+        self.reader.limit = limit;
+        self.reader.stop_at_fence = fence;
+        result.map(|()| found)
     }
 }
