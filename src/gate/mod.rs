@@ -20,10 +20,11 @@ mod message;
 mod sink;
 mod stream;
 
-pub(crate) use message::Answer;
+pub(crate) use message::{Answer, tool_result_in};
 pub use metagate_core::enforce::Context;
 pub use sink::{TelemetrySink, decision_row};
 pub use stream::{NoSink, Sink, SinkError, StreamStats, answer_one, read_document, stream};
+pub(crate) use stream::{decide_settled, unrecorded_error};
 
 /// The largest document `gate` reads; anything longer is rejected, not buffered without end.
 pub const MAX_DOCUMENT: usize = metagate_wire::lines::MAX_LINE;

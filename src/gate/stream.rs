@@ -233,6 +233,45 @@ pub fn answer_one<E: Write>(
     Ok((std::mem::take(&mut group.out), verdict))
 }
 
+/// Decides one document, records it and commits it (notes written on `err`), and returns the
+/// answer itself, for a job that acts on the call (`run`). The verdict is `Rejected` when
+/// the decision could not be recorded and the policy fails closed; the flag says that
+/// happened.
+pub(crate) fn decide_settled<'a, E: Write>(
+    run: &Run<'_>,
+    input: &'a [u8],
+    sink: &mut dyn Sink,
+    err: &mut E,
+    clock: &dyn Fn() -> Instant,
+) -> (Answer<'a>, Verdict, bool) {
+    let (policy, options) = (run.policy, &run.options);
+    let mut started = clock();
+    let mut latency = || {
+        let now = clock();
+        let took = now.saturating_duration_since(started).as_micros();
+        started = now;
+        u64::try_from(took).unwrap_or(u64::MAX)
+    };
+    let answer = decide_document(run, input, sink, &mut latency);
+    let mut group = Group::new();
+    group.lines = 1;
+    answer_notes(&answer, None, options.quiet, &mut group.notes);
+    group.settle(policy, options, sink, err);
+    let unrecorded =
+        group.last_failure.is_some() && policy.gate.on_internal_error == FailMode::Reject;
+    let verdict = if unrecorded {
+        Verdict::Rejected
+    } else {
+        answer.verdict()
+    };
+    (answer, verdict, unrecorded)
+}
+
+/// The rejection of a call whose decision could not be recorded (see [`decide_settled`]).
+pub(crate) fn unrecorded_error() -> ToolError {
+    unrecorded()
+}
+
 /// The `--jsonl` loop: one output line per input line, in order. Lines read in one go are
 /// decided as a group; before metagate waits for more input the group's decisions are
 /// committed to the sink and its lines written and flushed, so a coprocess waiting on its one

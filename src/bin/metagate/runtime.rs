@@ -16,6 +16,9 @@ use metagate_store::StoreError;
 use metagate_store::any::AnyStore;
 use metagate_store::location::Location;
 
+/// The file that holds the key grant rows are sealed with.
+pub const GRANT_KEY_FILE: &str = "grant.key";
+
 pub struct Env {
     db_flag: Option<PathBuf>,
     policy_flag: Option<PathBuf>,
@@ -102,6 +105,20 @@ impl Env {
             home,
             own_binary,
         })
+    }
+
+    /// metagate's own state files that are no store: the grant keys, where each run may look
+    /// for them (`$XDG_STATE_HOME/metagate/grant.key`, `~/.local/state/metagate/grant.key`).
+    pub fn own_state_files(&self) -> Vec<PathBuf> {
+        let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+        let mut files = Vec::new();
+        if let Some(xdg) = var("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
+            files.push(xdg.join("metagate").join(GRANT_KEY_FILE));
+        }
+        if let Some(home) = var("HOME") {
+            files.push(home.join(".local/state/metagate").join(GRANT_KEY_FILE));
+        }
+        files
     }
 
     /// [`Env::clock`] for a job's threads.
