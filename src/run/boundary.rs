@@ -65,7 +65,8 @@ fn probe_abi() -> i32 {
             .handle_access(AccessFs::Execute)
             .and_then(|r| r.create());
         let Ok(created) = created else { return 0 };
-        match created.no_new_privs(false).restrict_self() {
+        // no_new_privs is the thread's own, and the thread ends here.
+        match created.no_new_privs(true).restrict_self() {
             Ok(status) => match status.landlock {
                 landlock::LandlockStatus::Available {
                     effective_abi,
@@ -79,20 +80,42 @@ fn probe_abi() -> i32 {
     probe.join().unwrap_or(0)
 }
 
-/// A file covered in the command's mount namespace.
+/// A mount of the command's mount namespace. In it everything is read-only but the
+/// [`Mount::Writable`] folders and the pins: Landlock does not decide a file's mode, owner,
+/// times or extended attributes (`chmod`, `chown`, `touch -d`, `setfattr`), a read-only mount
+/// does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mount {
+    /// A folder the command may write: a mount of its own, left writable.
+    Writable(PathBuf),
+    /// A folder mounted on itself, so that it cannot be moved or removed (left writable).
+    Pin(PathBuf),
     /// An empty read-only file mounted over a hidden file.
     Cover(PathBuf),
-    /// A folder mounted on itself, so that it cannot be moved or removed.
-    Pin(PathBuf),
+}
+
+/// Whether this process can give a command a mount namespace: root can; another user needs
+/// a user namespace, which the system may not allow.
+pub fn mount_namespaces() -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let allowed = read("/proc/sys/user/max_user_namespaces").is_some_and(|n| n != "0")
+        && read("/proc/sys/kernel/unprivileged_userns_clone").is_none_or(|n| n != "0")
+        && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").is_none_or(|n| n != "1");
+    allowed
 }
 
 /// The boundary, ready for the kernel.
 pub struct Plan {
     /// The Landlock ruleset (none when running unconfined).
     pub ruleset: Option<RulesetCreated>,
-    /// What the mount namespace covers and pins (none: no mount namespace).
+    /// The mounts of the command's namespace (none: no mount namespace).
     pub mounts: Vec<Mount>,
     /// Hidden names inside writable folders that did not exist: removed if the command made
     /// them.
@@ -168,6 +191,7 @@ pub fn plan(
         }
     }
     let inside_write = |p: &Path| write.iter().any(|w| p.starts_with(w));
+    let namespaces = mount_namespaces();
     let mut mounts = Vec::new();
     let mut sweep = Vec::new();
     let mut hidden_outside: Vec<PathBuf> = Vec::new();
@@ -175,6 +199,15 @@ pub fn plan(
         let real = resolve_existing(h);
         let exists = fs::symlink_metadata(&real).is_ok();
         match (exists, inside_write(&real)) {
+            (true, true) if !namespaces => {
+                return Err(PlanError(format!(
+                    "{} is one of metagate's own files and lies inside a folder the command may \
+                     write, and this system gives run no mount namespace to keep it out of \
+                     reach (Landlock cannot take a right back below a folder): move it out of \
+                     the path root and [run] write, or allow user namespaces",
+                    real.display()
+                )));
+            }
             (true, true) => {
                 let folder = write
                     .iter()
@@ -198,9 +231,13 @@ pub fn plan(
             (false, false) => {}
         }
     }
+    if namespaces {
+        mounts.extend(write.iter().cloned().map(Mount::Writable));
+    }
     mounts.sort_by_key(|m| match m {
-        Mount::Pin(p) => (0, p.components().count()),
-        Mount::Cover(p) => (1, p.components().count()),
+        Mount::Writable(p) => (0, p.components().count()),
+        Mount::Pin(p) => (1, p.components().count()),
+        Mount::Cover(p) => (2, p.components().count()),
     });
     mounts.dedup();
     let ruleset = if kernel.has_landlock() {

@@ -29,7 +29,8 @@ use super::boundary::Mount;
 struct MountCall {
     source: CString,
     target: CString,
-    /// Remounted read-only after the bind.
+    /// A cover: remounted read-only after the bind. Otherwise a writable folder or a pin,
+    /// made writable again once the rest is read-only.
     read_only: bool,
 }
 
@@ -49,6 +50,9 @@ pub struct Confinement {
     user_maps: Option<UserMaps>,
     ruleset: Option<RulesetCreated>,
     filters: Vec<BpfProgram>,
+    /// The working folder, entered again once the mounts are made: the one entered before
+    /// lies on the mount beneath them.
+    cwd: CString,
     /// Apply the kernel's boundary at all (off only for the tests' switch, in debug builds).
     confined: bool,
 }
@@ -89,7 +93,7 @@ impl Confinement {
         for m in mounts {
             let (source, target, read_only) = match m {
                 Mount::Cover(p) => (c_path(cover)?, c_path(p)?, true),
-                Mount::Pin(p) => (c_path(p)?, c_path(p)?, false),
+                Mount::Pin(p) | Mount::Writable(p) => (c_path(p)?, c_path(p)?, false),
             };
             calls.push(MountCall {
                 source,
@@ -109,7 +113,9 @@ impl Confinement {
         } else {
             None
         };
+        let cwd = c_path(&std::env::current_dir()?)?;
         Ok(Confinement {
+            cwd,
             rlimits,
             mounts: calls,
             user_maps,
@@ -153,6 +159,9 @@ impl Confinement {
             for m in &self.mounts {
                 bind(m)?;
             }
+            read_only_but(&self.mounts)?;
+            // SAFETY: chdir on a C string built before the fork.
+            check(unsafe { libc::chdir(self.cwd.as_ptr()) })?;
         }
         if let Some(ruleset) = self.ruleset {
             // Sets no_new_privs too.
@@ -259,6 +268,65 @@ fn bind(m: &MountCall) -> io::Result<()> {
                 std::ptr::null(),
             )
         })?;
+    }
+    Ok(())
+}
+
+/// Makes every mount read-only, then the writable folders and pins writable again (covers
+/// stay read-only). Device files stay writable on a read-only mount (/dev/null).
+fn read_only_but(mounts: &[MountCall]) -> io::Result<()> {
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: mount_setattr on a static C string and a struct of the kernel's layout, its
+    // size passed with it.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c"/".as_ptr(),
+            AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let writable = MountAttr {
+        attr_set: 0,
+        attr_clr: MOUNT_ATTR_RDONLY,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    for m in mounts.iter().filter(|m| !m.read_only) {
+        // SAFETY: as above; only this mount (no AT_RECURSIVE), only the read-only flag
+        // cleared (nosuid, nodev and the like stay as they were).
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                libc::AT_FDCWD,
+                m.target.as_ptr(),
+                0 as libc::c_uint,
+                &writable as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
     }
     Ok(())
 }

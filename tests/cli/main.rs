@@ -28,6 +28,8 @@ mod policy;
 mod policy_checks;
 mod properties;
 mod repair;
+#[cfg(target_os = "linux")]
+mod run;
 mod setup;
 mod shell;
 mod telemetry;
