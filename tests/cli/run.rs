@@ -74,9 +74,6 @@ impl Scratch {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        if !s.key().exists() {
-            std::fs::write(s.key(), b"0123456789abcdef0123456789abcdef").unwrap();
-        }
         assert!(s.store().exists() && s.key().exists());
         s
     }
@@ -86,7 +83,7 @@ impl Scratch {
     }
 
     fn key(&self) -> PathBuf {
-        self.home.join(".local/state/metagate/grant.key")
+        self.home.join(".local/state/metagate/metagate.db-key")
     }
 
     fn policy(&self) -> PathBuf {

@@ -33,6 +33,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_evaluate_evidence.sql"),
     include_str!("migrations/0005_call_ids.sql"),
     include_str!("migrations/0006_provenance.sql"),
+    include_str!("migrations/0007_grant_mac.sql"),
 ];
 
 /// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
@@ -53,6 +54,8 @@ pub(crate) const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
     // A column of `decisions`, no table.
     &[],
     &["store_identity", "copied_ranges"],
+    // A column of `grants`, no table.
+    &[],
 ];
 
 /// The schema version this metagate writes.

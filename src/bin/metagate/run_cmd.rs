@@ -47,8 +47,7 @@ pub fn boundary(
         rules.network |= a.network;
     }
     let setup = env.checker_setup(policy, tools)?;
-    let mut own = setup.protected.clone();
-    own.extend(env.own_state_files());
+    let own = setup.protected.clone();
     let paths = &policy.rules.paths;
     let root = paths
         .base

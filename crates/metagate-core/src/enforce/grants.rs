@@ -92,7 +92,10 @@ pub(crate) fn check(
             unavailable = Some(e);
             (reason, None)
         }
-        Ok(grants) => match find(&grants, &need, now) {
+        Ok(mut grants) => match {
+            crate::grants::seal::mark_forged(&mut grants, checker.grant_key.as_ref());
+            find(&grants, &need, now)
+        } {
             Ok(g) => {
                 inquiry.note(format_args!(
                     "grant: {capability} for {tool} covered by {}",
@@ -246,6 +249,8 @@ mod tests {
             revoked_at_ms: None,
             granted_by: Some("op".into()),
             reason: None,
+            mac: None,
+            forged: false,
         }
     }
 
@@ -324,8 +329,18 @@ mod tests {
         assert_eq!(e.category, Category::ConfirmationRequired);
         assert!(!e.retryable());
         assert!(e.message.contains("telemetry is off"), "{}", e.message);
-        // With a live grant it passes, and the check reports which grant it used.
-        let (verdict, check) = run(&mut Granted(vec![grant(&[], None)]), true);
+        // A row without a valid seal is no grant: refused.
+        let (verdict, _) = run(&mut Granted(vec![grant(&[], None)]), true);
+        let e = verdict.unwrap_err();
+        assert_eq!(e.category, Category::ConfirmationRequired);
+        assert!(e.message.contains("no valid seal"), "{}", e.message);
+        // With a live grant, sealed, it passes, and the check reports which grant it used.
+        let mut sealed = grant(&[], None);
+        sealed.mac = Some(crate::grants::seal::seal(
+            &sealed,
+            &crate::enforce::TEST_KEY,
+        ));
+        let (verdict, check) = run(&mut Granted(vec![sealed]), true);
         assert!(verdict.is_ok());
         assert!(
             matches!(check, Some(GrantCheck::Used { ref grant, .. }) if grant.as_str() == GrantId::from_bytes([7; 16]).as_str())

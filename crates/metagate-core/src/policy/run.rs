@@ -261,8 +261,9 @@ pub struct Boundary {
     pub bounds: Bounds,
 }
 
-/// The SQLite files beside a store that hold its pages as well: protected like it.
-pub const SQLITE_COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
+/// The files beside a store that hold its pages (SQLite's) and its grant key (`-key`):
+/// hidden like it.
+pub const STORE_COMPANIONS: [&str; 4] = ["-wal", "-shm", "-journal", "-key"];
 
 impl Boundary {
     /// The boundary for `rules` with the path root `root`, `own` being metagate's own files.
@@ -273,7 +274,7 @@ impl Boundary {
         let mut hidden = Vec::with_capacity(own.len() * 4 + rules.deny_read.len());
         for file in own {
             let file = at.cwd.join(file);
-            for companion in SQLITE_COMPANIONS {
+            for companion in STORE_COMPANIONS {
                 let mut name = file.clone().into_os_string();
                 name.push(companion);
                 hidden.push(PathBuf::from(name));
@@ -367,6 +368,7 @@ mod tests {
                 "/h/.local/state/metagate/metagate.db-wal",
                 "/h/.local/state/metagate/metagate.db-shm",
                 "/h/.local/state/metagate/metagate.db-journal",
+                "/h/.local/state/metagate/metagate.db-key",
                 "/h/.local/state/metagate/metagate.db",
                 "/h/.ssh",
             ]
