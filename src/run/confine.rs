@@ -68,8 +68,8 @@ pub struct Limits {
     pub memory_bytes: u64,
     /// Processes of the user at once.
     pub processes: u64,
-    /// CPU seconds per process.
-    pub cpu_secs: u64,
+    /// CPU seconds per process (none: unbounded).
+    pub cpu_secs: Option<u64>,
 }
 
 impl Confinement {
@@ -83,12 +83,14 @@ impl Confinement {
         filters: Vec<BpfProgram>,
         confined: bool,
     ) -> io::Result<Confinement> {
-        let rlimits = vec![
+        let mut rlimits = vec![
             (libc::RLIMIT_AS, limits.memory_bytes as libc::rlim_t),
             (libc::RLIMIT_NPROC, limits.processes as libc::rlim_t),
-            (libc::RLIMIT_CPU, limits.cpu_secs as libc::rlim_t),
             (libc::RLIMIT_CORE, 0),
         ];
+        if let Some(secs) = limits.cpu_secs {
+            rlimits.push((libc::RLIMIT_CPU, secs as libc::rlim_t));
+        }
         let mut calls = Vec::with_capacity(mounts.len());
         for m in mounts {
             let (source, target, read_only) = match m {

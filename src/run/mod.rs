@@ -209,8 +209,14 @@ impl Runner {
         Ok(argv)
     }
 
-    /// Runs `argv` in the boundary and reports how it ended.
-    pub fn execute(&self, argv: &[String]) -> io::Result<Done> {
+    /// Makes `command` enter the boundary when it starts; `cpu_bound` bounds its CPU time by
+    /// the time bound (a server that runs for a session is not). The guard keeps the
+    /// command's temporary folder until it is dropped, and sweeps afterwards.
+    pub fn confine(
+        &self,
+        command: &mut std::process::Command,
+        cpu_bound: bool,
+    ) -> io::Result<Confined> {
         let temp = TempFolder::new(&self.setup.temp_base)?;
         let mut notes = Vec::new();
         let confined = self.setup.confined && self.kernel.has_landlock();
@@ -253,7 +259,7 @@ impl Runner {
             &confine::Limits {
                 memory_bytes: bounds.memory_mb.saturating_mul(1 << 20),
                 processes: bounds.processes,
-                cpu_secs: bounds.timeout_secs.saturating_add(1),
+                cpu_secs: cpu_bound.then(|| bounds.timeout_secs.saturating_add(1)),
             },
             &plan.mounts,
             &cover,
@@ -261,10 +267,22 @@ impl Runner {
             filters,
             self.setup.confined,
         )?;
+        command.env("TMPDIR", &temp.path);
+        confinement.install(command);
+        Ok(Confined {
+            _temp: temp,
+            sweep: plan.sweep,
+            notes,
+        })
+    }
+
+    /// Runs `argv` in the boundary and reports how it ended.
+    pub fn execute(&self, argv: &[String]) -> io::Result<Done> {
         let (program, rest) = argv.split_first().expect("an interpreter names a program");
         let mut command = std::process::Command::new(program);
-        command.args(rest).env("TMPDIR", &temp.path);
-        confinement.install(&mut command);
+        command.args(rest);
+        let mut guard = self.confine(&mut command, true)?;
+        let bounds = self.setup.boundary.bounds;
         let ended = process::run(
             command,
             Duration::from_secs(bounds.timeout_secs),
@@ -272,36 +290,56 @@ impl Runner {
             self.setup.confined,
         )
         .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
-        let mut swept = Vec::new();
-        for name in plan.sweep.iter().filter(|_| self.setup.confined) {
-            if std::fs::symlink_metadata(name).is_ok() {
-                let removed = if name.is_dir() && !name.is_symlink() {
-                    std::fs::remove_dir_all(name)
-                } else {
-                    std::fs::remove_file(name)
-                };
-                match removed {
-                    Ok(()) => swept.push(name.clone()),
-                    Err(e) => notes.push(format!(
-                        "the command made {}, one of metagate's own files, and it could not be \
-                         removed: {e}",
-                        name.display()
-                    )),
-                }
-            }
-        }
-        for name in &swept {
-            notes.push(format!(
-                "the command made {}, one of metagate's own files; removed",
-                name.display()
-            ));
-        }
+        let swept = guard.sweep();
         Ok(Done {
             ended,
             swept,
-            notes,
+            notes: std::mem::take(&mut guard.notes),
             timeout_secs: bounds.timeout_secs,
         })
+    }
+}
+
+/// A command inside the boundary: its temporary folder (removed when this is dropped) and
+/// the names to sweep once it has ended.
+pub struct Confined {
+    _temp: TempFolder,
+    sweep: Vec<PathBuf>,
+    /// What the operator is told.
+    pub notes: Vec<String>,
+}
+
+impl Confined {
+    /// Removes metagate's own files the command made where none were (the hidden names
+    /// inside writable folders), once it and everything it started have ended; returns them,
+    /// and notes each.
+    pub fn sweep(&mut self) -> Vec<PathBuf> {
+        let mut swept = Vec::new();
+        for name in std::mem::take(&mut self.sweep) {
+            if std::fs::symlink_metadata(&name).is_err() {
+                continue;
+            }
+            let removed = if name.is_dir() && !name.is_symlink() {
+                std::fs::remove_dir_all(&name)
+            } else {
+                std::fs::remove_file(&name)
+            };
+            match removed {
+                Ok(()) => {
+                    self.notes.push(format!(
+                        "the command made {}, one of metagate's own files; removed",
+                        name.display()
+                    ));
+                    swept.push(name);
+                }
+                Err(e) => self.notes.push(format!(
+                    "the command made {}, one of metagate's own files, and it could not be \
+                     removed: {e}",
+                    name.display()
+                )),
+            }
+        }
+        swept
     }
 }
 

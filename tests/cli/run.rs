@@ -708,3 +708,340 @@ fn descriptors_read_helper_is_sound() {
         .unwrap();
     assert_eq!(buf, "2");
 }
+
+// ---- mcp --sandbox ---------------------------------------------------------------------------
+
+/// `mcp --sandbox` starts the server inside the same boundary: a "server" that tries to write
+/// outside the root, read the store and write inside the root manages only the last. Without
+/// the flag it manages all three.
+#[test]
+fn mcp_sandbox_puts_the_server_inside_the_boundary() {
+    for sandboxed in [true, false] {
+        let s = Scratch::new();
+        let script = s.top.join("server.sh");
+        std::fs::write(
+            &script,
+            "echo pwned > \"$HOME/escaped\"\n\
+             cat \"$HOME/.local/state/metagate/metagate.db\" > /dev/null && echo read > read.txt\n\
+             echo ok > inroot.txt\n",
+        )
+        .unwrap();
+        let mut args = vec!["mcp", "--no-telemetry"];
+        if sandboxed {
+            args.push("--sandbox");
+        }
+        args.extend(["--", "bash"]);
+        let out = s
+            .metagate(&args)
+            .arg(&script)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(s.work.join("inroot.txt").exists(), "{sandboxed}: {stderr}");
+        assert_eq!(s.home.join("escaped").exists(), !sandboxed, "{stderr}");
+        assert_eq!(s.work.join("read.txt").exists(), !sandboxed, "{stderr}");
+    }
+}
+
+// ---- ordinary work, answers, outcomes, bounds ------------------------------------------------
+
+/// Runs one call (`runtime`, `code`) in the sandbox with telemetry on and `extra` flags;
+/// returns the answer and the exit status.
+fn one(
+    s: &Scratch,
+    runtime: &str,
+    code: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Value, i32) {
+    let mut args = vec!["run", "-q"];
+    args.extend(extra);
+    let mut c = s.metagate(&args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let call = json!({"tool_name": "code_execution_tool", "tool_args": {"runtime": runtime, "code": code}});
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(call.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text} / {}", String::from_utf8_lossy(&out.stderr)));
+    (v, out.status.code().unwrap())
+}
+
+/// Whether a program runs here; a test that needs one that does not is skipped by name
+/// (`.ci/run` installs them and sets METAGATE_REQUIRE_RUN_DEPS, where a missing one fails).
+fn available(what: &str, check: &[&str]) -> bool {
+    let ok = Command::new(check[0])
+        .args(&check[1..])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("METAGATE_REQUIRE_RUN_DEPS").is_none(),
+            "{what} is not installed (METAGATE_REQUIRE_RUN_DEPS is set)"
+        );
+        eprintln!("\n*** SKIPPED a metagate run test: {what} is not installed ***\n");
+    }
+    ok
+}
+
+fn ran_ok(answer: &Value, code: i32, what: &str) -> String {
+    assert_eq!(code, 0, "{what}: {answer}");
+    assert_eq!(answer["run"]["exit_code"], 0, "{what}: {answer}");
+    answer["run"]["stdout"].as_str().unwrap().to_string()
+}
+
+/// The toolchain the test itself was built with, for `cargo` under a scratch home.
+fn cargo_env() -> Vec<(&'static str, String)> {
+    ["CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN"]
+        .into_iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| (k, v)))
+        .chain(std::env::var("HOME").ok().into_iter().flat_map(|h| {
+            [
+                ("CARGO_HOME", format!("{h}/.cargo")),
+                ("RUSTUP_HOME", format!("{h}/.rustup")),
+            ]
+        }))
+        .fold(Vec::new(), |mut all, (k, v)| {
+            if !all.iter().any(|(seen, _)| *seen == k) {
+                all.push((k, v));
+            }
+            all
+        })
+}
+
+#[test]
+fn cargo_build_runs_inside_the_boundary() {
+    if !available("cargo", &["cargo", "--version"]) {
+        return;
+    }
+    let s = Scratch::new();
+    let env = cargo_env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (a, code) = one(
+        &s,
+        "terminal",
+        "cargo new --vcs none -q hello && cd hello && cargo build -q --offline && ./target/debug/hello",
+        &[],
+        &env,
+    );
+    assert!(ran_ok(&a, code, "cargo build").contains("Hello, world!"));
+}
+
+#[test]
+fn git_commit_in_the_root_runs() {
+    let s = Scratch::new();
+    let (a, code) = one(
+        &s,
+        "terminal",
+        "git init -q repo && cd repo && echo x > f && git add f && git -c user.name=a -c user.email=a@example.com commit -qm first && git log --format=%s",
+        &[],
+        &[],
+    );
+    assert_eq!(ran_ok(&a, code, "git commit").trim(), "first");
+}
+
+#[test]
+fn pytest_runs() {
+    if !available("pytest", &["python3", "-m", "pytest", "--version"]) {
+        return;
+    }
+    let s = Scratch::new();
+    std::fs::write(
+        s.work.join("test_one.py"),
+        "def test_one():\n    assert 1 + 1 == 2\n",
+    )
+    .unwrap();
+    let (a, code) = one(
+        &s,
+        "terminal",
+        "python3 -m pytest -q -p no:cacheprovider test_one.py",
+        &[],
+        &[],
+    );
+    assert!(ran_ok(&a, code, "pytest").contains("1 passed"), "{a}");
+}
+
+#[test]
+fn npm_test_runs() {
+    if !available("npm", &["npm", "--version"]) {
+        return;
+    }
+    let s = Scratch::new();
+    std::fs::write(
+        s.work.join("package.json"),
+        r#"{"name": "t", "version": "1.0.0", "scripts": {"test": "node -e \"console.log('tests ' + (6 * 7))\""}}"#,
+    )
+    .unwrap();
+    let (a, code) = one(&s, "terminal", "npm test", &[], &[]);
+    assert!(ran_ok(&a, code, "npm test").contains("tests 42"), "{a}");
+}
+
+#[test]
+fn system_folders_and_headers_are_read() {
+    let s = Scratch::new();
+    let (a, code) = one(&s, "terminal", "ls -la /usr", &[], &[]);
+    assert!(ran_ok(&a, code, "ls").contains("bin"), "{a}");
+    if Path::new("/usr/include/stdio.h").exists() {
+        let (a, code) = one(
+            &s,
+            "terminal",
+            "grep -c include /usr/include/stdio.h",
+            &[],
+            &[],
+        );
+        ran_ok(&a, code, "headers");
+    }
+}
+
+/// The answer is the tool result in the call's own envelope, and the outcome is recorded as
+/// `record` would, naming the decision.
+#[test]
+fn answers_come_in_the_calls_envelope_and_outcomes_are_recorded() {
+    let s = Scratch::new();
+    let (a, code) = one(&s, "python", "print('hi')\nraise SystemExit(3)", &[], &[]);
+    assert_eq!(code, 3, "{a}");
+    assert_eq!(a["tool_name"], "code_execution_tool");
+    let text = a["tool_result"].as_str().unwrap();
+    assert!(
+        text.starts_with("hi\n") && text.ends_with("[exit status 3]"),
+        "{text}"
+    );
+    let rows = crate::common::store_rows(
+        &s.store(),
+        "SELECT o.status, o.error_type, json_extract(o.metadata, '$.exit_code'), \
+                json_extract(o.metadata, '$.decision_id') = d.id \
+         FROM outcomes o JOIN decisions d ON d.tool = o.tool ORDER BY o.id DESC LIMIT 1",
+    );
+    assert_eq!(
+        rows[0],
+        [
+            json!("error"),
+            json!("permanent_failure"),
+            json!(3),
+            json!(1)
+        ]
+    );
+    // OpenAI, Anthropic and MCP calls get their own results.
+    for (call, pick) in [
+        (
+            json!({"id": "c1", "type": "function", "function": {"name": "code_execution_tool", "arguments": "{\"runtime\":\"terminal\",\"code\":\"echo ok\"}"}}),
+            "/content",
+        ),
+        (
+            json!({"type": "tool_use", "id": "t1", "name": "code_execution_tool", "input": {"runtime": "terminal", "code": "echo ok"}}),
+            "/content",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "code_execution_tool", "arguments": {"runtime": "terminal", "code": "echo ok"}}}),
+            "/result/content/0/text",
+        ),
+    ] {
+        let mut child = s
+            .metagate(&["run", "-q"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(call.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v.pointer(pick).and_then(Value::as_str),
+            Some("ok\n[exit status 0]"),
+            "{v}"
+        );
+    }
+    // A refused call runs nothing and is answered as an error.
+    let (a, code) = one(&s, "terminal", "echo $(id)", &[], &[]);
+    assert_eq!(code, 1, "{a}");
+    assert_eq!(a["error"], true);
+}
+
+#[test]
+fn time_output_memory_and_processes_are_bounded() {
+    let s = Scratch::new();
+    let (a, code) = one(&s, "terminal", "sleep 30", &["--timeout", "1"], &[]);
+    assert_eq!((code, &a["run"]["timed_out"]), (3, &json!(true)), "{a}");
+    let (a, _) = one(
+        &s,
+        "terminal",
+        "head -c 5000000 /dev/zero",
+        &["--output", "4"],
+        &[],
+    );
+    assert_eq!(a["run"]["stdout_bytes"], 5_000_000);
+    assert_eq!(a["run"]["stdout_cut"], true);
+    assert!(
+        a["tool_result"]
+            .as_str()
+            .unwrap()
+            .contains("[stdout cut: the first 4096 of 5000000 bytes kept]")
+    );
+    let (a, _) = one(
+        &s,
+        "python",
+        "x = bytearray(1 << 30)\nprint('allocated')",
+        &["--memory", "256"],
+        &[],
+    );
+    assert!(
+        a["run"]["stderr"].as_str().unwrap().contains("MemoryError"),
+        "{a}"
+    );
+    // Processes: as an unprivileged user (root is exempt from the kernel's count).
+    if root() {
+        s.give_to_nobody();
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+        s.env(&mut c);
+        c.arg("--policy").arg(s.policy()).args([
+            "run",
+            "-q",
+            "--no-telemetry",
+            "--processes",
+            "20",
+        ]);
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let code = "for i in $(seq 60); do sleep 5 & done 2>&1 | grep -c 'fork' ; true";
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(call(code).as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let refused: u64 = v["run"]["stdout"]
+            .as_str()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        assert!(refused > 0, "{v}");
+    }
+}
