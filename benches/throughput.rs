@@ -957,7 +957,7 @@ const PUBLISHED: &[&str] = &[
 ];
 
 fn bench_latency(dir: &Path) {
-    use metagate::gate::{Options, Run, Verdict, decide_with};
+    use metagate::gate::{Gate, Options, Verdict};
     use metagate_checks::path::CachedFs;
     use metagate_core::enforce::{Checker, Context, NoFacts, Scope, Setup};
     use metagate_core::policy::{Policy, Source};
@@ -993,7 +993,7 @@ fn bench_latency(dir: &Path) {
         intent: Some("bench".into()),
     };
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
-    let run = Run {
+    let gate = Gate {
         policy: &policy,
         options: Options::default(),
         checker: Some(&checker),
@@ -1019,7 +1019,7 @@ fn bench_latency(dir: &Path) {
         for (kind, variants) in calls.iter().enumerate() {
             let input = variants[round % VARIANTS].as_bytes();
             let started = Instant::now();
-            let decision = decide_with(&run, black_box(input), &mut facts, now_ms);
+            let decision = gate.decide_call(black_box(input), &mut facts, now_ms);
             let verdict = decision.verdict;
             drop(black_box(decision));
             let took = started.elapsed().as_nanos();
@@ -1087,7 +1087,15 @@ fn bench_repair() {
         black_box(metagate_wire::repair::parse(black_box(BROKEN.as_bytes())).unwrap());
     });
     let decide = median_ns(RUNS, || {
-        black_box(metagate::gate::decide(&policy, black_box(BROKEN.as_bytes()), &options).verdict);
+        black_box(
+            metagate::gate::Gate::corrections_only(&policy, options)
+                .decide_call(
+                    black_box(BROKEN.as_bytes()),
+                    &mut metagate_core::enforce::NoFacts,
+                    0,
+                )
+                .verdict,
+        );
     });
     let strict = median_ns(RUNS, || {
         black_box(serde_json::from_str::<serde_json::Value>(black_box(&clean)).unwrap());

@@ -1,3 +1,5 @@
+# metagate completions, written from metagate's command line, not by hand: docs/development.md says how to write them again.
+# Install: add `. /path/to/_metagate.ps1` to the file $PROFILE names
 
 using namespace System.Management.Automation
 using namespace System.Management.Automation.Language
@@ -123,8 +125,8 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;policy;check' {
             [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy''s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'metagate;policy;help' {
@@ -246,7 +248,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion')
-            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found; notes, constraints decoding leaves to the model, never fail it)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -271,7 +273,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;tools;help' {
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion')
-            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found; notes, constraints decoding leaves to the model, never fail it)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -408,7 +410,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         }
         'metagate;help;tools' {
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion')
-            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found; notes, constraints decoding leaves to the model, never fail it)')
             break
         }
         'metagate;help;tools;health' {

@@ -1,3 +1,5 @@
+# metagate completions, written from metagate's command line, not by hand: docs/development.md says how to write them again.
+# Install: cp metagate.bash ~/.local/share/bash-completion/completions/metagate (bash-completion loads it in new shells)
 _metagate() {
     local i cur prev opts cmd
     COMPREPLY=()

@@ -1,3 +1,5 @@
+# metagate completions, written from metagate's command line, not by hand: docs/development.md says how to write them again.
+# Install: cp metagate.elv ~/.config/elvish/lib/ and add `use metagate` to rc.elv
 
 use builtin;
 use str;
@@ -112,8 +114,8 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;policy;check'= {
             cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy''s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
         }
         &'metagate;policy;help'= {
             cand show 'Print the effective policy as TOML, every default filled in'
@@ -215,7 +217,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
-            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
+            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found; notes, constraints decoding leaves to the model, never fail it)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;tools;health'= {
@@ -237,7 +239,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;tools;help'= {
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
-            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
+            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found; notes, constraints decoding leaves to the model, never fail it)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'metagate;tools;help;health'= {
@@ -346,7 +348,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         }
         &'metagate;help;tools'= {
             cand health 'One row per tool and method: calls, shares, referrals, user corrections, utility, cohesion'
-            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found)'
+            cand check 'Check tool definitions before a model meets them: contradictions, JSON Schema the gate reads around, and constructs known to break constrained decoding (exit 1 when any is found; notes, constraints decoding leaves to the model, never fail it)'
         }
         &'metagate;help;tools;health'= {
         }

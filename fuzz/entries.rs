@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use metagate::gate::{self, Context, NoSink, Options, Run};
+use metagate::gate::{self, Context, Gate, NoSink, Options};
 use metagate::lint::render::{Format, Renderer};
 use metagate::lint::{Event, Linter, Summary};
 use metagate::mcp::calls::{Action, CallGate, CheckerSetup};
@@ -191,7 +191,7 @@ pub fn gate(data: &[u8]) {
             ..Options::default()
         };
         for options in [plain, report] {
-            let run = Run {
+            let gate = Gate {
                 policy: &world.policy,
                 options,
                 checker: Some(&world.checker),
@@ -201,12 +201,12 @@ pub fn gate(data: &[u8]) {
             };
             let mut err = Vec::new();
             let (line, _) =
-                gate::answer_one(&run, data, &mut NoSink::at(0), &mut err, &Instant::now)
+                gate::answer_one(&gate, data, &mut NoSink::at(0), &mut err, &Instant::now)
                     .expect("writing to memory cannot fail");
             assert_one_json_line(&line);
             std::str::from_utf8(&err).expect("notes are UTF-8");
         }
-        let run = Run {
+        let gate = Gate {
             policy: &world.policy,
             options: Options {
                 quiet: true,
@@ -220,7 +220,7 @@ pub fn gate(data: &[u8]) {
         let mut out = Vec::new();
         let mut err = Vec::new();
         let stats = gate::stream(
-            &run,
+            &gate,
             &mut BufReader::new(data),
             &mut out,
             &mut err,
@@ -345,7 +345,7 @@ pub fn lint_trace(data: &[u8]) {
         return;
     };
     with_world(|world| {
-        let run = Run {
+        let gate = Gate {
             policy: &world.policy,
             options: Options {
                 quiet: true,
@@ -356,7 +356,7 @@ pub fn lint_trace(data: &[u8]) {
             fs: &RealFs,
             scope: Scope { runtime: false },
         };
-        let linter = Linter::new(run, 0, Vec::new());
+        let linter = Linter::new(gate, 0, Vec::new());
         let formats = [Format::Human, Format::Json, Format::Sarif, Format::Github];
         let mut renderers: Vec<Renderer> =
             formats.iter().map(|&f| Renderer::new(f, false)).collect();
@@ -499,7 +499,7 @@ pub fn mcp(data: &[u8]) {
                 Kind::Request { id, method } if method == "tools/call" => {
                     let ready = registry.wait(Instant::now());
                     let current = registry.policy();
-                    match gate.decide(ready, &current, line, id, message.params) {
+                    match gate.decide_request(ready, &current, line, id, message.params) {
                         Action::Answer(answer) => {
                             assert_one_json_line(&answer);
                             assert_answers(&answer, id);

@@ -7,44 +7,15 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{
-    Decision, Options, Run, Sink, Verdict, decide_with, malformed, malformed_in, report_doc,
-};
+use super::answer::Answer;
+use super::decision::{malformed, malformed_in};
+use super::render::{ReportDoc, report_doc};
+use super::{Decision, Gate, Options, Sink, Verdict};
 use metagate_core::correct::Report;
 use metagate_core::error::ToolError;
 use metagate_wire::call::{NotACall, Shape};
 use metagate_wire::document::{self, Container, Item};
 use metagate_wire::scan;
-
-/// What the gate answers a document with. One per document, made and dropped in turn: the
-/// size of a decision held in place costs nothing a box would save.
-#[derive(Debug, Clone)]
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Answer<'a> {
-    /// One call, or a document refused as a whole.
-    One(Decision<'a>),
-    /// Every call of a message, response or array.
-    Message(MessageAnswer<'a>),
-}
-
-impl<'a> Answer<'a> {
-    /// The worst verdict of the answer's calls.
-    pub(crate) fn verdict(&self) -> Verdict {
-        match self {
-            Answer::One(d) => d.verdict,
-            Answer::Message(m) => m.verdict(),
-        }
-    }
-
-    /// The decisions, one per call, in document order.
-    pub(crate) fn decisions(&self) -> impl Iterator<Item = &Decision<'a>> {
-        let (one, placed) = match self {
-            Answer::One(d) => (Some(d), &[][..]),
-            Answer::Message(m) => (None, &m.calls[..]),
-        };
-        one.into_iter().chain(placed.iter().map(|c| &c.decision))
-    }
-}
 
 /// One call of a message and where it sits.
 #[derive(Debug, Clone)]
@@ -69,8 +40,8 @@ pub(crate) struct MessageAnswer<'a> {
 /// Decides every call in the document `input`: strict JSON that names no envelope
 /// (`not_a_call` says why it is no call). A document holding no calls in any way a message,
 /// response or array does is refused as that.
-pub(super) fn decide<'a>(
-    run: &Run<'_>,
+pub(super) fn decide_calls<'a>(
+    gate: &Gate<'_>,
     input: &'a [u8],
     not_a_call: NotACall,
     sink: &mut dyn Sink,
@@ -78,7 +49,7 @@ pub(super) fn decide<'a>(
 ) -> Answer<'a> {
     let mut refuse = |message: String| {
         let d = Decision::rejected(input, malformed(message), Report::default());
-        sink.record(run.policy, &d, latency());
+        sink.record(gate.policy, &d, latency());
         Answer::One(d)
     };
     let Ok(text) = std::str::from_utf8(input) else {
@@ -97,7 +68,7 @@ pub(super) fn decide<'a>(
             malformed_in(not_a_call.message, not_a_call.shape),
             Report::default(),
         );
-        sink.record(run.policy, &d, latency());
+        sink.record(gate.policy, &d, latency());
         return Answer::One(d);
     }
     if container == Container::Transcript {
@@ -119,16 +90,16 @@ pub(super) fn decide<'a>(
              function_call items, functionCall parts)",
         );
         let d = Decision::rejected(input, e, Report::default());
-        sink.record(run.policy, &d, latency());
+        sink.record(gate.policy, &d, latency());
         return Answer::One(d);
     }
     // Inside a document every call keeps its own envelope: `--emit` converts single calls.
-    let run = Run {
+    let gate = Gate {
         options: Options {
             emit: None,
-            ..run.options
+            ..gate.options
         },
-        ..*run
+        ..*gate
     };
     let mut calls = Vec::with_capacity(sites.len());
     for site in sites {
@@ -136,13 +107,13 @@ pub(super) fn decide<'a>(
         let end = start + site.text.len();
         let bytes = &input[start..end];
         let now = sink.now_ms();
-        let mut decision = decide_with(&run, bytes, sink.facts(), now);
+        let mut decision = gate.decide_call(bytes, sink.facts(), now);
         let shape = decision.shape.or_else(|| expected_shape(bytes));
         if decision.call.is_none() {
             decision.unread_id = raw_id(bytes);
         }
         let id = decision.call_id();
-        sink.record(run.policy, &decision, latency());
+        sink.record(gate.policy, &decision, latency());
         calls.push(PlacedDecision {
             start,
             end,
@@ -196,7 +167,7 @@ fn raw_id(raw: &[u8]) -> Option<Value> {
 
 impl MessageAnswer<'_> {
     /// The worst verdict among the calls.
-    fn verdict(&self) -> Verdict {
+    pub(super) fn verdict(&self) -> Verdict {
         let mut worst = Verdict::Pass;
         for c in &self.calls {
             match c.decision.verdict {
@@ -251,7 +222,7 @@ impl MessageAnswer<'_> {
                 index: usize,
                 id: Option<&'r Value>,
                 #[serde(flatten)]
-                report: super::ReportDoc<'r>,
+                report: ReportDoc<'r>,
             }
             let written: Vec<Option<String>> = self
                 .calls

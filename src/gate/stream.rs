@@ -3,14 +3,13 @@
 use std::io::{self, BufReader, Read, Write};
 use std::time::Instant;
 
-use super::{
-    Answer, Decision, MAX_DOCUMENT, Options, Run, Verdict, answer_notes, decide_document,
-    malformed, render, render_answer,
-};
+use super::answer::{Answer, decide_document};
+use super::commit::{Committed, Committer, unrecorded};
+use super::decision::{malformed, too_large};
+use super::render::{answer_notes, render, render_answer};
+use super::{Decision, Gate, MAX_DOCUMENT, Options, Sink, Verdict};
 use metagate_core::correct::Report;
-use metagate_core::enforce::{Facts, NoFacts};
-use metagate_core::error::{Category, ToolError};
-use metagate_core::policy::{FailMode, Policy};
+use metagate_core::policy::Policy;
 use metagate_wire::lines::{read_line_capped, strip_newline};
 
 /// Reads one whole document, refusing to buffer more than [`MAX_DOCUMENT`] bytes (and a
@@ -33,77 +32,12 @@ pub struct StreamStats {
     rejected: u64,
 }
 
-/// Why a sink could not make its decisions durable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SinkError(pub(crate) String);
-
-impl std::fmt::Display for SinkError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// Receives every decision before its output line is written, and tells the policy checks
-/// what it knows (counts, prerequisites).
-pub trait Sink {
-    /// What the policy checks may ask.
-    fn facts(&mut self) -> &mut dyn Facts;
-    /// Milliseconds since the epoch, for the policy checks of the next call.
-    fn now_ms(&self) -> i64;
-    /// Whether [`Sink::record`] wants each line's latency (reading the clock costs a little).
-    fn timed(&self) -> bool {
-        true
-    }
-    /// Called once per decided line, in order, with the policy it was decided under.
-    fn record(&mut self, policy: &Policy, decision: &Decision<'_>, latency_us: u64);
-    /// Makes everything recorded so far durable; called before the lines are written.
-    fn commit(&mut self) -> Result<(), SinkError>;
-    /// Why the checks' questions failed since the last call (the checks' rejections only say
-    /// that they did), for the operator's stderr.
-    fn take_failures(&mut self) -> Vec<String> {
-        Vec::new()
-    }
-}
-
-/// A sink that keeps nothing (`--no-telemetry`); limits and prerequisites cannot be counted.
-pub struct NoSink {
-    facts: NoFacts,
-    now_ms: i64,
-}
-
-impl NoSink {
-    /// A sink for a run that started at `now_ms`.
-    pub fn at(now_ms: i64) -> NoSink {
-        NoSink {
-            facts: NoFacts,
-            now_ms,
-        }
-    }
-}
-
-impl Sink for NoSink {
-    fn facts(&mut self) -> &mut dyn Facts {
-        &mut self.facts
-    }
-    fn now_ms(&self) -> i64 {
-        self.now_ms
-    }
-    fn timed(&self) -> bool {
-        false
-    }
-    fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
-    fn commit(&mut self) -> Result<(), SinkError> {
-        Ok(())
-    }
-}
-
 /// Output lines waiting for their decisions to be committed.
 struct Group {
     out: Vec<u8>,
     lines: usize,
     notes: Vec<u8>,
-    /// The last sink failure reported, so a failing store is reported once, not per group.
-    last_failure: Option<String>,
+    committer: Committer,
 }
 
 impl Group {
@@ -112,7 +46,7 @@ impl Group {
             out: Vec::with_capacity(64 * 1024),
             lines: 0,
             notes: Vec::new(),
-            last_failure: None,
+            committer: Committer::default(),
         }
     }
 
@@ -138,76 +72,46 @@ impl Group {
     }
 
     /// Commits the group's decisions and writes its notes, leaving its lines as they are to
-    /// go out. When the commit fails, the policy's `on_internal_error` says whether the lines
-    /// go out as decided (`pass`) or each becomes a rejection (`reject`, the default: fail
-    /// closed).
+    /// go out, or, when the commit failed and the policy fails closed, each one a rejection.
     fn settle<E: Write>(
         &mut self,
         policy: &Policy,
         options: &Options,
         sink: &mut dyn Sink,
         err: &mut E,
-    ) {
-        if let Err(failure) = sink.commit() {
-            let fail_closed = policy.gate.on_internal_error == FailMode::Reject;
-            if self.last_failure.as_deref() != Some(&failure.0) {
-                let what = if fail_closed {
-                    "calls are rejected until it works (on_internal_error = \"reject\")"
-                } else {
-                    "calls pass unrecorded (on_internal_error = \"pass\")"
-                };
-                let _ = writeln!(err, "metagate: error: telemetry: {failure}; {what}");
-                self.last_failure = Some(failure.0.clone());
+    ) -> Committed {
+        let committed = self.committer.commit(policy, sink, &mut |line| {
+            let _ = writeln!(err, "{line}");
+        });
+        if committed == Committed::Refused {
+            let rejected = Decision::rejected(b"", unrecorded(), Report::default());
+            let mut line = Vec::new();
+            render(&rejected, options, &mut line);
+            line.push(b'\n');
+            self.out.clear();
+            for _ in 0..self.lines {
+                self.out.extend_from_slice(&line);
             }
-            if fail_closed {
-                let error = unrecorded();
-                let rejected = Decision::rejected(b"", error, Report::default());
-                let mut line = Vec::new();
-                render(&rejected, options, &mut line);
-                line.push(b'\n');
-                self.out.clear();
-                for _ in 0..self.lines {
-                    self.out.extend_from_slice(&line);
-                }
-            }
-        } else {
-            self.last_failure = None;
-        }
-        for failure in sink.take_failures() {
-            let _ = writeln!(
-                err,
-                "metagate: error: telemetry: {failure}; the checks that read the store could not run"
-            );
         }
         if !self.notes.is_empty() {
             // Diagnostics are best effort: a closed stderr must not stop the gate.
             let _ = err.write_all(&self.notes).and_then(|()| err.flush());
             self.notes.clear();
         }
+        committed
     }
-}
-
-/// The rejection a call gets when its decision could not be recorded and the policy fails
-/// closed. Why is the operator's to read, on stderr: the model is never shown the store's
-/// path or its state.
-fn unrecorded() -> ToolError {
-    ToolError::new(
-        Category::ServerError,
-        "metagate could not record this decision, and its policy fails closed",
-    )
-    .suggest("Try again later; if it keeps failing, the operator must look at metagate's telemetry store")
 }
 
 /// Decides one document, records it, and returns its output line (with the newline) and
 /// verdict. A failed commit is handled as in a stream.
 pub fn answer_one<E: Write>(
-    run: &Run<'_>,
+    gate: &Gate<'_>,
     input: &[u8],
     sink: &mut dyn Sink,
     err: &mut E,
     clock: &dyn Fn() -> Instant,
 ) -> io::Result<(Vec<u8>, Verdict)> {
-    let (policy, options) = (run.policy, &run.options);
+    let (policy, options) = (gate.policy, &gate.options);
     let mut started = clock();
     let mut latency = || {
         let now = clock();
@@ -215,7 +119,7 @@ pub fn answer_one<E: Write>(
         started = now;
         u64::try_from(took).unwrap_or(u64::MAX)
     };
-    let answer = decide_document(run, input, sink, &mut latency);
+    let answer = decide_document(gate, input, sink, &mut latency);
     let mut group = Group::new();
     reserve_for(&answer, &mut group.out);
     render_answer(&answer, options, &mut group.out);
@@ -225,11 +129,10 @@ pub fn answer_one<E: Write>(
     let mut verdict = answer.verdict();
     // The answer borrows the input; the line is all that is kept from here on.
     drop(answer);
-    // Taken, not copied: a call may be tens of megabytes.
-    group.settle(policy, options, sink, err);
-    if group.last_failure.is_some() && policy.gate.on_internal_error == FailMode::Reject {
+    if group.settle(policy, options, sink, err) == Committed::Refused {
         verdict = Verdict::Rejected;
     }
+    // Taken, not copied: a call may be tens of megabytes.
     Ok((std::mem::take(&mut group.out), verdict))
 }
 
@@ -238,13 +141,13 @@ pub fn answer_one<E: Write>(
 /// the decision could not be recorded and the policy fails closed; the flag says that
 /// happened.
 pub(crate) fn decide_settled<'a, E: Write>(
-    run: &Run<'_>,
+    gate: &Gate<'_>,
     input: &'a [u8],
     sink: &mut dyn Sink,
     err: &mut E,
     clock: &dyn Fn() -> Instant,
 ) -> (Answer<'a>, Verdict, bool) {
-    let (policy, options) = (run.policy, &run.options);
+    let (policy, options) = (gate.policy, &gate.options);
     let mut started = clock();
     let mut latency = || {
         let now = clock();
@@ -252,24 +155,17 @@ pub(crate) fn decide_settled<'a, E: Write>(
         started = now;
         u64::try_from(took).unwrap_or(u64::MAX)
     };
-    let answer = decide_document(run, input, sink, &mut latency);
+    let answer = decide_document(gate, input, sink, &mut latency);
     let mut group = Group::new();
     group.lines = 1;
     answer_notes(&answer, None, options.quiet, &mut group.notes);
-    group.settle(policy, options, sink, err);
-    let unrecorded =
-        group.last_failure.is_some() && policy.gate.on_internal_error == FailMode::Reject;
-    let verdict = if unrecorded {
+    let refused = group.settle(policy, options, sink, err) == Committed::Refused;
+    let verdict = if refused {
         Verdict::Rejected
     } else {
         answer.verdict()
     };
-    (answer, verdict, unrecorded)
-}
-
-/// The rejection of a call whose decision could not be recorded (see [`decide_settled`]).
-pub(crate) fn unrecorded_error() -> ToolError {
-    unrecorded()
+    (answer, verdict, refused)
 }
 
 /// The `--jsonl` loop: one output line per input line, in order. Lines read in one go are
@@ -278,14 +174,14 @@ pub(crate) fn unrecorded_error() -> ToolError {
 /// answer is never left waiting, and a fast producer pays neither a commit nor a flush per
 /// line.
 pub fn stream<R: Read, W: Write, E: Write>(
-    run: &Run<'_>,
+    gate: &Gate<'_>,
     reader: &mut BufReader<R>,
     out: &mut W,
     err: &mut E,
     sink: &mut dyn Sink,
     clock: &dyn Fn() -> Instant,
 ) -> io::Result<StreamStats> {
-    let (policy, options) = (run.policy, &run.options);
+    let (policy, options) = (gate.policy, &gate.options);
     let mut stats = StreamStats::default();
     let mut line = Vec::with_capacity(4096);
     let mut group = Group::new();
@@ -318,21 +214,19 @@ pub fn stream<R: Read, W: Write, E: Write>(
             u64::try_from(took).unwrap_or(u64::MAX)
         };
         let refusal = if body.len() > MAX_DOCUMENT {
-            Some(format!(
-                "line is longer than the {MAX_DOCUMENT} bytes metagate reads as one call"
-            ))
+            Some(too_large("line is longer than"))
         } else if body.trim_ascii().is_empty() {
-            Some("empty line: expected one tool call".to_string())
+            Some(malformed("empty line: expected one tool call"))
         } else {
             None
         };
         let answer = match refusal {
-            Some(message) => {
-                let d = Decision::rejected(body, malformed(message), Report::default());
+            Some(error) => {
+                let d = Decision::rejected(body, error, Report::default());
                 sink.record(policy, &d, latency());
                 Answer::One(d)
             }
-            None => decide_document(run, body, sink, &mut latency),
+            None => decide_document(gate, body, sink, &mut latency),
         };
         match answer.verdict() {
             Verdict::Pass => stats.passed += 1,
@@ -373,13 +267,15 @@ fn in_words(e: io::Error, what: &str) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gate::{NoSink, SinkError};
+    use metagate_core::enforce::{Facts, NoFacts};
     use serde_json::Value;
 
     fn run(input: &str, policy: &Policy, sink: &mut dyn Sink) -> (StreamStats, Vec<Value>, String) {
         let mut reader = BufReader::new(input.as_bytes());
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let run = Run::corrections_only(policy, Options::default());
-        let stats = stream(&run, &mut reader, &mut out, &mut err, sink, &Instant::now).unwrap();
+        let gate = Gate::corrections_only(policy, Options::default());
+        let stats = stream(&gate, &mut reader, &mut out, &mut err, sink, &Instant::now).unwrap();
         let lines = String::from_utf8(out)
             .unwrap()
             .lines()

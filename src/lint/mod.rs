@@ -1,17 +1,18 @@
 //! The `lint` job (DESIGN.md §2.9): the gate's own decision on every call of a recorded
 //! trace, as diagnostics with stable codes.
 //!
-//! Each call goes through [`gate::decide_with`] with the run the caller built (the same
+//! Each call goes through [`Gate::decide_call`] with the gate the caller built (the same
 //! policy, tool imports and correction rules as `gate`); lint only reads traces and turns
-//! decisions into [`Diagnostic`]s. It never writes telemetry, and the run it is given should
+//! decisions into [`Diagnostic`]s. It never writes telemetry, and the gate it is given should
 //! have `Scope { runtime: false }`: limits, prerequisites and grants depend on what happened
 //! at run time, which a trace does not hold.
 
 pub mod codes;
 mod input;
 pub mod render;
+pub mod source_root;
 
-use crate::gate::{self, Run};
+use crate::gate::Gate;
 use metagate_core::enforce::NoFacts;
 use metagate_core::error::Category;
 use metagate_wire::call;
@@ -20,6 +21,7 @@ use metagate_wire::correction::Correction;
 pub use codes::{CODES, Code, Severity};
 pub use input::{Item, Origin, Site};
 pub use render::{Format, Renderer};
+pub use source_root::SourceRoot;
 
 /// One finding: what the gate would do to one call, and where the call is.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,17 +77,17 @@ const MAX_FAILURES: usize = 20;
 
 /// How to lint.
 pub struct Linter<'r> {
-    run: Run<'r>,
+    gate: Gate<'r>,
     now_ms: i64,
     ignore: Vec<&'static Code>,
 }
 
 impl<'r> Linter<'r> {
-    /// `run` decides the calls; `now_ms` is the time the checks see; `ignore` lists codes whose
+    /// `gate` decides the calls; `now_ms` is the time the checks see; `ignore` lists codes whose
     /// findings are dropped.
-    pub fn new(run: Run<'r>, now_ms: i64, ignore: Vec<&'static Code>) -> Linter<'r> {
+    pub fn new(gate: Gate<'r>, now_ms: i64, ignore: Vec<&'static Code>) -> Linter<'r> {
         Linter {
-            run,
+            gate,
             now_ms,
             ignore,
         }
@@ -163,7 +165,9 @@ impl<'r> Linter<'r> {
         not_json: &std::cell::Cell<usize>,
         emit: &mut dyn FnMut(Event<'f>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let d = gate::decide_with(&self.run, site.text.as_bytes(), &mut NoFacts, self.now_ms);
+        let d = self
+            .gate
+            .decide_call(site.text.as_bytes(), &mut NoFacts, self.now_ms);
         let tool = d.tool().map(str::to_string);
         let diagnostic = |code: &'static Code, message: String| Diagnostic {
             code,
@@ -300,7 +304,7 @@ mod tests {
     fn lint(text: &str, ignore: Vec<&'static Code>) -> (Vec<String>, Summary) {
         let policy = Policy::builtin();
         let linter = Linter::new(
-            Run::corrections_only(&policy, Options::default()),
+            Gate::corrections_only(&policy, Options::default()),
             0,
             ignore,
         );

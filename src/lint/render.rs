@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::codes::{CODES, Severity};
+use super::source_root::{SRCROOT, SourceRoot};
 use super::{Diagnostic, Event, Failure, Summary};
 use metagate_wire::display::{one_line, plural};
 
@@ -30,8 +31,10 @@ pub struct Renderer {
     first: bool,
     /// Failures of the document formats, written at the end.
     failures: Vec<Value>,
-    /// The last file's SARIF URI.
-    uri: Option<(String, String)>,
+    /// The last file's SARIF location: its name, URI and whether that is relative to the root.
+    uri: Option<(String, String, bool)>,
+    /// Where SARIF and GitHub paths are taken from; none: as lint names the files.
+    root: Option<SourceRoot>,
 }
 
 impl Renderer {
@@ -43,7 +46,38 @@ impl Renderer {
             first: true,
             failures: Vec::new(),
             uri: None,
+            root: None,
         }
+    }
+
+    /// SARIF URIs and GitHub annotations name files relative to `root` (SARIF through
+    /// `originalUriBaseIds`), wherever lint ran and however the files were named.
+    pub fn with_root(mut self, root: SourceRoot) -> Renderer {
+        self.root = Some(root);
+        self
+    }
+
+    /// A file's SARIF `artifactLocation`: relative to the root when it is inside it, else an
+    /// absolute `file://` URI (or, without a root, the name as given).
+    fn location(&self, file: &str) -> (String, bool) {
+        let Some(root) = &self.root else {
+            return (uri(file), false);
+        };
+        if let Some(relative) = root.relative(file) {
+            return (uri(&relative), true);
+        }
+        match root.absolute(file) {
+            Some(full) => (uri(&full.to_string_lossy()), false),
+            None => (uri(file), false),
+        }
+    }
+
+    /// A file's name for a GitHub annotation: relative to the root when inside it.
+    fn github_file(&self, file: &str) -> String {
+        self.root
+            .as_ref()
+            .and_then(|r| r.relative(file))
+            .unwrap_or_else(|| file.to_string())
     }
 
     /// What comes before the first event.
@@ -60,6 +94,17 @@ impl Renderer {
                 out.extend_from_slice(&head.as_bytes()[..head.len() - 1]);
                 out.extend_from_slice(b",\"runs\":[{\"tool\":");
                 serde_json::to_writer(&mut *out, &sarif_tool()).expect("writing to a Vec");
+                if let Some(root) = &self.root {
+                    // A directory's URI ends in `/`, or the relative ones would resolve
+                    // against its parent.
+                    let mut base = uri(&root.root().to_string_lossy());
+                    if !base.ends_with('/') {
+                        base.push('/');
+                    }
+                    let ids = json!({ SRCROOT: { "uri": base } });
+                    out.extend_from_slice(b",\"originalUriBaseIds\":");
+                    serde_json::to_writer(&mut *out, &ids).expect("writing to a Vec");
+                }
                 out.extend_from_slice(b",\"columnKind\":\"unicodeCodePoints\",\"results\":[");
             }
         }
@@ -84,7 +129,7 @@ impl Renderer {
     fn diagnostic(&mut self, d: &Diagnostic<'_>, out: &mut Vec<u8>) {
         match self.format {
             Format::Human => human(d, self.color, out),
-            Format::Github => github(d, out),
+            Format::Github => github(d, &self.github_file(d.file), out),
             Format::Json => {
                 self.separator(out);
                 serde_json::to_writer(&mut *out, &JsonDiagnostic::of(d)).expect("writing to a Vec");
@@ -92,11 +137,17 @@ impl Renderer {
             Format::Sarif => {
                 self.separator(out);
                 // Diagnostics come file by file: the file's URI is worked out once.
-                if self.uri.as_ref().is_none_or(|(file, _)| file != d.file) {
-                    self.uri = Some((d.file.to_string(), uri(d.file)));
+                if self.uri.as_ref().is_none_or(|(file, _, _)| file != d.file) {
+                    let (uri, based) = self.location(d.file);
+                    self.uri = Some((d.file.to_string(), uri, based));
                 }
-                let uri = self.uri.as_ref().map_or("", |(_, uri)| uri);
-                serde_json::to_writer(&mut *out, &sarif_result(d, uri)).expect("writing to a Vec");
+                let (uri, based) = self.uri.as_ref().map_or(("", false), |(_, u, b)| (u, *b));
+                let artifact = SarifArtifact {
+                    uri,
+                    uri_base_id: based.then_some(SRCROOT),
+                };
+                serde_json::to_writer(&mut *out, &sarif_result(d, artifact))
+                    .expect("writing to a Vec");
             }
         }
     }
@@ -106,7 +157,7 @@ impl Renderer {
             // People read failures on stderr, where the binary writes them.
             Format::Human => {}
             Format::Github => {
-                let mut props = format!("file={}", escape_property(f.file));
+                let mut props = format!("file={}", escape_property(&self.github_file(f.file)));
                 if f.line > 0 {
                     props.push_str(&format!(",line={},col={}", f.line, f.column));
                 }
@@ -129,7 +180,12 @@ impl Renderer {
                     "message": { "text": f.message },
                     "descriptor": { "id": "lint-failure" },
                 });
-                let mut location = json!({ "artifactLocation": { "uri": uri(f.file) } });
+                let (uri, based) = self.location(f.file);
+                let mut artifact = json!({ "uri": uri });
+                if based {
+                    artifact["uriBaseId"] = json!(SRCROOT);
+                }
+                let mut location = json!({ "artifactLocation": artifact });
                 if f.line > 0 {
                     location["region"] = json!({ "startLine": f.line, "startColumn": f.column });
                 }
@@ -279,13 +335,13 @@ fn human_summary(s: &Summary, color: bool, out: &mut Vec<u8>) {
 }
 
 /// `::error file=…,line=…,col=…,title=…::message`
-fn github(d: &Diagnostic<'_>, out: &mut Vec<u8>) {
+fn github(d: &Diagnostic<'_>, file: &str, out: &mut Vec<u8>) {
     let title = format!("{} {}", d.code.code, d.code.name);
     let _ = writeln!(
         out,
         "::{} file={},line={},col={},title={}::{}",
         level(d.severity()),
-        escape_property(d.file),
+        escape_property(file),
         d.line,
         d.column,
         escape_property(&title),
@@ -415,8 +471,11 @@ struct SarifPhysical<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct SarifArtifact<'a> {
     uri: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uri_base_id: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -435,7 +494,7 @@ struct SarifProperties<'a> {
     correction: Option<Value>,
 }
 
-fn sarif_result<'a>(d: &'a Diagnostic<'_>, uri: &'a str) -> SarifResult<'a> {
+fn sarif_result<'a>(d: &'a Diagnostic<'_>, artifact: SarifArtifact<'a>) -> SarifResult<'a> {
     SarifResult {
         rule_id: d.code.code,
         rule_index: CODES
@@ -448,7 +507,7 @@ fn sarif_result<'a>(d: &'a Diagnostic<'_>, uri: &'a str) -> SarifResult<'a> {
         },
         locations: [SarifLocation {
             physical_location: SarifPhysical {
-                artifact_location: SarifArtifact { uri },
+                artifact_location: artifact,
                 region: SarifRegion {
                     start_line: d.line,
                     start_column: d.column,

@@ -15,14 +15,13 @@ use super::outcomes::InFlight;
 use super::registry::Ready;
 use super::{Clock, Diag, OpenStore};
 use crate::gate::{
-    Decision, Options, Run, Sink, SinkError, TelemetrySink, Verdict, decide_with, explain_lines,
-    malformed, notes,
+    Committed, Committer, Decision, Gate, NoSink, Options, Sink, SinkError, TelemetrySink, Verdict,
+    explain_lines, malformed, notes, unrecorded,
 };
 use metagate_checks::path::CachedFs;
 use metagate_core::correct::Report;
 use metagate_core::enforce::{
-    Checker, Context, Count, CountKey, Counts, Facts, GrantLookup, NoFacts, Scope, Setup,
-    Unanswerable,
+    Checker, Context, Count, CountKey, Counts, Facts, GrantLookup, Scope, Setup, Unanswerable,
 };
 use metagate_core::error::{Category, ToolError};
 use metagate_core::grants::Grant;
@@ -66,6 +65,7 @@ pub struct CallGate {
     context: Context,
     fs: CachedFs<fn() -> Instant>,
     sink: Recording,
+    committer: Committer,
     /// The checker, built for the policy it holds (a new registry gets a new one).
     checker: Option<(Arc<Policy>, Checker)>,
     diag: Diag,
@@ -73,10 +73,11 @@ pub struct CallGate {
 
 enum Recording {
     Store(Box<TelemetrySink>),
-    Off(Unrecorded),
+    /// Telemetry off: nothing kept, nothing counted, but the clock goes on (grants expire).
+    Off(NoSink),
     /// The store opened when metagate started, and not for this session: each call is
     /// answered as `on_internal_error` says, as when a store fails mid-run.
-    Failed(Unusable),
+    Failed(FailedStore),
 }
 
 impl Recording {
@@ -90,12 +91,12 @@ impl Recording {
 }
 
 /// A store that could not be opened: every question and every commit fails with why.
-struct Unusable {
+struct FailedStore {
     why: String,
     clock: Clock,
 }
 
-impl Counts for Unusable {
+impl Counts for FailedStore {
     fn count(
         &mut self,
         _: &CountKey,
@@ -110,7 +111,7 @@ impl Counts for Unusable {
     }
 }
 
-impl GrantLookup for Unusable {
+impl GrantLookup for FailedStore {
     fn grants(&mut self, _: &str, _: i64) -> Result<Vec<Grant>, Unanswerable> {
         Err(Unanswerable::Store(self.why.clone()))
     }
@@ -119,7 +120,7 @@ impl GrantLookup for Unusable {
     }
 }
 
-impl Sink for Unusable {
+impl Sink for FailedStore {
     fn facts(&mut self) -> &mut dyn Facts {
         self
     }
@@ -132,28 +133,6 @@ impl Sink for Unusable {
     fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
     fn commit(&mut self) -> Result<(), SinkError> {
         Err(SinkError(self.why.clone()))
-    }
-}
-
-/// Telemetry off: nothing kept, nothing counted, but the clock goes on (grants expire).
-struct Unrecorded {
-    facts: NoFacts,
-    clock: Clock,
-}
-
-impl Sink for Unrecorded {
-    fn facts(&mut self) -> &mut dyn Facts {
-        &mut self.facts
-    }
-    fn now_ms(&self) -> i64 {
-        (self.clock)()
-    }
-    fn timed(&self) -> bool {
-        false
-    }
-    fn record(&mut self, _: &Policy, _: &Decision<'_>, _: u64) {}
-    fn commit(&mut self) -> Result<(), SinkError> {
-        Ok(())
     }
 }
 
@@ -183,16 +162,13 @@ impl CallGate {
                 });
                 match sink {
                     Ok(sink) => Recording::Store(Box::new(sink)),
-                    Err(e) => Recording::Failed(Unusable {
+                    Err(e) => Recording::Failed(FailedStore {
                         why: e.to_string(),
                         clock,
                     }),
                 }
             }
-            None => Recording::Off(Unrecorded {
-                facts: NoFacts,
-                clock,
-            }),
+            None => Recording::Off(NoSink::with_clock(clock)),
         };
         CallGate {
             setup,
@@ -201,6 +177,7 @@ impl CallGate {
             // One second of memory: a session checking the same folders pays for them once a second.
             fs: CachedFs::new(Instant::now as fn() -> Instant, Duration::from_secs(1)),
             sink,
+            committer: Committer::default(),
             checker: None,
             diag,
         }
@@ -208,7 +185,7 @@ impl CallGate {
 
     /// Decides the `tools/call` request `line` (id `id`, params `params`) with what the
     /// registry gave (`ready`); `current` is the registry's policy, for a failed listing.
-    pub fn decide(
+    pub fn decide_request(
         &mut self,
         ready: Ready,
         current: &Arc<Policy>,
@@ -236,8 +213,11 @@ impl CallGate {
                     error = error.tool(name);
                 }
                 let decision = Decision::rejected(line, error.clone(), Report::default());
-                self.sink.sink().record(current, &decision, 0);
-                let _ = self.sink.sink().commit();
+                let sink = self.sink.sink();
+                sink.record(current, &decision, 0);
+                let diag = &self.diag;
+                // Refused whatever the commit says: the call cannot be checked.
+                self.committer.commit(current, sink, &mut |line| diag(line));
                 self.say(&decision);
                 return Action::Answer(refusal(id, &error, stateless));
             }
@@ -269,7 +249,7 @@ impl CallGate {
             self.checker = Some((Arc::clone(&policy), checker));
         }
         let (_, checker) = self.checker.as_ref().expect("set above");
-        let run = Run {
+        let gate = Gate {
             policy: &policy,
             options: self.options,
             checker: Some(checker),
@@ -280,7 +260,7 @@ impl CallGate {
         let started = Instant::now();
         let sink = self.sink.sink();
         let now = sink.now_ms();
-        let mut decision = decide_with(&run, line, sink.facts(), now);
+        let mut decision = gate.decide_call(line, sink.facts(), now);
         if decision.error.is_none() && decision.shape != Some(Shape::Mcp) {
             // The server reads `params`; a call the gate read from any other field is not
             // the call the server would run.
@@ -291,26 +271,11 @@ impl CallGate {
         }
         let latency = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         sink.record(&policy, &decision, latency);
-        let committed = sink.commit();
+        let diag = &self.diag;
+        let committed = self.committer.commit(&policy, sink, &mut |line| diag(line));
         self.say(&decision);
-        if let Err(failure) = committed {
-            let fail_closed = policy.gate.on_internal_error == FailMode::Reject;
-            (self.diag)(&format!(
-                "metagate: error: telemetry: {failure}; {}",
-                if fail_closed {
-                    "the call is refused (on_internal_error = \"reject\")"
-                } else {
-                    "the call goes on unrecorded (on_internal_error = \"pass\")"
-                }
-            ));
-            if fail_closed {
-                let error = ToolError::new(
-                    Category::ServerError,
-                    format!("metagate could not record this decision, and its policy fails closed: {failure}"),
-                )
-                .suggest("Try again later; if it keeps failing, the operator must look at metagate's telemetry store");
-                return Action::Answer(refusal(id, &error, stateless));
-            }
+        if committed == Committed::Refused {
+            return Action::Answer(refusal(id, &unrecorded(), stateless));
         }
         if let Some(error) = &decision.error {
             return Action::Answer(refusal(id, error, stateless));
@@ -426,7 +391,7 @@ mod tests {
         let params =
             serde_json::value::RawValue::from_string(r#"{"name":"x","arguments":{}}"#.to_string())
                 .unwrap();
-        let action = gate.decide(
+        let action = gate.decide_request(
             Ready::Failed(why.to_string()),
             &Arc::new(policy),
             line,

@@ -189,7 +189,7 @@ fn category_of(code: i64) -> Category {
 }
 
 /// Writes outcomes to the store as they come, each group in one transaction.
-pub(crate) struct Recorder {
+pub(crate) struct OutcomeRecorder {
     sender: SyncSender<Option<Outcome>>,
     thread: JoinHandle<()>,
 }
@@ -197,16 +197,16 @@ pub(crate) struct Recorder {
 /// How many outcomes wait for the store before the relay waits for it.
 const BACKLOG: usize = 4096;
 
-impl Recorder {
+impl OutcomeRecorder {
     /// A recorder writing to the store `open` opens (in its own thread, on a connection of
     /// its own).
-    pub(crate) fn start(open: OpenStore, diag: Diag) -> Recorder {
+    pub(crate) fn start(open: OpenStore, diag: Diag) -> OutcomeRecorder {
         let (sender, receiver) = sync_channel(BACKLOG);
         let thread = std::thread::Builder::new()
             .name("metagate-outcomes".into())
             .spawn(move || write_all(&open, &receiver, &diag))
             .expect("a thread starts");
-        Recorder { sender, thread }
+        OutcomeRecorder { sender, thread }
     }
 
     /// A handle for the relay's threads.

@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 
 use super::calls::{Action, CallGate};
 use super::framing::{self, INVALID_REQUEST, Kind, MAX_MESSAGE, Message, RequestId};
-use super::outcomes::{self, Ending, InFlight, Outcomes, Recorder};
+use super::outcomes::{self, Ending, InFlight, OutcomeRecorder, Outcomes};
 use super::queue::{Closed, Queue};
 use super::registry::{OWN_ID_PREFIX, Registry};
 use super::{Clock, Config, Diag};
@@ -53,7 +53,7 @@ pub struct Relay {
     to_client: Arc<Queue>,
     server_reader: JoinHandle<()>,
     client_writer: Receiver<()>,
-    recorder: Option<Recorder>,
+    recorder: Option<OutcomeRecorder>,
 }
 
 /// Requests waiting for answers that metagate reads.
@@ -132,14 +132,17 @@ impl Relay {
         let to_server = Arc::new(Queue::new(bounds));
         let recorder = telemetry
             .as_ref()
-            .map(|open| Recorder::start(Arc::clone(open), Arc::clone(&diag)));
+            .map(|open| OutcomeRecorder::start(Arc::clone(open), Arc::clone(&diag)));
         let filters = context.intent.is_some() || context.caller.is_some();
         let shared = Arc::new(Shared {
             registry: Registry::new(policy, base, context.clone(), Arc::clone(&diag)),
             pending: Mutex::default(),
             to_client: Arc::clone(&to_client),
             to_server: Arc::clone(&to_server),
-            outcomes: recorder.as_ref().map(Recorder::sender).unwrap_or_default(),
+            outcomes: recorder
+                .as_ref()
+                .map(OutcomeRecorder::sender)
+                .unwrap_or_default(),
             clock: Arc::clone(&clock),
             diag: Arc::clone(&diag),
             filters,
@@ -317,7 +320,7 @@ fn from_client(
                 shared.own_request(registry.before_call(message.params));
                 let ready = registry.wait(Instant::now() + wait);
                 let current = registry.policy();
-                match gate.decide(ready, &current, body, id, message.params) {
+                match gate.decide_request(ready, &current, body, id, message.params) {
                     Action::Forward { line, call } => {
                         remember(&mut shared.pending().calls, id.clone(), call);
                         shared.to_server.push(line)

@@ -23,7 +23,7 @@ use metagate_core::error::{Category, ToolError};
 use metagate_core::events::{Event, Outcome};
 use metagate_core::policy::run::{Boundary, command_args};
 
-use crate::gate::{self, Answer, Decision, NoSink, Run, Sink, TelemetrySink, Verdict};
+use crate::gate::{self, Answer, Decision, Gate, NoSink, Sink, TelemetrySink, Verdict};
 use answer::{Answered, Outcome as Done};
 use boundary::{Kernel, Plan};
 
@@ -102,7 +102,7 @@ impl Runner {
     /// (without a newline) and what happened.
     pub fn answer<E: Write>(
         &self,
-        run: &Run<'_>,
+        run: &Gate<'_>,
         input: &[u8],
         recording: &mut Recording,
         err: &mut E,
@@ -126,7 +126,7 @@ impl Runner {
             }
         };
         if unrecorded {
-            return Ok(refusal(Some(decision), &gate::unrecorded_error()));
+            return Ok(refusal(Some(decision), &gate::unrecorded()));
         }
         if verdict == Verdict::Rejected {
             let e = decision
@@ -167,7 +167,7 @@ impl Runner {
     }
 
     /// The program, its arguments and the code, for a call that passed.
-    fn command_of(&self, run: &Run<'_>, d: &Decision<'_>) -> Result<Vec<String>, ToolError> {
+    fn command_of(&self, run: &Gate<'_>, d: &Decision<'_>) -> Result<Vec<String>, ToolError> {
         let call = d.call.as_ref().expect("a call that passed was read");
         let tool = call.tool();
         let declared = run.policy.tool(tool).and_then(command_args);
@@ -353,7 +353,7 @@ fn refusal(decision: Option<&Decision<'_>>, error: &ToolError) -> (Vec<u8>, Answ
 /// signal), tied to the decision.
 fn outcome(
     d: &Decision<'_>,
-    run: &Run<'_>,
+    run: &Gate<'_>,
     done: &Done,
     decision_id: Option<i64>,
     now_ms: i64,

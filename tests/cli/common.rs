@@ -51,16 +51,20 @@ impl Sandbox {
 
     /// `metagate policy check FILE`: its exit status and what it wrote on stderr.
     pub fn policy_check(&self, file: &Path) -> (i32, String) {
-        let out = self
-            .cmd()
-            .args(["policy", "check"])
-            .arg(file)
-            .output()
-            .unwrap();
+        let out = self.policy_check_output(file);
         (
             out.status.code().unwrap(),
             String::from_utf8(out.stderr).unwrap(),
         )
+    }
+
+    /// `metagate policy check FILE`, run.
+    pub fn policy_check_output(&self, file: &Path) -> std::process::Output {
+        self.cmd()
+            .args(["policy", "check"])
+            .arg(file)
+            .output()
+            .unwrap()
     }
 
     /// The same environment for a `std::process::Command`.

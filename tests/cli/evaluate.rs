@@ -1316,7 +1316,7 @@ fn tools_health_counts_what_evaluate_over_now_would() {
 }
 
 /// The note saying which run `tools health` builds on is a whole sentence: what the run
-/// covered, and that live counts take it up to now.
+/// covered, and that live counts take it up to now; it fits an 80-column terminal.
 #[test]
 fn the_health_note_says_what_it_counts_to_the_end() {
     for backend in BACKENDS {
@@ -1325,10 +1325,23 @@ fn the_health_note_says_what_it_counts_to_the_end() {
         evaluate(&sb, &[&db], &[]);
         let (_, code, stderr) = health(&sb, &db, &[]);
         assert_eq!(code, 0, "{stderr}");
-        let note = stderr
-            .lines()
-            .find(|l| l.contains("evaluate run 1"))
+        // Wrapped to 80 columns, the lines after the first indented.
+        let lines: Vec<&str> = stderr.lines().collect();
+        let first = lines
+            .iter()
+            .position(|l| l.starts_with("metagate: tools health: evaluate run 1"))
             .unwrap_or_else(|| panic!("{stderr}"));
+        let rest = lines[first + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("  "));
+        let note_lines: Vec<&str> = std::iter::once(lines[first]).chain(rest.copied()).collect();
+        assert!(note_lines.len() > 1, "{stderr}");
+        assert!(
+            note_lines.iter().all(|l| l.chars().count() <= 80),
+            "{stderr}"
+        );
+        let note: Vec<&str> = note_lines.iter().map(|l| l.trim()).collect();
+        let note = note.join(" ");
         assert!(
             note.contains("plus live counts of what it did not count, up to now (")
                 && note.ends_with(')'),

@@ -834,6 +834,41 @@ fn a_call_of_exactly_the_limit_passes_with_its_line_end() {
         assert_eq!(answer["error"]["category"], "malformed_call", "{args:?}");
         let message = answer["error"]["message"].as_str().unwrap();
         assert!(message.contains("67108864 bytes"), "{message}");
+        // What to do names the bound, not the form of a call, which was not what was wrong.
+        let suggestion = answer["error"]["suggestion"].as_str().unwrap();
+        assert!(suggestion.contains("at most 64 MiB"), "{suggestion}");
+        assert!(
+            !suggestion.contains("exactly one tool call"),
+            "{suggestion}"
+        );
+    }
+}
+
+/// Input nested past the reader's depth says so, with the limit, in the message and in what
+/// to do: a run of 100,000 `{` once read as "expected a key at line 1, column 130".
+#[test]
+fn nesting_too_deep_names_the_limit() {
+    let sb = Sandbox::new();
+    let braces = "{".repeat(100_000);
+    let in_args = format!(
+        r#"{{"tool_name":"response","tool_args":{{"text":{}}}}}"#,
+        "[".repeat(100_000)
+    );
+    for input in [braces, in_args] {
+        let (out, code, _) = gate(&sb, &["--quiet", "--no-telemetry"], input.as_bytes());
+        assert_eq!(code, 1);
+        let error = &out["error"];
+        assert_eq!(error["category"], "malformed_call", "{out}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("nesting deeper than 128 levels at line 1"),
+            "{message}"
+        );
+        let suggestion = error["suggestion"].as_str().unwrap();
+        assert!(
+            suggestion.contains("at most 128 levels deep"),
+            "{suggestion}"
+        );
     }
 }
 
@@ -1228,8 +1263,11 @@ fn closed_stdout_pipe_exits_quietly() {
         input.push_str(r#"{"tool_name":"response","tool_args":{"message":"hello"}}"#);
         input.push('\n');
     }
+    // The store named, so that its creation is not announced: stderr stays empty.
     let mut child = sb
         .std_cmd()
+        .arg("--db")
+        .arg(sb.db())
         .args(["gate", "--jsonl", "--quiet"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -481,8 +481,12 @@ fn human_format_is_compiler_style_without_colour_in_a_pipe() {
         out.stdout
     );
     assert!(!out.stdout.contains('\x1b'), "no colour in a pipe");
+    // Only the note that no policy file was found: no progress bar off a terminal.
     assert!(
-        out.stderr.is_empty(),
+        out.stderr
+            .lines()
+            .all(|l| l
+                == "metagate: lint: no metagate.toml found: checking with the built-in policy"),
         "no progress bar off a terminal: {}",
         out.stderr
     );
@@ -527,8 +531,9 @@ fn github_format_is_workflow_commands_with_escaped_properties() {
     for line in &lines {
         let (_, props, _) = workflow_command(line);
         assert!(!line.contains("a:b"), "the colon must be escaped: {line}");
+        // Named from the root, here the working folder (no repository above it).
         let file = &props.iter().find(|(k, _)| k == "file").unwrap().1;
-        assert_eq!(file, trace.to_str().unwrap());
+        assert_eq!(file, "a:b,c%d.jsonl");
     }
     let (command, props, message) = workflow_command(lines[0]);
     assert_eq!(command, "error");
@@ -553,6 +558,120 @@ fn github_format_is_workflow_commands_with_escaped_properties() {
     let (command, props, _) = workflow_command(bad.stdout.lines().next().unwrap());
     assert_eq!(command, "error");
     assert!(props.contains(&("line".to_string(), "5".to_string())));
+}
+
+/// Code scanning and annotations place a finding by its path from the repository's root: the
+/// same `traces/a.jsonl` whether lint ran at the root, inside `traces/`, in a sibling folder,
+/// or was given an absolute path; SARIF says what the paths are relative to
+/// (`originalUriBaseIds`), and that base joined with each URI is the file.
+#[test]
+fn sarif_and_github_name_files_from_the_repository_root() {
+    let sb = Sandbox::new();
+    let repo = sb.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("scripts")).unwrap();
+    let trace = sb.file(
+        "repo/traces/a.jsonl",
+        &std::fs::read_to_string(traces("broken/envelopes.jsonl")).unwrap(),
+    );
+    let absolute = repo.join("traces").display().to_string();
+    let runs: [(&str, &str); 4] = [
+        ("", "traces/"),
+        ("traces", "."),
+        ("traces", &absolute),
+        ("scripts", "../traces/a.jsonl"),
+    ];
+    for (folder, arg) in runs {
+        let run = |format: &str| {
+            let out = sb
+                .cmd()
+                .current_dir(repo.join(folder))
+                .args(["lint", "--exit-zero", "--format", format, arg])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{folder} {arg}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let doc: Value = serde_json::from_str(&run("sarif")).unwrap();
+        let run0 = &doc["runs"][0];
+        let base = run0["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+            .as_str()
+            .unwrap();
+        let base = url::Url::parse(base).unwrap();
+        assert_eq!(base.to_file_path().unwrap(), repo, "{folder} {arg}");
+        let results = run0["results"].as_array().unwrap();
+        assert!(!results.is_empty());
+        for r in results {
+            let artifact = &r["locations"][0]["physicalLocation"]["artifactLocation"];
+            assert_eq!(artifact["uri"], "traces/a.jsonl", "{folder} {arg}");
+            assert_eq!(artifact["uriBaseId"], "%SRCROOT%");
+            let file = base.join(artifact["uri"].as_str().unwrap()).unwrap();
+            assert_eq!(file.to_file_path().unwrap(), trace);
+        }
+        for line in run("github").lines() {
+            let (_, props, _) = workflow_command(line);
+            let file = &props.iter().find(|(k, _)| k == "file").unwrap().1;
+            assert_eq!(file, "traces/a.jsonl", "{folder} {arg}");
+        }
+    }
+    // A file outside the root is named by its absolute URI, with no base.
+    let outside = sb.file(
+        "elsewhere/b.jsonl",
+        "{\"tool_name\":\"response\",\"tool_args\":{\"message\":\"hi\"}}\n",
+    );
+    let out = sb
+        .cmd()
+        .current_dir(&repo)
+        .args(["lint", "--exit-zero", "--format", "sarif"])
+        .arg(&outside)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let artifact =
+        &doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert!(artifact.get("uriBaseId").is_none(), "{artifact}");
+    let uri = url::Url::parse(artifact["uri"].as_str().unwrap()).unwrap();
+    assert_eq!(uri.to_file_path().unwrap(), outside);
+}
+
+/// A repository without a `metagate.toml` is linted under the built-in policy, and lint says
+/// so on stderr: a CI step is not failed (exit 2) for want of a policy file. With one at the
+/// root, lint finds it from a subfolder and says nothing of the kind.
+#[test]
+fn without_a_policy_file_lint_says_it_uses_the_built_in_policy() {
+    let sb = Sandbox::new();
+    let repo = sb.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    sb.file(
+        "repo/traces/a.jsonl",
+        &std::fs::read_to_string(traces("clean/envelopes.jsonl")).unwrap(),
+    );
+    let run = || {
+        sb.cmd()
+            .current_dir(repo.join("traces"))
+            .args(["lint", "--format", "sarif", "."])
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("metagate: lint: no metagate.toml found: checking with the built-in policy"),
+        "{err}"
+    );
+    serde_json::from_slice::<Value>(&out.stdout).unwrap();
+    sb.file(
+        "repo/metagate.toml",
+        "[tools.response.aliases]\nsay = \"text\"\n",
+    );
+    let out = run();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

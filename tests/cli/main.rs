@@ -14,6 +14,7 @@ mod postgres_tls_server;
 mod architecture;
 mod evaluate;
 mod evaluate_week;
+mod first_use;
 mod fleet;
 mod fuzz_corpus;
 mod gate;
@@ -27,6 +28,7 @@ mod pg_tls;
 mod policy;
 mod policy_checks;
 mod properties;
+mod readme;
 mod repair;
 #[cfg(target_os = "linux")]
 mod run;

@@ -539,3 +539,98 @@ fn a_server_that_outlives_its_input_is_terminated_then_killed() {
         "2 s for the closed input, 2 s after SIGTERM: {took:?}"
     );
 }
+
+/// The example policy of docs/mcp.md ("A policy for a server"), its served folder the
+/// sandbox's `data`.
+fn docs_policy(data: &Path) -> String {
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/mcp.md")).unwrap();
+    let section = page.split("## A policy for a server").nth(1).unwrap();
+    let block = section.split("```toml\n").nth(1).unwrap();
+    let policy = block.split("```").next().unwrap();
+    assert!(policy.contains("extends = \"none\""), "{policy}");
+    policy.replace("/home/me/notes", &data.display().to_string())
+}
+
+/// `policy check FILE -- SERVER`: the docs' policy for the filesystem server warns about the
+/// server's tools on its own (they come at run time), and is clean with the server's list,
+/// which is counted as the server's; a name the server lacks is still a warning.
+#[test]
+fn policy_check_lists_the_servers_tools() {
+    let Some(s) = setup() else { return };
+    let policy = s.sb.file("filesystem.toml", &docs_policy(&s.data));
+    let check = |policy: &Path, server: &[String]| {
+        let out =
+            s.sb.cmd()
+                .args(["policy", "check"])
+                .arg(policy)
+                .arg("--")
+                .args(server)
+                .output()
+                .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        (String::from_utf8(out.stdout).unwrap(), err)
+    };
+    let (alone, err) = s.sb.policy_check(&policy);
+    assert_eq!(alone, 0);
+    assert!(
+        err.contains("\"list_directory\" is not a tool this policy knows"),
+        "{err}"
+    );
+    assert!(err.contains("policy check FILE -- SERVER_COMMAND"), "{err}");
+    let (out, err) = check(&policy, &s.filesystem());
+    assert!(!err.contains("metagate: warning"), "{err}");
+    let (direct, _) = s.drive(&["list"], &s.filesystem());
+    let n = direct["tools"].as_array().unwrap().len();
+    assert_eq!(
+        out,
+        format!(
+            "{}: ok with the server's tools ({n} tools: {n} from the server; 1 intent, 0 warnings)\n",
+            policy.display()
+        )
+    );
+    // Layered on the built-in policy, Agent Zero's tools are counted apart.
+    let layered = s.sb.file(
+        "layered.toml",
+        &docs_policy(&s.data).replace("extends = \"none\"", ""),
+    );
+    let (out, _) = check(&layered, &s.filesystem());
+    assert!(
+        out.contains(&format!("{n} from the server, 8 built in (Agent Zero's)")),
+        "{out}"
+    );
+    // A misspelt tool is not the server's either.
+    let typo = s.sb.file(
+        "typo.toml",
+        &docs_policy(&s.data).replace("\"list_directory\"", "\"list_directroy\""),
+    );
+    let (out, err) = check(&typo, &s.filesystem());
+    assert!(
+        err.contains("\"list_directroy\" is not a tool this policy knows"),
+        "{err}"
+    );
+    assert!(out.contains("1 warning)"), "{out}");
+    // The same registry `mcp` builds: a reading intent admits list_directory through it.
+    let (report, _) = s.drive(
+        &["list"],
+        &s.through(&["--intent", "reading"], s.filesystem())
+            .into_iter()
+            .map(|a| {
+                if a == s.policy.display().to_string() {
+                    policy.display().to_string()
+                } else {
+                    a
+                }
+            })
+            .collect::<Vec<_>>(),
+    );
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names.contains(&"list_directory"), "{names:?}");
+}

@@ -1186,6 +1186,7 @@ fn ctrl_c_at_a_prompt_leaves_the_cursor_shown() {
 #[test]
 fn interactive_permit_at_a_real_terminal() {
     if !installed("tmux", "-V") {
+        eprintln!("skipped: no tmux to drive the interactive flow at a terminal");
         return;
     }
     for backend in BACKENDS {

@@ -473,3 +473,71 @@ fn a_path_root_that_is_not_a_folder_is_a_warning() {
     assert_eq!(code, 0);
     assert!(!stderr.contains("warning"), "{stderr}");
 }
+
+/// `policy check` counts the tools it knows by where they come from: a file layered on the
+/// built-in policy has Agent Zero's tools too, and says so; one with `extends = "none"` has
+/// only its own.
+#[test]
+fn policy_check_counts_the_built_in_tools_apart() {
+    let sb = Sandbox::new();
+    let run = |text: &str| {
+        let file = sb.file("p.toml", text);
+        let out = sb.policy_check_output(&file);
+        assert_eq!(out.status.code(), Some(0));
+        let line = String::from_utf8(out.stdout).unwrap();
+        line.strip_prefix(&format!("{}: ok (", file.display()))
+            .unwrap_or_else(|| panic!("{line}"))
+            .trim_end()
+            .to_string()
+    };
+    let layered = run("[tools.mine.args.x]\ntype = \"string\"\n");
+    let (count, rest) = layered.split_once(" tools: ").unwrap();
+    let built_in: usize = rest.split(' ').next().unwrap().parse().unwrap();
+    assert!(built_in >= 8, "{layered}");
+    assert_eq!(count.parse::<usize>().unwrap(), built_in + 1, "{layered}");
+    assert!(
+        rest.ends_with(" built in (Agent Zero's), 1 from the file; 0 intents, 0 warnings)"),
+        "{layered}"
+    );
+    assert_eq!(
+        run("extends = \"none\"\n[tools.mine.args.x]\ntype = \"string\"\n"),
+        "1 tool, 0 intents, 0 warnings)"
+    );
+}
+
+/// A server `policy check` cannot start, or that ends before it lists its tools, is an error
+/// naming it (exit 2), never a policy checked without the tools it meant.
+#[test]
+fn policy_check_with_a_server_that_cannot_list_is_exit_2() {
+    let sb = Sandbox::new();
+    let file = sb.file("p.toml", "extends = \"none\"\n");
+    for (server, says) in [
+        (
+            &["./no-such-server"][..],
+            "cannot start the MCP server ./no-such-server",
+        ),
+        // Gone before or after it was written to: either way it is said.
+        (&["true"], "the MCP server true "),
+        (
+            &[
+                "sh",
+                "-c",
+                "read line; echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32603,\"message\":\"no\"}}'",
+            ],
+            "the MCP server sh refused initialize: no",
+        ),
+    ] {
+        let out = sb
+            .cmd()
+            .args(["policy", "check"])
+            .arg(&file)
+            .arg("--")
+            .args(server)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{server:?}: {err}");
+        assert!(out.stdout.is_empty(), "{server:?}");
+        assert!(err.contains(says), "{server:?}: {err}");
+    }
+}

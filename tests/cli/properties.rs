@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use metagate::gate::{Decision, Options, Verdict, decide, render};
+use metagate::gate::{Decision, Gate, Options, Verdict, render};
+use metagate_core::enforce::NoFacts;
 use metagate_core::policy::{Policy, ReadError};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -18,7 +19,7 @@ fn run(policy: &Policy, input: &[u8]) -> (Decision<'static>, Option<Value>) {
     // Leak the input so the decision can outlive this frame; tests only.
     let input: &'static [u8] = Box::leak(input.to_vec().into_boxed_slice());
     let options = Options::default();
-    let d = decide(policy, input, &options);
+    let d = Gate::corrections_only(policy, options).decide_call(input, &mut NoFacts, 0);
     let mut out = Vec::new();
     render(&d, &options, &mut out);
     assert!(!out.contains(&b'\n'), "one line out");

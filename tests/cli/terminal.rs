@@ -148,7 +148,7 @@ fn busy_store(sb: &Sandbox) -> String {
 
 /// On a terminal of 80 columns no line of `tools health`, `evaluate`, `permit list` or
 /// `db info` is wider than 80; `$COLUMNS` sets the width where it is given; piped, the tables
-/// keep their natural width.
+/// keep their natural width up to 140 columns.
 #[test]
 fn tables_fit_an_80_column_terminal() {
     if !have_script() {
@@ -183,6 +183,72 @@ fn tables_fit_an_80_column_terminal() {
     let json = at_terminal(&sb, 80, &[], &["tools", "health", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_str(&json.join("\n")).unwrap();
     assert!(doc.is_object());
+}
+
+/// On a wide terminal (230 columns) a table is at most 140 columns wide, and a long cell
+/// (a recommendation's summary) wraps whole instead of being cut ("consider spli…"); the
+/// narrow columns (ids, kinds) are never broken. Piped, the same.
+#[test]
+fn tables_are_capped_and_wrap_what_is_long() {
+    if !have_script() {
+        eprintln!("skipped: no `script` to make a pseudo-terminal");
+        return;
+    }
+    let sb = Sandbox::new();
+    busy_store(&sb);
+    // The window of the scenarios' dates, where their recommendations are.
+    let args = [
+        "evaluate",
+        "--dry-run",
+        "--since",
+        "2026-11-19T18:00:00Z",
+        "--until",
+        "2026-11-20T18:00:00Z",
+    ];
+    let shown = at_terminal(&sb, 230, &[], &args);
+    let piped = sb.cmd().args(args).output().unwrap();
+    let piped: Vec<String> = String::from_utf8(piped.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let json = sb
+        .cmd()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let recommendations = doc["recommendations"].as_array().unwrap();
+    assert!(!recommendations.is_empty(), "{doc}");
+    // Piped, prose lines are left whole; tables are capped all the same.
+    let piped_tables: Vec<String> = piped
+        .iter()
+        .filter(|l| l.starts_with(['┌', '│', '╞', '└']))
+        .cloned()
+        .collect();
+    assert!(widest(&piped_tables) <= 140, "{}", piped.join("\n"));
+    for (lines, at_terminal) in [(&shown, true), (&piped, false)] {
+        let text = lines.join("\n");
+        assert!(!at_terminal || widest(lines) <= 140, "{text}");
+        assert!(!text.contains('…'), "{text}");
+        // Borders and the wrapping aside, each summary is there whole, each id on one line.
+        let words: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || c == '│')
+            .filter(|w| !w.is_empty())
+            .collect();
+        let words = words.join(" ");
+        for r in recommendations {
+            let summary: Vec<&str> = r["summary"].as_str().unwrap().split_whitespace().collect();
+            assert!(
+                words.contains(&summary.join(" ")),
+                "{}\n{text}",
+                r["summary"]
+            );
+            let id = r["id"].as_str().unwrap();
+            assert!(lines.iter().any(|l| l.contains(id)), "{id}\n{text}");
+        }
+    }
 }
 
 /// `gate` and `record` run by hand at a terminal, with nothing piped in, say what they are

@@ -395,6 +395,7 @@ fn a_sloppy_tool_set_loads_with_warnings_and_checks_calls() {
     );
     assert_eq!(by_name("get_weather")["problems"], json!([]));
     assert_eq!(by_name("get_weather")["risks"][0]["construct"], "pattern");
+    assert_eq!(by_name("get_weather")["risks"][0]["level"], "risk");
     // A clean file: nothing to report, exit 0.
     let out = sb
         .cmd()
@@ -409,6 +410,64 @@ fn a_sloppy_tool_set_loads_with_warnings_and_checks_calls() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// `tools check` fails on problems and on constructs that break constrained decoding, not on
+/// notes: `"format": "email"` (left to the model while decoding) on a very common schema is
+/// said, in the report and the JSON, and the check still exits 0.
+#[test]
+fn notes_alone_do_not_fail_tools_check() {
+    let sb = Sandbox::new();
+    let contacts = tools("contacts.json");
+    let out = sb
+        .cmd()
+        .args(["tools", "check", &contacts])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "{contacts}: 2 tools, 0 with problems, 0 with decoding risks, 1 with notes\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("    note: /properties/email/format (format): "),
+        "{text}"
+    );
+    let out = sb
+        .cmd()
+        .args(["tools", "check", "--format", "json", &contacts])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let risks = doc["files"][0]["tools"][0]["risks"].as_array().unwrap();
+    let noted: Vec<(&str, &str)> = risks
+        .iter()
+        .map(|r| {
+            (
+                r["construct"].as_str().unwrap(),
+                r["level"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        noted,
+        [
+            ("format", "note"),
+            ("format", "note"),
+            ("uniqueItems", "note")
+        ]
+    );
+    // A risk beside the notes still fails it: the sloppy set's lookahead pattern.
+    let out = sb
+        .cmd()
+        .args(["tools", "check", &contacts, &tools("sloppy.json")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
 }
 
 /// An `[[import]]` whose file cannot be read is the policy's mistake: `policy check` and every

@@ -286,10 +286,22 @@ pub enum PolicyCommand {
         format: TextFormat,
     },
     /// Validate a policy file; errors name the key and line (exit 2 when invalid)
+    #[command(
+        long_about = "Validate a policy file; errors name the key and line (exit 2 when invalid).\n\n\
+            Warnings name what the policy may not mean: an intent or a prerequisite naming a \
+            tool it does not know, a path root that is not a folder. A policy written for an \
+            MCP server (`metagate mcp`) names the server's tools, which come from the server at \
+            run time: give the server's command after `--` and the server is started, asked \
+            for its tools as `metagate mcp` asks, and the policy checked with them.",
+        after_help = "Example: metagate policy check filesystem.toml -- npx -y @modelcontextprotocol/server-filesystem /home/me/notes"
+    )]
     Check {
         /// The policy file to check
         #[arg(value_name = "FILE")]
         file: PathBuf,
+        /// An MCP server whose tools the policy is for, and its arguments, after `--`
+        #[arg(last = true, value_name = "SERVER_COMMAND")]
+        server: Vec<std::ffi::OsString>,
     },
 }
 

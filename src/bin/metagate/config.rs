@@ -229,6 +229,15 @@ pub fn policy_inputs(flag: Option<&Path>) -> Result<PolicyInputs> {
     })
 }
 
+/// The policy `inputs` make with the server's `tools` (the items of its `tools/list`), as
+/// `metagate mcp` builds it; what the tools had to be read around is in `import_warnings`.
+pub fn server_policy(inputs: &PolicyInputs, tools: &[serde_json::Value]) -> Result<Policy> {
+    inputs
+        .build(tools)
+        .map(|(policy, _)| policy)
+        .map_err(|errors| invalid(&inputs.name, inputs.text.is_some(), &[], &errors))
+}
+
 /// The policy `inputs` make before the server has listed its tools.
 pub fn base_policy(inputs: &PolicyInputs) -> Result<Policy> {
     inputs

@@ -22,9 +22,6 @@ macro_rules! prose {
     };
 }
 
-/// Summaries in tables are cut to this many characters (`show` prints them whole).
-const SUMMARY_CHARS: usize = 110;
-
 pub fn write_table(
     out: &mut dyn Write,
     e: &Evaluation,
@@ -144,7 +141,7 @@ fn write_digest(out: &mut dyn Write, e: &Evaluation) -> std::io::Result<()> {
                 r.kind,
                 one_line(&who(&r.tool, r.method.as_deref())),
                 r.confidence,
-                cut(&r.summary)
+                one_line(&r.summary)
             )?;
         }
     }
@@ -156,7 +153,7 @@ fn write_digest(out: &mut dyn Write, e: &Evaluation) -> std::io::Result<()> {
             r.id,
             r.kind,
             one_line(&who(&r.tool, r.method.as_deref())),
-            cut(&r.summary)
+            one_line(&r.summary)
         )?;
     }
     let moved: Vec<&ToolChange> = d.tools.iter().filter(|c| c.changed()).collect();
@@ -222,15 +219,6 @@ fn who(tool: &str, method: Option<&str>) -> String {
     }
 }
 
-fn cut(text: &str) -> String {
-    let line = one_line(text);
-    let mut out: String = line.chars().take(SUMMARY_CHARS).collect();
-    if out.len() < line.len() {
-        out.push('…');
-    }
-    out
-}
-
 fn recommendations_table(recs: &[&Recommendation]) -> String {
     if recs.is_empty() {
         return "no recommendations".to_string();
@@ -264,7 +252,8 @@ fn recommendations_table(recs: &[&Recommendation]) -> String {
                 || "-".to_string(),
                 |ms| format_time(ms).chars().take(10).collect(),
             ),
-            cut(&r.summary),
+            // Whole: the table wraps it (`output::fit`) rather than cut it short.
+            one_line(&r.summary).into_owned(),
         ]);
     }
     crate::output::fit(table).to_string()

@@ -4,7 +4,7 @@ use std::io::{self, BufReader, BufWriter, Write};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use metagate::gate::{self, NoSink, Options, Run, Sink, TelemetrySink, Verdict};
+use metagate::gate::{self, Gate, NoSink, Options, Sink, TelemetrySink, Verdict};
 use metagate_checks::path::CachedFs;
 use metagate_core::enforce::Scope;
 use metagate_core::policy::Policy;
@@ -29,7 +29,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let checker = env.checker(policy, &args.tools)?;
     // One second of memory: a stream checking the same folders pays for them once a second.
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
-    let run = Run {
+    let gate = Gate {
         policy,
         options,
         checker: Some(&checker),
@@ -74,7 +74,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
         let mut out = BufWriter::with_capacity(256 * 1024, io::stdout().lock());
         let mut err = io::stderr().lock();
         gate::stream(
-            &run,
+            &gate,
             &mut reader,
             &mut out,
             &mut err,
@@ -85,7 +85,7 @@ pub fn run(args: &GateArgs, policy: &Policy, env: &Env) -> Result<Status> {
     }
     let input = gate::read_document(&mut io::stdin().lock()).context("cannot read stdin")?;
     let mut err = io::stderr().lock();
-    let (line, verdict) = gate::answer_one(&run, &input, sink.as_mut(), &mut err, &Instant::now)?;
+    let (line, verdict) = gate::answer_one(&gate, &input, sink.as_mut(), &mut err, &Instant::now)?;
     let mut stdout = crate::output::stdout();
     stdout.write_all(&line)?;
     stdout.flush()?;

@@ -24,8 +24,9 @@ pub fn run(args: &GenerateArgs) -> Result<Status> {
         Shell::Elvish,
     ] {
         let mut cmd = visible(Cli::command());
-        clap_complete::generate_to(shell, &mut cmd, "metagate", &completions)
+        let path = clap_complete::generate_to(shell, &mut cmd, "metagate", &completions)
             .with_context(|| format!("cannot write {shell} completions"))?;
+        with_header(&path).with_context(|| format!("cannot write {}", path.display()))?;
     }
     write_man(&man)?;
     say!(
@@ -34,6 +35,21 @@ pub fn run(args: &GenerateArgs) -> Result<Status> {
         man.display()
     );
     Ok(Status::Success)
+}
+
+/// Opens a completion script with its header (after zsh's `#compdef` line, which must come
+/// first).
+fn with_header(path: &Path) -> std::io::Result<()> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let Some(header) = crate::man_examples::completion_header(&name) else {
+        return Ok(());
+    };
+    let text = fs::read_to_string(path)?;
+    let text = match text.strip_prefix("#compdef metagate\n") {
+        Some(rest) => format!("#compdef metagate\n{header}{rest}"),
+        None => format!("{header}{text}"),
+    };
+    fs::write(path, text)
 }
 
 /// `cmd` without its hidden arguments and subcommands. clap_complete offers everything it
@@ -91,14 +107,32 @@ fn write_pages(cmd: &clap::Command, dir: &Path) -> std::io::Result<()> {
     if page.get_subcommands().any(|s| !s.is_hide_set()) {
         man.render_subcommands_section(&mut out)?;
     }
+    // After help holds the exit status, and may end with an example the EXAMPLES section
+    // gives.
     if let Some(text) = cmd.get_after_help() {
         let text = text.to_string();
-        let text = text.strip_prefix("Exit status: ").unwrap_or(&text);
-        out.extend_from_slice(b".SH \"EXIT STATUS\"\n");
-        out.extend_from_slice(roff_text(text).as_bytes());
+        let status = text.split("\n\nExample").next().unwrap_or_default();
+        if let Some(status) = status.strip_prefix("Exit status: ") {
+            out.extend_from_slice(b".SH \"EXIT STATUS\"\n");
+            out.extend_from_slice(roff_text(status).as_bytes());
+        }
+    }
+    let name = man.get_filename();
+    let examples = crate::man_examples::for_page(name.trim_end_matches(".1"));
+    if !examples.is_empty() {
+        out.extend_from_slice(b".SH EXAMPLES\n");
+        for (what, command) in examples {
+            out.extend_from_slice(b".PP\n");
+            out.extend_from_slice(roff_text(what).as_bytes());
+            out.extend_from_slice(b".PP\n.RS 4\n.nf\n");
+            out.extend_from_slice(roff_text(command).as_bytes());
+            out.extend_from_slice(b".fi\n.RE\n");
+        }
     }
     man.render_version_section(&mut out)?;
-    fs::write(dir.join(man.get_filename()), once_each_preamble(&out))
+    let mut page = crate::man_examples::man_header(&name).into_bytes();
+    page.extend_from_slice(&once_each_preamble(&out));
+    fs::write(dir.join(name), page)
 }
 
 /// Each section rendered on its own starts with the page's preamble (two lines defining the

@@ -6,8 +6,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use metagate::gate::{Context, Options, Run};
-use metagate::lint::{self, CODES, Event, Failure, Format, Linter, Renderer, Severity, Summary};
+use metagate::gate::{Context, Gate, Options};
+use metagate::lint::{
+    self, CODES, Event, Failure, Format, Linter, Renderer, Severity, SourceRoot, Summary,
+};
 use metagate_checks::path::CachedFs;
 use metagate_core::enforce::Scope;
 use metagate_core::policy::Policy;
@@ -87,7 +89,7 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
         caller: args.caller.clone(),
         intent: args.intent.clone(),
     };
-    let run = Run {
+    let gate = Gate {
         policy,
         options: Options {
             quiet: true,
@@ -98,7 +100,7 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
         fs: &fs,
         scope: Scope { runtime: false },
     };
-    let linter = Linter::new(run, env.clock()(), ignore);
+    let linter = Linter::new(gate, env.clock()(), ignore);
 
     // A path that is not there is a mistake in the command (a typo, a glob that matched
     // nothing), not an input to report on: nothing is linted, as nothing was meant.
@@ -108,6 +110,10 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
         {
             bail!("{}: no such file or folder", path.display());
         }
+    }
+    if policy.origin.is_none() {
+        // In CI most of all: a repository without a metagate.toml is linted, and says so.
+        say!("metagate: lint: no metagate.toml found: checking with the built-in policy");
     }
     let inputs = collect(&args.paths);
     let format = match args.format {
@@ -121,6 +127,10 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
         && out.is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let mut renderer = Renderer::new(format, color);
+    if matches!(format, Format::Sarif | Format::Github) {
+        let cwd = std::env::current_dir().context("cannot read the working folder")?;
+        renderer = renderer.with_root(SourceRoot::new(repository_root(&cwd), cwd));
+    }
     let mut summary = Summary::default();
     let mut buf = Vec::with_capacity(2 * CHUNK);
     let progress = progress_bar(&inputs);
@@ -174,6 +184,15 @@ pub fn run(args: &LintArgs, policy: &Policy, env: &Env) -> Result<Status> {
     } else {
         Status::Success
     })
+}
+
+/// The folder code scanning and annotations name paths from: the nearest one at or above
+/// `cwd` holding `.git` (a folder, or a file in a worktree or submodule), else `cwd`.
+fn repository_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
 }
 
 /// The inputs named on the command line, directories walked in name order.

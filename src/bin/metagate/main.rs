@@ -18,6 +18,7 @@ mod exit;
 mod gate_cmd;
 mod generate;
 mod lint_cmd;
+mod man_examples;
 mod mcp_cmd;
 mod output;
 mod permit_cmd;
@@ -26,7 +27,9 @@ mod prompt;
 mod record_cmd;
 mod run_cmd;
 mod runtime;
+mod server_tools;
 mod stdout_at_start;
+mod store_hint;
 mod tools_check_cmd;
 mod tools_cmd;
 
@@ -46,7 +49,8 @@ use exit::Status;
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(mut e) => {
+            without_hidden_suggestions(&mut e);
             let _ = e.print();
             return if e.use_stderr() {
                 Status::Failure.into()
@@ -55,13 +59,59 @@ fn main() -> ExitCode {
             };
         }
     };
+    // The commands that can run without a store, for the hint after a store's error.
+    let store_optional = match &cli.command {
+        Command::Gate(_) => Some("gate"),
+        Command::Mcp(_) => Some("mcp"),
+        _ => None,
+    };
     match run(cli) {
         Ok(status) => status.into(),
         Err(err) if exit::is_broken_pipe(&err) => Status::Success.into(),
         Err(err) => {
             say!("metagate: error: {err:#}");
+            if let Some(hint) = store_hint::for_error(&err, store_optional) {
+                say!("{}", output::wrap_for_stderr(&hint));
+            }
             Status::Failure.into()
         }
+    }
+}
+
+/// clap suggests the nearest subcommands to a misspelt one, hidden ones included (`metagate
+/// gaet`: "generate, gate"): those help leaves out are left out here too.
+fn without_hidden_suggestions(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue};
+    fn hidden(cmd: &clap::Command, names: &mut Vec<String>) {
+        for sub in cmd.get_subcommands() {
+            if sub.is_hide_set() {
+                names.push(sub.get_name().to_string());
+            }
+            hidden(sub, names);
+        }
+    }
+    let Some(ContextValue::Strings(suggested)) = e.get(ContextKind::SuggestedSubcommand) else {
+        return;
+    };
+    let mut names = Vec::new();
+    hidden(&<Cli as clap::CommandFactory>::command(), &mut names);
+    let shown: Vec<String> = suggested
+        .iter()
+        .filter(|s| !names.contains(s))
+        .cloned()
+        .collect();
+    if shown.is_empty() {
+        e.remove(ContextKind::SuggestedSubcommand);
+        // An empty list of tips would still leave its blank line.
+        if matches!(e.get(ContextKind::Suggested), Some(ContextValue::StyledStrs(tips)) if tips.is_empty())
+        {
+            e.remove(ContextKind::Suggested);
+        }
+    } else {
+        e.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(shown),
+        );
     }
 }
 

@@ -40,13 +40,29 @@ pub fn run(args: PermitArgs, policy: &Policy, env: &Env) -> Result<Status> {
     }
 }
 
-/// Who is granting or revoking: the OS user, as the environment names it.
+/// Who is granting or revoking: the OS user, as the environment names it, else as the user
+/// database names this process's uid (a service, `sudo -u`, `env -i` leave `$USER` unset),
+/// else the uid itself.
 fn actor() -> String {
     std::env::var("USER")
         .or_else(|_| std::env::var("LOGNAME"))
         .ok()
         .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| "unknown".to_string())
+        .unwrap_or_else(user_of_uid)
+}
+
+#[cfg(unix)]
+fn user_of_uid() -> String {
+    let uid = nix::unistd::getuid();
+    match nix::unistd::User::from_uid(uid) {
+        Ok(Some(user)) if !user.name.is_empty() => user.name,
+        _ => format!("uid {uid}"),
+    }
+}
+
+#[cfg(not(unix))]
+fn user_of_uid() -> String {
+    "unknown".to_string()
 }
 
 fn new_id() -> Result<GrantId> {

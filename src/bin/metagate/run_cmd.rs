@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use metagate::gate::{NoSink, Options, Run, TelemetrySink};
+use metagate::gate::{Gate, NoSink, Options, TelemetrySink};
 use metagate::run::answer::Answered;
 use metagate::run::{Recording, Runner, Setup};
 use metagate_checks::path::CachedFs;
@@ -112,7 +112,7 @@ pub fn run(args: &RunArgs, policy: &Policy, env: &Env) -> Result<Status> {
     }
     let checker = env.checker(policy, &args.tools)?;
     let fs = CachedFs::new(Instant::now, Duration::from_secs(1));
-    let run = Run {
+    let run = Gate {
         policy,
         options,
         checker: Some(&checker),

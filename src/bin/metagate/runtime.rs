@@ -1,7 +1,7 @@
 //! What every command may need from the world: the clock and where the store is.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
@@ -211,10 +211,39 @@ impl Env {
             durable,
             ..self.store_options
         };
+        let new_default = Mutex::new(self.new_default_store());
         Arc::new(move || match &location {
-            Ok(location) => AnyStore::open(location, options),
+            Ok(location) => {
+                let store = AnyStore::open(location, options)?;
+                if let Some(path) = new_default.lock().map(|mut p| p.take()).unwrap_or(None) {
+                    say_created(&path);
+                }
+                Ok(store)
+            }
             Err(_) => Err(StoreError::NoPath),
         })
+    }
+
+    /// The default store's file when this run is about to create it: no `--db`,
+    /// `$METAGATE_DB` or `[store] url` names another, and there is no file yet.
+    fn new_default_store(&self) -> Option<PathBuf> {
+        let env_db = std::env::var_os("METAGATE_DB").filter(|v| !v.is_empty());
+        if self.db_flag.is_some() || env_db.is_some() || self.policy_store_url.is_some() {
+            return None;
+        }
+        let path = self.db_path().ok()?;
+        (!path.exists()).then_some(path)
+    }
+
+    /// Opens the store for writing with `options`, saying so once when that made the
+    /// default store.
+    fn open_announced(&self, options: metagate_store::Options) -> Result<AnyStore, StoreError> {
+        let new_default = self.new_default_store();
+        let store = AnyStore::open(&self.location()?, options)?;
+        if let Some(path) = new_default {
+            say_created(&path);
+        }
+        Ok(store)
     }
 
     /// Where the store is, in the documented order: `--db`, `$METAGATE_DB`, the policy's
@@ -246,7 +275,7 @@ impl Env {
 
     /// The store, opened for writing (an SQLite file is created when missing).
     pub fn open_store(&self) -> Result<AnyStore, StoreError> {
-        AnyStore::open(&self.location()?, self.store_options)
+        self.open_announced(self.store_options)
     }
 
     /// [`Env::open_store`] for a process that writes a few rows and exits: see
@@ -256,7 +285,7 @@ impl Env {
             short_lived: true,
             ..self.store_options
         };
-        AnyStore::open(&self.location()?, options)
+        self.open_announced(options)
     }
 
     /// The store, which must exist.
@@ -279,6 +308,19 @@ impl Env {
     pub fn store_options(&self) -> metagate_store::Options {
         self.store_options
     }
+}
+
+/// A new user's first experiments land in the default store, and `evaluate` counts them with
+/// what the agent does later: said once, when the store is made, with the ways to keep them out.
+fn say_created(path: &Path) {
+    let text = format!(
+        "metagate: note: created the telemetry store {}\nWhat gate and mcp decide and what \
+         record reads is kept there, and evaluate counts it. To keep experiments out of it, \
+         run them with --no-telemetry (gate, mcp) or with another store (METAGATE_DB=FILE or \
+         --db FILE).",
+        path.display()
+    );
+    say!("{}", crate::output::wrap_for_stderr(&text));
 }
 
 fn wall_clock_ms() -> i64 {

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use metagate_core::policy::import::{ToolCheck, check_tools};
+use metagate_core::policy::import::{RiskLevel, ToolCheck, check_tools};
 use metagate_wire::display::{one_line, plural};
 use serde_json::{Value, json};
 
@@ -19,10 +19,12 @@ pub fn run(args: &ToolsCheckArgs) -> Result<Status> {
         let checks = check_tools(&name, &text, None)?;
         reports.push((name, checks));
     }
+    // A note (a constraint decoding leaves to the model, such as `"format": "email"`) is
+    // information: only problems and risks fail the check.
     let found = reports
         .iter()
         .flat_map(|(_, checks)| checks)
-        .any(|c| !c.problems.is_empty() || !c.risks.is_empty());
+        .any(|c| !c.problems.is_empty() || has(c, RiskLevel::Risk));
     let mut out = crate::output::stdout();
     match args.format {
         Format::Json => {
@@ -40,13 +42,15 @@ pub fn run(args: &ToolsCheckArgs) -> Result<Status> {
         Format::Table => {
             for (file, checks) in &reports {
                 let troubled = checks.iter().filter(|c| !c.problems.is_empty()).count();
-                let risky = checks.iter().filter(|c| !c.risks.is_empty()).count();
+                let risky = checks.iter().filter(|c| has(c, RiskLevel::Risk)).count();
+                let noted = checks.iter().filter(|c| has(c, RiskLevel::Note)).count();
                 writeln!(
                     out,
-                    "{file}: {}, {} with problems, {} with decoding risks",
+                    "{file}: {}, {} with problems, {} with decoding risks, {} with notes",
                     plural(checks.len(), "tool", "tools"),
                     troubled,
-                    risky
+                    risky,
+                    noted
                 )?;
                 for c in checks {
                     if c.problems.is_empty() && c.risks.is_empty() {
@@ -58,9 +62,13 @@ pub fn run(args: &ToolsCheckArgs) -> Result<Status> {
                         writeln!(out, "    problem: {}", one_line(p))?;
                     }
                     for r in &c.risks {
+                        let label = match r.level {
+                            RiskLevel::Risk => "decoding risk",
+                            RiskLevel::Note => "note",
+                        };
                         writeln!(
                             out,
-                            "    decoding risk: {} ({}): {}",
+                            "    {label}: {} ({}): {}",
                             one_line(&r.pointer),
                             r.construct,
                             r.why
@@ -78,12 +86,18 @@ pub fn run(args: &ToolsCheckArgs) -> Result<Status> {
     })
 }
 
+/// Whether `c` has a decoding risk of `level`.
+fn has(c: &ToolCheck, level: RiskLevel) -> bool {
+    c.risks.iter().any(|r| r.level == level)
+}
+
 fn check_json(c: &ToolCheck) -> Value {
     json!({
         "name": c.name,
         "problems": c.problems,
         "risks": c.risks.iter().map(|r| json!({
             "pointer": r.pointer,
+            "level": r.level.as_str(),
             "construct": r.construct,
             "why": r.why,
         })).collect::<Vec<_>>(),

@@ -32,8 +32,9 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
     let now_ms = (env.clock())();
     let mut store = env.open_existing_store()?;
     let report = health::read(&mut store, policy, now_ms)?;
-    match &report.base {
-        Some(r) => say!(
+    // Wrapped: this note is read at any terminal, and at 80 columns one line would be three.
+    let note = match &report.base {
+        Some(r) => format!(
             "metagate: tools health: evaluate run {} ({} → {}, made {}) plus live counts of what it did not count, up to now ({})",
             r.id,
             format_time(r.window_from_ms),
@@ -41,16 +42,17 @@ fn health_cmd(args: &HealthArgs, policy: &Policy, env: &Env) -> Result<Status> {
             format_time(r.ran_at_ms),
             format_time(now_ms)
         ),
-        None if report.any_run => say!(
+        None if report.any_run => format!(
             "metagate: tools health: every evaluate run in {} has a window ending after now ({}): live counts only (no re-asks, which only evaluate detects)",
             store.place().display(),
             format_time(now_ms)
         ),
-        None => say!(
+        None => format!(
             "metagate: tools health: no evaluate run in {} yet: live counts only (no re-asks, which only evaluate detects; run `metagate evaluate`)",
             store.place().display()
         ),
-    }
+    };
+    say!("{}", crate::output::wrap_for_stderr(&note));
     if let Some(r) = &report.base {
         for (tool, method, why) in &r.unreadable {
             let name = if method.is_empty() {

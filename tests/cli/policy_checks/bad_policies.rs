@@ -264,12 +264,7 @@ fn policy_check_names_a_misplaced_or_misspelt_access() {
         ),
     ] {
         let file = sb.file("p.toml", text);
-        let out = sb
-            .cmd()
-            .args(["policy", "check"])
-            .arg(&file)
-            .output()
-            .unwrap();
+        let out = sb.policy_check_output(&file);
         assert_eq!(out.status.code(), Some(2), "{text}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(

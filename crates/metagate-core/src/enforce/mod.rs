@@ -201,7 +201,7 @@ pub fn admits(policy: &Policy, tool: &str, context: &Context) -> bool {
 
 /// What the checker needs from the run: where the working folder is, and the files the
 /// gate must protect: every file metagate reads as configuration or state, wherever a run
-/// may find it (`jobs::own_files` lists them); relative ones are taken from `cwd`.
+/// may find it (`metagate::own_files` lists them); relative ones are taken from `cwd`.
 pub struct Setup<'a> {
     /// The folder relative paths and the policy's root are taken from.
     pub cwd: &'a Path,

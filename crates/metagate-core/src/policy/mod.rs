@@ -490,6 +490,12 @@ impl Policy {
         self.tools.get(name)
     }
 
+    /// Whether the policy is layered on the built-in one (Agent Zero's tools), which a file
+    /// does unless it says `extends = "none"`.
+    pub fn extends_builtin(&self) -> bool {
+        self.file.extends != Some(Extends::None)
+    }
+
     /// The one declared tool an unknown name means when spaces, case and separators are set
     /// aside (`Code_Execution_Tool `, `code-execution-tool`), as argument names are matched;
     /// None when no tool, or more than one, folds to it.

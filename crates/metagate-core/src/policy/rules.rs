@@ -369,7 +369,11 @@ pub(crate) fn compile(file: &PolicyFile, base: Option<PathBuf>) -> (Rules, Vec<R
             for t in list.iter().filter(|t| *t != "*" && !known_tool(t)) {
                 problems.push(warning(
                     &["intents", name, key],
-                    format!("{t:?} is not a tool this policy knows (fine if it passes through unchecked)"),
+                    format!(
+                        "{t:?} is not a tool this policy knows (fine if it passes through \
+                         unchecked; an MCP server's tool: check with `policy check FILE -- \
+                         SERVER_COMMAND`)"
+                    ),
                 ));
             }
         }

@@ -12,7 +12,7 @@ use super::messages::{
 use serde_json::{Map, Number, Value};
 
 /// Deepest nesting of objects and arrays the lenient reader accepts ([`MSG_DEPTH`] says it).
-const MAX_DEPTH: usize = 128;
+pub const MAX_DEPTH: usize = 128;
 
 /// Recursive-descent reader over the whole (decoded) input. Offsets are
 /// absolute, so errors point into the original text.
@@ -144,6 +144,10 @@ impl<'a> JsonReader<'a> {
             extra += 1;
             self.pos += 1;
             self.skip_whitespace_and_comments();
+        }
+        // Braces past the deepest nesting read: whatever they wrap is too deep to be read.
+        if extra == MAX_DEPTH && self.peek() == Some(b'{') {
+            return Err(ReadFailure::too_deep(self.pos));
         }
         if extra == 0 {
             self.restart_at(start);

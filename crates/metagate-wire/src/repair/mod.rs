@@ -45,6 +45,8 @@ mod object_search;
 #[cfg(test)]
 mod tests;
 
+pub use json_reader::MAX_DEPTH;
+
 use bytes::{find_byte, has_non_whitespace, skip_whitespace};
 use dialects::find_dialect_tag;
 use messages::{MSG_EMPTY, ReadFailure};

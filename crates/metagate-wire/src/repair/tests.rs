@@ -613,9 +613,13 @@ fn deep_nesting_is_rejected_without_overflow() {
     }
     let e = parse(&[b'['; 100_000]).unwrap_err();
     assert_eq!((e.line, e.column), (1, 129));
-    // Braces alone are no object at all (a key is expected).
+    // Braces alone open as many (doubled) roots: too deep too, not a missing key.
     let e = parse(&[b'{'; 100_000]).unwrap_err();
-    assert_eq!(e.message, "expected a key");
+    assert!(e.too_deep, "{e}");
+    assert_eq!(e.message, MSG_DEPTH);
+    assert_eq!((e.line, e.column), (1, 130));
+    // A few braces that never close are still read as a doubled root.
+    assert!(parse(b"{{\"a\":1}}").is_ok());
     // 128 levels are fine.
     let s = format!("{}1{}", "{\"a\":".repeat(128), "}".repeat(128));
     assert!(parse(s.as_bytes()).is_ok());

@@ -104,7 +104,8 @@ pub enum ToolsCommand {
     )]
     Health(HealthArgs),
     /// Check tool definitions before a model meets them: contradictions, JSON Schema the gate
-    /// reads around, and constructs known to break constrained decoding (exit 1 when any is found)
+    /// reads around, and constructs known to break constrained decoding (exit 1 when any is
+    /// found; notes, constraints decoding leaves to the model, never fail it)
     Check(ToolsCheckArgs),
 }
 

@@ -12,8 +12,34 @@ pub struct DecodingRisk {
     pub pointer: String,
     /// The keyword or construct.
     pub construct: String,
+    /// What back-ends do with it.
     pub why: String,
+    /// Whether it may break decoding, or only goes unenforced.
+    pub level: RiskLevel,
 }
+
+/// How much a construct matters to constrained decoding. `metagate tools check` fails on a
+/// risk, never on a note alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RiskLevel {
+    /// Converters refuse it, or build a grammar too large or slow to use: decoding may fail.
+    Risk,
+    /// Decoding does not enforce it, so the model may emit a value it forbids: the schema still
+    /// decodes, and the call is read as the schema says afterwards.
+    Note,
+}
+
+impl RiskLevel {
+    /// The name `--format json` gives the level.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RiskLevel::Risk => "risk",
+            RiskLevel::Note => "note",
+        }
+    }
+}
+
+use RiskLevel::{Note, Risk};
 
 /// Nesting deeper than this makes grammars slow to build and easy to cut short.
 const MAX_DEPTH: usize = 8;
@@ -31,8 +57,9 @@ pub(crate) fn decoding_risks(schema: &Value) -> Vec<DecodingRisk> {
     risks
 }
 
-fn risk(risks: &mut Vec<DecodingRisk>, at: &str, construct: &str, why: &str) {
+fn risk(risks: &mut Vec<DecodingRisk>, level: RiskLevel, at: &str, construct: &str, why: &str) {
     risks.push(DecodingRisk {
+        level,
         pointer: if at.is_empty() {
             "/".to_string()
         } else {
@@ -55,54 +82,72 @@ fn walk(
     if depth == MAX_DEPTH + 1 {
         risk(
             risks,
+            Risk,
             at,
             "nesting",
             "schemas nested this deep make grammars slow to build; some back-ends cut them short",
         );
     }
-    for (keyword, why) in [
+    for (keyword, level, why) in [
         (
             "not",
+            Risk,
             "grammar converters (llama.cpp, xgrammar) cannot express `not`: it is ignored or refused",
         ),
         (
             "if",
+            Risk,
             "conditional schemas (`if`/`then`/`else`) are not supported by grammar converters",
         ),
         (
             "dependentRequired",
+            Note,
             "dependencies between properties are not enforced while decoding",
         ),
         (
             "dependentSchemas",
+            Note,
             "dependencies between properties are not enforced while decoding",
         ),
         (
             "dependencies",
+            Note,
             "dependencies between properties are not enforced while decoding",
         ),
         (
             "patternProperties",
+            Risk,
             "property names by pattern are supported by few back-ends",
         ),
-        ("contains", "`contains` is not enforced while decoding"),
-        ("multipleOf", "`multipleOf` is not enforced while decoding"),
+        (
+            "contains",
+            Note,
+            "`contains` is not enforced while decoding",
+        ),
+        (
+            "multipleOf",
+            Note,
+            "`multipleOf` is not enforced while decoding",
+        ),
         (
             "propertyNames",
+            Note,
             "`propertyNames` is not enforced while decoding",
         ),
         (
             "unevaluatedProperties",
+            Risk,
             "`unevaluatedProperties` is not supported by grammar converters",
         ),
     ] {
         if map.contains_key(keyword) {
-            risk(risks, &format!("{at}/{keyword}"), keyword, why);
+            risk(risks, level, &format!("{at}/{keyword}"), keyword, why);
         }
     }
     if map.get("uniqueItems").and_then(Value::as_bool) == Some(true) {
         risk(
             risks,
+            Note,
             &format!("{at}/uniqueItems"),
             "uniqueItems",
             "unique items are not enforced while decoding: the model may repeat an item",
@@ -111,6 +156,7 @@ fn walk(
     if map.contains_key("oneOf") {
         risk(
             risks,
+            Note,
             &format!("{at}/oneOf"),
             "oneOf",
             "`oneOf` is decoded as `anyOf`: a value matching two branches is not refused",
@@ -125,6 +171,7 @@ fn walk(
         if unsupported {
             risk(
                 risks,
+                Risk,
                 &format!("{at}/pattern"),
                 "pattern",
                 "lookaround, backreferences and word boundaries cannot be turned into a grammar",
@@ -144,6 +191,7 @@ fn walk(
         {
             risk(
                 risks,
+                Risk,
                 &format!("{at}/{keyword}"),
                 keyword,
                 "bounds this large are unrolled into very large grammars",
@@ -157,6 +205,7 @@ fn walk(
     {
         risk(
             risks,
+            Risk,
             &format!("{at}/enum"),
             "enum",
             "an enumeration this long makes a large grammar and a long prompt",
@@ -167,15 +216,17 @@ fn walk(
     {
         risk(
             risks,
+            Note,
             &format!("{at}/format"),
             "format",
-            "most back-ends enforce only date, time, date-time and uuid formats; this one is ignored",
+            "most back-ends enforce only the date, time, date-time and uuid formats while decoding; this one is left to the model",
         );
     }
     if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
         if !reference.starts_with('#') {
             risk(
                 risks,
+                Risk,
                 &format!("{at}/$ref"),
                 "$ref",
                 "references outside the schema are not fetched by grammar converters",
@@ -183,6 +234,7 @@ fn walk(
         } else if refs.iter().any(|r| r == reference) {
             risk(
                 risks,
+                Risk,
                 &format!("{at}/$ref"),
                 "$ref",
                 "a recursive reference: some back-ends expand it without end, others refuse it",

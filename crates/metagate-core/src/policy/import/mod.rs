@@ -16,7 +16,8 @@ use super::file::{ArgFile, ArgType, ToolFile, TypeSpec};
 mod decoding;
 mod sanitize;
 
-pub(crate) use decoding::{DecodingRisk, decoding_risks};
+pub(crate) use decoding::decoding_risks;
+pub use decoding::{DecodingRisk, RiskLevel};
 
 /// One tool read from a tools file.
 #[derive(Debug, Clone)]

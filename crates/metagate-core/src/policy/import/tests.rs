@@ -146,6 +146,76 @@ fn schemas_that_break_constrained_decoding_are_named() {
     );
 }
 
+/// What only goes unenforced while decoding is a note; what converters refuse or blow up on
+/// is a risk. `tools check` fails on risks alone.
+#[test]
+fn each_construct_is_a_risk_or_a_note() {
+    use super::RiskLevel::{Note, Risk};
+    let cases = [
+        (json!({"type":"string","format":"email"}), "format", Note),
+        (json!({"type":"string","format":"date-time"}), "", Note),
+        (
+            json!({"type":"array","uniqueItems":true}),
+            "uniqueItems",
+            Note,
+        ),
+        (
+            json!({"oneOf":[{"type":"string"},{"type":"integer"}]}),
+            "oneOf",
+            Note,
+        ),
+        (json!({"type":"integer","multipleOf":5}), "multipleOf", Note),
+        (
+            json!({"type":"array","contains":{"type":"string"}}),
+            "contains",
+            Note,
+        ),
+        (
+            json!({"type":"object","dependentRequired":{"a":["b"]}}),
+            "dependentRequired",
+            Note,
+        ),
+        (
+            json!({"type":"object","propertyNames":{"maxLength":3}}),
+            "propertyNames",
+            Note,
+        ),
+        (json!({"not":{"type":"null"}}), "not", Risk),
+        (
+            json!({"if":{"type":"string"},"then":{"minLength":1}}),
+            "if",
+            Risk,
+        ),
+        (
+            json!({"type":"string","pattern":"^(?!admin).*$"}),
+            "pattern",
+            Risk,
+        ),
+        (json!({"type":"string","maxLength":5000}), "maxLength", Risk),
+        (
+            json!({"type":"object","patternProperties":{"^x":{}}}),
+            "patternProperties",
+            Risk,
+        ),
+        (
+            json!({"type":"object","unevaluatedProperties":false}),
+            "unevaluatedProperties",
+            Risk,
+        ),
+        (json!({"$ref":"https://example.com/s.json"}), "$ref", Risk),
+    ];
+    for (schema, construct, level) in cases {
+        let risks = decoding_risks(&schema);
+        if construct.is_empty() {
+            assert!(risks.is_empty(), "{schema}: {risks:?}");
+            continue;
+        }
+        assert_eq!(risks.len(), 1, "{schema}: {risks:?}");
+        assert_eq!(risks[0].construct, construct, "{schema}");
+        assert_eq!(risks[0].level, level, "{schema}");
+    }
+}
+
 #[test]
 fn properties_become_declared_arguments() {
     let imported = Imported {

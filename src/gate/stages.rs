@@ -1,0 +1,361 @@
+//! The one path of a call through the gate, stage by stage: read it (strictly, or leniently
+//! from broken JSON and text dialects), settle its name, correct its arguments, check it
+//! against the policy, and say how it goes out.
+
+use serde_json::Value;
+
+use super::decision::{malformed, malformed_in, too_deep, too_large};
+use super::{Decision, Gate, MAX_DOCUMENT, Verdict};
+use metagate_core::correct::{self, Report};
+use metagate_core::enforce::{CallToCheck, Facts, Inquiry};
+use metagate_core::error::ToolError;
+use metagate_core::policy::{Policy, Tool};
+use metagate_wire::call::{Call, NotACall, Shape, split_method};
+use metagate_wire::correction::{Correction, Kind};
+use metagate_wire::repair::{self, Dialect};
+
+impl Gate<'_> {
+    /// Decides one call: read it, correct it, check it against the policy.
+    /// `facts` answers what the checks ask of the world as of `now_ms`.
+    pub fn decide_call<'a>(
+        &self,
+        input: &'a [u8],
+        facts: &mut dyn Facts,
+        now_ms: i64,
+    ) -> Decision<'a> {
+        decide_explained(self, input, facts, now_ms, None)
+    }
+}
+
+/// [`Gate::decide_call`], with the `--explain` lines attached; when `not_a_call` asks for it,
+/// the reason strict JSON that names no envelope is not a call, for the caller to read it as
+/// a message.
+pub(super) fn decide_explained<'a>(
+    gate: &Gate<'_>,
+    input: &'a [u8],
+    facts: &mut dyn Facts,
+    now_ms: i64,
+    not_a_call: Option<&mut Option<NotACall>>,
+) -> Decision<'a> {
+    let mut explain = gate.options.explain.then(Vec::new);
+    let mut d = decide(gate, input, facts, now_ms, &mut explain, not_a_call);
+    if let Some(mut lines) = explain {
+        lines.push(format!("verdict: {}", d.verdict.as_str()));
+        d.explain = lines;
+    }
+    d
+}
+
+/// A call as read from its document, before anything was decided about it.
+struct Read<'a> {
+    call: Call<'a>,
+    /// The text dialect it came in, when it came in one.
+    dialect: Option<Dialect>,
+    /// `<parameter>` values a dialect wrote as text but that read as other JSON.
+    texts: Vec<(String, String)>,
+    /// Read strictly: the only kind of call that can go out byte for byte as it came.
+    strict: bool,
+}
+
+/// Why a document could not be read as a call.
+struct Unread {
+    // Boxed: a rejection is the rare path, and the common one should not carry its size.
+    error: Box<ToolError>,
+    too_deep: bool,
+}
+
+impl From<ToolError> for Unread {
+    fn from(error: ToolError) -> Unread {
+        Unread {
+            error: Box::new(error),
+            too_deep: false,
+        }
+    }
+}
+
+// Inlined into its one caller so that the decision is built where it is returned, not
+// copied there.
+#[inline(always)]
+fn decide<'a>(
+    gate: &Gate<'_>,
+    input: &'a [u8],
+    facts: &mut dyn Facts,
+    now_ms: i64,
+    explain: &mut Option<Vec<String>>,
+    not_a_call: Option<&mut Option<NotACall>>,
+) -> Decision<'a> {
+    let policy = gate.policy;
+    let mut report = Report::default();
+    let read = match read(input, &mut report, not_a_call) {
+        Ok(read) => read,
+        Err(unread) => {
+            let mut d = Decision::rejected(input, *unread.error, report);
+            d.too_deep = unread.too_deep;
+            return d;
+        }
+    };
+    let Read {
+        mut call,
+        dialect,
+        texts,
+        strict,
+    } = read;
+    let shape = call.shape;
+    let found = settle_name(policy, &mut call, &mut report);
+    let (tool, method) = split_method(&call.name);
+    if let Some(lines) = explain.as_mut() {
+        let how = dialect.map_or_else(String::new, |d| {
+            format!(" from the {} text dialect", dialect_label(d))
+        });
+        lines.push(format!("envelope: {}{how}, tool {tool}", shape.as_str()));
+    }
+    let mut outcome = correct_args(
+        policy,
+        (tool, found, method),
+        &mut call.args,
+        texts,
+        &mut report,
+        explain,
+    );
+    let mut grant_check = None;
+    if outcome.is_ok()
+        && let Some(checker) = gate.checker
+    {
+        let mut inquiry = Inquiry {
+            facts,
+            fs: gate.fs,
+            now_ms,
+            scope: gate.scope,
+            explain,
+            grant_check: None,
+        };
+        let to_check = CallToCheck {
+            tool,
+            args: &call.args,
+            context: gate.context,
+        };
+        outcome = checker.check(policy, &to_check, &mut inquiry);
+        grant_check = inquiry.grant_check;
+    }
+    if let Err(error) = outcome {
+        let mut d = Decision::rejected(input, *error, report);
+        d.shape = Some(shape);
+        d.dialect = dialect;
+        d.call = Some(call);
+        d.grant_check = grant_check;
+        return d;
+    }
+    let target = gate
+        .options
+        .emit
+        .or(dialect.map(|_| Shape::AgentZero))
+        .unwrap_or(shape);
+    let verdict = if report.corrections.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Corrected
+    };
+    // Only a call read strictly can go out as it came: anything read leniently is rewritten.
+    let unchanged = strict
+        && verdict == Verdict::Pass
+        && target == shape
+        // A raw CR inside is a line break to universal-newline readers: rewritten compactly.
+        && memchr::memchr2(b'\n', b'\r', input.trim_ascii()).is_none();
+    Decision {
+        verdict,
+        shape: Some(shape),
+        dialect,
+        call: Some(call),
+        target: Some(target),
+        corrections: report.corrections,
+        warnings: report.warnings,
+        error: None,
+        unchanged,
+        explain: Vec::new(),
+        grant_check,
+        unread_id: None,
+        too_deep: false,
+        input,
+    }
+}
+
+/// Stage 1: the call in `input`, read strictly when it is strict JSON (without building
+/// values for fields the gate does not own), else leniently. What reading changed goes into
+/// `report`. Strict JSON that names no envelope is refused, and when `not_a_call` asks, why
+/// is handed back for the caller to read the document as a message instead.
+#[inline(always)]
+fn read<'a>(
+    input: &'a [u8],
+    report: &mut Report,
+    not_a_call: Option<&mut Option<NotACall>>,
+) -> Result<Read<'a>, Unread> {
+    if input.trim_ascii_end().len() > MAX_DOCUMENT {
+        // The reader stops one byte past the limit: the true size is not known, only that.
+        return Err(too_large("input is more than").into());
+    }
+    match Call::from_json(input, &mut report.corrections) {
+        Ok(Some(call)) => Ok(Read {
+            call,
+            dialect: None,
+            texts: Vec::new(),
+            strict: true,
+        }),
+        // Strict JSON naming no envelope may hold calls some other way (a message, a
+        // response, an array): when asked, the caller reads it so, or refuses it as this.
+        Err(e) if e.holds_no_envelope && not_a_call.is_some() => {
+            let error = malformed_in(e.message.clone(), e.shape);
+            if let Some(slot) = not_a_call {
+                *slot = Some(e);
+            }
+            Err(error.into())
+        }
+        Err(e) => Err(malformed_in(e.message, e.shape).into()),
+        Ok(None) => read_leniently(input, report),
+    }
+}
+
+/// Stage 1 for what is not strict JSON: broken JSON repaired, or a text dialect.
+fn read_leniently<'a>(input: &'a [u8], report: &mut Report) -> Result<Read<'a>, Unread> {
+    let parsed = repair::parse(input).map_err(|e| Unread {
+        error: Box::new(if e.too_deep {
+            too_deep(e.to_string())
+        } else {
+            malformed(e.to_string())
+        }),
+        too_deep: e.too_deep,
+    })?;
+    if parsed.more_calls > 0 {
+        // One reading of one call would drop the rest, which the agent then never runs
+        // while the model believes it did.
+        let n = parsed.more_calls + 1;
+        return Err(malformed(format!(
+            "{n} calls came back to back, and one document is read as one call: send them one \
+             at a time, or together in a JSON array (each one is checked)"
+        ))
+        .into());
+    }
+    if parsed.repairs.is_empty() && parsed.dialect.is_none() && !parsed.warnings.is_empty() {
+        // Text after the call was dropped: that changed the input too.
+        report.corrections.push(Correction::noted(
+            Kind::Repair,
+            "kept the first JSON object and dropped what followed it",
+        ));
+    }
+    for note in parsed.repairs {
+        report
+            .corrections
+            .push(Correction::noted(Kind::Repair, note));
+    }
+    report.warnings.extend(parsed.warnings);
+    if let Some(d) = parsed.dialect {
+        report.corrections.push(Correction::noted(
+            Kind::Envelope,
+            format!("read the {} text dialect", dialect_label(d)),
+        ));
+    }
+    let call = Call::from_value(parsed.value, &mut report.corrections)
+        .map_err(|e| Unread::from(malformed_in(e.message, e.shape)))?;
+    Ok(Read {
+        call,
+        dialect: parsed.dialect,
+        texts: parsed.texts,
+        strict: false,
+    })
+}
+
+/// Stage 2: the tool name as the policy knows it, and the tool it names (none for a tool the
+/// policy does not know). Spaces, line breaks and controls around a name are no part of it,
+/// and agents that trim names (Python's `.strip()`) would run the tool it names: the name is
+/// read as that name. A name the policy does not know but that means one tool it does
+/// (spaces, case and separators aside) is that tool, or it would pass unchecked (and run, for
+/// an agent that trims names or finds its tools on a case-insensitive file system).
+#[inline(always)]
+fn settle_name<'p>(
+    policy: &'p Policy,
+    call: &mut Call<'_>,
+    report: &mut Report,
+) -> Option<&'p Tool> {
+    let edge = |c: char| c.is_whitespace() || c.is_control();
+    let plain_ends = |b: &[u8]| {
+        b.first().is_some_and(u8::is_ascii_graphic) && b.last().is_some_and(u8::is_ascii_graphic)
+    };
+    if !plain_ends(call.name.as_bytes())
+        && (call.name.starts_with(edge) || call.name.ends_with(edge))
+    {
+        let trimmed = call.name.trim_matches(edge).to_string();
+        let mut fix = Correction::noted(
+            Kind::Envelope,
+            "removed the spaces and control characters around the tool name",
+        );
+        fix.from = Value::String(call.name.to_string());
+        fix.to = Value::String(trimmed.clone());
+        report.corrections.push(fix);
+        call.rename(trimmed);
+    }
+    let (tool, method) = split_method(&call.name);
+    if let Some(found) = policy.tool(tool) {
+        return Some(found);
+    }
+    let known = policy.tool_named_like(tool)?;
+    let renamed = match method {
+        Some(m) => format!("{known}:{m}"),
+        None => known.to_string(),
+    };
+    let mut fix = Correction::noted(
+        Kind::Envelope,
+        format!("read the tool name {tool:?} as {known:?}"),
+    );
+    fix.from = Value::String(tool.to_string());
+    fix.to = Value::String(known.to_string());
+    report.corrections.push(fix);
+    call.rename(renamed);
+    policy.tool(known)
+}
+
+/// Stage 3: the correction rules over the arguments (`texts` first: the dialect's
+/// `<parameter>` values a string argument keeps as text). Each change goes into `report`;
+/// the error is why the call cannot go on as corrected.
+#[inline(always)]
+fn correct_args(
+    policy: &Policy,
+    (tool, found, method): (&str, Option<&Tool>, Option<&str>),
+    args: &mut metagate_wire::args::Args<'_>,
+    texts: Vec<(String, String)>,
+    report: &mut Report,
+    explain: &mut Option<Vec<String>>,
+) -> Result<(), Box<ToolError>> {
+    if !texts.is_empty() {
+        let kept = correct::keep_param_texts(policy, tool, args, texts);
+        if let Some(lines) = explain.as_mut() {
+            lines.extend(kept.iter().map(|name| {
+                format!("envelope: <parameter> {name:?} kept as text (a string argument)")
+            }));
+        }
+    }
+    let outcome = correct::run_for(policy, tool, found, method, args, report);
+    if let Some(lines) = explain.as_mut() {
+        lines.extend(
+            report
+                .corrections
+                .iter()
+                .map(|c| format!("correction: {c}")),
+        );
+        lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+        if let Err(e) = &outcome {
+            lines.push(format!(
+                "corrections: rejected ({}): {}",
+                e.category, e.message
+            ));
+        }
+    }
+    outcome
+}
+
+/// How a text dialect is named in notes.
+fn dialect_label(d: Dialect) -> &'static str {
+    match d {
+        Dialect::FunctionCalls => "<function_calls>",
+        Dialect::InvokeToolArgs => "<invoke><tool_args>",
+        Dialect::ToolCallTag => "<tool_call>",
+    }
+}
