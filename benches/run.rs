@@ -38,7 +38,11 @@ fn looped(home: &std::path::Path, telemetry: bool) -> Duration {
     if !telemetry {
         c.arg("--no-telemetry");
     }
-    let mut child = c.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     // One call first: the store opened, the kernel asked, before the clock starts.
@@ -70,7 +74,12 @@ fn single(home: &std::path::Path) -> Duration {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(call().as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(call().as_bytes())
+            .unwrap();
         assert!(child.wait_with_output().unwrap().status.success());
     }
     start.elapsed() / n as u32
@@ -92,7 +101,10 @@ fn main() {
         s.push(single(home.path()));
     }
     let (p, lt, ln, s) = (median(p), median(lt), median(ln), median(s));
-    println!("bash -c '{CODE}' plainly:                 {:.2} ms per run", ms(p));
+    println!(
+        "bash -c '{CODE}' plainly:                 {:.2} ms per run",
+        ms(p)
+    );
     println!(
         "through run --jsonl (telemetry on):     {:.2} ms per call, +{:.2} ms",
         ms(lt),

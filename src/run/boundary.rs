@@ -105,10 +105,9 @@ pub fn mount_namespaces() -> bool {
             .ok()
             .map(|s| s.trim().to_string())
     };
-    let allowed = read("/proc/sys/user/max_user_namespaces").is_some_and(|n| n != "0")
+    read("/proc/sys/user/max_user_namespaces").is_some_and(|n| n != "0")
         && read("/proc/sys/kernel/unprivileged_userns_clone").is_none_or(|n| n != "0")
-        && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").is_none_or(|n| n != "1");
-    allowed
+        && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").is_none_or(|n| n != "1")
 }
 
 /// The boundary, ready for the kernel.

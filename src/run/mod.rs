@@ -167,19 +167,21 @@ impl Runner {
     }
 
     /// The program, its arguments and the code, for a call that passed.
-    fn command_of(&self, run: &Gate<'_>, d: &Decision<'_>) -> Result<Vec<String>, ToolError> {
+    fn command_of(&self, run: &Gate<'_>, d: &Decision<'_>) -> Result<Vec<String>, Box<ToolError>> {
         let call = d.call.as_ref().expect("a call that passed was read");
         let tool = call.tool();
         let declared = run.policy.tool(tool).and_then(command_args);
         let Some(args) = declared else {
-            return Err(ToolError::new(
-                Category::InvalidParameters,
-                format!(
-                    "{tool} has no argument declared kind = \"shell\": run runs the commands \
+            return Err(Box::new(
+                ToolError::new(
+                    Category::InvalidParameters,
+                    format!(
+                        "{tool} has no argument declared kind = \"shell\": run runs the commands \
                      of shell tools only"
-                ),
-            )
-            .suggest("Run this tool yourself; send run only calls of a shell tool"));
+                    ),
+                )
+                .suggest("Run this tool yourself; send run only calls of a shell tool"),
+            ));
         };
         let text = |name: &str| {
             call.args
@@ -192,17 +194,19 @@ impl Runner {
             .unwrap_or_else(|| "terminal".to_string());
         let Some(interpreter) = self.setup.interpreters.get(&runtime) else {
             let known: Vec<&str> = self.setup.interpreters.keys().map(String::as_str).collect();
-            return Err(ToolError::new(
-                Category::InvalidParameters,
-                format!("runtime {runtime:?} has no interpreter to run code with"),
-            )
-            .suggest(format!("Use one of: {}", known.join(", "))));
+            return Err(Box::new(
+                ToolError::new(
+                    Category::InvalidParameters,
+                    format!("runtime {runtime:?} has no interpreter to run code with"),
+                )
+                .suggest(format!("Use one of: {}", known.join(", "))),
+            ));
         };
         let Some(code) = text(args.code) else {
-            return Err(ToolError::new(
+            return Err(Box::new(ToolError::new(
                 Category::InvalidParameters,
                 format!("{tool}: {} holds no code to run", args.code),
-            ));
+            )));
         };
         let mut argv = interpreter.clone();
         argv.push(code);
@@ -228,8 +232,12 @@ impl Runner {
             );
         }
         let plan = if self.setup.confined {
-            boundary::plan(&self.setup.boundary, &[temp.path.clone()], self.kernel)
-                .map_err(|e| io::Error::other(e.0))?
+            boundary::plan(
+                &self.setup.boundary,
+                std::slice::from_ref(&temp.path),
+                self.kernel,
+            )
+            .map_err(|e| io::Error::other(e.0))?
         } else {
             Plan {
                 ruleset: None,

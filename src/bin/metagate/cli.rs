@@ -103,7 +103,8 @@ pub enum Command {
         after_help = "Exit status: 0 the command ran and exited 0, 1 the call was refused \
             (nothing ran), 2 metagate could not run (bad flags, no Landlock, a store that \
             cannot be used), 3 the command ran and failed (non-zero status, a signal, the time \
-            bound). With --jsonl: 0 at end of input, outcomes in-band."
+            bound). With --jsonl: 0 at end of input, outcomes in-band.\n\n\
+            Example: echo '{\"tool_name\":\"code_execution_tool\",\"tool_args\":{\"runtime\":\"terminal\",\"code\":\"ls\"}}' | metagate run"
     )]
     Run(RunArgs),
     /// Append tool outcomes and user turns to the telemetry store

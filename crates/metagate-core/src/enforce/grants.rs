@@ -86,16 +86,18 @@ pub(crate) fn check(
     };
     let now = inquiry.now_ms;
     let mut unavailable = None;
-    let (reason, nearest) = match inquiry.facts.grants(capability, now) {
+    // A row without a valid seal is no grant: it is marked so before any is looked at.
+    let fetched = inquiry.facts.grants(capability, now).map(|mut grants| {
+        crate::grants::seal::mark_forged(&mut grants, checker.grant_key.as_ref());
+        grants
+    });
+    let (reason, nearest) = match fetched {
         Err(e) => {
             let reason = unavailable_reason(&e);
             unavailable = Some(e);
             (reason, None)
         }
-        Ok(mut grants) => match {
-            crate::grants::seal::mark_forged(&mut grants, checker.grant_key.as_ref());
-            find(&grants, &need, now)
-        } {
+        Ok(grants) => match find(&grants, &need, now) {
             Ok(g) => {
                 inquiry.note(format_args!(
                     "grant: {capability} for {tool} covered by {}",
