@@ -102,6 +102,18 @@ impl Group {
     }
 }
 
+/// Microseconds since the last call (the first: since this was made), for each decision's
+/// latency.
+fn latency(clock: &dyn Fn() -> Instant) -> impl FnMut() -> u64 + '_ {
+    let mut started = clock();
+    move || {
+        let now = clock();
+        let took = now.saturating_duration_since(started).as_micros();
+        started = now;
+        u64::try_from(took).unwrap_or(u64::MAX)
+    }
+}
+
 /// Decides one document, records it, and returns its output line (with the newline) and
 /// verdict. A failed commit is handled as in a stream.
 pub fn answer_one<E: Write>(
@@ -112,14 +124,7 @@ pub fn answer_one<E: Write>(
     clock: &dyn Fn() -> Instant,
 ) -> io::Result<(Vec<u8>, Verdict)> {
     let (policy, options) = (gate.policy, &gate.options);
-    let mut started = clock();
-    let mut latency = || {
-        let now = clock();
-        let took = now.saturating_duration_since(started).as_micros();
-        started = now;
-        u64::try_from(took).unwrap_or(u64::MAX)
-    };
-    let answer = decide_document(gate, input, sink, &mut latency);
+    let answer = decide_document(gate, input, sink, &mut latency(clock));
     let mut group = Group::new();
     reserve_for(&answer, &mut group.out);
     render_answer(&answer, options, &mut group.out);
@@ -148,14 +153,7 @@ pub(crate) fn decide_settled<'a, E: Write>(
     clock: &dyn Fn() -> Instant,
 ) -> (Answer<'a>, Verdict, bool) {
     let (policy, options) = (gate.policy, &gate.options);
-    let mut started = clock();
-    let mut latency = || {
-        let now = clock();
-        let took = now.saturating_duration_since(started).as_micros();
-        started = now;
-        u64::try_from(took).unwrap_or(u64::MAX)
-    };
-    let answer = decide_document(gate, input, sink, &mut latency);
+    let answer = decide_document(gate, input, sink, &mut latency(clock));
     let mut group = Group::new();
     group.lines = 1;
     answer_notes(&answer, None, options.quiet, &mut group.notes);
