@@ -12,7 +12,6 @@
 //! folder, can be created: `run` removes it once the command and everything it started have
 //! ended (see [`Plan::sweep`]).
 
-use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -138,28 +137,23 @@ impl std::error::Error for PlanError {}
 /// `path` resolved as far as it exists, the rest appended as written (`..` in the rest is
 /// dropped with the name before it).
 pub fn resolve_existing(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest: Vec<OsString> = Vec::new();
-    loop {
-        if let Ok(real) = fs::canonicalize(&existing) {
-            let mut out = real;
-            for name in rest.iter().rev() {
-                if name == ".." {
-                    out.pop();
-                } else if name != "." {
-                    out.push(name);
+    let parts: Vec<std::path::Component<'_>> = path.components().collect();
+    for cut in (1..=parts.len()).rev() {
+        let head: PathBuf = parts[..cut].iter().collect();
+        if let Ok(mut out) = fs::canonicalize(&head) {
+            for part in &parts[cut..] {
+                match part {
+                    std::path::Component::ParentDir => {
+                        out.pop();
+                    }
+                    std::path::Component::CurDir => {}
+                    other => out.push(other),
                 }
             }
             return out;
         }
-        match (existing.file_name(), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name.to_os_string());
-                existing = parent.to_path_buf();
-            }
-            _ => return path.to_path_buf(),
-        }
     }
+    path.to_path_buf()
 }
 
 /// Builds the plan for `boundary`; `extra_write` are folders of `run`'s own (the command's
