@@ -984,6 +984,7 @@ fn bench_latency(dir: &Path) {
             protected: Vec::new(),
             home: None,
             own_binary: None,
+            grant_key: None,
         },
     );
     let context = Context {

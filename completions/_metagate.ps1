@@ -31,6 +31,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('gate', 'gate', [CompletionResultType]::ParameterValue, 'Correct or reject a tool call read on stdin')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Gate every tool call between an MCP client and an MCP server (stdio)')
+            [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Decide a shell tool''s call as gate does, and run its command inside a boundary the kernel enforces')
             [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Append tool outcomes and user turns to the telemetry store')
             [CompletionResult]::new('lint', 'lint', [CompletionResultType]::ParameterValue, 'Check recorded tool-call traces with the gate''s rules, for CI')
             [CompletionResult]::new('policy', 'policy', [CompletionResultType]::ParameterValue, 'Show or check policy files')
@@ -70,6 +71,28 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Write every stage of each tools/call decision on stderr: envelope, corrections, each policy check with the rule it applied, the verdict')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not write a line on stderr per correction, warning or refusal')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not write a line on stderr per correction, warning or refusal')
+            [CompletionResult]::new('--sandbox', '--sandbox', [CompletionResultType]::ParameterName, 'Run the server inside the boundary `metagate run` runs commands in (the policy''s [run]: it writes only under the path root and [run] write, reads none of metagate''s own files, reaches no network unless [run] network = true); [run] sandbox_mcp = true does too')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'metagate;run' {
+            [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'Import tool definitions (repeatable), as gate does')
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Session the calls belong to (recorded with each decision and outcome)')
+            [CompletionResult]::new('--caller', '--caller', [CompletionResultType]::ParameterName, 'Who is calling (recorded with each decision)')
+            [CompletionResult]::new('--intent', '--intent', [CompletionResultType]::ParameterName, 'What the caller is doing: one of the policy''s intents')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Seconds a command may run before it and everything it started are killed [default: [run] timeout_secs, else 120]')
+            [CompletionResult]::new('--memory', '--memory', [CompletionResultType]::ParameterName, 'Address space per process, in MiB [default: [run] memory_mb, else 16384]')
+            [CompletionResult]::new('--processes', '--processes', [CompletionResultType]::ParameterName, 'Processes at once [default: [run] processes, else 1024]')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'KiB of stdout and of stderr kept, each; the rest is cut [default: [run] output_kb, else 1024]')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy''s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards')
+            [CompletionResult]::new('--jsonl', '--jsonl', [CompletionResultType]::ParameterName, 'Read one call per line and answer each with one line (after its command ended), until end of input')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not write a line on stderr per correction, warning or rejection')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not write a line on stderr per correction, warning or rejection')
+            [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Write every stage of each decision on stderr, and what the kernel enforces')
+            [CompletionResult]::new('--no-telemetry', '--no-telemetry', [CompletionResultType]::ParameterName, 'Do not record decisions and outcomes in the telemetry store')
+            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Let the command reach the network (the policy''s [run] network = true does too)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -351,6 +374,7 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
         'metagate;help' {
             [CompletionResult]::new('gate', 'gate', [CompletionResultType]::ParameterValue, 'Correct or reject a tool call read on stdin')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Gate every tool call between an MCP client and an MCP server (stdio)')
+            [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Decide a shell tool''s call as gate does, and run its command inside a boundary the kernel enforces')
             [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Append tool outcomes and user turns to the telemetry store')
             [CompletionResult]::new('lint', 'lint', [CompletionResultType]::ParameterValue, 'Check recorded tool-call traces with the gate''s rules, for CI')
             [CompletionResult]::new('policy', 'policy', [CompletionResultType]::ParameterValue, 'Show or check policy files')
@@ -365,6 +389,9 @@ Register-ArgumentCompleter -Native -CommandName 'metagate' -ScriptBlock {
             break
         }
         'metagate;help;mcp' {
+            break
+        }
+        'metagate;help;run' {
             break
         }
         'metagate;help;record' {

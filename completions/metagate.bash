@@ -45,6 +45,9 @@ _metagate() {
             metagate,record)
                 cmd="metagate__subcmd__record"
                 ;;
+            metagate,run)
+                cmd="metagate__subcmd__run"
+                ;;
             metagate,tools)
                 cmd="metagate__subcmd__tools"
                 ;;
@@ -110,6 +113,9 @@ _metagate() {
                 ;;
             metagate__subcmd__help,record)
                 cmd="metagate__subcmd__help__subcmd__record"
+                ;;
+            metagate__subcmd__help,run)
+                cmd="metagate__subcmd__help__subcmd__run"
                 ;;
             metagate__subcmd__help,tools)
                 cmd="metagate__subcmd__help__subcmd__tools"
@@ -223,7 +229,7 @@ _metagate() {
 
     case "${cmd}" in
         metagate)
-            opts="-h -V --policy --db --help --version gate mcp record lint policy db evaluate tools permit help"
+            opts="-h -V --policy --db --help --version gate mcp run record lint policy db evaluate tools permit help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -583,7 +589,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__help)
-            opts="gate mcp record lint policy db evaluate tools permit help"
+            opts="gate mcp run record lint policy db evaluate tools permit help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -862,6 +868,20 @@ _metagate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        metagate__subcmd__help__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         metagate__subcmd__help__subcmd__tools)
             opts="health check"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -955,7 +975,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__mcp)
-            opts="-q -h --no-telemetry --explain --quiet --session --caller --intent --policy --db --help"
+            opts="-q -h --no-telemetry --explain --quiet --session --caller --intent --sandbox --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1343,6 +1363,60 @@ _metagate() {
                 return 0
             fi
             case "${prev}" in
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        metagate__subcmd__run)
+            opts="-q -h --jsonl --quiet --explain --tools --no-telemetry --session --caller --intent --timeout --memory --processes --output --network --policy --db --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --caller)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --intent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --processes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --policy)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

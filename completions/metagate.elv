@@ -28,6 +28,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --version 'Print version'
             cand gate 'Correct or reject a tool call read on stdin'
             cand mcp 'Gate every tool call between an MCP client and an MCP server (stdio)'
+            cand run 'Decide a shell tool''s call as gate does, and run its command inside a boundary the kernel enforces'
             cand record 'Append tool outcomes and user turns to the telemetry store'
             cand lint 'Check recorded tool-call traces with the gate''s rules, for CI'
             cand policy 'Show or check policy files'
@@ -65,6 +66,27 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --explain 'Write every stage of each tools/call decision on stderr: envelope, corrections, each policy check with the rule it applied, the verdict'
             cand -q 'Do not write a line on stderr per correction, warning or refusal'
             cand --quiet 'Do not write a line on stderr per correction, warning or refusal'
+            cand --sandbox 'Run the server inside the boundary `metagate run` runs commands in (the policy''s [run]: it writes only under the path root and [run] write, reads none of metagate''s own files, reaches no network unless [run] network = true); [run] sandbox_mcp = true does too'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'metagate;run'= {
+            cand --tools 'Import tool definitions (repeatable), as gate does'
+            cand --session 'Session the calls belong to (recorded with each decision and outcome)'
+            cand --caller 'Who is calling (recorded with each decision)'
+            cand --intent 'What the caller is doing: one of the policy''s intents'
+            cand --timeout 'Seconds a command may run before it and everything it started are killed [default: [run] timeout_secs, else 120]'
+            cand --memory 'Address space per process, in MiB [default: [run] memory_mb, else 16384]'
+            cand --processes 'Processes at once [default: [run] processes, else 1024]'
+            cand --output 'KiB of stdout and of stderr kept, each; the rest is cut [default: [run] output_kb, else 1024]'
+            cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
+            cand --db 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy''s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards'
+            cand --jsonl 'Read one call per line and answer each with one line (after its command ended), until end of input'
+            cand -q 'Do not write a line on stderr per correction, warning or rejection'
+            cand --quiet 'Do not write a line on stderr per correction, warning or rejection'
+            cand --explain 'Write every stage of each decision on stderr, and what the kernel enforces'
+            cand --no-telemetry 'Do not record decisions and outcomes in the telemetry store'
+            cand --network 'Let the command reach the network (the policy''s [run] network = true does too)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -304,6 +326,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;help'= {
             cand gate 'Correct or reject a tool call read on stdin'
             cand mcp 'Gate every tool call between an MCP client and an MCP server (stdio)'
+            cand run 'Decide a shell tool''s call as gate does, and run its command inside a boundary the kernel enforces'
             cand record 'Append tool outcomes and user turns to the telemetry store'
             cand lint 'Check recorded tool-call traces with the gate''s rules, for CI'
             cand policy 'Show or check policy files'
@@ -316,6 +339,8 @@ set edit:completion:arg-completer[metagate] = {|@words|
         &'metagate;help;gate'= {
         }
         &'metagate;help;mcp'= {
+        }
+        &'metagate;help;run'= {
         }
         &'metagate;help;record'= {
         }

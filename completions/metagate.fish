@@ -32,6 +32,7 @@ complete -c metagate -n "__fish_metagate_needs_command" -s h -l help -d 'Print h
 complete -c metagate -n "__fish_metagate_needs_command" -s V -l version -d 'Print version'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "mcp" -d 'Gate every tool call between an MCP client and an MCP server (stdio)'
+complete -c metagate -n "__fish_metagate_needs_command" -f -a "run" -d 'Decide a shell tool\'s call as gate does, and run its command inside a boundary the kernel enforces'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "lint" -d 'Check recorded tool-call traces with the gate\'s rules, for CI'
 complete -c metagate -n "__fish_metagate_needs_command" -f -a "policy" -d 'Show or check policy files'
@@ -69,7 +70,24 @@ complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l db -d 'Telemet
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l no-telemetry -d 'Do not record decisions and tool outcomes in the telemetry store'
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l explain -d 'Write every stage of each tools/call decision on stderr: envelope, corrections, each policy check with the rule it applied, the verdict'
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -s q -l quiet -d 'Do not write a line on stderr per correction, warning or refusal'
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l sandbox -d 'Run the server inside the boundary `metagate run` runs commands in (the policy\'s [run]: it writes only under the path root and [run] write, reads none of metagate\'s own files, reaches no network unless [run] network = true); [run] sandbox_mcp = true does too'
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l tools -d 'Import tool definitions (repeatable), as gate does' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l session -d 'Session the calls belong to (recorded with each decision and outcome)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l caller -d 'Who is calling (recorded with each decision)' -r
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l intent -d 'What the caller is doing: one of the policy\'s intents' -r
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l timeout -d 'Seconds a command may run before it and everything it started are killed [default: [run] timeout_secs, else 120]' -r
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l memory -d 'Address space per process, in MiB [default: [run] memory_mb, else 16384]' -r
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l processes -d 'Processes at once [default: [run] processes, else 1024]' -r
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l output -d 'KiB of stdout and of stderr kept, each; the rest is cut [default: [run] output_kb, else 1024]' -r
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l db -d 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy\'s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards' -r -F
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l jsonl -d 'Read one call per line and answer each with one line (after its command ended), until end of input'
+complete -c metagate -n "__fish_metagate_using_subcommand run" -s q -l quiet -d 'Do not write a line on stderr per correction, warning or rejection'
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l explain -d 'Write every stage of each decision on stderr, and what the kernel enforces'
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l no-telemetry -d 'Do not record decisions and outcomes in the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand run" -l network -d 'Let the command reach the network (the policy\'s [run] network = true does too)'
+complete -c metagate -n "__fish_metagate_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l db -d 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy\'s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand record" -l strict -d 'All or nothing: one bad line and no line is stored'
@@ -225,16 +243,17 @@ complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_see
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "list" -d 'Show grants: the live ones, or (--all) every one with the audit trail'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'End a grant now, or (--all) every grant not yet revoked'
 complete -c metagate -n "__fish_metagate_using_subcommand permit; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "mcp" -d 'Gate every tool call between an MCP client and an MCP server (stdio)'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "lint" -d 'Check recorded tool-call traces with the gate\'s rules, for CI'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "policy" -d 'Show or check policy files'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "db" -d 'Look at the telemetry store'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
-complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp record lint policy db evaluate tools permit help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "gate" -d 'Correct or reject a tool call read on stdin'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "mcp" -d 'Gate every tool call between an MCP client and an MCP server (stdio)'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "run" -d 'Decide a shell tool\'s call as gate does, and run its command inside a boundary the kernel enforces'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "record" -d 'Append tool outcomes and user turns to the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "lint" -d 'Check recorded tool-call traces with the gate\'s rules, for CI'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "policy" -d 'Show or check policy files'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "db" -d 'Look at the telemetry store'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "evaluate" -d 'The out-of-band pass: tool health, user corrections, recommendations, learned aliases'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "tools" -d 'Look at tools: health and cohesion, for people and prompts'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "permit" -d 'Grant, list and revoke time-boxed capability grants that gate enforces'
+complete -c metagate -n "__fish_metagate_using_subcommand help; and not __fish_seen_subcommand_from gate mcp run record lint policy db evaluate tools permit help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "show" -d 'Print the effective policy as TOML, every default filled in'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "which" -d 'Say which policy file is in force and why (--policy, $METAGATE_POLICY, the nearest metagate.toml here or above, the user\'s file, or the built-in policy)'
 complete -c metagate -n "__fish_metagate_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Validate a policy file; errors name the key and line (exit 2 when invalid)'

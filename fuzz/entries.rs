@@ -137,6 +137,7 @@ fn world() -> World {
             protected: protected.clone(),
             home: Some(root.clone()),
             own_binary: None,
+            grant_key: None,
         },
     );
     let rules = PathRules::new(
@@ -470,6 +471,7 @@ pub fn mcp(data: &[u8]) {
                 protected: world.protected.clone(),
                 home: Some(world.root.clone()),
                 own_binary: None,
+                grant_key: None,
             },
             Options {
                 quiet: false,

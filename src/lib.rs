@@ -19,3 +19,5 @@ pub mod mcp;
 pub mod own_files;
 pub mod permit;
 pub mod record;
+#[cfg(target_os = "linux")]
+pub mod run;

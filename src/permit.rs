@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use metagate_checks::path::Fs;
 use metagate_core::events::format_time;
+use metagate_core::grants::seal::{self, GrantKey};
 use metagate_core::grants::{
     self, DEFAULT_DURATION_MS, Grant, GrantId, GrantParseError, SESSION_DURATION_MS, ScopeEntry,
     Status, human_duration, parse_duration,
@@ -271,9 +272,10 @@ impl Request {
         })
     }
 
-    /// The grant this request makes at `now_ms`, with a fresh random `id`, by `granted_by`.
-    pub fn grant(&self, id: GrantId, now_ms: i64, granted_by: String) -> Grant {
-        Grant {
+    /// The grant this request makes at `now_ms`, with a fresh random `id`, by `granted_by`,
+    /// sealed with `key`.
+    pub fn grant(&self, id: GrantId, now_ms: i64, granted_by: String, key: &GrantKey) -> Grant {
+        let mut g = Grant {
             id,
             capability: self.capability.clone(),
             scope: self.scope.clone(),
@@ -284,7 +286,11 @@ impl Request {
             revoked_at_ms: None,
             granted_by: Some(granted_by),
             reason: self.reason.clone(),
-        }
+            mac: None,
+            forged: false,
+        };
+        g.mac = Some(seal::seal(&g, key));
+        g
     }
 }
 
@@ -315,7 +321,7 @@ pub fn expires_in(g: &Grant, now: i64) -> String {
     match g.status(now) {
         Status::Live => human_duration(g.expires_at_ms - now),
         Status::Expired => format!("{} ago", human_duration(now - g.expires_at_ms)),
-        Status::Revoked => "-".to_string(),
+        Status::Revoked | Status::Forged => "-".to_string(),
         Status::NotYet => format!("starts in {}", human_duration(g.granted_at_ms - now)),
     }
 }

@@ -298,44 +298,60 @@ fn tool_result(c: &PlacedDecision<'_>) -> Value {
         .expect("only refused calls get a result");
     let feedback = error.feedback();
     let id = c.id.clone().unwrap_or(Value::Null);
-    match c.shape {
-        Some(Shape::OpenAiChat) => json!({
+    let tool = c.decision.tool().unwrap_or_default();
+    tool_result_in(c.shape, id, tool, &feedback, true).unwrap_or_else(|| {
+        json!({
+            "error": error.to_json(),
+            "feedback": feedback,
+        })
+    })
+}
+
+/// A tool's result (`text`, an error when `is_error`) in the shape of the API the call came
+/// in, answering the call `id`; `None` for shapes whose APIs have no tool result of their own.
+pub(crate) fn tool_result_in(
+    shape: Option<Shape>,
+    id: Value,
+    tool: &str,
+    text: &str,
+    is_error: bool,
+) -> Option<Value> {
+    Some(match shape? {
+        Shape::OpenAiChat => json!({
             "role": "tool",
             "tool_call_id": id,
-            "content": feedback,
+            "content": text,
         }),
-        Some(Shape::Anthropic) => json!({
+        Shape::Anthropic => json!({
             "type": "tool_result",
             "tool_use_id": id,
-            "content": feedback,
-            "is_error": true,
+            "content": text,
+            "is_error": is_error,
         }),
-        Some(Shape::OpenAiResponses) => json!({
+        Shape::OpenAiResponses => json!({
             "type": "function_call_output",
             "call_id": id,
-            "output": feedback,
+            "output": text,
         }),
-        Some(Shape::Gemini) => {
+        Shape::Gemini => {
+            let key = if is_error { "error" } else { "output" };
             let mut response = json!({
-                "name": c.decision.tool().unwrap_or_default(),
-                "response": {"error": feedback},
+                "name": tool,
+                "response": {key: text},
             });
             if !id.is_null() {
                 response["id"] = id;
             }
             json!({ "functionResponse": response })
         }
-        Some(Shape::Mcp) => json!({
+        Shape::Mcp => json!({
             "jsonrpc": "2.0",
             "id": id,
             "result": {
-                "content": [{"type": "text", "text": feedback}],
-                "isError": true,
+                "content": [{"type": "text", "text": text}],
+                "isError": is_error,
             },
         }),
-        _ => json!({
-            "error": error.to_json(),
-            "feedback": feedback,
-        }),
-    }
+        Shape::AgentZero | Shape::Plain | Shape::Llama => return None,
+    })
 }

@@ -22,13 +22,16 @@ use metagate_core::enforce::{Checker, Scope};
 use metagate_core::policy::Policy;
 use metagate_wire::call::Shape;
 
+pub(crate) use answer::Answer;
 pub(crate) use commit::{Committed, Committer, unrecorded};
 pub(crate) use decision::malformed;
 pub use decision::{Decision, Verdict};
+pub(crate) use message::tool_result_in;
 pub use metagate_core::enforce::Context;
 pub use render::render;
 pub(crate) use render::{explain_lines, notes};
 pub use sink::{NoSink, Sink, SinkError};
+pub(crate) use stream::decide_settled;
 pub use stream::{StreamStats, answer_one, read_document, replay, stream};
 pub use telemetry::{TelemetrySink, decision_row};
 

@@ -103,6 +103,18 @@ impl Group {
     }
 }
 
+/// Microseconds since the last call (the first: since this was made), for each decision's
+/// latency.
+fn latency(clock: &dyn Fn() -> Instant) -> impl FnMut() -> u64 + '_ {
+    let mut started = clock();
+    move || {
+        let now = clock();
+        let took = now.saturating_duration_since(started).as_micros();
+        started = now;
+        u64::try_from(took).unwrap_or(u64::MAX)
+    }
+}
+
 /// Decides one document, records it, and returns its output line (with the newline) and
 /// verdict. A failed commit is handled as in a stream.
 pub fn answer_one<E: Write>(
@@ -113,14 +125,7 @@ pub fn answer_one<E: Write>(
     clock: &dyn Fn() -> Instant,
 ) -> io::Result<(Vec<u8>, Verdict)> {
     let (policy, options) = (gate.policy, &gate.options);
-    let mut started = clock();
-    let mut latency = || {
-        let now = clock();
-        let took = now.saturating_duration_since(started).as_micros();
-        started = now;
-        u64::try_from(took).unwrap_or(u64::MAX)
-    };
-    let answer = decide_document(gate, input, sink, &mut latency);
+    let answer = decide_document(gate, input, sink, &mut latency(clock));
     let mut group = Group::new();
     reserve_for(&answer, &mut group.out);
     render_answer(&answer, options, &mut group.out);
@@ -135,6 +140,31 @@ pub fn answer_one<E: Write>(
     }
     // Taken, not copied: a call may be tens of megabytes.
     Ok((std::mem::take(&mut group.out), verdict))
+}
+
+/// Decides one document, records it and commits it (notes written on `err`), and returns the
+/// answer itself, for a job that acts on the call (`run`). The verdict is `Rejected` when
+/// the decision could not be recorded and the policy fails closed; the flag says that
+/// happened.
+pub(crate) fn decide_settled<'a, E: Write>(
+    gate: &Gate<'_>,
+    input: &'a [u8],
+    sink: &mut dyn Sink,
+    err: &mut E,
+    clock: &dyn Fn() -> Instant,
+) -> (Answer<'a>, Verdict, bool) {
+    let (policy, options) = (gate.policy, &gate.options);
+    let answer = decide_document(gate, input, sink, &mut latency(clock));
+    let mut group = Group::new();
+    group.lines = 1;
+    answer_notes(&answer, None, options.quiet, &mut group.notes);
+    let refused = group.settle(policy, options, sink, err) == Committed::Refused;
+    let verdict = if refused {
+        Verdict::Rejected
+    } else {
+        answer.verdict()
+    };
+    (answer, verdict, refused)
 }
 
 /// The `--jsonl` loop: one output line per input line, in order. Lines read in one go are

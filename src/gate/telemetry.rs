@@ -216,6 +216,11 @@ impl TelemetrySink {
     pub(crate) fn last_decision_id(&self) -> Option<i64> {
         self.log.last_decision_id()
     }
+
+    /// The store the decisions go to, for the events a job records beside them.
+    pub(crate) fn store(&mut self) -> &mut AnyStore {
+        self.log.store()
+    }
 }
 
 impl Sink for TelemetrySink {

@@ -41,6 +41,8 @@ pub struct CheckerSetup {
     pub home: Option<PathBuf>,
     /// The running binary, which shell commands may not run under any name.
     pub own_binary: Option<metagate_checks::own_binary::OwnBinary>,
+    /// The key grant rows are sealed with.
+    pub grant_key: Option<metagate_core::grants::seal::GrantKey>,
 }
 
 /// What happens to a call.
@@ -241,6 +243,7 @@ impl CallGate {
                     protected: self.setup.protected.clone(),
                     home: self.setup.home.clone(),
                     own_binary: self.setup.own_binary.clone(),
+                    grant_key: self.setup.grant_key.clone(),
                 },
             );
             self.checker = Some((Arc::clone(&policy), checker));
@@ -375,6 +378,7 @@ mod tests {
                 protected: Vec::new(),
                 home: None,
                 own_binary: None,
+                grant_key: None,
             },
             Options::default(),
             Context::default(),

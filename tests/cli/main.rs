@@ -33,6 +33,8 @@ mod properties;
 mod readme;
 mod repair;
 mod repair_rules;
+#[cfg(target_os = "linux")]
+mod run;
 mod setup;
 mod shell;
 mod telemetry;

@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 mod scopes;
 
 use crate::common::{
-    BACKENDS, BIN, Backend, Sandbox, fixture_path, new_store, store_count, store_is_untouched,
+    BACKENDS, BIN, Backend, Sandbox, fixture_path, new_store, store_count, store_execute,
+    store_is_untouched,
 };
 
 /// A small policy in the sandbox: its path root is the sandbox.
@@ -713,6 +714,98 @@ fn bad_input_is_refused_with_exit_2() {
             "{err}"
         );
     }
+}
+
+/// Rows an agent writes into the store itself are no grants: a row forged from nothing, a
+/// real grant's row copied under another id or with a later expiry, a revoked row brought back
+/// by clearing its revocation. `gate` refuses the calls they would cover, and `permit list`
+/// shows each as not a grant; the real grant still works until revoked.
+#[test]
+fn forged_grant_rows_are_refused() {
+    for backend in BACKENDS {
+        let env = Env::on(backend);
+        let db = env.db.clone().unwrap();
+        let t0 = at(0);
+        let real = env.grant(&t0, &["--capability", "system_execute", "--for", "10m"]);
+        let call = json!({"command": "ls"});
+        let (report, code) = env.gate(&at(1), &[], "system_execute", call.clone());
+        assert_eq!(code, 0, "{backend:?}: {report}");
+        // The agent's forgeries, beside the real row.
+        store_execute(
+            &db,
+            &format!(
+                "INSERT INTO grants (id, capability, scope, session, granted_at_ms, expires_at_ms) \
+                   VALUES ('mg_00000000000000000000000000000001', 'file_access', '[]', NULL, 0, 99999999999999); \
+                 INSERT INTO grants (id, capability, scope, session, granted_at_ms, expires_at_ms, granted_by, reason, mac) \
+                   SELECT 'mg_00000000000000000000000000000002', 'browser_control', scope, session, granted_at_ms, 99999999999999, granted_by, reason, mac \
+                   FROM grants WHERE id = '{real}';"
+            ),
+        );
+        for (tool, args) in [
+            ("file_read", json!({"path": "a.txt"})),
+            ("browser_navigate", json!({"url": "https://example.com/"})),
+        ] {
+            let (report, code) = env.gate(&at(2), &[], tool, args);
+            assert_eq!(code, 1, "{backend:?}: {tool}: {report}");
+            assert_eq!(report["error"]["category"], "confirmation_required");
+            let message = report["error"]["message"].as_str().unwrap();
+            assert!(message.contains("no valid seal"), "{backend:?}: {message}");
+        }
+        // The real grant's expiry pushed back: its seal no longer fits.
+        store_execute(
+            &db,
+            &format!(
+                "UPDATE grants SET expires_at_ms = expires_at_ms + 3600000 WHERE id = '{real}'"
+            ),
+        );
+        let (report, code) = env.gate(&at(3), &[], "system_execute", call.clone());
+        assert_eq!(code, 1, "{backend:?}: {report}");
+        let listed = env.list_all(&at(3));
+        let status = |id: &str| {
+            listed["grants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|g| g["id"] == id)
+                .map(|g| g["status"].as_str().unwrap().to_string())
+                .unwrap()
+        };
+        for id in [
+            real.as_str(),
+            "mg_00000000000000000000000000000001",
+            "mg_00000000000000000000000000000002",
+        ] {
+            assert_eq!(
+                status(id),
+                "not a grant (no valid MAC)",
+                "{backend:?}: {id}"
+            );
+        }
+        // A new grant, revoked, then its revocation cleared: still revoked in effect.
+        let second = env.grant(&at(4), &["--capability", "system_execute", "--for", "10m"]);
+        let (_, _, code) = env.run(&at(5), &["permit", "revoke", &second]);
+        assert_eq!(code, 0);
+        store_execute(
+            &db,
+            &format!("UPDATE grants SET revoked_at_ms = NULL WHERE id = '{second}'"),
+        );
+        let (report, code) = env.gate(&at(6), &[], "system_execute", call.clone());
+        assert_eq!(code, 1, "{backend:?}: {report}");
+        assert_eq!(
+            status_of(&env.list_all(&at(6)), &second),
+            "not a grant (no valid MAC)"
+        );
+    }
+}
+
+fn status_of(listed: &Value, id: &str) -> String {
+    listed["grants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == id)
+        .map(|g| g["status"].as_str().unwrap().to_string())
+        .unwrap()
 }
 
 #[test]

@@ -606,6 +606,8 @@ mod tests {
                     revoked_at_ms: None,
                     granted_by: Some("op\0".into()),
                     reason: Some("why\0".into()),
+                    mac: None,
+                    forged: false,
                 })
                 .unwrap();
             assert_eq!(
@@ -632,6 +634,8 @@ mod tests {
                 revoked_at_ms: None,
                 granted_by: Some("op".into()),
                 reason: Some("why".into()),
+                mac: Some(format!("{n:064}")),
+                forged: false,
             };
             store.insert_grant(&grant(1, 100)).unwrap();
             store.insert_grant(&grant(2, 200)).unwrap();
@@ -655,6 +659,16 @@ mod tests {
                     .unwrap(),
                 Revoked::Unknown
             ));
+            // The seal is kept as stored, and revoking clears it.
+            let listed = store.grants(true, 350).unwrap();
+            let seal_of = |n: u8| {
+                listed
+                    .iter()
+                    .find(|g| g.id == GrantId::from_bytes([n; 16]))
+                    .and_then(|g| g.mac.clone())
+            };
+            assert_eq!(seal_of(2), Some(format!("{:064}", 2)), "{backend:?}");
+            assert_eq!(seal_of(1), None, "{backend:?}");
             let all = store.revoke_all_grants(400, None).unwrap();
             assert_eq!((all.live.len(), all.expired.len()), (1, 0), "{backend:?}");
             assert!(store.grants(false, 500).unwrap().is_empty());

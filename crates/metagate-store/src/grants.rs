@@ -63,7 +63,7 @@ impl GrantEvent {
     }
 }
 
-const COLUMNS: &str = "id, capability, scope, session, granted_at_ms, expires_at_ms, revoked_at_ms, granted_by, reason";
+const COLUMNS: &str = "id, capability, scope, session, granted_at_ms, expires_at_ms, revoked_at_ms, granted_by, reason, mac";
 
 fn grant_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
     let id: String = r.get(0)?;
@@ -82,6 +82,8 @@ fn grant_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
         revoked_at_ms: r.get(6)?,
         granted_by: r.get(7)?,
         reason: r.get(8)?,
+        mac: r.get(9)?,
+        forged: false,
     })
 }
 
@@ -127,7 +129,9 @@ pub fn insert(store: &mut Store, g: &Grant) -> Result<(), StoreError> {
     store.immediate(|tx| {
         let scope: Vec<String> = g.scope.iter().map(ScopeEntry::to_stored).collect();
         tx.execute(
-            &format!("INSERT INTO grants ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
+            &format!(
+                "INSERT INTO grants ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+            ),
             params![
                 g.id.as_str(),
                 g.capability,
@@ -138,6 +142,7 @@ pub fn insert(store: &mut Store, g: &Grant) -> Result<(), StoreError> {
                 g.revoked_at_ms,
                 g.granted_by,
                 g.reason,
+                g.mac,
             ],
         )?;
         insert_event(tx, &GrantEvent::granted(g))
@@ -271,7 +276,7 @@ pub fn revoke(
 
 fn revoke_in(tx: &Connection, g: &Grant, now_ms: i64, actor: Option<&str>) -> rusqlite::Result<()> {
     tx.execute(
-        "UPDATE grants SET revoked_at_ms = ?2 WHERE id = ?1 AND revoked_at_ms IS NULL",
+        "UPDATE grants SET revoked_at_ms = ?2, mac = NULL WHERE id = ?1 AND revoked_at_ms IS NULL",
         params![g.id.as_str(), now_ms],
     )?;
     insert_event(tx, &GrantEvent::revoked(g, now_ms, actor))

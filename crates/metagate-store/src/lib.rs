@@ -34,6 +34,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_call_ids.sql"),
     include_str!("migrations/0006_provenance.sql"),
     include_str!("migrations/0007_outcome_callers.sql"),
+    include_str!("migrations/0008_grant_mac.sql"),
 ];
 
 /// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
@@ -55,6 +56,8 @@ pub(crate) const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
     &[],
     &["store_identity", "copied_ranges"],
     // Columns only.
+    &[],
+    // A column of `grants`, no table.
     &[],
 ];
 

@@ -40,6 +40,7 @@ pub const MIGRATIONS: [&str; crate::MIGRATIONS.len()] = [
     include_str!("migrations/postgres/0005_call_ids.sql"),
     include_str!("migrations/postgres/0006_provenance.sql"),
     include_str!("migrations/postgres/0007_outcome_callers.sql"),
+    include_str!("migrations/postgres/0008_grant_mac.sql"),
 ];
 
 /// The advisory lock a group of decisions that counts holds until its commit (an arbitrary

@@ -403,7 +403,7 @@ impl PgStore {
         now_ms: i64,
     ) -> Result<Vec<Grant>, StoreError> {
         const SQL: &str = "SELECT id, capability, scope, session, granted_at_ms, expires_at_ms, \
-             revoked_at_ms, granted_by, reason FROM grants WHERE capability = $1 \
+             revoked_at_ms, granted_by, reason, mac FROM grants WHERE capability = $1 \
              AND ((revoked_at_ms IS NULL AND expires_at_ms > $2) \
                OR id IN (SELECT id FROM grants WHERE capability = $1 ORDER BY granted_at_ms DESC LIMIT 3)) \
              ORDER BY granted_at_ms DESC";
@@ -468,7 +468,7 @@ impl PgStore {
         self.in_transaction(|store| {
             store.client().execute(
                 &format!(
-                    "INSERT INTO grants ({GRANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+                    "INSERT INTO grants ({GRANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
                 ),
                 &[
                     &g.id.as_str().pg_text(),
@@ -480,6 +480,7 @@ impl PgStore {
                     &g.revoked_at_ms,
                     &g.granted_by.pg_text(),
                     &g.reason.pg_text(),
+                    &g.mac.pg_text(),
                 ],
             )?;
             store.insert_grant_event(&GrantEvent::granted(g))
@@ -545,14 +546,14 @@ impl PgStore {
         actor: Option<&str>,
     ) -> Result<(), postgres::Error> {
         self.client().execute(
-            "UPDATE grants SET revoked_at_ms = $2 WHERE id = $1 AND revoked_at_ms IS NULL",
+            "UPDATE grants SET revoked_at_ms = $2, mac = NULL WHERE id = $1 AND revoked_at_ms IS NULL",
             &[&g.id.as_str().pg_text(), &now_ms],
         )?;
         self.insert_grant_event(&GrantEvent::revoked(g, now_ms, actor))
     }
 }
 
-const GRANT_COLUMNS: &str = "id, capability, scope, session, granted_at_ms, expires_at_ms, revoked_at_ms, granted_by, reason";
+const GRANT_COLUMNS: &str = "id, capability, scope, session, granted_at_ms, expires_at_ms, revoked_at_ms, granted_by, reason, mac";
 
 fn grant_of(r: &postgres::Row) -> Grant {
     let (scope, unreadable) = match scope_from_text(r.get(2)) {
@@ -570,6 +571,8 @@ fn grant_of(r: &postgres::Row) -> Grant {
         revoked_at_ms: r.get(6),
         granted_by: r.get(7),
         reason: r.get(8),
+        mac: r.get(9),
+        forged: false,
     }
 }
 

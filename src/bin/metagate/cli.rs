@@ -10,6 +10,7 @@ mod gate;
 mod lint;
 mod mcp;
 mod permit;
+mod run;
 
 pub use evaluate::{
     EvaluateArgs, EvaluateCommand, HealthArgs, HealthFormat, ReportFormat, ToolsCheckArgs,
@@ -19,6 +20,7 @@ pub use gate::GateArgs;
 pub use lint::{DenyLevel, LintArgs, LintFormat};
 pub use mcp::McpArgs;
 pub use permit::{PermitArgs, PermitCommand, PermitGrantArgs};
+pub use run::RunArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -85,6 +87,27 @@ pub enum Command {
             Example: metagate mcp --policy metagate.toml -- npx @modelcontextprotocol/server-filesystem /data"
     )]
     Mcp(McpArgs),
+    /// Decide a shell tool's call as gate does, and run its command inside a boundary the
+    /// kernel enforces
+    #[command(
+        long_about = "Decide a shell tool's call as gate does, and run its command inside a \
+            boundary the kernel enforces.\n\n\
+            Reads one call (or, with --jsonl, one call per line) in any envelope gate accepts. \
+            A call that passes has its command (the argument declared kind = \"shell\", run with \
+            the interpreter its runtime names: terminal bash, python python3, nodejs node) run \
+            under Landlock, seccomp and no_new_privs: it may write only under the policy's path \
+            root and [run] write, read everything but metagate's own files and [run] deny_read, \
+            reach no network unless allowed, and is bounded in time, memory, processes and \
+            output; nothing it starts outlives it. The answer is the tool result in the call's \
+            envelope; the decision and the outcome are recorded. On a kernel without Landlock \
+            run refuses unless the policy sets [run] unconfined = true. See docs/run.md.",
+        after_help = "Exit status: 0 the command ran and exited 0, 1 the call was refused \
+            (nothing ran), 2 metagate could not run (bad flags, no Landlock, a store that \
+            cannot be used), 3 the command ran and failed (non-zero status, a signal, the time \
+            bound). With --jsonl: 0 at end of input, outcomes in-band.\n\n\
+            Example: echo '{\"tool_name\":\"code_execution_tool\",\"tool_args\":{\"runtime\":\"terminal\",\"code\":\"ls\"}}' | metagate run"
+    )]
+    Run(RunArgs),
     /// Append tool outcomes and user turns to the telemetry store
     #[command(
         long_about = "Append tool outcomes and user turns to the telemetry store.\n\n\

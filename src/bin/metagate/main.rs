@@ -25,6 +25,7 @@ mod permit_cmd;
 mod policy_cmd;
 mod prompt;
 mod record_cmd;
+mod run_cmd;
 mod runtime;
 mod server_tools;
 mod stdout_at_start;
@@ -147,6 +148,14 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             }
             gate_cmd::run(&args, &policy, &env.with_policy(&policy))
         }
+        #[cfg(target_os = "linux")]
+        Command::Run(args) => {
+            let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
+            config::warn_about_imports(&policy, args.quiet);
+            run_cmd::run(&args, &policy, &env.with_policy(&policy))
+        }
+        #[cfg(not(target_os = "linux"))]
+        Command::Run(_) => anyhow::bail!("run needs Linux (Landlock and seccomp)"),
         Command::Mcp(args) => mcp_cmd::run(&args, cli.policy.as_deref(), env),
         Command::Record(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &[])?;

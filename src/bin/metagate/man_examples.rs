@@ -39,8 +39,22 @@ pub fn for_page(name: &str) -> &'static [(&'static str, &'static str)] {
                 "metagate --policy filesystem.toml mcp -- npx -y @modelcontextprotocol/server-filesystem /home/me/notes",
             ),
             (
+                "Run the server inside the boundary metagate run runs commands in:",
+                "metagate mcp --sandbox -- npx -y @modelcontextprotocol/server-filesystem /home/me/notes",
+            ),
+            (
                 "Only the tools an intent allows are listed to the client:",
                 "metagate mcp --intent reading -- npx -y @modelcontextprotocol/server-filesystem /home/me/notes",
+            ),
+        ],
+        "metagate-run" => &[
+            (
+                "Decide a shell tool's call and run its command inside the boundary:",
+                "metagate run --session loop-1 < call.json",
+            ),
+            (
+                "Keep one beside an agent loop, a call per line, each command bounded to 30 s:",
+                "metagate run --jsonl --timeout 30 --session loop-1",
             ),
         ],
         "metagate-record" => &[

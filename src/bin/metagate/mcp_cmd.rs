@@ -51,6 +51,13 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
         open().context("cannot open the telemetry store (--no-telemetry runs without it)")?;
         Some(open)
     };
+    // The boundary is built before the relay starts, from the policy the server is started
+    // under; the guard keeps its temporary folder for the session.
+    let sandbox = if args.sandbox || base.run_rules().sandbox_mcp {
+        Some(sandbox(&base, &env)?)
+    } else {
+        None
+    };
     let config = Config {
         checker: env.checker_setup(&base, &[])?,
         policy: inputs,
@@ -69,7 +76,17 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
         bounds: Bounds::default(),
         list_timeout: mcp::LIST_TIMEOUT,
     };
-    let mut server = spawn(&args.server)?;
+    let mut guard = None;
+    let mut server = spawn(&args.server, |command| {
+        if let Some(runner) = &sandbox {
+            guard = Some(
+                runner
+                    .confine(command, false)
+                    .context("cannot put the MCP server inside the boundary")?,
+            );
+        }
+        Ok(())
+    })?;
     // Blocked before any other thread starts, so every thread inherits the mask and the
     // signals wait for the one thread that passes them on (the server, started before,
     // keeps the usual mask).
@@ -109,15 +126,23 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
     let relay = Relay::start(config, streams);
     let status = supervise(&mut server, &relay)?;
     relay.finish(GRACE);
+    if let Some(mut guard) = guard {
+        guard.sweep();
+        for note in &guard.notes {
+            say!("metagate: mcp: {}", metagate_wire::display::one_line(note));
+        }
+    }
     Ok(Status::Passed(exit_code(status)))
 }
 
 /// Starts the server: its stdin and stdout are the relay's, its stderr is metagate's. It gets
 /// a process group of its own, so a signal reaches it once, through metagate.
-fn spawn(command: &[OsString]) -> Result<Child> {
+fn spawn(command: &[OsString], prepare: impl FnOnce(&mut Command) -> Result<()>) -> Result<Child> {
     use std::os::unix::process::CommandExt;
     let (program, args) = command.split_first().expect("clap requires a command");
-    let child = Command::new(program)
+    let mut command = Command::new(program);
+    prepare(&mut command)?;
+    let child = command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -127,6 +152,12 @@ fn spawn(command: &[OsString]) -> Result<Child> {
         .with_context(|| format!("cannot start the MCP server {}", program.to_string_lossy()))?;
     SERVER_PID.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     Ok(child)
+}
+
+/// The boundary the server runs in: `run`'s, from the same policy (no flags: `[run]` says).
+fn sandbox(policy: &metagate_core::policy::Policy, env: &Env) -> Result<metagate::run::Runner> {
+    let boundary = crate::run_cmd::boundary(policy, env, &[], None)?;
+    crate::run_cmd::runner(policy, boundary)
 }
 
 /// Passes each signal metagate gets on to the server, until the process ends.

@@ -119,7 +119,8 @@ fn shown(g: &Grant, printed: Result<()>) -> Result<Status> {
 }
 
 fn store_grant(r: &Request, env: &Env, now: i64) -> Result<Grant> {
-    let g = r.grant(new_id()?, now, actor());
+    let key = env.grant_key(true)?.expect("a key is made when missing");
+    let g = r.grant(new_id()?, now, actor(), &key);
     let mut store = env.open_store()?;
     store.insert_grant(&g)?;
     Ok(g)
@@ -177,6 +178,9 @@ fn list(all: bool, format: Format, env: &Env, now: i64) -> Result<Status> {
         }
         Err(e) => return Err(e.into()),
     };
+    // A row without a valid seal is shown for what it is: not a grant.
+    let mut list = list;
+    metagate_core::grants::seal::mark_forged(&mut list, env.grant_key(false)?.as_ref());
     let mut out = crate::output::stdout();
     match format {
         Format::Json => {

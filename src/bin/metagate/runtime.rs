@@ -11,10 +11,18 @@ use metagate::own_files::{Whereabouts, own_files};
 use metagate_checks::own_binary::OwnBinary;
 use metagate_core::enforce::{Checker, Setup};
 use metagate_core::events::parse_time;
+use metagate_core::grants::seal::{GrantKey, KEY_BYTES};
 use metagate_core::policy::Policy;
 use metagate_store::StoreError;
 use metagate_store::any::AnyStore;
 use metagate_store::location::Location;
+
+/// The file that holds the key a PostgreSQL store's grant rows are sealed with, in the
+/// state folder.
+pub const GRANT_KEY_FILE: &str = "grant.key";
+
+/// What an SQLite store's grant key file adds to the store's name.
+pub const GRANT_KEY_SUFFIX: &str = "-key";
 
 pub struct Env {
     db_flag: Option<PathBuf>,
@@ -68,6 +76,7 @@ impl Env {
                 protected: setup.protected,
                 home: setup.home,
                 own_binary: setup.own_binary,
+                grant_key: setup.grant_key,
             },
         ))
     }
@@ -79,7 +88,7 @@ impl Env {
         let (home, xdg_config_home, xdg_state_home) =
             (var("HOME"), var("XDG_CONFIG_HOME"), var("XDG_STATE_HOME"));
         let (env_policy, env_db) = (var("METAGATE_POLICY"), var("METAGATE_DB"));
-        let protected = own_files(
+        let mut protected = own_files(
             &Whereabouts {
                 cwd: &cwd,
                 home: home.as_deref(),
@@ -96,12 +105,94 @@ impl Env {
         let own_binary = std::env::current_exe()
             .ok()
             .and_then(|exe| OwnBinary::new(&exe, std::env::var_os("PATH").as_deref(), &cwd));
+        // An unreadable key is no key: no row is then a grant (`permit list` says why).
+        let grant_key = self.grant_key(false).ok().flatten();
+        protected.extend(self.own_state_files());
+        protected.extend(self.grant_key_places());
         Ok(CheckerSetup {
             cwd,
             protected,
             home,
             own_binary,
+            grant_key,
         })
+    }
+
+    /// metagate's own state files that are no store: the grant keys, where each run may look
+    /// for them (`$XDG_STATE_HOME/metagate/grant.key`, `~/.local/state/metagate/grant.key`).
+    pub fn own_state_files(&self) -> Vec<PathBuf> {
+        let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+        let mut files = Vec::new();
+        if let Some(xdg) = var("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
+            files.push(xdg.join("metagate").join(GRANT_KEY_FILE));
+        }
+        if let Some(home) = var("HOME") {
+            files.push(home.join(".local/state/metagate").join(GRANT_KEY_FILE));
+        }
+        files
+    }
+
+    /// Where the key the store's grants are sealed with lives: beside an SQLite store, as its
+    /// companion `-key` (so a command naming the store with `--db`, from anywhere, finds
+    /// it); for a PostgreSQL store, in this user's state folder ([`Env::own_state_files`]).
+    pub fn grant_key_places(&self) -> Vec<PathBuf> {
+        match self.location() {
+            Ok(Location::File(store)) => {
+                let mut name = store.into_os_string();
+                name.push(GRANT_KEY_SUFFIX);
+                vec![PathBuf::from(name)]
+            }
+            Ok(Location::Postgres(_)) => self.own_state_files(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The key grant rows are sealed with, from the first of [`Env::grant_key_places`] that
+    /// holds one; when there is none and `create`, a new one (32 random bytes) in the first
+    /// place, made readable by this user only. None: no key (so no row is a grant).
+    pub fn grant_key(&self, create: bool) -> Result<Option<GrantKey>> {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt;
+        let places = self.grant_key_places();
+        for place in &places {
+            match std::fs::read(place) {
+                Ok(bytes) => {
+                    return GrantKey::from_slice(&bytes).map(Some).with_context(|| {
+                        format!(
+                            "{} is not a grant key ({} bytes, not {KEY_BYTES}): grants cannot be \
+                             checked; remove it and grant again",
+                            place.display(),
+                            bytes.len()
+                        )
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e)
+                        .with_context(|| format!("cannot read the grant key {}", place.display()));
+                }
+            }
+        }
+        let Some(place) = places.first().filter(|_| create) else {
+            return Ok(None);
+        };
+        let mut bytes = [0u8; KEY_BYTES];
+        getrandom::fill(&mut bytes)
+            .map_err(|e| anyhow::anyhow!("no randomness for a grant key: {e}"))?;
+        if let Some(dir) = place.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot make {}", dir.display()))?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(place)
+            .with_context(|| format!("cannot make the grant key {}", place.display()))?;
+        file.write_all(&bytes)
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("cannot write the grant key {}", place.display()))?;
+        Ok(Some(GrantKey::from_bytes(bytes)))
     }
 
     /// [`Env::clock`] for a job's threads.

@@ -329,13 +329,16 @@ fn a_refusal_never_names_another_sessions_grant() {
 
 /// Runs a command as a rejection printed it, with `shell`, from another folder and home, at
 /// `now`: what an operator pasting it does.
-fn run_printed(shell: &str, command: &str, now: &str) -> std::process::Output {
+/// The operator's home is kept: a PostgreSQL store's grant key lives in the operator's state
+/// folder (an SQLite store's lies beside the store, and is found from any home).
+fn run_printed(shell: &str, command: &str, now: &str, env: &Env) -> std::process::Output {
     let elsewhere = tempfile::tempdir().unwrap();
     let command = command.replacen("metagate", &format!("{BIN} --now {now}"), 1);
     std::process::Command::new(shell)
         .args(["-c", &command])
         .env_clear()
-        .env("HOME", elsewhere.path())
+        .env("HOME", env.sb.path())
+        .env("XDG_STATE_HOME", env.sb.path().join("state"))
         .env("PATH", "/usr/bin:/bin")
         .current_dir(elsewhere.path())
         .output()
@@ -381,7 +384,7 @@ fn every_suggested_command_is_taken_as_printed() {
                     .ends_with(command),
                 "{r}"
             );
-            let out = run_printed("sh", command, &at(0));
+            let out = run_printed("sh", command, &at(0), &env);
             assert_eq!(
                 out.status.code(),
                 Some(0),
@@ -495,7 +498,7 @@ fn a_models_text_cannot_add_lines_to_a_refusal() {
                 "{r}"
             );
             let command = r["error"]["details"]["command"].as_str().unwrap();
-            let out = run_printed("bash", command, &at(1));
+            let out = run_printed("bash", command, &at(1), &env);
             assert_eq!(
                 out.status.code(),
                 Some(0),

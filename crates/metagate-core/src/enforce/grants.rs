@@ -86,7 +86,12 @@ pub(crate) fn check(
     };
     let now = inquiry.now_ms;
     let mut unavailable = None;
-    let (reason, nearest) = match inquiry.facts.grants(capability, now) {
+    // A row without a valid seal is no grant: it is marked so before any is looked at.
+    let fetched = inquiry.facts.grants(capability, now).map(|mut grants| {
+        crate::grants::seal::mark_forged(&mut grants, checker.grant_key.as_ref());
+        grants
+    });
+    let (reason, nearest) = match fetched {
         Err(e) => {
             let reason = unavailable_reason(&e);
             unavailable = Some(e);
@@ -246,6 +251,8 @@ mod tests {
             revoked_at_ms: None,
             granted_by: Some("op".into()),
             reason: None,
+            mac: None,
+            forged: false,
         }
     }
 
@@ -324,8 +331,18 @@ mod tests {
         assert_eq!(e.category, Category::ConfirmationRequired);
         assert!(!e.retryable());
         assert!(e.message.contains("telemetry is off"), "{}", e.message);
-        // With a live grant it passes, and the check reports which grant it used.
-        let (verdict, check) = run(&mut Granted(vec![grant(&[], None)]), true);
+        // A row without a valid seal is no grant: refused.
+        let (verdict, _) = run(&mut Granted(vec![grant(&[], None)]), true);
+        let e = verdict.unwrap_err();
+        assert_eq!(e.category, Category::ConfirmationRequired);
+        assert!(e.message.contains("no valid seal"), "{}", e.message);
+        // With a live grant, sealed, it passes, and the check reports which grant it used.
+        let mut sealed = grant(&[], None);
+        sealed.mac = Some(crate::grants::seal::seal(
+            &sealed,
+            &crate::enforce::TEST_KEY,
+        ));
+        let (verdict, check) = run(&mut Granted(vec![sealed]), true);
         assert!(verdict.is_ok());
         assert!(
             matches!(check, Some(GrantCheck::Used { ref grant, .. }) if grant.as_str() == GrantId::from_bytes([7; 16]).as_str())

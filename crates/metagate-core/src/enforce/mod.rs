@@ -8,6 +8,7 @@ pub mod grants;
 mod kinds;
 mod limits;
 
+use crate::grants::seal::GrantKey;
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
@@ -94,6 +95,8 @@ pub struct Checker {
     shell_denied: CommandList,
     shell_allowed: Option<Vec<CommandPattern>>,
     own_binary: Option<OwnBinary>,
+    /// The key grant rows must be sealed with; none: no row is a grant.
+    pub(crate) grant_key: Option<GrantKey>,
     plans: RefCell<Plans>,
 }
 
@@ -208,6 +211,8 @@ pub struct Setup<'a> {
     pub home: Option<PathBuf>,
     /// The running binary: shell commands may not run it under any name.
     pub own_binary: Option<OwnBinary>,
+    /// The key grant rows are sealed with (none yet: no row is a grant).
+    pub grant_key: Option<GrantKey>,
 }
 
 /// The policy's denied commands and `metagate` itself, whatever the policy says: its
@@ -254,6 +259,7 @@ impl Checker {
                     .collect()
             }),
             own_binary,
+            grant_key: setup.grant_key.clone(),
             plans: RefCell::default(),
         }
     }
@@ -571,6 +577,10 @@ impl Checker {
 
 /// The policy written as `text` and its checker, rooted in the temporary folder with nothing
 /// protected: the set-up the checks' own tests share.
+/// The key [`test_checker`] checks grant seals with.
+#[cfg(test)]
+pub(crate) const TEST_KEY: GrantKey = GrantKey::from_bytes([9; 32]);
+
 #[cfg(test)]
 pub(crate) fn test_checker(text: &str) -> (Policy, Checker) {
     let source = crate::policy::Source {
@@ -584,6 +594,7 @@ pub(crate) fn test_checker(text: &str) -> (Policy, Checker) {
         protected: vec![],
         home: None,
         own_binary: None,
+        grant_key: Some(TEST_KEY),
     };
     let checker = Checker::new(&policy, &setup);
     (policy, checker)
@@ -639,6 +650,7 @@ limits = { per_hour = 100 }
             protected: vec![],
             home: None,
             own_binary: None,
+            grant_key: None,
         };
         let checker = Checker::new(&policy, &setup);
         let context = |intent: Option<&str>, caller: Option<&str>| Context {

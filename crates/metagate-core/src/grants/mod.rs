@@ -7,6 +7,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::policy::Policy;
+
+pub mod seal;
 use metagate_checks::host;
 
 /// How long a grant lasts when nobody says (sudo's timestamp default).
@@ -350,6 +352,10 @@ pub struct Grant {
     pub granted_by: Option<String>,
     /// Why, as the operator said.
     pub reason: Option<String>,
+    /// The row's seal as stored ([`seal`]); none on a revoked row.
+    pub mac: Option<String>,
+    /// The row carries no valid seal ([`seal::mark_forged`]): it is not a grant.
+    pub forged: bool,
 }
 
 /// A grant's state at a moment.
@@ -363,6 +369,8 @@ pub enum Status {
     Revoked,
     /// Its granted_at lies in the future: the clock moved back, or the row was forged.
     NotYet,
+    /// The row carries no valid seal: metagate did not make it, and it is no grant.
+    Forged,
 }
 
 impl Status {
@@ -373,6 +381,7 @@ impl Status {
             Status::Expired => "expired",
             Status::Revoked => "revoked",
             Status::NotYet => "not yet valid",
+            Status::Forged => "not a grant (no valid MAC)",
         }
     }
 }
@@ -383,6 +392,8 @@ impl Grant {
     pub fn status(&self, now_ms: i64) -> Status {
         if self.revoked_at_ms.is_some() {
             Status::Revoked
+        } else if self.forged {
+            Status::Forged
         } else if self.granted_at_ms > now_ms {
             Status::NotYet
         } else if now_ms >= self.expires_at_ms {
@@ -486,6 +497,9 @@ fn covers(grant: &Grant, need: &Need<'_>, now_ms: i64) -> Result<(), Miss> {
         Status::Revoked => return Err(Miss::Revoked(grant.revoked_at_ms.unwrap_or(0))),
         Status::Expired => return Err(Miss::Expired(grant.expires_at_ms)),
         Status::NotYet => return Err(Miss::NotYet(grant.granted_at_ms)),
+        Status::Forged => {
+            return Err(Miss::Unreadable(seal::NOT_SEALED.to_string()));
+        }
     }
     if let Some(bound) = &grant.session
         && need.session != Some(bound.as_str())

@@ -18,6 +18,8 @@ fn grant(scope: &[&str], session: Option<&str>) -> Grant {
         revoked_at_ms: None,
         granted_by: Some("op".into()),
         reason: None,
+        mac: None,
+        forged: false,
     }
 }
 

@@ -48,6 +48,9 @@ pub struct PolicyFile {
     /// How `record` normalizes boundary axes.
     #[serde(default, skip_serializing_if = "AxesFile::is_empty")]
     pub(crate) axes: AxesFile,
+    /// The boundary `metagate run` runs commands in.
+    #[serde(default, skip_serializing_if = "super::run::RunFile::is_empty")]
+    pub(crate) run: super::run::RunFile,
     /// Tool definition files to import (`[[import]]`).
     #[serde(default, rename = "import", skip_serializing_if = "Vec::is_empty")]
     pub imports: Vec<ImportFile>,
@@ -547,6 +550,7 @@ impl PolicyFile {
         self.store.url = over.store.url.or(self.store.url.take());
         self.permit.require = over.permit.require.or(self.permit.require.take());
         self.axes.synonyms.extend(over.axes.synonyms);
+        self.run.layer(over.run);
         self.imports.extend(over.imports);
         self.evaluate.layer(over.evaluate);
         self

@@ -4,6 +4,7 @@ pub mod file;
 pub mod import;
 mod lookup;
 pub(crate) mod rules;
+pub mod run;
 pub mod thresholds;
 
 use std::fmt;
@@ -432,6 +433,10 @@ impl Policy {
                 );
             }
         }
+        for (path, message) in run::RunRules::compile(&file.run).1 {
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            problems.push(&path, message);
+        }
         if file.telemetry.busy_timeout_ms == Some(0) {
             problems.push(
                 &["telemetry", "busy_timeout_ms"],
@@ -521,6 +526,11 @@ impl Policy {
     /// The store's URL, when the policy names one (`[store] url`).
     pub fn store_url(&self) -> Option<&str> {
         self.file.store.url.as_deref()
+    }
+
+    /// `[run]`: the boundary `metagate run` runs commands in, defaults filled in.
+    pub fn run_rules(&self) -> run::RunRules {
+        run::RunRules::compile(&self.file.run).0
     }
 
     /// How long a telemetry writer waits for another process's write lock.

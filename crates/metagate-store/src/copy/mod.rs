@@ -366,7 +366,9 @@ fn on_conflict(table: &Table) -> String {
                WHEN {t}.revoked_at_ms IS NULL THEN excluded.revoked_at_ms \
                WHEN excluded.revoked_at_ms IS NULL THEN {t}.revoked_at_ms \
                WHEN excluded.revoked_at_ms < {t}.revoked_at_ms THEN excluded.revoked_at_ms \
-               ELSE {t}.revoked_at_ms END",
+               ELSE {t}.revoked_at_ms END, \
+             mac = CASE WHEN {t}.revoked_at_ms IS NULL AND excluded.revoked_at_ms IS NULL \
+               THEN {t}.mac END",
             t = table.name
         ),
     }

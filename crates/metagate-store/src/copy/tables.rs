@@ -184,6 +184,7 @@ pub(super) const TABLES: &[Table] = &[
             ("revoked_at_ms", Int),
             ("granted_by", Text),
             ("reason", Text),
+            ("mac", Text),
         ],
         key: 1,
         conflict: Conflict::EarliestRevocation,

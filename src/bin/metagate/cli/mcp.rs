@@ -32,6 +32,13 @@ pub struct McpArgs {
     #[arg(long, env = "METAGATE_INTENT", value_name = "NAME")]
     pub intent: Option<String>,
 
+    /// Run the server inside the boundary `metagate run` runs commands in (the policy's
+    /// [run]: it writes only under the path root and [run] write, reads none of metagate's
+    /// own files, reaches no network unless [run] network = true); [run] sandbox_mcp = true
+    /// does too
+    #[arg(long)]
+    pub sandbox: bool,
+
     /// The MCP server to run and its arguments, after `--`
     #[arg(last = true, required = true, num_args = 1.., value_name = "SERVER_COMMAND")]
     pub server: Vec<OsString>,
