@@ -100,7 +100,7 @@ impl<'a> Decision<'a> {
 
     /// The call's id as its document gave it (an OpenAI or Anthropic id, a Responses
     /// `call_id`, an MCP request id), read only when asked: most runs never need it.
-    pub(super) fn call_id(&self) -> Option<Value> {
+    pub(crate) fn call_id(&self) -> Option<Value> {
         match &self.call {
             Some(call) => call.id(),
             None => self.unread_id.clone(),

@@ -399,6 +399,13 @@ fn outcome(
             "stdout_bytes": e.stdout.total,
             "stderr_bytes": e.stderr.total,
         })),
+        caller: run.context.caller.clone(),
+        decision_id,
+        call_id: d.call_id().and_then(|id| match id {
+            serde_json::Value::String(s) => Some(s),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }),
     }
 }
 
