@@ -146,12 +146,17 @@ fn generate(day: u32, rng: &mut Rng) -> Day {
             d.outcome(day, t + 45, &s, "summarize_pdf", None);
         }
     }
-    // A learnable alias: models write `qry` for memory_load's `query`, then correct it.
+    // A learnable alias: models write `qry` for memory_load's `query`, then correct it. `page` is
+    // unknown too: with two unknown arguments `qry` has no one reading, so the gate refuses it and
+    // evaluate learns the alias from the re-ask.
     for i in 0..3 {
         let t = work_time(rng);
         let s = format!("mem-{day}-{i}");
         let topic = ["travel plans", "user preferences", "open invoices"][i];
-        for (dt, args) in [(0, json!({"qry": topic})), (3, json!({"query": topic}))] {
+        for (dt, args) in [
+            (0, json!({"qry": topic, "page": 1})),
+            (3, json!({"query": topic, "page": 1})),
+        ] {
             d.calls.push((
                 t + dt,
                 json!({"ts":at(day,t+dt),"session":s,"caller":"assistant","call":{"name":"memory_load","arguments":args}}),

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod call;
 pub mod correction;
+pub mod dialects;
 pub mod display;
 pub mod document;
 pub mod lines;
