@@ -21,63 +21,14 @@ use landlock::{
 };
 use metagate_core::policy::run::Boundary;
 
+use super::kernel::Kernel;
+
 /// The newest Landlock ABI asked for; older kernels enforce what they have (and `run` says
 /// what that is, see [`Kernel`]).
 const ABI_WANTED: ABI = ABI::V10;
 
 /// Device files every program may write: writes to them go nowhere.
 const SINKS: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
-
-/// What the running kernel enforces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Kernel {
-    /// The Landlock ABI version (0: none).
-    pub landlock_abi: i32,
-}
-
-impl Kernel {
-    /// Asks the kernel, once per process.
-    pub fn probe() -> Kernel {
-        static KERNEL: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
-        *KERNEL.get_or_init(|| Kernel {
-            landlock_abi: probe_abi(),
-        })
-    }
-
-    /// Whether Landlock can enforce a file system boundary.
-    pub fn has_landlock(&self) -> bool {
-        self.landlock_abi >= 1
-    }
-
-    /// Whether Landlock restricts TCP (ABI 4 and later).
-    pub fn has_tcp_rules(&self) -> bool {
-        self.landlock_abi >= 4
-    }
-}
-
-/// The ABI, found by restricting a thread of its own that then ends: the crate tells the ABI
-/// only through a restriction's status.
-fn probe_abi() -> i32 {
-    let probe = std::thread::spawn(|| {
-        let created = Ruleset::default()
-            .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(AccessFs::Execute)
-            .and_then(|r| r.create());
-        let Ok(created) = created else { return 0 };
-        // no_new_privs is the thread's own, and the thread ends here.
-        match created.no_new_privs(true).restrict_self() {
-            Ok(status) => match status.landlock {
-                landlock::LandlockStatus::Available {
-                    effective_abi,
-                    kernel_abi,
-                } => kernel_abi.unwrap_or(effective_abi as i32),
-                _ => 0,
-            },
-            Err(_) => 0,
-        }
-    });
-    probe.join().unwrap_or(0)
-}
 
 /// A mount of the command's mount namespace. In it everything is read-only but the
 /// [`Mount::Writable`] folders and the pins: Landlock does not decide a file's mode, owner,

@@ -50,10 +50,12 @@ pub struct Ended {
     pub killed_leftovers: usize,
 }
 
-/// Makes this process the subreaper of what it starts (once).
+/// Makes this process the subreaper of what it starts (once). Linux's: elsewhere `run`
+/// refuses before anything is started.
 pub fn become_subreaper() {
     static DONE: std::sync::Once = std::sync::Once::new();
     DONE.call_once(|| {
+        #[cfg(target_os = "linux")]
         let _ = nix::sys::prctl::set_child_subreaper(true);
     });
 }

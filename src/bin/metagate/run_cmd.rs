@@ -98,6 +98,9 @@ pub fn run(args: &RunArgs, policy: &Policy, env: &Env) -> Result<Status> {
     )?;
     let boundary = boundary(policy, env, &args.tools, Some(args))?;
     let runner = runner(policy, boundary)?;
+    for w in runner.warnings() {
+        say!("metagate: run: {}", metagate_wire::display::one_line(w));
+    }
     if args.explain {
         let k = runner.kernel();
         say!(
