@@ -1,6 +1,6 @@
 //! What the running kernel can enforce, asked once per process. Landlock, seccomp and the
 //! namespaces are Linux's: a build for another system has none of them, and `run` refuses
-//! there (see [`Kernel::unsupported`]).
+//! there, saying so.
 
 /// What the running kernel enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,14 +28,13 @@ impl Kernel {
         self.landlock_abi >= 4
     }
 
-    /// Why this build cannot run commands at all, on a system other than Linux.
-    pub fn unsupported() -> Option<String> {
-        (!cfg!(target_os = "linux")).then(|| {
-            format!(
-                "metagate run needs Linux's Landlock; this build is for {}",
-                std::env::consts::OS
-            )
-        })
+    /// Why this build cannot run commands at all: it is for a system other than Linux.
+    #[cfg(not(target_os = "linux"))]
+    pub fn unsupported() -> String {
+        format!(
+            "metagate run needs Linux's Landlock; this build is for {}",
+            std::env::consts::OS
+        )
     }
 }
 

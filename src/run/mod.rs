@@ -94,6 +94,9 @@ pub struct Runner {
     /// The process bound's cgroup, where one can be made.
     #[cfg(target_os = "linux")]
     pids: Option<pids::PidsGroup>,
+    /// The seccomp filters, compiled once (none for the tests' switch).
+    #[cfg(target_os = "linux")]
+    filters: Vec<seccompiler::BpfProgram>,
     /// What the operator is told once: a bound this system cannot enforce.
     warnings: Vec<String>,
     /// No runner exists on a system without Landlock: [`Runner::new`] refuses there.
@@ -102,22 +105,16 @@ pub struct Runner {
 }
 
 impl Runner {
-    /// A runner, or why commands cannot be run here: a build for a system other than Linux,
-    /// and a kernel without Landlock unless the policy allows running unconfined (fail closed).
-    pub fn new(setup: Setup) -> Result<Runner, Refused> {
-        if let Some(why) = Kernel::unsupported() {
-            return Err(Refused(why));
-        }
-        Runner::on_linux(setup)
-    }
-
+    /// A runner, or why commands cannot be run here: on a system other than Linux, always.
     #[cfg(not(target_os = "linux"))]
-    fn on_linux(_: Setup) -> Result<Runner, Refused> {
-        unreachable!("Kernel::unsupported refuses every system but Linux")
+    pub fn new(_: Setup) -> Result<Runner, Refused> {
+        Err(Refused(Kernel::unsupported()))
     }
 
+    /// A runner, or why commands cannot be run here: a kernel without Landlock is refused
+    /// unless the policy allows running unconfined (fail closed).
     #[cfg(target_os = "linux")]
-    fn on_linux(setup: Setup) -> Result<Runner, Refused> {
+    pub fn new(setup: Setup) -> Result<Runner, Refused> {
         let kernel = Kernel::probe();
         if setup.confined && !kernel.has_landlock() && !setup.unconfined_allowed {
             return Err(Refused(
@@ -128,6 +125,12 @@ impl Runner {
                     .to_string(),
             ));
         }
+        let filters = if setup.confined {
+            filter::filters(setup.boundary.network, setup.boundary.unix_sockets)
+                .map_err(|e| Refused(format!("cannot build the seccomp filters: {e}")))?
+        } else {
+            Vec::new()
+        };
         let processes = setup.boundary.bounds.processes;
         let (pids, warnings) = match pids::PidsGroup::new(processes) {
             Ok(group) => (Some(group), Vec::new()),
@@ -144,6 +147,7 @@ impl Runner {
             setup,
             kernel,
             pids,
+            filters,
             warnings,
         })
     }
@@ -297,6 +301,18 @@ impl Runner {
         command: &mut std::process::Command,
         cpu_bound: bool,
     ) -> io::Result<Confined> {
+        self.confine_joining(command, cpu_bound, true)
+    }
+
+    /// [`Runner::confine`]; `join` false when the command is started by the pids cgroup's
+    /// spawner, so starts inside it.
+    #[cfg(target_os = "linux")]
+    fn confine_joining(
+        &self,
+        command: &mut std::process::Command,
+        cpu_bound: bool,
+        join: bool,
+    ) -> io::Result<Confined> {
         let temp = TempFolder::new(&self.setup.temp_base)?;
         let mut notes = Vec::new();
         let confined = self.setup.confined && self.kernel.has_landlock();
@@ -328,15 +344,7 @@ impl Runner {
                 m.display()
             ));
         }
-        let filters = if self.setup.confined {
-            filter::filters(
-                self.setup.boundary.network,
-                self.setup.boundary.unix_sockets,
-            )
-            .map_err(io::Error::other)?
-        } else {
-            Vec::new()
-        };
+        let filters = self.filters.clone();
         let bounds = self.setup.boundary.bounds;
         let cover = temp.cover()?;
         let handoff = if plan.mounts.is_empty() {
@@ -356,7 +364,10 @@ impl Runner {
             filters,
             self.setup.confined,
             handoff.as_ref(),
-            self.pids.as_ref().map(pids::PidsGroup::procs),
+            self.pids
+                .as_ref()
+                .filter(|_| join)
+                .map(pids::PidsGroup::procs),
         )?;
         command.env("TMPDIR", &temp.path);
         confinement.install(command);
@@ -374,13 +385,21 @@ impl Runner {
         let (program, rest) = argv.split_first().expect("an interpreter names a program");
         let mut command = std::process::Command::new(program);
         command.args(rest);
-        let mut guard = self.confine(&mut command, true)?;
+        let spawner = self.pids.as_ref().and_then(pids::PidsGroup::spawner);
+        let mut guard = self.confine_joining(&mut command, true, spawner.is_none())?;
         let bounds = self.setup.boundary.bounds;
         let ended = process::run(
             command,
             Duration::from_secs(bounds.timeout_secs),
             bounds.output_bytes,
             self.setup.confined,
+            &|c| match spawner {
+                Some(s) => s.spawn(c),
+                None => {
+                    let mut c = c;
+                    c.spawn()
+                }
+            },
         )
         .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
         let swept = guard.sweep();

@@ -7,15 +7,101 @@
 //!
 //! The cgroup is made once per runner, reused by each command in turn (each has ended, and
 //! everything it started, before the next starts), and removed when the runner ends.
+//!
+//! Joining a cgroup waits for an RCU grace period (the kernel's threadgroup lock): up to
+//! milliseconds on a busy machine, which a command would pay before it starts. In cgroup v1,
+//! where a process's threads may lie in different cgroups, one thread of `run`'s own joins
+//! once and forks every command ([`Spawner`]): a process starts in its parent thread's
+//! cgroup, so no command migrates, and `pids.max` is the bound plus that thread. Elsewhere
+//! (cgroup v2, or a server `mcp --sandbox` starts) the command's process joins before `exec`.
 
 use std::fs;
+use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 
 /// A pids cgroup bounding each command's tasks.
 pub struct PidsGroup {
+    /// Dropped (its thread ended) before the cgroup is removed.
+    spawner: Option<Spawner>,
     dir: PathBuf,
     procs: OwnedFd,
+}
+
+type Request = (Command, mpsc::Sender<io::Result<Child>>);
+
+/// A thread inside the cgroup that starts commands there.
+pub struct Spawner {
+    requests: Option<mpsc::Sender<Request>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Spawner {
+    /// A thread that joins the cgroup through `tasks` (cgroup v1's file of threads), or why
+    /// it could not.
+    fn start(tasks: &Path) -> Result<Spawner, String> {
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .open(tasks)
+            .map_err(|e| format!("cannot open {}: {e}", tasks.display()))?;
+        let (requests, inbox) = mpsc::channel::<Request>();
+        let (joined, outcome) = mpsc::channel::<io::Result<()>>();
+        let thread = std::thread::Builder::new()
+            .name("run spawner".into())
+            .spawn(move || {
+                use std::io::Write as _;
+                // "0" names the writing thread.
+                let join = (&file).write_all(b"0");
+                let ok = join.is_ok();
+                let _ = joined.send(join);
+                drop(file);
+                if !ok {
+                    return;
+                }
+                for (mut command, reply) in inbox {
+                    let _ = reply.send(command.spawn());
+                }
+            })
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
+        match outcome.recv() {
+            Ok(Ok(())) => Ok(Spawner {
+                requests: Some(requests),
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(format!("cannot join {}: {e}", tasks.display()))
+            }
+            Err(_) => Err("the spawner thread ended".to_string()),
+        }
+    }
+
+    /// Starts `command` from the thread inside the cgroup.
+    pub fn spawn(&self, command: Command) -> io::Result<Child> {
+        let (reply, answer) = mpsc::channel();
+        let sent = self
+            .requests
+            .as_ref()
+            .is_some_and(|r| r.send((command, reply)).is_ok());
+        if !sent {
+            return Err(io::Error::other("the spawner thread has ended"));
+        }
+        answer
+            .recv()
+            .unwrap_or_else(|_| Err(io::Error::other("the spawner thread has ended")))
+    }
+}
+
+impl Drop for Spawner {
+    fn drop(&mut self) {
+        self.requests = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl PidsGroup {
@@ -37,17 +123,29 @@ impl PidsGroup {
                     parent.display()
                 ));
             }
-            fs::write(&limit, max.to_string())
-                .map_err(|e| format!("cannot write {}: {e}", limit.display()))?;
             let procs = dir.join("cgroup.procs");
             let file = fs::OpenOptions::new()
                 .write(true)
                 .open(&procs)
                 .map_err(|e| format!("cannot open {}: {e}", procs.display()))?;
-            Ok(OwnedFd::from(file))
+            let tasks = dir.join("tasks");
+            let spawner = if tasks.exists() {
+                Spawner::start(&tasks).ok()
+            } else {
+                None
+            };
+            // The spawner thread is one of the cgroup's tasks.
+            let limit_value = max.saturating_add(u64::from(spawner.is_some()));
+            fs::write(&limit, limit_value.to_string())
+                .map_err(|e| format!("cannot write {}: {e}", limit.display()))?;
+            Ok((OwnedFd::from(file), spawner))
         })();
         match made {
-            Ok(procs) => Ok(PidsGroup { dir, procs }),
+            Ok((procs, spawner)) => Ok(PidsGroup {
+                spawner,
+                dir,
+                procs,
+            }),
             Err(e) => {
                 let _ = fs::remove_dir(&dir);
                 Err(e)
@@ -59,10 +157,16 @@ impl PidsGroup {
     pub fn procs(&self) -> RawFd {
         self.procs.as_raw_fd()
     }
+
+    /// The thread that starts commands inside the cgroup, where there is one.
+    pub fn spawner(&self) -> Option<&Spawner> {
+        self.spawner.as_ref()
+    }
 }
 
 impl Drop for PidsGroup {
     fn drop(&mut self) {
+        self.spawner = None;
         // Empty by now: every command, and all it started, has been killed and reaped.
         let _ = fs::remove_dir(&self.dir);
     }

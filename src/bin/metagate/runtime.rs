@@ -288,6 +288,18 @@ impl Env {
         self.open_announced(options)
     }
 
+    /// [`Env::open_store`] (or, `short_lived`, [`Env::open_store_short_lived`]) for a job that
+    /// commits twice per call, as `run` does, whose commits do not wait for the disk: see
+    /// [`metagate_store::Options::durable`].
+    pub fn open_store_not_durable(&self, short_lived: bool) -> Result<AnyStore, StoreError> {
+        let options = metagate_store::Options {
+            durable: false,
+            short_lived,
+            ..self.store_options
+        };
+        self.open_announced(options)
+    }
+
     /// The store, which must exist.
     pub fn open_existing_store(&self) -> Result<AnyStore, StoreError> {
         AnyStore::open_existing(&self.location()?, self.store_options)
