@@ -115,6 +115,14 @@ fn c_path(path: &Path) -> io::Result<CString> {
         .map_err(|_| io::Error::other(format!("{} holds a NUL byte", path.display())))
 }
 
+/// What ties the command's process to `run`, outside the boundary.
+pub struct Outside<'a> {
+    /// The socket it hands its mount namespace over.
+    pub handoff: Option<&'a Handoff>,
+    /// The pids cgroup's `cgroup.procs`, which it joins (none: it starts inside).
+    pub cgroup_procs: Option<RawFd>,
+}
+
 /// The bounds as rlimits.
 pub struct Limits {
     /// Address space per process, in bytes.
@@ -135,8 +143,7 @@ impl Confinement {
         ruleset: Option<RulesetCreated>,
         filters: Vec<BpfProgram>,
         confined: bool,
-        handoff: Option<&Handoff>,
-        join: Option<RawFd>,
+        outside: Outside<'_>,
     ) -> io::Result<Confinement> {
         let mut rlimits = vec![
             (libc::RLIMIT_AS, limits.memory_bytes as libc::rlim_t),
@@ -179,10 +186,11 @@ impl Confinement {
             ruleset,
             filters,
             confined,
-            handoff: handoff
+            handoff: outside
+                .handoff
                 .filter(|_| !mounts.is_empty())
                 .map(|h| h.theirs.as_raw_fd()),
-            join,
+            join: outside.cgroup_procs,
         })
     }
 

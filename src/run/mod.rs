@@ -363,11 +363,14 @@ impl Runner {
             plan.ruleset,
             filters,
             self.setup.confined,
-            handoff.as_ref(),
-            self.pids
-                .as_ref()
-                .filter(|_| join)
-                .map(pids::PidsGroup::procs),
+            confine::Outside {
+                handoff: handoff.as_ref(),
+                cgroup_procs: self
+                    .pids
+                    .as_ref()
+                    .filter(|_| join)
+                    .map(pids::PidsGroup::procs),
+            },
         )?;
         command.env("TMPDIR", &temp.path);
         confinement.install(command);
