@@ -3,6 +3,7 @@
 
 pub mod aggregate;
 pub mod any;
+mod columns;
 pub mod copy;
 pub mod decisions;
 pub mod grants;

@@ -69,17 +69,17 @@ impl PgStore {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        const INSERT: &str = "INSERT INTO decisions \
-            (ts_ms, session, caller, intent, tool, method, shape, verdict, category, corrections, \
-             warnings, args, fingerprint, latency_us, call_id) \
-            SELECT ts_ms, session, caller, intent, tool, method, shape, verdict, category, \
-             corrections, warnings, args, fingerprint, latency_us, call_id \
-            FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
+        const INSERT: &str = concat!(
+            "INSERT INTO decisions (",
+            decision_columns!(),
+            ") SELECT ",
+            decision_columns!(),
+            " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
               $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], \
-              $13::bigint[], $14::bigint[], $15::text[]) WITH ORDINALITY \
-              AS u(ts_ms, session, caller, intent, tool, method, shape, verdict, category, \
-                   corrections, warnings, args, fingerprint, latency_us, call_id, n) \
-            ORDER BY n RETURNING id";
+              $13::bigint[], $14::bigint[], $15::text[]) WITH ORDINALITY AS u(",
+            decision_columns!(),
+            ", n) ORDER BY n RETURNING id"
+        );
         let text = |f: fn(&DecisionRow) -> Option<&str>| -> Vec<PgText<'_>> {
             rows.iter().map(|r| PgText(f(r))).collect()
         };
@@ -132,10 +132,11 @@ impl PgStore {
     }
 
     fn insert_grant_event(&mut self, e: &GrantEvent) -> Result<(), postgres::Error> {
-        let statement = self.prepared(
-            "INSERT INTO grant_events (ts_ms, event, grant_id, capability, tool, session, \
-             decision_id, actor, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-        )?;
+        let statement = self.prepared(concat!(
+            "INSERT INTO grant_events (",
+            grant_event_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        ))?;
         self.client().execute(
             &statement,
             &[
@@ -207,17 +208,17 @@ impl PgStore {
         events: &[Event],
     ) -> Result<(), postgres::Error> {
         let outcome = self.client().prepare(&format!(
-            "INSERT INTO {prefix}outcomes ({OUTCOME_COLUMNS}) \
+            "INSERT INTO {prefix}outcomes ({OUTCOME}) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
                coalesce($14, (SELECT caller FROM decisions WHERE id = $15), \
                  (SELECT caller FROM decisions WHERE $16::text IS NOT NULL AND session = $2 AND call_id = $16 \
                   ORDER BY ts_ms DESC, id DESC LIMIT 1)))"
         ))?;
         let ask = self.client().prepare(&format!(
-            "INSERT INTO {prefix}asks ({ASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5)"
+            "INSERT INTO {prefix}asks ({ASK}) VALUES ($1, $2, $3, $4, $5)"
         ))?;
         let correction = self.client().prepare(&format!(
-            "INSERT INTO {prefix}user_corrections ({CORRECTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5)"
+            "INSERT INTO {prefix}user_corrections ({CORRECTION}) VALUES ($1, $2, $3, $4, $5)"
         ))?;
         let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
         for event in events {
@@ -421,13 +422,13 @@ impl PgStore {
     pub(crate) fn grants(&mut self, all: bool, now_ms: i64) -> Result<Vec<Grant>, StoreError> {
         let rows = if all {
             self.client().query(
-                &format!("SELECT {GRANT_COLUMNS} FROM grants ORDER BY granted_at_ms DESC, id"),
+                &format!("SELECT {GRANT} FROM grants ORDER BY granted_at_ms DESC, id"),
                 &[],
             )
         } else {
             self.client().query(
                 &format!(
-                    "SELECT {GRANT_COLUMNS} FROM grants WHERE revoked_at_ms IS NULL AND expires_at_ms > $1 \
+                    "SELECT {GRANT} FROM grants WHERE revoked_at_ms IS NULL AND expires_at_ms > $1 \
                      ORDER BY granted_at_ms DESC, id"
                 ),
                 &[&now_ms],
@@ -468,7 +469,7 @@ impl PgStore {
         self.in_transaction(|store| {
             store.client().execute(
                 &format!(
-                    "INSERT INTO grants ({GRANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+                    "INSERT INTO grants ({GRANT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
                 ),
                 &[
                     &g.id.as_str().pg_text(),
@@ -497,7 +498,7 @@ impl PgStore {
     ) -> Result<Revoked, StoreError> {
         self.in_transaction(|store| {
             let found = store.client().query_opt(
-                &format!("SELECT {GRANT_COLUMNS} FROM grants WHERE id = $1 FOR UPDATE"),
+                &format!("SELECT {GRANT} FROM grants WHERE id = $1 FOR UPDATE"),
                 &[&id.as_str().pg_text()],
             )?;
             let Some(mut g) = found.as_ref().map(grant_of) else {
@@ -521,7 +522,7 @@ impl PgStore {
         self.in_transaction(|store| {
             let rows = store.client().query(
                 &format!(
-                    "SELECT {GRANT_COLUMNS} FROM grants WHERE revoked_at_ms IS NULL \
+                    "SELECT {GRANT} FROM grants WHERE revoked_at_ms IS NULL \
                      ORDER BY granted_at_ms, id FOR UPDATE"
                 ),
                 &[],
@@ -553,8 +554,6 @@ impl PgStore {
     }
 }
 
-const GRANT_COLUMNS: &str = "id, capability, scope, session, granted_at_ms, expires_at_ms, revoked_at_ms, granted_by, reason, mac";
-
 fn grant_of(r: &postgres::Row) -> Grant {
     let (scope, unreadable) = match scope_from_text(r.get(2)) {
         Ok(scope) => (scope, None),
@@ -576,15 +575,6 @@ fn grant_of(r: &postgres::Row) -> Grant {
     }
 }
 
-/// The columns of each event table an event fills, in the order events bind them (`user` is
-/// quoted: a reserved word in PostgreSQL).
-const OUTCOME_COLUMNS: &str = "ts_ms, session, tool, method, status, error_type, error_message, \
-     boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, metadata, caller";
-const ASK_COLUMNS: &str = "ts_ms, session, \"user\", text, capabilities";
-const CORRECTION_COLUMNS: &str = "ts_ms, session, tool, method, note";
-
-const EVENT_TABLES: [(&str, &str); 3] = [
-    ("outcomes", OUTCOME_COLUMNS),
-    ("asks", ASK_COLUMNS),
-    ("user_corrections", CORRECTION_COLUMNS),
-];
+use crate::columns::{
+    ASK, CORRECTION, EVENT_TABLES, GRANT, OUTCOME, decision_columns, grant_event_columns,
+};

@@ -16,6 +16,8 @@
 
 mod cells;
 mod provenance;
+#[cfg(test)]
+mod schema_tests;
 mod tables;
 mod writer;
 
