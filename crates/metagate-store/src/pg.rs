@@ -41,6 +41,7 @@ pub const MIGRATIONS: [&str; crate::MIGRATIONS.len()] = [
     include_str!("migrations/postgres/0006_provenance.sql"),
     include_str!("migrations/postgres/0007_outcome_callers.sql"),
     include_str!("migrations/postgres/0008_grant_mac.sql"),
+    include_str!("migrations/postgres/0009_kinds_in_rust.sql"),
 ];
 
 /// The advisory lock a group of decisions that counts holds until its commit (an arbitrary

@@ -376,6 +376,7 @@ impl PgStore {
     /// See [`crate::runs::save`]: the same rows, in one transaction; the re-asks a
     /// [`crate::pg_scan::PgReaskSink`] staged on this connection are stored with it.
     pub(crate) fn save_run(&mut self, run: Run<'_>) -> Result<i64, StoreError> {
+        crate::runs::known_kinds(run.recommendations)?;
         let saved = (|| {
             let mut tx = self.client().transaction()?;
             let id = save_in(&mut tx, run)?;
