@@ -124,8 +124,8 @@ impl PgStore {
             .client()
             .query(&statement, &params)?
             .iter()
-            .map(|r| r.get(0))
-            .collect();
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()?;
         // Identities are drawn in the order the rows are inserted, which is `n`'s.
         ids.sort_unstable();
         Ok(ids)
@@ -361,8 +361,8 @@ impl PgStore {
             }
             let row = self.client().query_one(&statement, &params)?;
             Ok(Count {
-                n: row.get::<_, i64>(0).max(0) as u64,
-                oldest_ms: row.get(1),
+                n: row.try_get::<_, i64>(0)?.max(0) as u64,
+                oldest_ms: row.try_get(1)?,
             })
         })();
         counted.map_err(|e| self.err(e))
@@ -382,17 +382,16 @@ impl PgStore {
             let found: bool = self
                 .client()
                 .query_one(&outcome, &[&session.pg_text(), &tool.pg_key()])?
-                .get(0);
+                .try_get(0)?;
             if found || evidence == Evidence::Outcome {
                 return Ok(found);
             }
             let decision = self.prepared(
                 "SELECT EXISTS (SELECT 1 FROM decisions WHERE session = $1 AND tool = $2 AND verdict <> 'rejected')",
             )?;
-            Ok(self
-                .client()
+            self.client()
                 .query_one(&decision, &[&session.pg_text(), &tool.pg_key()])?
-                .get(0))
+                .try_get(0)
         })();
         asked.map_err(|e| self.err(e))
     }
@@ -408,12 +407,12 @@ impl PgStore {
              AND ((revoked_at_ms IS NULL AND expires_at_ms > $2) \
                OR id IN (SELECT id FROM grants WHERE capability = $1 ORDER BY granted_at_ms DESC LIMIT 3)) \
              ORDER BY granted_at_ms DESC";
-        let found = (|| {
+        let found = (|| -> Result<Vec<Grant>, postgres::Error> {
             let statement = self.prepared(SQL)?;
             let rows = self
                 .client()
                 .query(&statement, &[&capability.pg_key(), &now_ms])?;
-            Ok(rows.iter().map(grant_of).collect())
+            rows.iter().map(grant_of).collect()
         })();
         found.map_err(|e| self.err(e))
     }
@@ -434,7 +433,7 @@ impl PgStore {
                 &[&now_ms],
             )
         };
-        rows.map(|rows| rows.iter().map(grant_of).collect())
+        rows.and_then(|rows| rows.iter().map(grant_of).collect())
             .map_err(|e| self.err(e))
     }
 
@@ -446,20 +445,22 @@ impl PgStore {
             &[],
         );
         let rows = rows.map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| GrantEvent {
-                ts_ms: r.get(0),
-                event: event_name(r.get::<_, &str>(1)),
-                grant_id: r.get(2),
-                capability: r.get(3),
-                tool: r.get(4),
-                session: r.get(5),
-                decision_id: r.get(6),
-                actor: r.get(7),
-                detail: r.get(8),
+        rows.iter()
+            .map(|r| {
+                Ok(GrantEvent {
+                    ts_ms: r.try_get(0)?,
+                    event: event_name(r.try_get::<_, &str>(1)?),
+                    grant_id: r.try_get(2)?,
+                    capability: r.try_get(3)?,
+                    tool: r.try_get(4)?,
+                    session: r.try_get(5)?,
+                    decision_id: r.try_get(6)?,
+                    actor: r.try_get(7)?,
+                    detail: r.try_get(8)?,
+                })
             })
-            .collect())
+            .collect::<Result<_, postgres::Error>>()
+            .map_err(|e| self.err(e))
     }
 
     /// Stores a new grant and its `granted` event.
@@ -501,7 +502,7 @@ impl PgStore {
                 &format!("SELECT {GRANT} FROM grants WHERE id = $1 FOR UPDATE"),
                 &[&id.as_str().pg_text()],
             )?;
-            let Some(mut g) = found.as_ref().map(grant_of) else {
+            let Some(mut g) = found.as_ref().map(grant_of).transpose()? else {
                 return Ok(Revoked::Unknown);
             };
             if g.revoked_at_ms.is_some() {
@@ -529,6 +530,7 @@ impl PgStore {
             )?;
             let mut done = RevokedAll::default();
             for g in rows.iter().map(grant_of) {
+                let g = g?;
                 store.revoke_in(&g, now_ms, actor)?;
                 if g.expires_at_ms > now_ms {
                     done.live.push(g);
@@ -554,25 +556,25 @@ impl PgStore {
     }
 }
 
-fn grant_of(r: &postgres::Row) -> Grant {
-    let (scope, unreadable) = match scope_from_text(r.get(2)) {
+fn grant_of(r: &postgres::Row) -> Result<Grant, postgres::Error> {
+    let (scope, unreadable) = match scope_from_text(r.try_get(2)?) {
         Ok(scope) => (scope, None),
         Err(why) => (Vec::new(), Some(why)),
     };
-    Grant {
-        id: GrantId::from_stored(r.get(0)),
-        capability: r.get(1),
+    Ok(Grant {
+        id: GrantId::from_stored(r.try_get(0)?),
+        capability: r.try_get(1)?,
         scope,
         unreadable,
-        session: r.get(3),
-        granted_at_ms: r.get(4),
-        expires_at_ms: r.get(5),
-        revoked_at_ms: r.get(6),
-        granted_by: r.get(7),
-        reason: r.get(8),
-        mac: r.get(9),
+        session: r.try_get(3)?,
+        granted_at_ms: r.try_get(4)?,
+        expires_at_ms: r.try_get(5)?,
+        revoked_at_ms: r.try_get(6)?,
+        granted_by: r.try_get(7)?,
+        reason: r.try_get(8)?,
+        mac: r.try_get(9)?,
         forged: false,
-    }
+    })
 }
 
 use crate::columns::{
