@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use postgres::types::ToSql;
 
 use crate::StoreError;
-use crate::aggregate::{OUTCOME_COLUMNS, Reading, add_correction, add_outcome};
+use crate::aggregate::OUTCOME_COLUMNS;
 use crate::pg::PgStore;
 use crate::pg_scan::{PG_REASK_TABLE, correction_fields, outcome_fields};
 use crate::pg_text::ToPgText;
@@ -20,6 +20,7 @@ use crate::runs::{
 use metagate_core::events::AxisTable;
 use metagate_core::evolution::confidence::severity;
 use metagate_core::evolution::digest::PastRecommendation;
+use metagate_core::evolution::fold::{Reading, add_correction, add_outcome};
 use metagate_core::evolution::health::{OpenRecommendation, OpenRecommendations};
 use metagate_core::evolution::{Aggregate, Recommendation, Tallies, Tally, Window};
 use metagate_core::policy::thresholds::Thresholds;

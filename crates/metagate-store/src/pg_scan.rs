@@ -9,15 +9,15 @@
 use postgres::{IsolationLevel, Transaction};
 
 use crate::StoreError;
-use crate::aggregate::{
-    CallRow, CorrectionFields, OUTCOME_COLUMNS, OutcomeFields, Reading, Reask, add_candidate,
-    add_correction, add_outcome, blamed_ids, learn_from_call, own_failure, own_fault,
-    weigh_followup,
-};
+use crate::aggregate::OUTCOME_COLUMNS;
 use crate::pg::PgStore;
 use crate::pg_text::ToPgText;
 use crate::runs::HighWater;
 use metagate_core::evolution::blame::{CallRef, Candidate};
+use metagate_core::evolution::fold::{
+    CallRow, CorrectionFields, OutcomeFields, Reading, Reask, add_candidate, add_correction,
+    add_outcome, blamed_ids, learn_from_call, own_failure, own_fault, weigh_followup,
+};
 use metagate_core::evolution::{Aggregate, AskRow, ReaskDetector, Window};
 use metagate_core::policy::Policy;
 use metagate_core::policy::thresholds::Thresholds;

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::aggregate::{REASK_TABLE, Reading, Rows, add_corrections, add_outcomes};
+use crate::aggregate::{REASK_TABLE, Rows, add_corrections, add_outcomes};
 use crate::{Store, StoreError};
 use metagate_core::events::AxisTable;
 use metagate_core::evolution::digest::PastRecommendation;
+use metagate_core::evolution::fold::Reading;
 use metagate_core::evolution::health::{OpenRecommendation, OpenRecommendations};
 use metagate_core::evolution::{Aggregate, ProposedAlias, Recommendation, Tallies, Tally, Window};
 use metagate_core::policy::thresholds::Thresholds;
