@@ -137,6 +137,7 @@ fn world() -> World {
             protected: protected.clone(),
             home: Some(root.clone()),
             own_binary: None,
+            programs: None,
             grant_key: None,
         },
     );
@@ -471,6 +472,7 @@ pub fn mcp(data: &[u8]) {
                 protected: world.protected.clone(),
                 home: Some(world.root.clone()),
                 own_binary: None,
+                programs: None,
                 grant_key: None,
             },
             Options {

@@ -131,10 +131,15 @@ struct Command {
     needs_entry: bool,
     /// A program that removes or moves the files it names (`rm`, `mv`, …).
     removes: bool,
+    /// A program that writes the files it names, or `cd`: no word may lead into `.git`.
+    writes: bool,
     allowed: Entries,
     denied: Entries,
     /// Deny entries matched by what the command means (`kill -9 -1`).
     meanings: Meanings,
+    /// The refusal of a program that runs code, waiting to see whether the command only
+    /// asks for its version or help (`vim --version`), which runs none.
+    deferred: Option<Finding>,
 }
 
 /// Programs that remove or move the files their arguments name: a folder holding one of
@@ -269,6 +274,9 @@ impl<'r> CommandReader<'r> {
             if command.removes {
                 self.rules.protected.removal(letters, shape.tilde)?;
             }
+            if command.writes {
+                super::dotgit::check_word(letters, shape.is_static())?;
+            }
             return self.argument(top, &arg);
         }
         if top == 0 {
@@ -302,6 +310,14 @@ impl<'r> CommandReader<'r> {
         let index = command.index;
         if let Some(e) = command.meanings.arg(arg) {
             return Err(self.denied(e));
+        }
+        if let Some(finding) = command.deferred.take() {
+            let asks = index == 1 && matches!(arg.value, Some(b"--version" | b"--help"));
+            if !asks {
+                return Err(finding);
+            }
+            command.deferred = Some(finding);
+            command.model = Model::Done;
         }
         // Deny entries with arguments: `kill -9 1`.
         let mut refused = None;
@@ -539,6 +555,10 @@ impl<'r> CommandReader<'r> {
             }
         }
         let removes = builtin.is_none() && REMOVERS.contains(&base);
+        let writes = match builtin {
+            Some(_) => super::dotgit::watches(builtin_name),
+            None => names.iter().any(|n| super::dotgit::watches(n)),
+        };
         self.frames[at].command = Some(Command {
             model,
             index: 0,
@@ -546,11 +566,19 @@ impl<'r> CommandReader<'r> {
             pending: None,
             needs_entry,
             removes,
+            writes,
             allowed,
             denied,
             meanings,
+            deferred: None,
         });
         if let Some((finding, liftable)) = refusal {
+            if rules.allowed.is_none()
+                && let Some(command) = self.frames[at].command.as_mut()
+            {
+                command.deferred = Some(finding);
+                return Ok(());
+            }
             return self.refuse(at, finding, 0, liftable);
         }
         Ok(())
@@ -667,6 +695,12 @@ impl<'r> CommandReader<'r> {
         };
         command.denied.open.clear();
         command.allowed.open.clear();
+        if command.index == 0
+            && let Some(finding) = command.deferred.take()
+        {
+            self.frames.pop();
+            return Err(finding);
+        }
         let finding = if command.trusted || command.pending.is_some() {
             None
         } else {

@@ -306,8 +306,10 @@ impl KillState {
 
     /// Whether the command now sends one of `want`'s signals to one of its processes.
     fn arg(&mut self, arg: &Arg<'_>, want: &KillReading) -> bool {
-        if arg.may_split && arg.value.is_none() {
-            // Several words, or none: a signal and a process among them.
+        if arg.may_split && arg.value.is_none() && !(self.signal_given && !self.unsure) {
+            // Several words, or none, before the signal is known: a signal and a process
+            // among them. Once the signal is given, they are read as processes (`kill -TERM
+            // $pid`): a variable the command set to `-s KILL -1` would escape this reading.
             return !self.listing;
         }
         let before = self.signals;
@@ -347,6 +349,11 @@ impl KillState {
                     return KillWord::Option;
                 }
                 Want::Nothing => {}
+            }
+            if self.signal_given && !self.unsure {
+                // After the signal, bash reads processes.
+                self.pids = true;
+                return KillWord::Pid(None);
             }
             // A signal or a process: both, from here on.
             self.set_signal(Signals::any());
@@ -692,6 +699,7 @@ mod tests {
             &["-HUP", "-1"],
             &["-9", "%1"],
             &["$x", "1234"],
+            &["-TERM", "$x", "1"],
         ];
         for words in passed {
             assert!(

@@ -27,6 +27,8 @@
 
 mod builtins;
 mod command;
+mod containers;
+mod dotgit;
 mod git;
 mod guarded;
 mod interpreters;

@@ -4,6 +4,7 @@
 //! names them. Every other program is ordinary: its words are its own business.
 
 use super::command::{Arg, Step};
+use super::containers::{self, Container};
 use super::git::Git;
 use super::guarded::{APT, Guarded, MAKE, PAGERS, SORT, Subcommands, TAR};
 use super::interpreters::{Awk, Interpreter, NODE, PERL, PYTHON, RUBY};
@@ -416,6 +417,9 @@ pub(super) fn model(base: &[u8], _word: &[u8]) -> (Program, Option<(Finding, boo
         }
         None => {}
     }
+    if let Some(engine) = containers::engine(name) {
+        return (Program::Container(engine), None);
+    }
     let program = match name {
         "env" => Program::Env(Env::default()),
         "nice" => Program::Wrapper(Wrapper::new(&NICE)),
@@ -469,6 +473,7 @@ pub(super) enum Program {
     Interpreter(Interpreter),
     Guarded(Guarded),
     Subcommands(Subcommands),
+    Container(Container),
 }
 
 impl Program {
@@ -485,6 +490,7 @@ impl Program {
             Program::Interpreter(p) => p.arg(arg),
             Program::Guarded(p) => p.arg(arg, index),
             Program::Subcommands(p) => p.arg(arg),
+            Program::Container(p) => p.arg(arg),
         }
     }
 
@@ -497,6 +503,7 @@ impl Program {
             Program::Git(p) => p.finish(),
             Program::Xargs(p) => p.finish(),
             Program::Env(p) => p.finish(),
+            Program::Container(p) => p.finish(),
             _ => None,
         }
     }

@@ -17,8 +17,10 @@ const DENIED: &[&str] = &[
     "sudoedit",
     "run0",
     "systemctl poweroff",
+    "systemctl reboot",
     "init 0",
     "kill -9 1",
+    "kill -9 -1",
     "parallel sudo",
     "metagate",
 ];
@@ -48,6 +50,25 @@ impl World for TestWorld {
     }
     fn is_own_binary(&self, command: &[u8]) -> bool {
         matches!(command, b"./mg" | b"/opt/mg" | b"mg")
+    }
+    fn program(&self, command: &[u8]) -> Option<Resolved> {
+        let (name, forwards): (&[u8], _) = match command {
+            b"editor" | b"vimdiff" | b"/usr/bin/editor" => (b"vim.basic", None),
+            b"ls" => (b"busybox", None),
+            b"command" | b"/usr/bin/command" => (
+                b"command",
+                Some(Forward {
+                    builtin: true,
+                    name: (*b"command").into(),
+                }),
+            ),
+            b"py" => (b"python3.11", None),
+            _ => return None,
+        };
+        Some(Resolved {
+            name: name.into(),
+            forwards,
+        })
     }
 }
 
@@ -1128,5 +1149,140 @@ mod properties {
             let command = String::from_utf8_lossy(&bytes);
             let _ = default_check(&command);
         }
+    }
+}
+
+/// Issue 39's cases for the shell check: each ran a denied program, a denied `kill` or
+/// `systemctl`, wrote into `.git`, or ran a command in a container unchecked.
+pub(super) const ISSUE_39_CASES: &[&str] = &[
+    "editor -es -c '!sudo id' -c 'qa!'",
+    "vim.basic -es -c '!sudo id' -c 'qa!'",
+    "vimdiff -es -c '!sudo id' -c 'qa!'",
+    "sensible-editor x",
+    "tclsh8.6 x.tcl",
+    "perl5.36-x86_64-linux-gnu -e 'exec q(sudo), q(id)'",
+    "python3.11-dbg -c 'import os'",
+    "exec command sudo id",
+    "env command sudo id",
+    "find . -exec command sudo id \\;",
+    "/usr/bin/command sudo id",
+    "py -c 'import os'",
+    "kill -SIGKILL -1",
+    "kill -s 9 -1",
+    "kill -n 9 -1",
+    "kill -sKILL -1",
+    "kill -kill -1",
+    "kill -9 -- -1",
+    "kill -9 ' -1'",
+    "kill -9 -01",
+    "kill -KILL 999999 -1",
+    "/bin/kill -SIGKILL -1",
+    "env kill -s KILL -1",
+    "systemctl --no-block poweroff",
+    "systemctl -q reboot",
+    "systemctl start poweroff.target",
+    "systemctl isolate runlevel6.target",
+    "cp fsm.cfg .git/config && git status --short",
+    "cp hook .git/hooks/pre-commit && git commit -m x",
+    "echo '[core] fsmonitor = x' >> .git/config",
+    "tee .git/info/attributes < a",
+    "cd .git/hooks && cp ../../hook pre-commit",
+    "cp hook .gi?/hooks/pre-commit",
+    "git -c core.fsmonitor=x status",
+    "git -c core.hooksPath=h commit",
+    "git -c core.sshCommand=x fetch",
+    "git -c core.pager=x log",
+    "GIT_SSH_COMMAND=x git fetch",
+    "GIT_EXTERNAL_DIFF=x git diff",
+    "kubectl exec x -- sudo id",
+    "kubectl exec -it x -- sudo id",
+    "docker exec c sudo id",
+    "docker exec -it c sh",
+    "docker run alpine sudo id",
+    "docker run --privileged alpine id",
+    "docker run -v /:/host alpine id",
+    "docker run --pid=host alpine id",
+    "docker run --cap-add SYS_ADMIN alpine id",
+    "docker run --mount type=bind,source=/,target=/h alpine id",
+    "podman run --rm --network host alpine id",
+    "docker container run -it alpine sh",
+    "ssh host sudo id",
+    "nsenter -t 1 -m sh",
+    "chroot / sudo id",
+];
+
+/// Ordinary commands of the same shapes, which still pass.
+pub(super) const ISSUE_39_ORDINARY: &[&str] = &[
+    "kill %1",
+    "kill -TERM $pid",
+    "kill -9 %1",
+    "kill -HUP 1234",
+    "kill -l",
+    "systemctl status nginx",
+    "systemctl restart nginx",
+    "systemctl status \"$unit\"",
+    "git status",
+    "git -c color.ui=always log",
+    "cp a.txt b.txt",
+    "cp -r src backup",
+    "cat .git/config",
+    "ls .git",
+    "echo x > .gitignore",
+    "cp ci.yml .github/workflows/ci.yml",
+    "docker ps",
+    "docker run --rm alpine echo hi",
+    "docker run --rm -v data:/data -v ./src:/src alpine ls /src",
+    "docker exec -it c ls",
+    "kubectl get pods",
+    "kubectl exec x -- ls",
+    "vim --version",
+    "ls -l",
+    "python3 -V",
+];
+
+#[test]
+fn issue_39_cases_are_refused() {
+    for case in ISSUE_39_CASES {
+        let refused = default_check(case);
+        assert!(refused.is_some(), "{case:?} passed");
+    }
+}
+
+#[test]
+fn issue_39_cases_are_refused_in_the_allowlist_mode_too() {
+    let allowed = [
+        "cp",
+        "cd",
+        "tee",
+        "git",
+        "echo",
+        "kubectl",
+        "docker",
+        "podman",
+        "find",
+        "env",
+        "kill",
+        "/bin/kill",
+        "systemctl",
+    ];
+    let setup = Setup::new(Some(&allowed));
+    for case in ISSUE_39_CASES {
+        assert!(setup.check(case).is_some(), "{case:?} passed the allowlist");
+    }
+}
+
+#[test]
+fn issue_39_ordinary_commands_pass() {
+    for case in ISSUE_39_ORDINARY {
+        expect_pass(case);
+    }
+    // Only a lone `--version` or `--help` runs no code.
+    for case in [
+        "vim",
+        "vim --version x",
+        "bash --help -c x",
+        "tclsh8.6 --version x",
+    ] {
+        expect_refused(case);
     }
 }
