@@ -459,10 +459,15 @@ impl<'r> CommandReader<'r> {
         };
         let mut builtin_name = name;
         if let Some(forward) = resolved.as_ref().and_then(|r| r.forwards.as_ref())
-            && forward.builtin
+            && (forward.builtin || runs_as_builtin(basename(&forward.name)))
         {
-            builtin = builtins::lookup(&forward.name);
-            builtin_name = &forward.name;
+            let forwarded = if forward.builtin {
+                &forward.name[..]
+            } else {
+                basename(&forward.name)
+            };
+            builtin = builtins::lookup(forwarded);
+            builtin_name = forwarded;
             if builtin.is_none() {
                 return Err(super::unreadable(format!(
                     "`{}` runs `builtin {}`, which is not a shell builtin",
