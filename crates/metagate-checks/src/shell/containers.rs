@@ -365,10 +365,10 @@ impl Container {
                 Engine::Docker => DOCKER_GLOBAL_VALUES,
                 Engine::Kube => KUBE_VALUES,
             };
-            if let Some(o) = values.iter().find(|o| **o == name) {
-                if !inline {
-                    self.value = Some(o);
-                }
+            if let Some(o) = values.iter().find(|o| **o == name)
+                && !inline
+            {
+                self.value = Some(o);
             }
             return Step::Next;
         }

@@ -306,7 +306,7 @@ impl KillState {
 
     /// Whether the command now sends one of `want`'s signals to one of its processes.
     fn arg(&mut self, arg: &Arg<'_>, want: &KillReading) -> bool {
-        if arg.may_split && arg.value.is_none() && !(self.signal_given && !self.unsure) {
+        if arg.may_split && arg.value.is_none() && (self.unsure || !self.signal_given) {
             // Several words, or none, before the signal is known: a signal and a process
             // among them. Once the signal is given, they are read as processes (`kill -TERM
             // $pid`): a variable the command set to `-s KILL -1` would escape this reading.

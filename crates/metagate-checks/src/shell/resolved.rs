@@ -65,7 +65,7 @@ pub fn read_forwarder(text: &[u8]) -> Option<Forward> {
             && w.iter()
                 .all(|b| b.is_ascii_alphanumeric() || b"._-/+".contains(b))
     };
-    if !plain(name) || !matches!(args, [b"\"$@\""] | [b"${1+\"$@\"}"]) {
+    if !plain(name) || !matches!(args, [b"\"$@\"" | b"${1+\"$@\"}"]) {
         return None;
     }
     Some(Forward {
@@ -111,7 +111,8 @@ mod tests {
 
     #[test]
     fn forwarding_scripts_are_read_as_what_they_run() {
-        let cases: &[(&[u8], Option<(bool, &[u8])>)] = &[
+        type Case = (&'static [u8], Option<(bool, &'static [u8])>);
+        let cases: &[Case] = &[
             (
                 b"#!/usr/bin/sh\nbuiltin command \"$@\"\n",
                 Some((true, b"command")),
