@@ -76,6 +76,9 @@ const REFUSED: &[&str] = &[
     "docker run --mount type=bind,source=/,target=/h alpine id",
     "podman run --rm --network host alpine id",
     "docker container run -it alpine sh",
+    "docker compose exec web sudo id",
+    "docker compose run -v /:/host web id",
+    "kubectl debug node/n -it --image=busybox",
     // Remote and namespace runners (regressions: refused whole before too).
     "ssh host sudo id",
     "nsenter -t 1 -m sh",
@@ -100,6 +103,7 @@ const PASSED: &[&str] = &[
     "docker run --rm -v data:/data alpine ls /data",
     "kubectl get pods",
     "kubectl exec x -- ls",
+    "docker compose up -d",
     "vim --version",
 ];
 

@@ -44,6 +44,14 @@ pub(super) struct Container {
 pub(super) fn engine(name: &str) -> Option<Container> {
     let (name, engine) = match name {
         "docker" => ("docker", Engine::Docker),
+        "docker-compose" | "podman-compose" => {
+            return Some(Container {
+                name: "docker-compose",
+                engine: Engine::Docker,
+                stage: Stage::Group,
+                value: None,
+            });
+        }
         "podman" => ("podman", Engine::Docker),
         "nerdctl" => ("nerdctl", Engine::Docker),
         "kubectl" => ("kubectl", Engine::Kube),
@@ -264,7 +272,16 @@ const NAMESPACE_OPTIONS: &[&str] = &[
 ];
 
 /// `exec`'s options.
-const EXEC_FLAGS: &[&str] = &["-d", "-i", "-t", "--detach", "--interactive", "--tty"];
+const EXEC_FLAGS: &[&str] = &[
+    "-d",
+    "-i",
+    "-t",
+    "-T",
+    "--detach",
+    "--interactive",
+    "--tty",
+    "--no-TTY",
+];
 const EXEC_VALUES: &[&str] = &[
     "-e",
     "--env",
@@ -322,10 +339,26 @@ impl Container {
         }
         match self.stage {
             Stage::Global => self.global(v),
-            Stage::Group => {
-                self.subcommand(v);
+            Stage::Group if v.first() == Some(&b'-') => {
+                // `docker compose -f FILE -p NAME exec …`: compose's own options.
+                if matches!(
+                    v,
+                    b"-f"
+                        | b"--file"
+                        | b"-p"
+                        | b"--project-name"
+                        | b"--profile"
+                        | b"--env-file"
+                        | b"--project-directory"
+                        | b"--ansi"
+                        | b"--progress"
+                        | b"--parallel"
+                ) {
+                    self.value = Some("a compose option");
+                }
                 Step::Next
             }
+            Stage::Group => self.subcommand(v),
             Stage::Options { exec } => self.option(v, exec),
             Stage::KubeRun => {
                 if v == b"--" {
@@ -372,19 +405,29 @@ impl Container {
             }
             return Step::Next;
         }
-        self.subcommand(v);
-        Step::Next
+        self.subcommand(v)
     }
 
-    fn subcommand(&mut self, v: &[u8]) {
+    fn subcommand(&mut self, v: &[u8]) -> Step {
+        let group = self.stage == Stage::Global;
         self.stage = match (self.engine, v) {
-            (Engine::Docker, b"container") if self.stage == Stage::Global => Stage::Group,
+            (Engine::Docker, b"container" | b"compose") if group => Stage::Group,
             (Engine::Docker, b"run" | b"create") => Stage::Options { exec: false },
             (Engine::Docker, b"exec") => Stage::Options { exec: true },
             (Engine::Kube, b"exec") => Stage::Options { exec: true },
             (Engine::Kube, b"run") => Stage::KubeRun,
+            (Engine::Kube, b"debug" | b"rsh" | b"node-shell") => {
+                return refusal(
+                    unsupported(
+                        format!("`{} {}`", self.name, shown(v, 20)),
+                        "it runs a shell in a pod or on a node (`debug node/…` mounts the host), which the check cannot follow",
+                    ),
+                    true,
+                );
+            }
             _ => Stage::Rest,
         };
+        Step::Next
     }
 
     fn option(&mut self, v: &[u8], exec: bool) -> Step {
