@@ -1294,3 +1294,86 @@ fn issue_39_ordinary_commands_pass() {
         expect_refused(case);
     }
 }
+
+mod issue_39_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Spellings of `SIGKILL` that bash's `kill` and `/bin/kill` accept.
+    fn kill_signal() -> impl Strategy<Value = Vec<String>> {
+        let name = prop_oneof![
+            Just("KILL"),
+            Just("kill"),
+            Just("Kill"),
+            Just("SIGKILL"),
+            Just("sigkill"),
+            Just("9"),
+            Just("09"),
+            Just(" 9")
+        ];
+        (0..5usize, name).prop_map(|(form, n)| match form {
+            0 => vec![format!("-{}", n.trim_start())],
+            1 => vec!["-s".to_string(), n.to_string()],
+            2 => vec!["-n".to_string(), n.to_string()],
+            3 if n.trim().bytes().all(|b| b.is_ascii_digit()) => vec![format!("-n{}", n.trim())],
+            3 | 4 => vec![format!("--signal={}", n.trim())],
+            _ => unreachable!(),
+        })
+    }
+
+    /// Spellings of process -1 among other processes.
+    fn minus_one() -> impl Strategy<Value = Vec<String>> {
+        let one = prop_oneof![
+            Just("-1"),
+            Just("-01"),
+            Just("' -1'"),
+            Just("'-1 '"),
+            Just("-0001")
+        ];
+        (
+            proptest::collection::vec(1000u32..99999, 0..3),
+            one,
+            any::<bool>(),
+        )
+            .prop_map(|(others, one, dashes)| {
+                let mut words: Vec<String> = Vec::new();
+                if dashes {
+                    words.push("--".to_string());
+                }
+                words.extend(others.iter().map(u32::to_string));
+                words.push(one.to_string());
+                words
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// Every spelling of `kill -9 -1`, by the builtin, `/bin/kill` or through `env`, is
+        /// refused; the same with `TERM` passes.
+        #[test]
+        fn every_spelling_of_kill_9_minus_1_is_refused(
+            signal in kill_signal(),
+            pids in minus_one(),
+            runner in prop_oneof![Just(""), Just("/bin/"), Just("env "), Just("command ")],
+        ) {
+            let command = format!("{runner}kill {} {}", signal.join(" "), pids.join(" "));
+            prop_assert!(default_check(&command).is_some(), "{} passed", command);
+            let term = format!("{runner}kill -TERM {}", pids.join(" "));
+            prop_assert!(default_check(&term).is_none(), "{} refused", term);
+        }
+
+        /// `systemctl`'s flags anywhere, the verb or its target: refused.
+        #[test]
+        fn systemctl_poweroff_is_refused_wherever_it_stands(
+            before in proptest::collection::vec(prop_oneof![Just("--no-block"), Just("-q"), Just("--force"), Just("-i"), Just("--no-wall")], 0..3),
+            after in proptest::collection::vec(prop_oneof![Just("--no-block"), Just("-q"), Just("--force")], 0..2),
+            form in prop_oneof![Just("poweroff"), Just("start poweroff.target"), Just("isolate runlevel0.target"), Just("reboot"), Just("start systemd-reboot.service")],
+        ) {
+            let command = format!("systemctl {} {form} {}", before.join(" "), after.join(" "));
+            prop_assert!(default_check(&command).is_some(), "{} passed", command);
+            let status = format!("systemctl {} status nginx {}", before.join(" "), after.join(" "));
+            prop_assert!(default_check(&status).is_none(), "{} refused", status);
+        }
+    }
+}
