@@ -43,6 +43,8 @@ mod variables;
 mod wrappers;
 
 #[cfg(test)]
+mod hardening_tests;
+#[cfg(test)]
 mod tests;
 
 use std::borrow::Cow;
