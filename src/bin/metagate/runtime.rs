@@ -9,6 +9,7 @@ use metagate::gate::Context as CallContext;
 use metagate::mcp::{CheckerSetup, Clock, OpenStore};
 use metagate::own_files::{Whereabouts, own_files};
 use metagate_checks::own_binary::OwnBinary;
+use metagate_checks::program_files::ProgramFiles;
 use metagate_core::enforce::{Checker, Setup};
 use metagate_core::events::parse_time;
 use metagate_core::grants::seal::{GrantKey, KEY_BYTES};
@@ -76,6 +77,7 @@ impl Env {
                 protected: setup.protected,
                 home: setup.home,
                 own_binary: setup.own_binary,
+                programs: setup.programs,
                 grant_key: setup.grant_key,
             },
         ))
@@ -102,9 +104,11 @@ impl Env {
             policy,
             tools,
         );
+        let path_var = std::env::var_os("PATH");
         let own_binary = std::env::current_exe()
             .ok()
-            .and_then(|exe| OwnBinary::new(&exe, std::env::var_os("PATH").as_deref(), &cwd));
+            .and_then(|exe| OwnBinary::new(&exe, path_var.as_deref(), &cwd));
+        let programs = Some(ProgramFiles::new(path_var.as_deref(), &cwd));
         // An unreadable key is no key: no row is then a grant (`permit list` says why).
         let grant_key = self.grant_key(false).ok().flatten();
         protected.extend(self.own_state_files());
@@ -114,6 +118,7 @@ impl Env {
             protected,
             home,
             own_binary,
+            programs,
             grant_key,
         })
     }
