@@ -60,6 +60,7 @@ set edit:completion:arg-completer[metagate] = {|@words|
             cand --session 'Session the calls belong to (recorded with each decision and outcome)'
             cand --caller 'Who is calling: an agent, persona or user (recorded with each decision)'
             cand --intent 'What the caller is doing: one of the policy''s intents. Tools it does not allow are left out of tools/list, and refused if called'
+            cand --print-config 'Write the snippet that starts this proxy, as it is configured now (--db, --policy and the server command made absolute), into CLIENT''s MCP configuration; the file it goes in on each platform is said on stderr'
             cand --policy 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]'
             cand --db 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy''s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards'
             cand --no-telemetry 'Do not record decisions and tool outcomes in the telemetry store'

@@ -65,6 +65,10 @@ complete -c metagate -n "__fish_metagate_using_subcommand gate" -s h -l help -d 
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l session -d 'Session the calls belong to (recorded with each decision and outcome)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l caller -d 'Who is calling: an agent, persona or user (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l intent -d 'What the caller is doing: one of the policy\'s intents. Tools it does not allow are left out of tools/list, and refused if called' -r
+complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l print-config -d 'Write the snippet that starts this proxy, as it is configured now (--db, --policy and the server command made absolute), into CLIENT\'s MCP configuration; the file it goes in on each platform is said on stderr' -r -f -a "claude-desktop\t'Claude Desktop\'s claude_desktop_config.json (`mcpServers`)'
+cursor\t'Cursor\'s mcp.json (`mcpServers`)'
+vscode\t'VS Code\'s mcp.json (`servers`, type stdio)'
+zed\t'Zed\'s settings.json (`context_servers`)'"
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l policy -d 'Policy file [default: $METAGATE_POLICY, the nearest metagate.toml in the working folder or above it (up to $HOME when inside it), $XDG_CONFIG_HOME/metagate/metagate.toml, else the built-in policy; `policy which` says which]' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l db -d 'Telemetry store: an SQLite file, or a postgres://USER@HOST/DB URL shared by a fleet [default: $METAGATE_DB, else the policy\'s [store] url, else $XDG_STATE_HOME/metagate/metagate.db]; `evaluate` takes several, files and URLs mixed, to merge shards' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand mcp" -l no-telemetry -d 'Do not record decisions and tool outcomes in the telemetry store'

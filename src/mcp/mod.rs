@@ -9,10 +9,12 @@
 //! - [`queue`]: the bounded queue in front of each side;
 //! - [`registry`]: the server's tools, listed by metagate itself, under the policy;
 //! - [`calls`]: the gate's decision on one `tools/call`;
+//! - [`clients`]: the configuration snippets MCP clients start the proxy from;
 //! - [`outcomes`]: answers read as outcomes and written to the store;
 //! - [`relay`]: the threads that move messages between the two sides.
 
 pub mod calls;
+pub mod clients;
 pub mod framing;
 pub mod outcomes;
 mod queue;

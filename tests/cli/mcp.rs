@@ -16,6 +16,8 @@ use serde_json::{Value, json};
 
 use crate::common::{BACKENDS, BIN, Backend, Sandbox, new_store, store_rows};
 
+mod gaps;
+
 /// The installed MCP software.
 struct Deps {
     python: PathBuf,

@@ -34,6 +34,9 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
     let inputs = crate::config::policy_inputs(policy_flag)?;
     let base = crate::config::base_policy(&inputs)?;
     let env = env.with_policy(&base);
+    if let Some(client) = args.print_config {
+        return print_config(client, args, &inputs, &env);
+    }
     crate::runtime::check_intent(&base, args.intent.as_deref(), args.quiet)?;
     let context = crate::runtime::call_context(
         args.session.as_deref(),
@@ -51,6 +54,21 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
         open().context("cannot open the telemetry store (--no-telemetry runs without it)")?;
         Some(open)
     };
+    // A client starts the proxy with an environment of its own: which store and policy this
+    // run took is said, so that a split store is seen at once.
+    say!(
+        "metagate: mcp: store {}, policy {}",
+        if telemetry.is_some() {
+            env.location()
+                .map_or_else(|e| format!("unknown ({e})"), |l| l.to_string())
+        } else {
+            "none (--no-telemetry)".to_string()
+        },
+        inputs
+            .origin
+            .as_ref()
+            .map_or_else(|| inputs.name.clone(), |path| path.display().to_string())
+    );
     // The boundary is built before the relay starts, from the policy the server is started
     // under; the guard keeps its temporary folder for the session.
     let sandbox = if args.sandbox || base.run_rules().sandbox_mcp {
@@ -235,4 +253,128 @@ fn exit_code(status: ExitStatus) -> u8 {
         (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(255),
         (None, None) => 1,
     }
+}
+
+/// `--print-config CLIENT`: the snippet that starts this proxy as it is configured now, with
+/// the store and the policy named, on stdout; where it goes, on stderr.
+fn print_config(
+    client: crate::cli::McpClient,
+    args: &McpArgs,
+    inputs: &mcp::PolicyInputs,
+    env: &Env,
+) -> Result<Status> {
+    use crate::cli::McpClient;
+    use mcp::clients::{Client, Launch};
+    use metagate_store::location::Location;
+    let client = match client {
+        McpClient::ClaudeDesktop => Client::ClaudeDesktop,
+        McpClient::Cursor => Client::Cursor,
+        McpClient::Vscode => Client::VsCode,
+        McpClient::Zed => Client::Zed,
+    };
+    let text = |s: &std::ffi::OsStr| {
+        s.to_str().map(str::to_string).with_context(|| {
+            format!(
+                "{} is not UTF-8, which a JSON configuration cannot hold",
+                s.to_string_lossy()
+            )
+        })
+    };
+    let mut words = Vec::new();
+    if !args.no_telemetry {
+        let location = env.location().context("cannot tell where the store is")?;
+        let db = match &location {
+            Location::File(path) => text(std::path::absolute(path)?.as_os_str())?,
+            Location::Postgres(url) => {
+                say!("metagate: note: the snippet holds the store's URL with its password");
+                url.secret_text().to_string()
+            }
+        };
+        words.extend(["--db".to_string(), db]);
+    }
+    match &inputs.origin {
+        Some(path) => words.extend(["--policy".to_string(), text(path.as_os_str())?]),
+        None => say!(
+            "metagate: warning: no policy file is in force here, so the snippet names none; the client, started in another folder, may find another one (give --policy FILE)"
+        ),
+    }
+    words.push("mcp".into());
+    let flag = |words: &mut Vec<String>, name: &str, value: &Option<String>| {
+        if let Some(value) = value {
+            words.extend([format!("--{name}"), value.clone()]);
+        }
+    };
+    flag(&mut words, "session", &args.session);
+    flag(&mut words, "caller", &args.caller);
+    flag(&mut words, "intent", &args.intent);
+    for (on, name) in [
+        (args.no_telemetry, "--no-telemetry"),
+        (args.explain, "--explain"),
+        (args.quiet, "--quiet"),
+        (args.sandbox, "--sandbox"),
+    ] {
+        if on {
+            words.push(name.to_string());
+        }
+    }
+    words.push("--".into());
+    let mut server = Vec::with_capacity(args.server.len());
+    for (i, word) in args.server.iter().enumerate() {
+        // The client's PATH and working folder are not this shell's: the program is named
+        // by its absolute path.
+        // A relative path to a file (a script) is read from the client's folder otherwise.
+        let word = if i == 0 {
+            absolute_program(word)
+        } else if std::path::Path::new(word).is_relative() && std::path::Path::new(word).exists() {
+            std::path::absolute(word).map_or_else(|_| word.clone(), Into::into)
+        } else {
+            word.clone()
+        };
+        server.push(text(&word)?);
+    }
+    let name = mcp::clients::server_name(
+        &args
+            .server
+            .iter()
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect::<Vec<_>>(),
+    );
+    words.extend(server);
+    let program = std::env::current_exe().context("cannot tell where metagate is")?;
+    let launch = Launch {
+        name,
+        program: text(program.as_os_str())?,
+        args: words,
+    };
+    let snippet = serde_json::to_string_pretty(&client.snippet(&launch))?;
+    {
+        let mut out = crate::output::stdout();
+        writeln!(out, "{snippet}")?;
+        out.flush()?;
+    }
+    let files: Vec<String> = client
+        .files()
+        .iter()
+        .map(|(platform, file)| format!("{platform}: {file}"))
+        .collect();
+    say!(
+        "metagate: merge this into the client's configuration file; {}",
+        files.join("; ")
+    );
+    Ok(Status::Success)
+}
+
+/// `program` as an absolute path: a relative path from the working folder, a bare name from
+/// `PATH`; as it was when neither finds it.
+fn absolute_program(program: &std::ffi::OsStr) -> OsString {
+    let path = std::path::Path::new(program);
+    if path.components().count() > 1 {
+        return std::path::absolute(path).map_or_else(|_| program.to_owned(), Into::into);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(path))
+        .find(|candidate| candidate.is_file())
+        .map_or_else(|| program.to_owned(), Into::into)
 }

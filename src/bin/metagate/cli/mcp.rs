@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -39,7 +39,32 @@ pub struct McpArgs {
     #[arg(long)]
     pub sandbox: bool,
 
-    /// The MCP server to run and its arguments, after `--`
-    #[arg(last = true, required = true, num_args = 1.., value_name = "SERVER_COMMAND")]
+    /// Write the snippet that starts this proxy, as it is configured now (--db, --policy and
+    /// the server command made absolute), into CLIENT's MCP configuration; the file it goes in
+    /// on each platform is said on stderr
+    #[arg(long, value_enum, value_name = "CLIENT")]
+    pub print_config: Option<McpClient>,
+
+    /// The MCP server to run and its arguments: the first word that is not one of metagate's
+    /// options starts it (everything after it is the server's); `--` before it also works
+    #[arg(
+        trailing_var_arg = true,
+        required = true,
+        num_args = 1..,
+        value_name = "SERVER_COMMAND"
+    )]
     pub server: Vec<OsString>,
+}
+
+/// The MCP clients whose configuration `--print-config` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpClient {
+    /// Claude Desktop's claude_desktop_config.json (`mcpServers`)
+    ClaudeDesktop,
+    /// Cursor's mcp.json (`mcpServers`)
+    Cursor,
+    /// VS Code's mcp.json (`servers`, type stdio)
+    Vscode,
+    /// Zed's settings.json (`context_servers`)
+    Zed,
 }
