@@ -11,11 +11,14 @@
 //! - [`calls`]: the gate's decision on one `tools/call`;
 //! - [`clients`]: the configuration snippets MCP clients start the proxy from;
 //! - [`outcomes`]: answers read as outcomes and written to the store;
-//! - [`relay`]: the threads that move messages between the two sides.
+//! - [`relay`]: the threads that move messages between the two sides;
+//! - `http` (feature `http`): the Streamable HTTP front, many sessions in one process.
 
 pub mod calls;
 pub mod clients;
 pub mod framing;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod outcomes;
 mod queue;
 pub mod registry;

@@ -71,6 +71,12 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
     );
     // The boundary is built before the relay starts, from the policy the server is started
     // under; the guard keeps its temporary folder for the session.
+    #[cfg(feature = "http")]
+    if args.listen.is_some() && (args.sandbox || base.run_rules().sandbox_mcp) {
+        anyhow::bail!(
+            "--listen does not run its servers inside the boundary yet: leave out --sandbox and [run] sandbox_mcp"
+        );
+    }
     let sandbox = if args.sandbox || base.run_rules().sandbox_mcp {
         Some(sandbox(&base, &env)?)
     } else {
@@ -94,6 +100,10 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
         bounds: Bounds::default(),
         list_timeout: mcp::LIST_TIMEOUT,
     };
+    #[cfg(feature = "http")]
+    if let Some(listen) = args.listen {
+        return listen_http(listen, config, &args.server);
+    }
     let mut guard = None;
     let mut server = spawn(&args.server, |command| {
         if let Some(runner) = &sandbox {
@@ -377,4 +387,54 @@ fn absolute_program(program: &std::ffi::OsStr) -> OsString {
         .map(|dir| dir.join(path))
         .find(|candidate| candidate.is_file())
         .map_or_else(|| program.to_owned(), Into::into)
+}
+
+/// `--listen`: the Streamable HTTP front, each session with a relay and a server of its own,
+/// until metagate is stopped.
+#[cfg(feature = "http")]
+fn listen_http(
+    listen: std::net::SocketAddr,
+    config: Config,
+    server: &[OsString],
+) -> Result<Status> {
+    use metagate::mcp::http::{Front, MakeConfig, serve};
+    let rules = config.base.mcp_rules();
+    let defaults = config.context.clone();
+    let diag = Arc::clone(&config.diag);
+    // Parts of the checker's set-up cache what they read (not `Sync`): each session's copy
+    // is made under a lock.
+    let config = std::sync::Mutex::new(config);
+    let make: MakeConfig = Arc::new(move |context| {
+        let config = config.lock().unwrap_or_else(|e| e.into_inner());
+        Config {
+            policy: config.policy.clone(),
+            base: config.base.clone(),
+            context,
+            options: config.options,
+            checker: config.checker.clone(),
+            telemetry: config.telemetry.clone(),
+            clock: Arc::clone(&config.clock),
+            diag: Arc::clone(&config.diag),
+            bounds: config.bounds,
+            list_timeout: config.list_timeout,
+        }
+    });
+    if rules.tokens.is_empty() && !rules.unauthenticated_loopback {
+        say!(
+            "metagate: warning: the policy maps no bearer token to a caller ([mcp] tokens) and lets no unauthenticated loopback request in: every request will get 401"
+        );
+    }
+    let front = Front {
+        listen,
+        rules,
+        defaults,
+        server: server.to_vec(),
+        config: make,
+        diag,
+    };
+    serve(front, |addr| {
+        say!("metagate: mcp: listening on http://{addr}/mcp");
+    })
+    .with_context(|| format!("cannot serve HTTP on {listen}"))?;
+    Ok(Status::Success)
 }

@@ -39,6 +39,15 @@ pub struct McpArgs {
     #[arg(long)]
     pub sandbox: bool,
 
+    /// Serve MCP's Streamable HTTP transport on ADDR (HOST:PORT; port 0 picks one, said on
+    /// stderr) instead of stdio: each HTTP session runs its own SERVER_COMMAND and is a
+    /// metagate session of its own, its caller the bearer token's ([mcp] tokens in the
+    /// policy); a request without a known token gets 401 unless [mcp]
+    /// unauthenticated_loopback = true lets loopback requests in as --caller
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "ADDR", conflicts_with = "print_config")]
+    pub listen: Option<std::net::SocketAddr>,
+
     /// Write the snippet that starts this proxy, as it is configured now (--db, --policy and
     /// the server command made absolute), into CLIENT's MCP configuration; the file it goes in
     /// on each platform is said on stderr
