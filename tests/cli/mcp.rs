@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::common::{BACKENDS, BIN, Backend, Sandbox, new_store, store_rows};
 
 mod gaps;
+mod http;
 
 /// The installed MCP software.
 struct Deps {
