@@ -7,9 +7,11 @@
 //! decisions recorded under its id), its caller the identity the request authenticated as.
 //!
 //! - [`auth`]: bearer tokens to callers, and the `Origin` check;
+//! - `legacy`: the 2024-11-05 HTTP+SSE transport (`GET /sse`, `POST /messages`);
 //! - [`session`]: one session's relay and server, and the routing of its messages.
 
 pub mod auth;
+mod legacy;
 pub mod session;
 
 use std::collections::HashMap;
@@ -57,13 +59,13 @@ pub struct Front {
     pub diag: Diag,
 }
 
-struct State {
+pub(crate) struct State {
     front: Front,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
 }
 
 impl State {
-    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+    pub(crate) fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -126,7 +128,7 @@ impl Body for Reply {
     }
 }
 
-fn plain(status: StatusCode, text: &str) -> Response<Reply> {
+pub(crate) fn plain(status: StatusCode, text: &str) -> Response<Reply> {
     let mut response = Response::new(Reply::Full(Full::new(Bytes::from(format!("{text}\n")))));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -137,7 +139,7 @@ fn plain(status: StatusCode, text: &str) -> Response<Reply> {
 }
 
 /// A JSON-RPC error as the whole answer to a POST.
-fn rpc_error(
+pub(crate) fn rpc_error(
     status: StatusCode,
     id: Option<&framing::RequestId>,
     code: i64,
@@ -152,7 +154,7 @@ fn rpc_error(
     response
 }
 
-fn events(events: Events, session: &str) -> Response<Reply> {
+pub(crate) fn events(events: Events, session: &str) -> Response<Reply> {
     let mut response = Response::new(Reply::Events(events));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -173,9 +175,16 @@ async fn handle(
     if let Err(Refusal::Origin(why)) = auth::origin_allowed(rules, header("origin")) {
         return plain(StatusCode::FORBIDDEN, &format!("metagate: {why}"));
     }
-    if !matches!(request.uri().path(), "/mcp" | "/") {
-        return plain(StatusCode::NOT_FOUND, "metagate: the MCP endpoint is /mcp");
-    }
+    let legacy = match request.uri().path() {
+        "/mcp" | "/" => false,
+        "/sse" | "/messages" => true,
+        _ => {
+            return plain(
+                StatusCode::NOT_FOUND,
+                "metagate: the MCP endpoint is /mcp (/sse for the 2024-11-05 HTTP+SSE transport)",
+            );
+        }
+    };
     let caller = match auth::caller(
         rules,
         header("authorization"),
@@ -196,6 +205,9 @@ async fn handle(
             return response;
         }
     };
+    if legacy {
+        return legacy::handle(state, request, caller).await;
+    }
     let named = header(SESSION_HEADER).map(|v| String::from_utf8_lossy(v).into_owned());
     let session = match &named {
         None => None,
@@ -244,35 +256,9 @@ async fn post(
     caller: Option<String>,
     session: Option<Arc<Session>>,
 ) -> Response<Reply> {
-    let body = match Limited::new(request.into_body(), MAX_MESSAGE)
-        .collect()
-        .await
-    {
-        Ok(body) => body.to_bytes(),
-        Err(_) => {
-            return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                None,
-                framing::INVALID_REQUEST,
-                &format!("a message is at most {MAX_MESSAGE} bytes"),
-            );
-        }
-    };
-    // The relay reads one message a line: a body written over several lines is made one.
-    let body: Vec<u8> = if body.contains(&b'\n') || body.contains(&b'\r') {
-        match serde_json::from_slice::<serde_json::Value>(&body) {
-            Ok(value) => serde_json::to_vec(&value).expect("JSON serializes"),
-            Err(e) => {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    -32700,
-                    &format!("the message is not JSON: {e}"),
-                );
-            }
-        }
-    } else {
-        body.to_vec()
+    let body = match one_message(request).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
     };
     let message = match framing::read(&body) {
         Ok(message) => message,
@@ -338,7 +324,10 @@ async fn post(
     }
 }
 
-fn start_session(state: &Arc<State>, caller: Option<String>) -> std::io::Result<Arc<Session>> {
+pub(crate) fn start_session(
+    state: &Arc<State>,
+    caller: Option<String>,
+) -> std::io::Result<Arc<Session>> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
     let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
@@ -359,4 +348,35 @@ fn start_session(state: &Arc<State>, caller: Option<String>) -> std::io::Result<
         .sessions()
         .insert(session.id.clone(), Arc::clone(&session));
     Ok(session)
+}
+
+/// The body of a POST as one line, the way the relay reads messages.
+pub(crate) async fn one_message(request: Request<Incoming>) -> Result<Vec<u8>, Response<Reply>> {
+    let body = match Limited::new(request.into_body(), MAX_MESSAGE)
+        .collect()
+        .await
+    {
+        Ok(body) => body.to_bytes(),
+        Err(_) => {
+            return Err(rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                None,
+                framing::INVALID_REQUEST,
+                &format!("a message is at most {MAX_MESSAGE} bytes"),
+            ));
+        }
+    };
+    // A body written over several lines is made one.
+    if body.contains(&b'\n') || body.contains(&b'\r') {
+        return match serde_json::from_slice::<serde_json::Value>(&body) {
+            Ok(value) => Ok(serde_json::to_vec(&value).expect("JSON serializes")),
+            Err(e) => Err(rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32700,
+                &format!("the message is not JSON: {e}"),
+            )),
+        };
+    }
+    Ok(body.to_vec())
 }

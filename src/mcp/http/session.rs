@@ -65,11 +65,19 @@ impl Outbox {
 
     /// The GET stream; `None` when one is open already.
     pub fn stream(&self) -> Option<Events> {
+        self.stream_from(None)
+    }
+
+    /// The GET stream, `first` its first event (the legacy transport's `endpoint`).
+    pub fn stream_from(&self, first: Option<Bytes>) -> Option<Events> {
         let mut routes = self.routes();
         if routes.stream.as_ref().is_some_and(|s| !s.is_closed()) {
             return None;
         }
         let (sender, events) = unbounded_channel();
+        if let Some(first) = first {
+            let _ = sender.send(first);
+        }
         if !routes.closed {
             for event in routes.backlog.drain(..) {
                 let _ = sender.send(event);

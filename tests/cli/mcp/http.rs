@@ -99,16 +99,11 @@ fn status_of(addr: &str, headers: &str) -> u16 {
     std::str::from_utf8(&head[9..12]).unwrap().parse().unwrap()
 }
 
-fn client(s: &Setup, token: &str, calls: &Value, addr: &str) -> Vec<Value> {
+fn client(s: &Setup, token: &str, calls: &Value, url: &str) -> Vec<Value> {
     let out =
         s.sb.program(&s.deps.python)
             .arg(super::script("driver.py"))
-            .args([
-                "calls",
-                &calls.to_string(),
-                "--",
-                &format!("http://{addr}/mcp"),
-            ])
+            .args(["calls", &calls.to_string(), "--", url])
             .env("MCP_TOKEN", token)
             .stdin(Stdio::null())
             .output()
@@ -139,8 +134,8 @@ fn two_tokens_are_two_callers_each_with_its_own_limit() {
     let results = std::thread::scope(|scope| {
         let runs: Vec<_> = ["tok-alice", "tok-bob"]
             .map(|token| {
-                let (s, calls, addr) = (&s, &calls, &served.addr);
-                scope.spawn(move || client(s, token, calls, addr))
+                let (s, calls, url) = (&s, &calls, format!("http://{}/mcp", served.addr));
+                scope.spawn(move || client(s, token, calls, &url))
             })
             .into_iter()
             .collect();
@@ -208,4 +203,37 @@ fn requests_without_a_known_token_or_from_a_foreign_origin_are_refused() {
     drop(served);
     let served = listen(&s, &policy(&[], "unauthenticated_loopback = true"));
     assert_eq!(status_of(&served.addr, ""), 200);
+}
+
+/// A client of the 2024-11-05 HTTP+SSE transport (the SDK's `sse_client`) works through the
+/// same sessions, its caller its token's; without a token its stream is refused.
+#[test]
+fn a_legacy_sse_client_works() {
+    let Some(s) = setup() else { return };
+    let served = listen(&s, &policy(&[("tok-alice", "alice")], ""));
+    let url = format!("sse:http://{}/sse", served.addr);
+    let calls = json!([["get-sum", {"a": 2, "b": 3}], ["echo", {"message": "old"}]]);
+    let results = client(&s, "tok-alice", &calls, &url);
+    assert_eq!(
+        results[0]["text"], "The sum of 2 and 3 is 5.",
+        "{results:?}"
+    );
+    assert_eq!(results[1]["text"], "Echo: old");
+    let rows = store_rows(&s.db, "SELECT caller, tool FROM decisions ORDER BY id");
+    assert_eq!(
+        rows,
+        [
+            vec![json!("alice"), json!("get-sum")],
+            vec![json!("alice"), json!("echo")]
+        ]
+    );
+    let mut stream = TcpStream::connect(&served.addr).unwrap();
+    write!(
+        stream,
+        "GET /sse HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    assert_eq!(&head[9..12], b"401");
 }
