@@ -101,8 +101,18 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
         list_timeout: mcp::LIST_TIMEOUT,
     };
     #[cfg(feature = "http")]
-    if let Some(listen) = args.listen {
-        return listen_http(listen, config, &args.server);
+    {
+        use metagate::mcp::http::session::Backend;
+        let backend = match &args.upstream {
+            Some(url) => Backend::Upstream(url.clone()),
+            None => Backend::Command(args.server.clone()),
+        };
+        if let Some(listen) = args.listen {
+            return listen_http(listen, config, backend);
+        }
+        if let Backend::Upstream(url) = backend {
+            return relay_upstream(&url, config);
+        }
     }
     let mut guard = None;
     let mut server = spawn(&args.server, |command| {
@@ -395,7 +405,7 @@ fn absolute_program(program: &std::ffi::OsStr) -> OsString {
 fn listen_http(
     listen: std::net::SocketAddr,
     config: Config,
-    server: &[OsString],
+    backend: metagate::mcp::http::session::Backend,
 ) -> Result<Status> {
     use metagate::mcp::http::{Front, MakeConfig, serve};
     let rules = config.base.mcp_rules();
@@ -428,7 +438,7 @@ fn listen_http(
         listen,
         rules,
         defaults,
-        server: server.to_vec(),
+        backend,
         config: make,
         diag,
     };
@@ -436,5 +446,42 @@ fn listen_http(
         say!("metagate: mcp: listening on http://{addr}/mcp");
     })
     .with_context(|| format!("cannot serve HTTP on {listen}"))?;
+    Ok(Status::Success)
+}
+
+/// `--upstream` on stdio: the client on metagate's stdin and stdout, the server over HTTP.
+#[cfg(feature = "http")]
+fn relay_upstream(url: &str, config: Config) -> Result<Status> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .thread_name("metagate-http")
+        .build()
+        .context("cannot start the HTTP client")?;
+    let pipes = metagate::mcp::http::upstream::connect(url, runtime.handle())
+        .with_context(|| format!("cannot reach the MCP server at {url}"))?;
+    let streams = Streams {
+        client_in: Box::new(std::fs::File::from(
+            std::io::stdin()
+                .as_fd()
+                .try_clone_to_owned()
+                .context("stdin")?,
+        )),
+        client_out: Box::new(BufWriter::with_capacity(
+            64 * 1024,
+            std::fs::File::from(
+                std::io::stdout()
+                    .as_fd()
+                    .try_clone_to_owned()
+                    .context("stdout")?,
+            ),
+        )),
+        server_in: pipes.input,
+        server_out: pipes.output,
+    };
+    let relay = Relay::start(config, streams);
+    while relay.next_end(Duration::from_secs(1)).is_none() {}
+    relay.close_server_input();
+    relay.finish(GRACE);
     Ok(Status::Success)
 }

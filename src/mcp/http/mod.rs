@@ -8,15 +8,16 @@
 //!
 //! - [`auth`]: bearer tokens to callers, and the `Origin` check;
 //! - `legacy`: the 2024-11-05 HTTP+SSE transport (`GET /sse`, `POST /messages`);
-//! - [`session`]: one session's relay and server, and the routing of its messages.
+//! - [`session`]: one session's relay and server, and the routing of its messages;
+//! - [`upstream`]: an MCP server over Streamable HTTP as the server side of a relay.
 
 pub mod auth;
 mod legacy;
 pub mod session;
+pub mod upstream;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -51,8 +52,8 @@ pub struct Front {
     pub rules: McpRules,
     /// The caller of an unauthenticated loopback request, and the intent of every session.
     pub defaults: Context,
-    /// The stdio server each session runs.
-    pub server: Vec<OsString>,
+    /// What each session is in front of.
+    pub backend: session::Backend,
     /// The relay configuration of each session.
     pub config: MakeConfig,
     /// Where diagnostics go.
@@ -339,7 +340,7 @@ pub(crate) fn start_session(
     let config = (state.front.config)(context);
     let gone = Arc::downgrade(state);
     let key = id.clone();
-    let session = Session::start(id, caller, config, &state.front.server, move || {
+    let session = Session::start(id, caller, config, &state.front.backend, move || {
         if let Some(state) = gone.upgrade() {
             state.sessions().remove(&key);
         }

@@ -158,14 +158,25 @@ impl Write for ClientOut {
     }
 }
 
-/// The relay's client input: the messages the session's requests carried, in order.
-struct ClientIn {
+/// A relay's input from a channel: the messages the session's requests carried (or an
+/// upstream server's answers), in order, as one stream.
+pub(crate) struct Inbound {
     messages: mpsc::Receiver<Vec<u8>>,
     current: Vec<u8>,
     at: usize,
 }
 
-impl Read for ClientIn {
+impl Inbound {
+    pub(crate) fn new(messages: mpsc::Receiver<Vec<u8>>) -> Inbound {
+        Inbound {
+            messages,
+            current: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl Read for Inbound {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.at == self.current.len() {
             match self.messages.recv() {
@@ -197,42 +208,40 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts `server` behind a relay made with `config`; `ended` is called once the session
-    /// is over (its server gone).
+    /// Starts a relay made with `config` in front of `backend`; `ended` is called once the
+    /// session is over (its server gone).
     pub fn start(
         id: String,
         caller: Option<String>,
         config: Config,
-        server: &[OsString],
+        backend: &Backend,
         ended: impl FnOnce() + Send + 'static,
     ) -> io::Result<Arc<Session>> {
-        let (program, args) = server
-            .split_first()
-            .ok_or_else(|| io::Error::other("no server command"))?;
-        let mut child = {
-            use std::os::unix::process::CommandExt;
-            Command::new(program)
-                .args(args)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .process_group(0)
-                .spawn()?
-        };
+        let (server_in, server_out, mut child): (Box<dyn Write + Send>, Box<dyn Read + Send>, _) =
+            match backend {
+                Backend::Command(server) => {
+                    let mut child = spawn(server)?;
+                    (
+                        Box::new(io::BufWriter::new(child.stdin.take().expect("piped"))),
+                        Box::new(child.stdout.take().expect("piped")),
+                        Some(child),
+                    )
+                }
+                Backend::Upstream(url) => {
+                    let pipes = super::upstream::connect(url, &tokio::runtime::Handle::current())?;
+                    (pipes.input, pipes.output, None)
+                }
+            };
         let (sender, messages) = mpsc::channel();
         let outbox = Arc::new(Outbox::default());
         let streams = Streams {
-            client_in: Box::new(ClientIn {
-                messages,
-                current: Vec::new(),
-                at: 0,
-            }),
+            client_in: Box::new(Inbound::new(messages)),
             client_out: Box::new(ClientOut {
                 outbox: Arc::clone(&outbox),
                 partial: Vec::new(),
             }),
-            server_in: Box::new(io::BufWriter::new(child.stdin.take().expect("piped"))),
-            server_out: Box::new(child.stdout.take().expect("piped")),
+            server_in,
+            server_out,
         };
         let session = Arc::new(Session {
             id,
@@ -246,7 +255,14 @@ impl Session {
         std::thread::Builder::new()
             .name("metagate-session".into())
             .spawn(move || {
-                supervise(&mut child, &relay);
+                match child.as_mut() {
+                    Some(child) => supervise(child, &relay),
+                    None => {
+                        // An upstream session ends when either side does.
+                        while relay.next_end(Duration::from_secs(1)).is_none() {}
+                        relay.close_server_input();
+                    }
+                }
                 relay.finish(GRACE);
                 watched.ended.store(true, Ordering::SeqCst);
                 watched.close();
@@ -275,6 +291,29 @@ impl Session {
     pub fn is_over(&self) -> bool {
         self.ended.load(Ordering::SeqCst)
     }
+}
+
+/// What a session's relay is in front of.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// A stdio server, started for each session.
+    Command(Vec<OsString>),
+    /// An MCP server over Streamable HTTP, a session of its own for each session.
+    Upstream(String),
+}
+
+fn spawn(server: &[OsString]) -> io::Result<Child> {
+    use std::os::unix::process::CommandExt;
+    let (program, args) = server
+        .split_first()
+        .ok_or_else(|| io::Error::other("no server command"))?;
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0)
+        .spawn()
 }
 
 /// Waits for the server to exit or a side to close, then ends the server the stdio way:

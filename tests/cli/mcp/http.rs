@@ -57,14 +57,17 @@ impl Drop for Listening {
 fn listen(s: &Setup, policy_text: &str) -> Listening {
     std::fs::write(&s.policy, policy_text).unwrap();
     let command = s.through(&["--listen", "127.0.0.1:0", "--quiet"], s.everything());
-    let mut child =
-        s.sb.program(&command[0])
-            .args(&command[1..])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+    listen_with(s.sb.program(&command[0]).args(&command[1..]))
+}
+
+/// Starts `command` (a `metagate mcp --listen` on port 0) and reads where it listens.
+fn listen_with(command: &mut std::process::Command) -> Listening {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let addr = loop {
         let mut line = String::new();
@@ -236,4 +239,91 @@ fn a_legacy_sse_client_works() {
     let mut head = [0u8; 12];
     stream.read_exact(&mut head).unwrap();
     assert_eq!(&head[9..12], b"401");
+}
+
+/// The everything server in its Streamable HTTP mode, on a free port; killed when dropped.
+struct Upstream {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn upstream(s: &Setup) -> Upstream {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child =
+        s.sb.program(&s.deps.everything)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the server ended");
+        if line.contains("listening on port") {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let mut stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    Upstream {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    }
+}
+
+/// `--upstream` to the everything server's own Streamable HTTP: from a stdio client, and
+/// from an HTTP client through `--listen`, calls are checked (a string coerced to the number
+/// the schema wants) and answered by the real server.
+#[test]
+fn an_upstream_http_server_works_end_to_end() {
+    let Some(s) = setup() else { return };
+    let up = upstream(&s);
+    std::fs::write(&s.policy, policy(&[("tok-alice", "alice")], "")).unwrap();
+    let mut command = s.through(&["--upstream", &up.url], Vec::new());
+    command.retain(|w| w != "--");
+    let calls = json!([["get-sum", {"a": "4", "b": 3}], ["echo", {"message": "up"}]]);
+    let (results, _) = s.calls(&calls, &command);
+    assert_eq!(
+        results[0]["text"], "The sum of 4 and 3 is 7.",
+        "{results:?}"
+    );
+    assert_eq!(results[1]["text"], "Echo: up");
+
+    let command = s.through(
+        &["--listen", "127.0.0.1:0", "--upstream", &up.url],
+        Vec::new(),
+    );
+    let served = listen_with(
+        s.sb.program(&command[0])
+            .args(&command[1..command.len() - 1]),
+    );
+    let results = client(
+        &s,
+        "tok-alice",
+        &calls,
+        &format!("http://{}/mcp", served.addr),
+    );
+    assert_eq!(
+        results[0]["text"], "The sum of 4 and 3 is 7.",
+        "{results:?}"
+    );
+    let rows = store_rows(&s.db, "SELECT verdict, caller FROM decisions ORDER BY id");
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0][0], "corrected");
+    assert_eq!(rows[2], [json!("corrected"), json!("alice")]);
 }

@@ -48,6 +48,12 @@ pub struct McpArgs {
     #[arg(long, value_name = "ADDR", conflicts_with = "print_config")]
     pub listen: Option<std::net::SocketAddr>,
 
+    /// Relay to the MCP server at URL (http://…, its Streamable HTTP endpoint) instead of
+    /// running SERVER_COMMAND; with --listen, each session gets an upstream session of its own
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "print_config", "sandbox"])]
+    pub upstream: Option<String>,
+
     /// Write the snippet that starts this proxy, as it is configured now (--db, --policy and
     /// the server command made absolute), into CLIENT's MCP configuration; the file it goes in
     /// on each platform is said on stderr
@@ -58,7 +64,7 @@ pub struct McpArgs {
     /// options starts it (everything after it is the server's); `--` before it also works
     #[arg(
         trailing_var_arg = true,
-        required = true,
+        required_unless_present = "upstream",
         num_args = 1..,
         value_name = "SERVER_COMMAND"
     )]
