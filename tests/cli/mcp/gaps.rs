@@ -186,3 +186,22 @@ fn the_store_is_said_and_each_clients_snippet_names_it() {
         "the snippet's proxy wrote to the store named"
     );
 }
+
+/// Item 7: `[mcp] sampling = false` keeps a server from having the client's model write for
+/// it: the request never reaches the client, and the server is told why.
+#[test]
+fn a_sampling_request_is_refused_when_the_policy_says_so() {
+    let Some(s) = setup() else { return };
+    std::fs::write(&s.policy, "[mcp]\nsampling = false\n").unwrap();
+    let (report, stderr) = s.drive(&["sampling"], &s.through(&[], s.everything()));
+    assert_eq!(report["asked"], json!([]), "{report}");
+    assert_eq!(report["result"]["isError"], json!(true), "{report}");
+    assert!(
+        report["result"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("does not let this server ask the client to sample"),
+        "{report}"
+    );
+    assert!(stderr.contains("refused a sampling request"), "{stderr}");
+}
