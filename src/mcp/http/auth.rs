@@ -58,7 +58,7 @@ pub fn origin_allowed(rules: &McpRules, origin: Option<&[u8]>) -> Result<(), Ref
         .trim()
         .trim_end_matches('/')
         .to_ascii_lowercase();
-    if rules.origins.iter().any(|o| *o == text) || loopback_origin(&text) {
+    if rules.origins.contains(&text) || loopback_origin(&text) {
         return Ok(());
     }
     Err(Refusal::Origin(format!(
