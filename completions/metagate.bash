@@ -975,7 +975,7 @@ _metagate() {
             return 0
             ;;
         metagate__subcmd__mcp)
-            opts="-q -h --no-telemetry --explain --quiet --session --caller --intent --sandbox --policy --db --help"
+            opts="-q -h --no-telemetry --explain --quiet --session --caller --intent --sandbox --listen --upstream --print-config --policy --db --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -991,6 +991,18 @@ _metagate() {
                     ;;
                 --intent)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --upstream)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --print-config)
+                    COMPREPLY=($(compgen -W "claude-desktop cursor vscode zed" -- "${cur}"))
                     return 0
                     ;;
                 --policy)

@@ -8,17 +8,28 @@ telemetry store (every decision committed before the call goes on, every outcome
 Each round runs both (every other round metagate first); the report gives p50 and p99 of each
 and the difference. The machine's load moves p99 far more than metagate does: compare p50s.
 
+With --http, over Streamable HTTP instead: the client calls the everything server's `echo`
+in its streamableHttp mode directly, and through `metagate mcp --listen … --upstream URL`
+(the client authenticated by a bearer token). With --sessions N, metagate --listen in front of
+that server holds N sessions open at once (each initialized, then left idle) and the report
+gives its resident memory before and after.
+
 Usage: scripts/mcp-bench.py [--bin target/release/metagate] [--count 2000] [--warmup 200]
-                            [--rounds 2] [--no-telemetry] [--json]
+                            [--rounds 2] [--no-telemetry] [--http] [--sessions N] [--json]
 Needs scripts/mcp-deps.sh run first, and the binary built (`cargo build --release --locked`).
 """
 import argparse
+import hashlib
+import http.client
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +54,99 @@ def run(python, server, spec, env):
     return json.loads(out.stdout)["us"]
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def started(command, env, marker):
+    """Starts `command` and waits for `marker` on its stderr."""
+    proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if marker in line:
+            return proc
+    raise SystemExit(f"{command[0]} ended before it listened")
+
+
+def rss_kib(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def open_session(port, token):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "Authorization": f"Bearer {token}"}
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.request("POST", "/mcp", body, headers)
+    response = conn.getresponse()
+    session = response.getheader("Mcp-Session-Id")
+    response.read()
+    headers["Mcp-Session-Id"] = session
+    conn.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), headers)
+    conn.getresponse().read()
+    conn.close()
+    return session
+
+
+def http_main(args, python, everything):
+    token = "bench-token"
+    with tempfile.TemporaryDirectory() as tmp:
+        policy = Path(tmp, "metagate.toml")
+        policy.write_text(f'[mcp.tokens]\n"sha256:{hashlib.sha256(token.encode()).hexdigest()}" = "bench"\n')
+        env = dict(os.environ, HOME=tmp, XDG_STATE_HOME=tmp, XDG_CONFIG_HOME=tmp, MCP_TOKEN=token)
+        up_port, port = free_port(), free_port()
+        upstream = started([everything, "streamableHttp"], dict(env, PORT=str(up_port)), "listening on port")
+        url = f"http://127.0.0.1:{up_port}/mcp"
+        telemetry = ["--no-telemetry"] if args.no_telemetry else []
+        proxy = started([args.bin, "--policy", str(policy), "--db", str(Path(tmp, "bench.db")), "mcp", "--quiet",
+                         *telemetry, "--listen", f"127.0.0.1:{port}", "--upstream", url], env, "listening on")
+        try:
+            if args.sessions:
+                before = rss_kib(proxy.pid)
+                started_at = time.monotonic()
+                with ThreadPoolExecutor(32) as pool:
+                    ids = list(pool.map(lambda _: open_session(port, token), range(args.sessions)))
+                took = time.monotonic() - started_at
+                time.sleep(1)
+                after = rss_kib(proxy.pid)
+                threads = len(os.listdir(f"/proc/{proxy.pid}/task"))
+                report = {"sessions": len(set(ids)), "rss_before_kib": before, "rss_after_kib": after,
+                          "kib_per_session": (after - before) / max(1, len(ids)), "threads": threads,
+                          "seconds_to_open": round(took, 2)}
+                print(json.dumps(report, indent=2))
+                return
+            spec = {"tool": "echo", "arguments": {"message": "hi"}, "warmup": args.warmup, "count": args.count}
+            rounds = []
+            for i in range(args.rounds):
+                order = [("d", url), ("t", f"http://127.0.0.1:{port}/mcp")]
+                if i % 2:
+                    order.reverse()
+                got = {k: run(python, [target], spec, env) for k, target in order}
+                d, t = got["d"], got["t"]
+                rounds.append({
+                    "direct_us": {"p50": percentile(d, 0.5), "p99": percentile(d, 0.99), "mean": statistics.fmean(d)},
+                    "metagate_us": {"p50": percentile(t, 0.5), "p99": percentile(t, 0.99), "mean": statistics.fmean(t)},
+                })
+            for r in rounds:
+                r["added_us"] = {k: r["metagate_us"][k] - r["direct_us"][k] for k in ("p50", "p99")}
+            report = {"transport": "streamable-http", "calls_per_run": args.count, "telemetry": not args.no_telemetry,
+                      "rounds": rounds, "budget_us": 1000,
+                      "within_budget": all(r["added_us"]["p50"] < 1000 for r in rounds)}
+            print(json.dumps(report, indent=2))
+            sys.exit(0 if report["within_budget"] else 1)
+        finally:
+            proxy.terminate()
+            upstream.terminate()
+            proxy.wait()
+            upstream.wait()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", default=str(ROOT / "target/release/metagate"))
@@ -51,6 +155,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--no-telemetry", action="store_true")
     parser.add_argument("--json", action="store_true", help="one JSON document instead of a table")
+    parser.add_argument("--http", action="store_true", help="over Streamable HTTP (--listen/--upstream)")
+    parser.add_argument("--sessions", type=int, default=0, help="with --http: hold this many sessions, report memory")
     args = parser.parse_args()
 
     deps = Path(os.environ.get("METAGATE_MCP_DEPS", ROOT / "target/mcp-deps"))
@@ -60,6 +166,8 @@ def main():
         raise SystemExit(f"no binary at {args.bin}: run `cargo build --release --locked`")
     python = str(deps / "venv/bin/python")
     filesystem = str(deps / "node/node_modules/.bin/mcp-server-filesystem")
+    if args.http or args.sessions:
+        return http_main(args, python, str(deps / "node/node_modules/.bin/mcp-server-everything"))
 
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp, "data")

@@ -9,11 +9,16 @@
 //! - [`queue`]: the bounded queue in front of each side;
 //! - [`registry`]: the server's tools, listed by metagate itself, under the policy;
 //! - [`calls`]: the gate's decision on one `tools/call`;
+//! - [`clients`]: the configuration snippets MCP clients start the proxy from;
 //! - [`outcomes`]: answers read as outcomes and written to the store;
-//! - [`relay`]: the threads that move messages between the two sides.
+//! - [`relay`]: the threads that move messages between the two sides;
+//! - `http` (feature `http`): the Streamable HTTP front, many sessions in one process.
 
 pub mod calls;
+pub mod clients;
 pub mod framing;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod outcomes;
 mod queue;
 pub mod registry;

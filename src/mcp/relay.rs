@@ -79,6 +79,8 @@ struct Shared {
     diag: Diag,
     /// Whether a client's tool list is shown filtered (an intent or a caller is set).
     filters: bool,
+    /// Whether the server may ask the client to sample (`[mcp] sampling`).
+    sampling: bool,
 }
 
 impl Shared {
@@ -134,6 +136,7 @@ impl Relay {
             .as_ref()
             .map(|open| OutcomeRecorder::start(Arc::clone(open), Arc::clone(&diag)));
         let filters = context.intent.is_some() || context.caller.is_some();
+        let sampling = base.mcp_rules().sampling;
         let shared = Arc::new(Shared {
             registry: Registry::new(policy, base, context.clone(), Arc::clone(&diag)),
             pending: Mutex::default(),
@@ -146,6 +149,7 @@ impl Relay {
             clock: Arc::clone(&clock),
             diag: Arc::clone(&diag),
             filters,
+            sampling,
         });
         let (end_sender, ends) = channel();
         let (written, client_writer) = channel();
@@ -507,6 +511,18 @@ fn from_server(shared: &Shared, body: &[u8], message: &Message<'_>) -> Result<()
                 drop(pending);
                 shared.to_client(body)
             }
+        }
+        Kind::Request { id, method } if method == "sampling/createMessage" && !shared.sampling => {
+            // The server would have the client's model write for it: refused to the server,
+            // and the client never sees the request.
+            (shared.diag)(
+                "metagate: refused a sampling request from the server ([mcp] sampling = false)",
+            );
+            shared.to_server.push(framing::error_line(
+                Some(id),
+                INVALID_REQUEST,
+                "metagate: the policy does not let this server ask the client to sample",
+            ))
         }
         Kind::Notification { method } if method == "notifications/tools/list_changed" => {
             let sent = shared.to_client(body);

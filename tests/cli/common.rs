@@ -389,8 +389,13 @@ impl LineStream {
 
     /// Writes `line` (a newline is added) and reads its answer, as JSON.
     pub fn ask(&mut self, line: &str) -> Value {
-        use std::io::BufRead;
         self.write(&format!("{line}\n"));
+        self.next()
+    }
+
+    /// Reads the next line it writes, as JSON.
+    pub fn next(&mut self) -> Value {
+        use std::io::BufRead;
         let mut answer = String::new();
         self.stdout.read_line(&mut answer).unwrap();
         serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))

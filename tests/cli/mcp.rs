@@ -16,6 +16,9 @@ use serde_json::{Value, json};
 
 use crate::common::{BACKENDS, BIN, Backend, Sandbox, new_store, store_rows};
 
+mod gaps;
+mod http;
+
 /// The installed MCP software.
 struct Deps {
     python: PathBuf,

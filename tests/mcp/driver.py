@@ -3,7 +3,10 @@
 tests (tests/mcp.rs) and its benchmark (scripts/mcp-bench.py).
 
 Usage: driver.py SCENARIO [JSON] -- COMMAND [ARGS...]
-Runs COMMAND as the server over stdio (with this process's environment), plays SCENARIO and
+       driver.py SCENARIO [JSON] -- http://HOST:PORT/mcp      (Streamable HTTP)
+       driver.py SCENARIO [JSON] -- sse:http://HOST:PORT/sse  (the 2024-11-05 HTTP+SSE transport)
+Runs COMMAND as the server over stdio (with this process's environment), or connects to the
+URL (with `Authorization: Bearer $MCP_TOKEN` when MCP_TOKEN is set), plays SCENARIO and
 prints one JSON report on stdout. Scenarios:
   list           every page of tools/list: {"tools": [...], "pages": N}
   calls JSON     tools/call for each [name, arguments] in JSON: {"results": [...]}
@@ -136,8 +139,23 @@ def main():
     cut = argv.index("--")
     scenario, arg = argv[0], (argv[1] if cut > 1 else None)
     command = argv[cut + 1 :]
-    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-    print(json.dumps(anyio.run(run, scenario, arg, params)))
+    print(json.dumps(anyio.run(run, scenario, arg, server(command))))
+
+
+def server(command):
+    """What Client connects to: a stdio server, or an HTTP endpoint."""
+    token = os.environ.get("MCP_TOKEN")
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    if command[0].startswith("sse:"):
+        from mcp.client.sse import sse_client
+
+        return sse_client(command[0][4:], headers=headers)
+    if command[0].startswith("http://") or command[0].startswith("https://"):
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        return streamable_http_client(command[0], http_client=create_mcp_http_client(headers=headers))
+    return StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
 
 
 if __name__ == "__main__":

@@ -744,7 +744,10 @@ impl<'a> Call<'a> {
                     Value::Object(map) => (Args::from_map(map), ArgsForm::Object),
                     Value::String(text) => {
                         let args = parse_args_string(&text, slots.args, fixes)?;
-                        if shape == Shape::AgentZero {
+                        // Only OpenAI's envelopes carry arguments as a string; Agent Zero's
+                        // tools and an MCP server read an object, and must get the
+                        // arguments the decision checked, so they are sent as one.
+                        if matches!(shape, Shape::AgentZero | Shape::Mcp) {
                             let mut fix = Correction::noted(
                                 Kind::Envelope,
                                 format!(
@@ -1172,6 +1175,27 @@ mod tests {
         let keys: Vec<_> = out.as_object().unwrap().keys().cloned().collect();
         assert_eq!(keys, ["headline", "tool_name", "tool_args", "z"]);
         assert_eq!(out["tool_args"], json!({"text":"x"}));
+    }
+
+    /// An MCP server reads `params.arguments` as an object: stringified arguments are sent on
+    /// decoded (an envelope correction), or the server would refuse the call the decision
+    /// passed. OpenAI's envelopes keep theirs a string.
+    #[test]
+    fn stringified_mcp_arguments_go_on_as_an_object() {
+        let (call, fixes) = read(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get-sum","arguments":"{\"a\": 2, \"b\": 3}"}}"#,
+        );
+        assert_eq!(call.shape, Shape::Mcp);
+        assert_eq!(fixes.len(), 1, "{fixes:?}");
+        assert_eq!(fixes[0].kind, Kind::Envelope);
+        assert_eq!(
+            call.to_value()["params"]["arguments"],
+            json!({"a": 2, "b": 3})
+        );
+        let (call, fixes) =
+            read(r#"{"type":"function_call","call_id":"c","name":"t","arguments":"{\"a\":1}"}"#);
+        assert!(fixes.is_empty(), "{fixes:?}");
+        assert_eq!(call.to_value()["arguments"], json!("{\"a\":1}"));
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub use evaluate::{
 };
 pub use gate::GateArgs;
 pub use lint::{DenyLevel, LintArgs, LintFormat};
-pub use mcp::McpArgs;
+pub use mcp::{McpArgs, McpClient};
 pub use permit::{PermitArgs, PermitCommand, PermitGrantArgs};
 pub use run::RunArgs;
 
@@ -79,8 +79,11 @@ pub enum Command {
             corrected arguments go to the server; a refused call is answered to the client as a \
             tool error (isError) carrying metagate's feedback, and never reaches the server. Each \
             forwarded call's result is recorded as an outcome of its decision. The server's \
-            stderr is metagate's; signals are passed on to it. In a client's configuration, put \
-            `metagate mcp --` before the server's command.",
+            stderr is metagate's; signals are passed on to it. At start metagate says on stderr \
+            which store and policy it uses. In a client's configuration, put `metagate mcp` \
+            before the server's command (the first word that is not an option starts the \
+            server; `--` before it also works), or let --print-config CLIENT write the entry, \
+            store and policy named.",
         after_help = "Exit status: the server's own (128 + the signal when a signal ended it); \
             2 metagate could not start (bad flags, an invalid policy, a store that cannot be \
             opened, a server command that cannot be run).\n\n\

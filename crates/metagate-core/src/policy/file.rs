@@ -51,6 +51,9 @@ pub struct PolicyFile {
     /// The boundary `metagate run` runs commands in.
     #[serde(default, skip_serializing_if = "super::run::RunFile::is_empty")]
     pub(crate) run: super::run::RunFile,
+    /// What `metagate mcp` takes from the policy: HTTP callers, origins, sampling.
+    #[serde(default, skip_serializing_if = "super::mcp::McpFile::is_empty")]
+    pub(crate) mcp: super::mcp::McpFile,
     /// Tool definition files to import (`[[import]]`).
     #[serde(default, rename = "import", skip_serializing_if = "Vec::is_empty")]
     pub imports: Vec<ImportFile>,
@@ -551,6 +554,7 @@ impl PolicyFile {
         self.permit.require = over.permit.require.or(self.permit.require.take());
         self.axes.synonyms.extend(over.axes.synonyms);
         self.run.layer(over.run);
+        self.mcp.layer(over.mcp);
         self.imports.extend(over.imports);
         self.evaluate.layer(over.evaluate);
         self

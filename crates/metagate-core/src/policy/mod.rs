@@ -3,6 +3,7 @@
 pub mod file;
 pub mod import;
 mod lookup;
+pub mod mcp;
 pub(crate) mod rules;
 pub mod run;
 pub mod thresholds;
@@ -433,6 +434,10 @@ impl Policy {
                 );
             }
         }
+        for (path, message) in mcp::McpRules::compile(&file.mcp).1 {
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            problems.push(&path, message);
+        }
         for (path, message) in run::RunRules::compile(&file.run).1 {
             let path: Vec<&str> = path.iter().map(String::as_str).collect();
             problems.push(&path, message);
@@ -526,6 +531,11 @@ impl Policy {
     /// The store's URL, when the policy names one (`[store] url`).
     pub fn store_url(&self) -> Option<&str> {
         self.file.store.url.as_deref()
+    }
+
+    /// `[mcp]`: HTTP callers, origins and sampling, defaults filled in.
+    pub fn mcp_rules(&self) -> mcp::McpRules {
+        mcp::McpRules::compile(&self.file.mcp).0
     }
 
     /// `[run]`: the boundary `metagate run` runs commands in, defaults filled in.
