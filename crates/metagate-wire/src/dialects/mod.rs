@@ -43,3 +43,5 @@ pub struct Refusal {
     /// What is wrong, as a sentence the model can act on.
     pub message: String,
 }
+pub(crate) mod command_r;
+pub(crate) mod text_util;
