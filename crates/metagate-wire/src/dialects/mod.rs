@@ -44,4 +44,5 @@ pub struct Refusal {
     pub message: String,
 }
 pub(crate) mod command_r;
+pub(crate) mod json_list;
 pub(crate) mod text_util;
