@@ -47,4 +47,6 @@ pub(crate) mod command_r;
 pub(crate) mod generic;
 pub(crate) mod json_list;
 pub(crate) mod llama3_json;
+pub(crate) mod python_literal;
+pub(crate) mod pythonic;
 pub(crate) mod text_util;

@@ -317,23 +317,6 @@ pub(crate) fn read_call_list(
     Ok((calls, end))
 }
 
-/// Where the `<think>…</think>` block (or another reasoning block named by `open`/`close`)
-/// opening at the start of `text` (after whitespace) ends; the start when there is none.
-/// A block left open is refused: what follows cannot be told from reasoning.
-pub(crate) fn after_reasoning(text: &str, open: &str, close: &str) -> Result<usize, Refusal> {
-    let start = skip_ws(text.as_bytes(), 0);
-    if !text[start..].starts_with(open) {
-        return Ok(start);
-    }
-    match find_from(text, close, start + open.len()) {
-        Some(p) => Ok(skip_ws(text.as_bytes(), p + close.len())),
-        None => Err(refusal(
-            start,
-            format!("the reasoning block `{open}` is never closed with `{close}`"),
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
