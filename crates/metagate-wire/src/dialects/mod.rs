@@ -48,5 +48,6 @@ pub(crate) mod generic;
 pub(crate) mod json_list;
 pub(crate) mod llama3_json;
 pub(crate) mod python_literal;
+pub(crate) mod python_tag;
 pub(crate) mod pythonic;
 pub(crate) mod text_util;
