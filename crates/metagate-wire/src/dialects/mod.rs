@@ -44,6 +44,7 @@ pub struct Refusal {
     pub message: String,
 }
 pub(crate) mod command_r;
+pub(crate) mod functionary;
 pub(crate) mod generic;
 pub(crate) mod json_list;
 pub(crate) mod llama3_json;
