@@ -1,10 +1,10 @@
-use super::super::text_util::testing::{check, refused};
+use super::super::text_util::testing::{Case, check, refused};
 use super::*;
 
 #[test]
 fn command_r_variants_read() {
     #[rustfmt::skip]
-    let cases: &[(&str, &[(&str, &str, Option<&str>)], bool)] = &[
+    let cases: &[Case] = &[
         // The issue's R7B case: `parameters` read, `tool_call_id` kept.
         (r#"<|START_ACTION|>[{"tool_call_id":"0","tool_name":"f","parameters":{"arg1":1}}]<|END_ACTION|>"#,
          &[("f", r#"{"arg1":1}"#, Some("0"))], true),

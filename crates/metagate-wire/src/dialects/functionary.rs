@@ -138,13 +138,13 @@ pub(crate) fn write(_found: &Found, name: &str, arguments: &Map<String, Value>) 
 
 #[cfg(test)]
 mod tests {
-    use super::super::text_util::testing::{check, refused};
+    use super::super::text_util::testing::{Case, check, refused};
     use super::*;
 
     #[test]
     fn functionary_variants_read() {
         #[rustfmt::skip]
-        let cases: &[(&str, &[(&str, &str, Option<&str>)], bool)] = &[
+        let cases: &[Case] = &[
             // The first part without `>>>`, as the template leaves it.
             ("get_weather\n{\"location\":\"Paris\"}", &[("get_weather", r#"{"location":"Paris"}"#, None)], true),
             (">>>get_weather\n{\"location\": \"Paris\"}", &[("get_weather", r#"{"location":"Paris"}"#, None)], false),

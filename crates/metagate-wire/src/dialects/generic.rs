@@ -94,13 +94,13 @@ pub(crate) fn write(found: &Found, name: &str, arguments: &Map<String, Value>) -
 
 #[cfg(test)]
 mod tests {
-    use super::super::text_util::testing::{check, refused};
+    use super::super::text_util::testing::{Case, check, refused};
     use super::*;
 
     #[test]
     fn generic_variants_read() {
         #[rustfmt::skip]
-        let cases: &[(&str, &[(&str, &str, Option<&str>)], bool)] = &[
+        let cases: &[Case] = &[
             (r#"{"tool_call":{"name":"special_function","arguments":{"arg1":1}}}"#,
              &[("special_function", r#"{"arg1":1}"#, None)], true),
             ("{\n  \"tool_call\": {\n    \"name\": \"f\",\n    \"arguments\": {\"q\": \"ünï\"}\n  }\n}",

@@ -1,10 +1,10 @@
-use super::super::text_util::testing::{check, refused};
+use super::super::text_util::testing::{Case, check, refused};
 use super::*;
 
 #[test]
 fn json_list_variants_read() {
     #[rustfmt::skip]
-    let cases: &[(&str, &[(&str, &str, Option<&str>)], bool)] = &[
+    let cases: &[Case] = &[
         // Granite 3.x.
         (r#"<|tool_call|>[{"name":"get_weather","arguments":{"city":"Dallas"}}]"#,
          &[("get_weather", r#"{"city":"Dallas"}"#, None)], true),

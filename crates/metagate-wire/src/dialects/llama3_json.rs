@@ -117,13 +117,13 @@ pub(crate) fn write(found: &Found, name: &str, arguments: &Map<String, Value>) -
 
 #[cfg(test)]
 mod tests {
-    use super::super::text_util::testing::{check, refused};
+    use super::super::text_util::testing::{Case, check, refused};
     use super::*;
 
     #[test]
     fn llama3_json_variants_read() {
         #[rustfmt::skip]
-        let cases: &[(&str, &[(&str, &str, Option<&str>)], bool)] = &[
+        let cases: &[Case] = &[
             // The issue's case: all three calls read, none dropped.
             (r#"{"name":"searchTool","parameters":{"query":"a"}}; {"name":"getOpenIncidentsTool","parameters":{}}; {"name":"searchTool","parameters":{"query":"b"}}"#,
              &[("searchTool", r#"{"query":"a"}"#, None), ("getOpenIncidentsTool", "{}", None), ("searchTool", r#"{"query":"b"}"#, None)], true),

@@ -519,13 +519,15 @@ impl<'a> Py<'a> {
             {
                 return Err(bad());
             }
-            if frac.is_none() && exponent.is_none() && int.len() > 1 && int.starts_with('0') {
-                if int.bytes().any(|c| c != b'0') {
-                    return Err(refusal(
-                        start,
-                        "a number with leading zeros; Python reads no such literal",
-                    ));
-                }
+            if frac.is_none()
+                && exponent.is_none()
+                && int.starts_with('0')
+                && int.bytes().any(|c| c != b'0')
+            {
+                return Err(refusal(
+                    start,
+                    "a number with leading zeros; Python reads no such literal",
+                ));
             }
             let int = int.trim_start_matches('0');
             let mut s = String::from(if int.is_empty() { "0" } else { int });

@@ -120,13 +120,13 @@ pub(crate) fn write(found: &Found, name: &str, arguments: &Map<String, Value>) -
 
 #[cfg(test)]
 mod tests {
-    use super::super::text_util::testing::{check, refused};
+    use super::super::text_util::testing::{Case, check, refused};
     use super::*;
 
     #[test]
     fn python_tag_variants_read() {
         #[rustfmt::skip]
-        let cases: &[(&str, &[(&str, &str, Option<&str>)], bool)] = &[
+        let cases: &[Case] = &[
             // The issue's case, and llama.cpp's built-in tool tests.
             ("<|python_tag|>brave_search.call(query=\"what is the weather in Dallas\")",
              &[("brave_search", r#"{"query":"what is the weather in Dallas"}"#, None)], true),

@@ -143,13 +143,13 @@ pub(crate) fn write(_found: &Found, name: &str, arguments: &Map<String, Value>) 
 
 #[cfg(test)]
 mod tests {
-    use super::super::text_util::testing::{check, refused};
+    use super::super::text_util::testing::{Case, check, refused};
     use super::*;
 
     #[test]
     fn pythonic_variants_read() {
         #[rustfmt::skip]
-        let cases: &[(&str, &[(&str, &str, Option<&str>)], bool)] = &[
+        let cases: &[Case] = &[
             // The issue's case.
             (r#"[get_weather(city="Dallas"), add(a=1, b=2)]"#,
              &[("get_weather", r#"{"city":"Dallas"}"#, None), ("add", r#"{"a":1,"b":2}"#, None)], true),

@@ -414,6 +414,9 @@ pub(crate) mod testing {
     /// One call a case expects: name, arguments as JSON, id.
     pub(crate) type Want<'a> = (&'a str, &'a str, Option<&'a str>);
 
+    /// A text, the calls it reads as, and whether each uncorrected write gives back its span.
+    pub(crate) type Case<'a> = (&'a str, &'a [Want<'a>], bool);
+
     fn summary(found: &[Found]) -> Vec<(String, Value, Option<String>)> {
         found
             .iter()
