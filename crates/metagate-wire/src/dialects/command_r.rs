@@ -123,13 +123,6 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
             }
         }
     }
-    if calls.is_empty() {
-        let at = find_from(text, START_ACTION, 0).unwrap_or(0);
-        return Err(refusal(
-            at,
-            "no call could be read after `<|START_ACTION|>`",
-        ));
-    }
     Ok(calls)
 }
 

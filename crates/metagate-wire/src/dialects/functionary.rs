@@ -76,15 +76,15 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
             let end = bracketed_end(b, body).ok_or_else(|| {
                 refusal(body, format!("the arguments of `{recipient}` are cut off"))
             })?;
-            let Value::Object(arguments) = read_json(text, body..end)? else {
+            let (Value::Object(arguments), repairs) = read_json(text, body..end)? else {
                 return Err(refusal(body, "the arguments must be a JSON object"));
             };
             calls.push(Found {
                 span: h..end,
                 name: recipient.to_owned(),
                 arguments,
-                id: None,
-                texts: Vec::new(),
+                repairs,
+                ..Found::default()
             });
             let after = skip_ws(b, end);
             if after < stop {
@@ -104,8 +104,7 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
                 span: h..end,
                 name: PYTHON.into(),
                 arguments,
-                id: None,
-                texts: Vec::new(),
+                ..Found::default()
             });
         } else {
             return Err(refusal(
@@ -116,9 +115,6 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
             ));
         }
         part = next;
-    }
-    if calls.is_empty() {
-        return Err(refusal(0, "no `>>>` part holds a call"));
     }
     Ok(calls)
 }
@@ -172,18 +168,19 @@ mod tests {
     #[test]
     fn functionary_malformed_is_refused() {
         for text in [
-            // Cut off; not an object; text after the arguments; no call at all.
+            // Cut off; not an object; text after the arguments; no code.
             ">>>f\n{\"a\":1",
             ">>>f\n{\"a\":\"cut",
             ">>>f\n[1, 2]",
             ">>>f\nnot json",
             ">>>f\n{\"a\":1} and then words",
-            ">>>all\nonly text",
             ">>>python\n   ",
         ] {
             assert!(detect(text), "{text:?}");
             refused(read, text);
         }
+        // Text alone is not this reader's: the next one reads it.
+        assert_eq!(read(">>>all\nonly text"), Ok(Vec::new()));
         for text in [
             "Sure\n{\"a\":1} said the model",
             ">>> print(1)",

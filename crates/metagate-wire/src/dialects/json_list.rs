@@ -4,8 +4,8 @@
 //! opening the output (xLAM), after a `<think>` block if any.
 //!
 //! The arguments stand under `arguments` or `parameters`; each element is one call, its span
-//! the element alone (brackets, commas, markers and fences kept). `write` uses `arguments`,
-//! the key Granite's, xLAM's and Firefunction's parsers read.
+//! the element alone (brackets, commas, markers and fences kept). `write` uses the key the
+//! call came with (`arguments` when it had none).
 
 use super::text_util::{CallKeys, find_from, read_call_list, refusal, skip_ws, write_call_object};
 use super::{Found, Refusal};
@@ -110,9 +110,6 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
                 ));
             }
         }
-    }
-    if calls.is_empty() {
-        return Err(refusal(0, "no list of calls could be read"));
     }
     Ok(calls)
 }

@@ -38,6 +38,9 @@ fn json_list_variants_read() {
         // Ids, string arguments holding an object, `"type":"function"`.
         (r#"[{"type":"function","name":"f","arguments":"{\"a\":1}","id":"call_1"}]"#,
          &[("f", r#"{"a":1}"#, Some("call_1"))], false),
+        // The key the arguments came under is written back.
+        (r#"<|tool_call|>[{"name":"f","parameters":{"a":1}},{"name":"g","arguments":{}}]"#,
+         &[("f", r#"{"a":1}"#, None), ("g", "{}", None)], true),
         (r#"[{"name":"f","arguments":{"a":1},"id":"call_1"}]"#,
          &[("f", r#"{"a":1}"#, Some("call_1"))], true),
     ];
@@ -45,6 +48,17 @@ fn json_list_variants_read() {
         assert!(detect(text), "{text:?}");
         check(read, write, text, want, *canonical);
     }
+}
+
+#[test]
+fn repaired_calls_say_so() {
+    let text =
+        "<|tool_call|>[{'name':'f','arguments':{'a':True}}, {\"name\":\"g\",\"arguments\":{}}]";
+    let found = read(text).unwrap();
+    assert_eq!(found.len(), 2);
+    assert!(!found[0].repairs.is_empty(), "{:?}", found[0]);
+    assert!(found[1].repairs.is_empty(), "{:?}", found[1]);
+    assert_eq!(found[0].arguments.get("a"), Some(&Value::Bool(true)));
 }
 
 #[test]

@@ -4,8 +4,8 @@
 //! (after a `<think>` block, if any). One object alone is an ordinary JSON call, read
 //! elsewhere; this reader is for two or more, none of which may be dropped.
 //!
-//! Each object is one call, its span the object alone, the separators kept. `write` uses
-//! `parameters`, the key Llama 3's template and llama.cpp read (vLLM reads both).
+//! Each object is one call, its span the object alone, the separators kept. `write` uses the
+//! key the call came with, else `parameters` (the key Llama 3's template writes).
 
 use super::text_util::{
     CallKeys, bracketed_end, find_from, read_call_object, refusal, skip_ws, write_call_object,
@@ -94,7 +94,7 @@ pub(super) fn read_objects(
 
 pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
     let Some(start) = first_object(text) else {
-        return Err(refusal(0, "no call object opens the output"));
+        return Ok(Vec::new());
     };
     let (calls, end) = read_objects(text, start, &KEYS)?;
     // What follows is kept as prose only when no call object hides in it.

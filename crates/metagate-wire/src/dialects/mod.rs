@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use std::ops::Range;
 
 /// One call a reader found in the text.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Found {
     /// The bytes of the whole call, its markers included: what an answer in kind replaces.
     pub span: Range<usize>,
@@ -33,6 +33,13 @@ pub struct Found {
     /// Arguments written as text whose JSON type only the tool's schema decides
     /// (`<parameter=n>5</parameter>`: the number 5 or the string "5"), with that text.
     pub texts: Vec<(String, String)>,
+    /// One sentence per repair the call's JSON needed (the lenient reader's
+    /// [`crate::repair::Parsed::repairs`]): a repaired call is written again, never passed
+    /// as it came.
+    pub repairs: Vec<String>,
+    /// The key a call object held its arguments under (`"arguments"`, `"parameters"`), for
+    /// `write` to write the same one back; `None` where the dialect has no such key.
+    pub arguments_key: Option<&'static str>,
 }
 
 /// Why a text holding a dialect's markers cannot be read, and where.

@@ -6,7 +6,8 @@
 //!
 //! The tag is kept outside every span, so one tag before several JSON calls stays one tag.
 //! `write` writes `name.call(…)` for the built-in search tools, the code itself for
-//! `code_interpreter` with only `code`, and the JSON object (with `parameters`) otherwise.
+//! `code_interpreter` with only `code`, and the JSON object otherwise (its arguments under the
+//! key they came with, else `parameters`).
 
 use super::llama3_json::{KEYS, read_objects};
 use super::python_literal::{Py, write_call};
@@ -47,8 +48,7 @@ fn builtin_call(text: &str, i: usize) -> Option<Result<Found, Refusal>> {
         span: call.span,
         name: tool.to_owned(),
         arguments: call.arguments,
-        id: None,
-        texts: Vec::new(),
+        ..Found::default()
     }))
 }
 
@@ -82,8 +82,7 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
                 span: start..end,
                 name: CODE_TOOL.into(),
                 arguments,
-                id: None,
-                texts: Vec::new(),
+                ..Found::default()
             });
             end
         };
@@ -95,9 +94,6 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
             ));
         }
         from = stop;
-    }
-    if calls.is_empty() {
-        return Err(refusal(0, "no `<|python_tag|>` call could be read"));
     }
     Ok(calls)
 }

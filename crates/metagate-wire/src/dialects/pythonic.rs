@@ -73,8 +73,7 @@ fn found(call: super::python_literal::PyCall) -> Found {
         span: call.span,
         name: call.name,
         arguments: call.arguments,
-        id: None,
-        texts: Vec::new(),
+        ..Found::default()
     }
 }
 
@@ -130,9 +129,6 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
                 format!("the calls must be closed with `{close}`"),
             ));
         }
-    }
-    if calls.is_empty() {
-        return Err(refusal(0, "no pythonic call could be read"));
     }
     Ok(calls)
 }

@@ -76,12 +76,13 @@ pub(crate) fn bracketed_end(b: &[u8], open: usize) -> Option<usize> {
     None
 }
 
-/// Reads the JSON value `text[range]`: strict JSON, or else (an object only) the lenient
-/// repair reader when it reads the slice whole, dropping and completing nothing.
-pub(crate) fn read_json(text: &str, range: Range<usize>) -> Result<Value, Refusal> {
+/// Reads the JSON value `text[range]`: strict JSON (no repairs), or else (an object only)
+/// the lenient repair reader when it reads the slice whole, dropping and completing nothing;
+/// with the repairs it made.
+pub(crate) fn read_json(text: &str, range: Range<usize>) -> Result<(Value, Vec<String>), Refusal> {
     let slice = &text[range.clone()];
     if let Ok(value) = serde_json::from_str::<Value>(slice) {
-        return Ok(value);
+        return Ok((value, Vec::new()));
     }
     let fail = || {
         refusal(
@@ -110,7 +111,7 @@ pub(crate) fn read_json(text: &str, range: Range<usize>) -> Result<Value, Refusa
     {
         return Err(fail());
     }
-    Ok(parsed.value)
+    Ok((parsed.value, parsed.repairs))
 }
 
 /// The keys one dialect writes a call object with.
@@ -134,11 +135,13 @@ pub(crate) fn read_call_object(
     keys: &CallKeys,
 ) -> Result<Found, Refusal> {
     let at = range.start;
-    let value = read_json(text, range.clone())?;
+    let (value, repairs) = read_json(text, range.clone())?;
     let Value::Object(map) = value else {
         return Err(refusal(at, "a call here must be a JSON object"));
     };
-    call_from_map(map, at, range, keys)
+    let mut found = call_from_map(map, at, range, keys)?;
+    found.repairs = repairs;
+    Ok(found)
 }
 
 /// [`read_call_object`] on a map already read.
@@ -150,6 +153,7 @@ pub(crate) fn call_from_map(
 ) -> Result<Found, Refusal> {
     let mut name = None;
     let mut arguments = None;
+    let mut arguments_key = None;
     let mut id = None;
     for (key, value) in map {
         if key == keys.name {
@@ -162,7 +166,7 @@ pub(crate) fn call_from_map(
                     ));
                 }
             }
-        } else if keys.arguments.contains(&key.as_str()) {
+        } else if let Some(&k) = keys.arguments.iter().find(|k| **k == key) {
             if arguments.is_some() {
                 return Err(refusal(
                     at,
@@ -177,6 +181,7 @@ pub(crate) fn call_from_map(
                 ));
             }
             arguments = Some(arguments_object(value, at, &key)?);
+            arguments_key = Some(k);
         } else if Some(key.as_str()) == keys.id {
             match value {
                 Value::String(s) => id = Some(s),
@@ -209,7 +214,8 @@ pub(crate) fn call_from_map(
         name,
         arguments: arguments.unwrap_or_default(),
         id,
-        texts: Vec::new(),
+        arguments_key,
+        ..Found::default()
     })
 }
 
@@ -236,7 +242,8 @@ fn arguments_object(value: Value, at: usize, key: &str) -> Result<Map<String, Va
 }
 
 /// `{"<name key>":name,"<arguments key>":{…}}` with the id first when the dialect writes
-/// it first (`id_first`), else last; compact, as servers render calls.
+/// it first (`id_first`), else last; compact, as servers render calls. The arguments go
+/// under the key the call came with, else the dialect's first.
 pub(crate) fn write_call_object(
     keys: &CallKeys,
     found: &Found,
@@ -252,11 +259,11 @@ pub(crate) fn write_call_object(
     }
     push_member(&mut out, keys.name, &Value::String(name.to_owned()));
     out.push(',');
-    push_member(
-        &mut out,
-        keys.arguments[0],
-        &Value::Object(arguments.clone()),
-    );
+    let key = found
+        .arguments_key
+        .filter(|k| keys.arguments.contains(k))
+        .unwrap_or(keys.arguments[0]);
+    push_member(&mut out, key, &Value::Object(arguments.clone()));
     if !id_first && let Some((k, v)) = id {
         out.push(',');
         push_member(&mut out, k, &Value::String(v.to_owned()));
