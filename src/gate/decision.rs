@@ -213,6 +213,7 @@ pub(crate) fn malformed_in(message: impl Into<String>, shape: Option<Shape>) -> 
         Shape::Gemini => r#"{"functionCall": {"name": "…", "args": {…}}}"#,
         Shape::Plain => r#"{"name": "…", "arguments": {…}}"#,
         Shape::Llama => r#"{"name": "…", "parameters": {…}}"#,
+        Shape::LangChain => r#"{"name": "…", "args": {…}, "id": "…", "type": "tool_call"}"#,
     };
     ToolError::new(Category::MalformedCall, message).suggest(format!(
         "send exactly one tool call as a single JSON object, e.g. {example}"

@@ -445,6 +445,6 @@ pub(crate) fn tool_result_in(
                 "isError": is_error,
             },
         }),
-        Shape::AgentZero | Shape::Plain | Shape::Llama => return None,
+        Shape::AgentZero | Shape::Plain | Shape::Llama | Shape::LangChain => return None,
     })
 }

@@ -36,11 +36,14 @@ pub enum Shape {
     Plain,
     /// Llama's `{"name", "parameters"}`.
     Llama,
+    /// LangChain's `ToolCall`, `{"name", "args", "id", "type": "tool_call"}` (an `AIMessage`'s
+    /// `tool_calls` items).
+    LangChain,
 }
 
 impl Shape {
     /// Every envelope, in the order the docs list them.
-    pub const ALL: [Shape; 8] = [
+    pub const ALL: [Shape; 9] = [
         Shape::AgentZero,
         Shape::OpenAiChat,
         Shape::OpenAiResponses,
@@ -49,6 +52,7 @@ impl Shape {
         Shape::Gemini,
         Shape::Plain,
         Shape::Llama,
+        Shape::LangChain,
     ];
 
     /// The name reports and telemetry use.
@@ -62,6 +66,7 @@ impl Shape {
             Shape::Gemini => "gemini",
             Shape::Plain => "plain",
             Shape::Llama => "llama",
+            Shape::LangChain => "langchain",
         }
     }
 
@@ -76,6 +81,7 @@ impl Shape {
             Shape::Gemini => "Gemini functionCall part",
             Shape::Plain => "{\"name\", \"arguments\"}",
             Shape::Llama => "{\"name\", \"parameters\"} (Llama)",
+            Shape::LangChain => "{\"name\", \"args\", \"type\": \"tool_call\"} (LangChain)",
         }
     }
 }
@@ -189,8 +195,18 @@ fn slots(shape: Shape) -> Slots {
         Shape::Gemini => (Some("functionCall"), "name", "args"),
         Shape::Plain => (None, "name", "arguments"),
         Shape::Llama => (None, "name", "parameters"),
+        Shape::LangChain => (None, "name", "args"),
     };
     Slots { holder, name, args }
+}
+
+/// Whether a field holds `null`.
+fn is_null(slot: &Slot<'_>) -> bool {
+    match slot {
+        Slot::Raw(raw) => *raw == "null",
+        Slot::Owned(v) => v.is_null(),
+        _ => false,
+    }
 }
 
 /// A view of a field's JSON: its first byte tells its type without parsing it.
@@ -296,6 +312,7 @@ struct Marks {
     input: Option<usize>,
     arguments: Option<usize>,
     parameters: Option<usize>,
+    args: Option<usize>,
     method: Option<usize>,
     /// How many keys of [`ARGUMENT_KEYS`] the call holds: more than one is a second place for
     /// the arguments, looked at closely only then.
@@ -319,6 +336,7 @@ impl Marks {
                 (Some(b'i'), "input") => &mut m.input,
                 (Some(b'a'), "arguments") => &mut m.arguments,
                 (Some(b'p'), "parameters") => &mut m.parameters,
+                (Some(b'a'), "args") => &mut m.args,
                 (Some(b'm'), "method") => &mut m.method,
                 (Some(b'a' | b't' | b'k' | b'f'), other) => {
                     if ARGUMENT_KEYS.contains(&other) {
@@ -330,7 +348,13 @@ impl Marks {
             };
             if matches!(
                 key.as_ref(),
-                "params" | "functionCall" | "function" | "input" | "arguments" | "parameters"
+                "params"
+                    | "functionCall"
+                    | "function"
+                    | "input"
+                    | "arguments"
+                    | "parameters"
+                    | "args"
             ) {
                 m.argument_keys += 1;
             }
@@ -370,13 +394,19 @@ fn shape_marked<'a>(fields: &Fields<'a>, m: &Marks) -> Option<(Shape, Option<Fie
     if m.tool_name.is_some() || at(m.tool).is_some_and(|t| t.first_byte() == b'"') {
         return flat(Shape::AgentZero);
     }
-    if m.name.is_some() {
+    // `"name": null` names nothing: a LangChain `AIMessage` carries one beside its
+    // `tool_calls`, which are its calls.
+    if at(m.name).is_some_and(|name| !is_null(name)) {
         // Anthropic's content block without its `type`: the arguments are under `input`.
         if m.input.is_some() && m.arguments.is_none() {
             return flat(Shape::Anthropic);
         }
         if m.parameters.is_some() && m.arguments.is_none() && m.input.is_none() {
             return flat(Shape::Llama);
+        }
+        if m.args.is_some() && m.arguments.is_none() && m.input.is_none() && m.parameters.is_none()
+        {
+            return flat(Shape::LangChain);
         }
         return flat(Shape::Plain);
     }
@@ -402,7 +432,11 @@ fn second_envelope(
         Shape::Gemini => GEMINI,
         Shape::OpenAiChat => OPENAI,
         Shape::AgentZero => AGENT_ZERO,
-        Shape::Anthropic | Shape::OpenAiResponses | Shape::Plain | Shape::Llama => NAMED,
+        Shape::Anthropic
+        | Shape::OpenAiResponses
+        | Shape::Plain
+        | Shape::Llama
+        | Shape::LangChain => NAMED,
     };
     let object = |mark| at(mark).is_some_and(|s| s.is_object());
     // Most calls hold the keys of one envelope only: nothing more to look at.
@@ -411,7 +445,7 @@ fn second_envelope(
         m.function_call.is_some(),
         m.function.is_some(),
         m.tool_name.is_some() || m.tool.is_some(),
-        m.name.is_some() && (m.input.is_some() || m.arguments.is_some()),
+        m.name.is_some() && (m.input.is_some() || m.arguments.is_some() || m.args.is_some()),
     ];
     if signs.iter().filter(|&&here| here).count() < 2 {
         return None;
@@ -427,7 +461,7 @@ fn second_envelope(
         ),
         (
             NAMED,
-            m.name.is_some() && (m.input.is_some() || m.arguments.is_some()),
+            m.name.is_some() && (m.input.is_some() || m.arguments.is_some() || m.args.is_some()),
         ),
     ]
     .into_iter()
@@ -792,7 +826,9 @@ impl<'a> Call<'a> {
     /// An id the envelope carries, used when converting to a shape that needs one.
     pub fn id(&self) -> Option<Value> {
         let slot = match self.shape {
-            Shape::OpenAiChat | Shape::Anthropic | Shape::Mcp => get(&self.fields, "id"),
+            Shape::OpenAiChat | Shape::Anthropic | Shape::Mcp | Shape::LangChain => {
+                get(&self.fields, "id")
+            }
             Shape::OpenAiResponses => get(&self.fields, "call_id"),
             Shape::Gemini => match get(&self.fields, "functionCall") {
                 Some(Slot::Holder(inner)) => get(inner, "id"),
@@ -959,6 +995,15 @@ impl<'a> Call<'a> {
                 out.insert("name".into(), name);
                 out.insert("parameters".into(), args);
             }
+            Shape::LangChain => {
+                out.insert("name".into(), name);
+                out.insert("args".into(), args);
+                out.insert(
+                    "id".into(),
+                    id.unwrap_or_else(|| format!("call_{}", derived()).into()),
+                );
+                out.insert("type".into(), "tool_call".into());
+            }
         }
         Value::Object(out)
     }
@@ -1077,6 +1122,10 @@ fn derived_id(name: &str, args: &Args<'_>) -> String {
     feed(args.to_json_string().as_bytes());
     format!("{hash:016x}")
 }
+
+#[cfg(test)]
+#[path = "call_envelope_tests.rs"]
+mod envelope_tests;
 
 #[cfg(test)]
 mod tests {

@@ -26,13 +26,22 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 mod body;
+pub(crate) mod command_r;
 mod deepseek;
 mod function_tag;
+pub(crate) mod functionary;
+pub(crate) mod generic;
 mod harmony;
+pub(crate) mod json_list;
+pub(crate) mod llama3_json;
 mod mistral;
+pub(crate) mod python_literal;
+pub(crate) mod python_tag;
+pub(crate) mod pythonic;
 mod reasoning;
 #[cfg(test)]
 mod tests;
+pub(crate) mod text_util;
 mod tool_call;
 
 pub use reasoning::mask_reasoning;
@@ -67,9 +76,10 @@ impl PartialEq for Dialect {
     }
 }
 
-/// The dialects, in the order they are asked: markers that hold another dialect's markers
-/// inside them come first (harmony's and DeepSeek's tokens, `<tool_call>` around Qwen's
-/// `<function=…>`), so the outer one reads its text whole.
+/// The dialects, in the order they are asked: special tokens first (harmony, DeepSeek,
+/// Mistral, Command R), then the tags (`<function=…>` before `<tool_call>`, which may wrap
+/// it), then what opens with plain JSON or Python (a list, `{"tool_call": …}`, objects one
+/// after another), which a tag's own content must not be taken for.
 pub static DIALECTS: &[Dialect] = &[
     Dialect {
         name: "harmony",
@@ -93,6 +103,13 @@ pub static DIALECTS: &[Dialect] = &[
         write: mistral::write,
     },
     Dialect {
+        name: "command_r",
+        label: "<|START_ACTION|> / Action:",
+        detect: command_r::detect,
+        read: command_r::read,
+        write: command_r::write,
+    },
+    Dialect {
         name: "function_tag",
         label: "<function=…>",
         detect: function_tag::detect,
@@ -100,11 +117,53 @@ pub static DIALECTS: &[Dialect] = &[
         write: function_tag::write,
     },
     Dialect {
+        name: "python_tag",
+        label: "<|python_tag|>",
+        detect: python_tag::detect,
+        read: python_tag::read,
+        write: python_tag::write,
+    },
+    Dialect {
+        name: "functionary",
+        label: ">>>name",
+        detect: functionary::detect,
+        read: functionary::read,
+        write: functionary::write,
+    },
+    Dialect {
+        name: "pythonic",
+        label: "[f(a=1)]",
+        detect: pythonic::detect,
+        read: pythonic::read,
+        write: pythonic::write,
+    },
+    Dialect {
+        name: "json_list",
+        label: "JSON list of calls",
+        detect: json_list::detect,
+        read: json_list::read,
+        write: json_list::write,
+    },
+    Dialect {
+        name: "generic",
+        label: "{\"tool_call\": …}",
+        detect: generic::detect,
+        read: generic::read,
+        write: generic::write,
+    },
+    Dialect {
         name: "tool_call",
         label: "<tool_call>",
         detect: tool_call::detect,
         read: tool_call::read,
         write: tool_call::write,
+    },
+    Dialect {
+        name: "llama3_json",
+        label: "`;`-separated call objects",
+        detect: llama3_json::detect,
+        read: llama3_json::read,
+        write: llama3_json::write,
     },
 ];
 
