@@ -53,13 +53,8 @@ pub(super) fn decide_calls<'a>(
     sink: &mut dyn Sink,
     latency: &mut dyn FnMut() -> u64,
 ) -> Answer<'a> {
-    let mut refuse = |message: String| {
-        let d = Decision::rejected(input, malformed(message), Report::default());
-        sink.record(gate.policy, &d, latency());
-        Answer::One(d)
-    };
     let Ok(text) = std::str::from_utf8(input) else {
-        return refuse("the document is not UTF-8".to_string());
+        return refused(gate, input, sink, latency, "the document is not UTF-8".to_string());
     };
     let doc = text.trim_ascii();
     let mut sites = Vec::new();
@@ -68,6 +63,14 @@ pub(super) fn decide_calls<'a>(
         Item::Call(site) => sites.push(site),
         Item::Problem(p) => problems.push(p),
     });
+    if container == Container::Call || sites.is_empty() {
+        // JSON that holds calls in a dialect's own envelope (`{"tool_call": {…}}`).
+        match dialects::read(text) {
+            Some(Ok(reading)) => return decide_text_calls(gate, input, reading, sink, latency),
+            Some(Err(r)) => return refused(gate, input, sink, latency, r.describe(text)),
+            None => {}
+        }
+    }
     if container == Container::Call {
         let d = Decision::rejected(
             input,
@@ -78,7 +81,7 @@ pub(super) fn decide_calls<'a>(
         return Answer::One(d);
     }
     if container == Container::Transcript {
-        return refuse(
+        return refused(gate, input, sink, latency, 
             "this is a transcript of past turns, not calls to make: send the assistant's last \
              message (or the calls in it)"
                 .to_string(),
@@ -88,8 +91,8 @@ pub(super) fn decide_calls<'a>(
         // Not JSON after all: a text dialect opening with `[` (`[TOOL_CALLS]…`, `[f(a=1)]`).
         return match dialects::read(text) {
             Some(Ok(reading)) => decide_text_calls(gate, input, reading, sink, latency),
-            Some(Err(r)) => refuse(r.describe(text)),
-            None => refuse(format!("the message cannot be read: {}", p.message)),
+            Some(Err(r)) => refused(gate, input, sink, latency, r.describe(text)),
+            None => refused(gate, input, sink, latency, format!("the message cannot be read: {}", p.message)),
         };
     }
     if sites.is_empty() {
@@ -138,6 +141,19 @@ pub(super) fn decide_calls<'a>(
         calls,
         text: None,
     })
+}
+
+/// `input` refused as a whole, for `message`.
+fn refused<'a>(
+    gate: &Gate<'_>,
+    input: &'a [u8],
+    sink: &mut dyn Sink,
+    latency: &mut dyn FnMut() -> u64,
+    message: String,
+) -> Answer<'a> {
+    let d = Decision::rejected(input, malformed(message), Report::default());
+    sink.record(gate.policy, &d, latency());
+    Answer::One(d)
 }
 
 /// Decides every call a dialect reader found in the text `input`, each on its own: one call
