@@ -54,7 +54,13 @@ pub(super) fn decide_calls<'a>(
     latency: &mut dyn FnMut() -> u64,
 ) -> Answer<'a> {
     let Ok(text) = std::str::from_utf8(input) else {
-        return refused(gate, input, sink, latency, "the document is not UTF-8".to_string());
+        return refused(
+            gate,
+            input,
+            sink,
+            latency,
+            "the document is not UTF-8".to_string(),
+        );
     };
     let doc = text.trim_ascii();
     let mut sites = Vec::new();
@@ -63,7 +69,7 @@ pub(super) fn decide_calls<'a>(
         Item::Call(site) => sites.push(site),
         Item::Problem(p) => problems.push(p),
     });
-    if container == Container::Call || sites.is_empty() {
+    if container == Container::Call {
         // JSON that holds calls in a dialect's own envelope (`{"tool_call": {…}}`).
         match dialects::read(text) {
             Some(Ok(reading)) => return decide_text_calls(gate, input, reading, sink, latency),
@@ -81,7 +87,11 @@ pub(super) fn decide_calls<'a>(
         return Answer::One(d);
     }
     if container == Container::Transcript {
-        return refused(gate, input, sink, latency, 
+        return refused(
+            gate,
+            input,
+            sink,
+            latency,
             "this is a transcript of past turns, not calls to make: send the assistant's last \
              message (or the calls in it)"
                 .to_string(),
@@ -92,7 +102,13 @@ pub(super) fn decide_calls<'a>(
         return match dialects::read(text) {
             Some(Ok(reading)) => decide_text_calls(gate, input, reading, sink, latency),
             Some(Err(r)) => refused(gate, input, sink, latency, r.describe(text)),
-            None => refused(gate, input, sink, latency, format!("the message cannot be read: {}", p.message)),
+            None => refused(
+                gate,
+                input,
+                sink,
+                latency,
+                format!("the message cannot be read: {}", p.message),
+            ),
         };
     }
     if sites.is_empty() {

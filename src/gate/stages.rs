@@ -28,6 +28,58 @@ impl Gate<'_> {
     ) -> Decision<'a> {
         decide_explained(self, input, facts, now_ms, None)
     }
+
+    /// Decides every call of one record as `gate` reads it: one call, or each call of a text
+    /// that holds several in a dialect (`lint` reads traces so). A message, response or array
+    /// is one decision here, refused as [`Gate::decide_call`] refuses it.
+    pub fn decide_each<'a>(
+        &self,
+        input: &'a [u8],
+        facts: &mut dyn Facts,
+        now_ms: i64,
+    ) -> Vec<Decision<'a>> {
+        let mut redirect = Redirect::default();
+        let d = decide_explained(self, input, facts, now_ms, Some(&mut redirect));
+        let reading = match redirect.calls {
+            Some(reading) => reading,
+            // A text opening with `[` (`[TOOL_CALLS]…`) is first taken for an array.
+            None if d.call.is_none() && redirect.not_a_call.is_some() => {
+                let text = std::str::from_utf8(input).unwrap_or_default();
+                match dialects::read(text) {
+                    Some(Ok(reading)) => reading,
+                    Some(Err(r)) => {
+                        let error = malformed(r.describe(text));
+                        return vec![Decision::rejected(input, error, Report::default())];
+                    }
+                    None => return vec![d],
+                }
+            }
+            None => return vec![d],
+        };
+        if reading.calls.len() == 1 {
+            let found = reading.calls.into_iter().next().expect("one call");
+            return vec![decide_found(
+                self,
+                input,
+                reading.dialect,
+                found,
+                facts,
+                now_ms,
+            )];
+        }
+        reading
+            .calls
+            .into_iter()
+            .map(|found| {
+                let span = found.span.clone();
+                let found = Found {
+                    span: 0..span.len(),
+                    ..found
+                };
+                decide_found(self, &input[span], reading.dialect, found, facts, now_ms)
+            })
+            .collect()
+    }
 }
 
 /// A document that holds its calls some other way than as one call, for the caller to read
