@@ -155,8 +155,13 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
 
 pub(super) fn write(found: &Found, name: &str, arguments: &Map<String, Value>) -> String {
     let key = found.arguments_key.unwrap_or(V31_WIDE);
-    let bar = if key.ends_with('｜') { "｜" } else { "|" };
-    let t = |w: &str| format!("<{bar}{w}{bar}>");
+    // Full-width bars come with `▁` between the words, ASCII ones with `_`, as written.
+    let (bar, sep) = if key.ends_with('｜') {
+        ("｜", "▁")
+    } else {
+        ("|", "_")
+    };
+    let t = |w: &str| format!("<{bar}{}{bar}>", w.replace('▁', sep));
     let args = object_text(arguments);
     if key.starts_with("r1") {
         format!(

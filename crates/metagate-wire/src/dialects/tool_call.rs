@@ -4,10 +4,11 @@
 //! object alone: the tags are kept text. The last block may lack its `</tool_call>` when the
 //! output ends after its object (the server stopped on the tag).
 //!
-//! A single block holding another envelope (`{"tool_name": …}`) is left to the JSON reader,
-//! which reads any envelope inside one block.
+//! A single block holding anything but a call object of these keys (another envelope,
+//! `{"tool_name": …}`, or what cannot be read) is left to the JSON reader, which reads any
+//! envelope inside one block.
 
-use super::body::{CallKeys, read_call_object, read_json, skip_ws, value_end, write_call_object};
+use super::body::{CallKeys, read_call_object, skip_ws, value_end, write_call_object};
 use super::{Found, Refusal};
 use serde_json::{Map, Value};
 
@@ -59,10 +60,13 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
         objects.push(i..e);
     }
     if objects.len() == 1 {
-        let (value, _) = read_json(text, objects[0].clone())?;
-        if value.get("name").is_none() {
-            return Ok(Vec::new());
-        }
+        // One block may hold any envelope, which the JSON reader reads.
+        return Ok(read_call_object(text, objects[0].clone(), &KEYS)
+            .map(|mut found| {
+                found.arguments_key.get_or_insert("arguments");
+                vec![found]
+            })
+            .unwrap_or_default());
     }
     let mut calls = Vec::with_capacity(objects.len());
     for range in objects {
