@@ -296,3 +296,94 @@ fn lint_reads_the_same_dialects() {
         "the refusal: {codes:?}"
     );
 }
+
+/// A text of `texts.len()` calls to `response` (each with its `text`) in dialect `which`,
+/// with `prose` before the calls where the dialect allows text before them.
+fn written(which: usize, texts: &[String], prose: &str) -> String {
+    let each = |f: &dyn Fn(&str) -> String, sep: &str| {
+        texts.iter().map(|t| f(t)).collect::<Vec<_>>().join(sep)
+    };
+    match which {
+        0 => format!(
+            "{prose}{}",
+            each(
+                &|t| format!(r#"[TOOL_CALLS]response[ARGS]{{"text":"{t}"}}"#),
+                ""
+            )
+        ),
+        1 => format!(
+            "{prose}[TOOL_CALLS][{}]",
+            each(
+                &|t| format!(r#"{{"name": "response", "arguments": {{"text": "{t}"}}}}"#),
+                ", "
+            )
+        ),
+        2 => format!(
+            "{prose}{}",
+            each(
+                &|t| format!(
+                    "<tool_call>\n{{\"name\": \"response\", \"arguments\": {{\"text\": \"{t}\"}}}}\n</tool_call>"
+                ),
+                "\n"
+            )
+        ),
+        3 => format!(
+            "{prose}{}",
+            each(
+                &|t| format!(
+                    "<tool_call>\n<function=response>\n<parameter=text>\n{t}\n</parameter>\n</function>\n</tool_call>"
+                ),
+                "\n"
+            )
+        ),
+        4 => format!(
+            "<think>{prose}</think>\n<｜tool▁calls▁begin｜>{}<｜tool▁calls▁end｜>",
+            each(
+                &|t| format!(
+                    "<｜tool▁call▁begin｜>response<｜tool▁sep｜>{{\"text\": \"{t}\"}}<｜tool▁call▁end｜>"
+                ),
+                ""
+            )
+        ),
+        5 => format!(
+            "<|channel|>analysis<|message|>{prose}<|end|>{}",
+            each(
+                &|t| format!(
+                    "<|start|>assistant<|channel|>commentary to=functions.response <|constrain|>json<|message|>{{\"text\":\"{t}\"}}<|call|>"
+                ),
+                ""
+            )
+        ),
+        6 => format!("[{}]", each(&|t| format!("response(text=\"{t}\")"), ", ")),
+        _ => format!(
+            "{prose}{}",
+            each(
+                &|t| format!("<function=response>{{\"text\": \"{t}\"}}</function>"),
+                " "
+            )
+        ),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Answer in kind of a text whose calls need no correction is the text, byte for byte,
+    /// whatever the dialect, the number of calls, the prose and the reasoning around them.
+    #[test]
+    fn an_uncorrected_text_is_answered_byte_for_byte(
+        which in 0usize..8,
+        texts in proptest::collection::vec("[A-Za-z][A-Za-z0-9 .,!?]{0,20}", 1..4),
+        prose in "([A-Za-z][A-Za-z ,.]{0,20}\n)?",
+    ) {
+        use metagate::gate::{Gate, NoSink, Options, Verdict, answer_one};
+        let policy = metagate_core::policy::Policy::builtin();
+        let text = written(which, &texts, &prose);
+        let options = Options { quiet: true, ..Options::default() };
+        let gate = Gate::corrections_only(&policy, options);
+        let mut err = Vec::new();
+        let (line, verdict) = answer_one(&gate, text.as_bytes(), &mut NoSink::at(0), &mut err, &std::time::Instant::now).unwrap();
+        proptest::prop_assert_eq!(verdict, Verdict::Pass, "{}", String::from_utf8_lossy(&line));
+        proptest::prop_assert_eq!(String::from_utf8(line).unwrap(), format!("{text}\n"));
+    }
+}
