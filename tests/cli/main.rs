@@ -12,6 +12,7 @@ mod postgres_server;
 mod postgres_tls_server;
 
 mod architecture;
+mod envelopes;
 mod evaluate;
 mod evaluate_fortnight;
 mod evaluate_week;
