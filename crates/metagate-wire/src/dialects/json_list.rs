@@ -46,8 +46,13 @@ fn list_after(text: &str, p: usize, marker: &str) -> Option<usize> {
     (b.get(open) == Some(&b'[') && b.get(first) == Some(&b'{')).then_some(open)
 }
 
-/// Where a bare list opens the text (after whitespace and a `<think>` block).
+/// Where a bare list opens the text (after whitespace and a `<think>` block). A text that is
+/// one strict JSON array is not this reader's: the document reader reads its calls, whatever
+/// their envelopes.
 fn bare_list(text: &str) -> Option<usize> {
+    if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
+        return None;
+    }
     let b = text.as_bytes();
     let mut i = skip_ws(b, 0);
     if text[i..].starts_with("<think>") {

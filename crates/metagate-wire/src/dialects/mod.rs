@@ -58,4 +58,6 @@ pub(crate) mod llama3_json;
 pub(crate) mod python_literal;
 pub(crate) mod python_tag;
 pub(crate) mod pythonic;
+#[cfg(test)]
+mod readers_props;
 pub(crate) mod text_util;
