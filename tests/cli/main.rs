@@ -12,6 +12,7 @@ mod postgres_server;
 mod postgres_tls_server;
 
 mod architecture;
+mod dialects;
 mod envelopes;
 mod evaluate;
 mod evaluate_fortnight;

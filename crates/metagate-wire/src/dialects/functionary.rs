@@ -37,7 +37,9 @@ fn next_part(text: &str, mut from: usize) -> Option<usize> {
     None
 }
 
-/// The output opens with a call part without `>>>` (`name\n{…}` and nothing but parts after).
+/// The output opens with a call part without `>>>` (`name\n{…}`) and another part follows.
+/// Alone, `word\n{…}` is as likely prose before a JSON call (`Sure\n{"tool_name": …}`), which
+/// read as a call to `Sure` would pass the real one unchecked: the JSON reader reads it.
 fn opens_with_call(text: &str) -> bool {
     let b = text.as_bytes();
     let Some((_, body)) = header(text, 0) else {
@@ -48,8 +50,17 @@ fn opens_with_call(text: &str) -> bool {
     }
     bracketed_end(b, body).is_some_and(|e| {
         let after = skip_ws(b, e);
-        after == b.len() || text[after..].starts_with(SEP)
+        text[after..].starts_with(SEP)
     })
+}
+
+/// An object naming a tool of its own (`tool_name`, or `name` beside arguments).
+fn looks_like_a_call(arguments: &Map<String, Value>) -> bool {
+    arguments.contains_key("tool_name")
+        || (arguments.contains_key("name")
+            && ["arguments", "parameters", "input", "args"]
+                .iter()
+                .any(|k| arguments.contains_key(*k)))
 }
 
 pub(crate) fn detect(text: &str) -> bool {
@@ -60,8 +71,9 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
     let b = text.as_bytes();
     let mut calls = Vec::new();
     // The first part stands at 0 without `>>>` when the output opens with a header.
-    let opens = header(text, 0)
-        .is_some_and(|(r, body)| r == TEXT || r == PYTHON || b.get(body) == Some(&b'{'));
+    let opens = next_part(text, 0).is_some()
+        && header(text, 0)
+            .is_some_and(|(r, body)| r == TEXT || r == PYTHON || b.get(body) == Some(&b'{'));
     let mut part = if opens { Some(0) } else { next_part(text, 0) };
     while let Some(h) = part {
         let (recipient, body) = header(text, h).expect("a part starts at a header");
@@ -79,6 +91,15 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
             let (Value::Object(arguments), repairs) = read_json(text, body..end)? else {
                 return Err(refusal(body, "the arguments must be a JSON object"));
             };
+            if h == 0 && looks_like_a_call(&arguments) {
+                return Err(refusal(
+                    body,
+                    format!(
+                        "the object after `{recipient}` holds a call of its own: prose before a \
+                         JSON call, or a call to `{recipient}`? Send the call alone"
+                    ),
+                ));
+            }
             calls.push(Found {
                 span: h..end,
                 name: recipient.to_owned(),
@@ -142,7 +163,7 @@ mod tests {
         #[rustfmt::skip]
         let cases: &[Case] = &[
             // The first part without `>>>`, as the template leaves it.
-            ("get_weather\n{\"location\":\"Paris\"}", &[("get_weather", r#"{"location":"Paris"}"#, None)], true),
+            ("get_weather\n{\"location\":\"Paris\"}\n>>>all\nDone.", &[("get_weather", r#"{"location":"Paris"}"#, None)], true),
             (">>>get_weather\n{\"location\": \"Paris\"}", &[("get_weather", r#"{"location":"Paris"}"#, None)], false),
             // Text first, then several calls.
             ("all\nLet me check both.>>>get_weather\n{\"city\":\"Paris\"}\n>>>get_time\n{}",
@@ -155,7 +176,7 @@ mod tests {
             // Raw python, and python with JSON.
             (">>>python\nprint('hello')\nprint(2)\n>>>f\n{}",
              &[("python", r#"{"code":"print('hello')\nprint(2)"}"#, None), ("f", "{}", None)], true),
-            ("python\n{\"code\":\"{}\"}", &[("python", r#"{"code":"{}"}"#, None)], true),
+            ("python\n{\"code\":\"{}\"}\n>>>all\nok", &[("python", r#"{"code":"{}"}"#, None)], true),
             // Prose opening the output before the first `>>>` is kept.
             ("Hello\nthere.\n>>>f\n{}", &[("f", "{}", None)], true),
         ];
@@ -163,6 +184,16 @@ mod tests {
             assert!(detect(text), "{text:?}");
             check(read, write, text, want, *canonical);
         }
+        // A word on a line before a JSON call, and nothing after: prose, left to the JSON
+        // reader (read as a call to `Sure`, the call inside would pass unchecked).
+        for text in [
+            "Sure\n{\"tool_name\":\"code_execution_tool\",\"tool_args\":{}}",
+            "get_weather\n{\"location\":\"Paris\"}",
+        ] {
+            assert!(!detect(text), "{text:?}");
+        }
+        let r = read("Sure\n{\"tool_name\":\"x\",\"tool_args\":{}}\n>>>all\nok").unwrap_err();
+        assert!(r.message.contains("a call of its own"), "{}", r.message);
     }
 
     #[test]
