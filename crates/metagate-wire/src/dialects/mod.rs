@@ -38,9 +38,9 @@ mod mistral;
 pub(crate) mod python_literal;
 pub(crate) mod python_tag;
 pub(crate) mod pythonic;
-mod reasoning;
 #[cfg(test)]
 mod readers_props;
+mod reasoning;
 #[cfg(test)]
 mod tests;
 pub(crate) mod text_util;

@@ -324,6 +324,62 @@ pub(crate) fn read_call_list(
     Ok((calls, end))
 }
 
+/// An object naming a tool of its own (`tool_name`, `function`, or `name` beside arguments):
+/// a call, to a reader that takes the first `{` of a text.
+pub(crate) fn names_a_tool(map: &Map<String, Value>) -> bool {
+    map.contains_key("tool_name")
+        || map.get("function").is_some_and(Value::is_object)
+        || (map.contains_key("name")
+            && ["arguments", "parameters", "input", "args", "tool_args"]
+                .iter()
+                .any(|k| map.contains_key(*k)))
+}
+
+/// Whether `value` is or holds (at any depth) an object naming a tool.
+pub(crate) fn holds_a_call(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => names_a_tool(map) || map.values().any(holds_a_call),
+        Value::Array(items) => items.iter().any(holds_a_call),
+        _ => false,
+    }
+}
+
+/// Refuses arguments written outside JSON (Python, raw code) that hold a JSON call: a reader
+/// taking the first `{` of the text would run that call, not the one checked.
+pub(crate) fn refuse_inner_call(
+    arguments: &Map<String, Value>,
+    name: &str,
+    at: usize,
+) -> Result<(), Refusal> {
+    if arguments.values().any(holds_a_call) {
+        return Err(refusal(
+            at,
+            format!(
+                "the arguments of `{name}` hold a call of their own (an object naming a tool):                  a reader taking the first `{{` would run that one; send each call as a call"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether raw text (code) holds a `{` with a key naming a tool after it: conservatively,
+/// a JSON call a reader taking the first `{` would run.
+pub(crate) fn text_holds_a_call(code: &str) -> bool {
+    let Some(open) = code.find('{') else {
+        return false;
+    };
+    let rest = &code[open..];
+    [
+        "\"name\"",
+        "'name'",
+        "\"tool_name\"",
+        "'tool_name'",
+        "\"function\"",
+    ]
+    .iter()
+    .any(|k| rest.contains(k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
