@@ -239,6 +239,18 @@ pub fn gate(data: &[u8]) {
     });
 }
 
+fn assert_one_json_line(line: &[u8]) {
+    assert!(line.ends_with(b"\n"), "an answer ends its line");
+    let body = &line[..line.len() - 1];
+    assert!(!body.contains(&b'\n'), "an answer is one line");
+    serde_json::from_slice::<serde_json::Value>(body).unwrap_or_else(|e| {
+        panic!(
+            "the answer is JSON ({e}): {}",
+            String::from_utf8_lossy(body)
+        )
+    });
+}
+
 /// An answer is one line of JSON, or a text in a dialect answered in kind (the calls written
 /// back in the text they came in: as many lines as the text had, in a document; one in a
 /// stream's line), which reads again as calls in that dialect.
@@ -256,13 +268,7 @@ fn assert_one_answer(line: &[u8], document: bool) {
         );
         return;
     }
-    assert!(!body.contains(&b'\n'), "an answer is one line");
-    serde_json::from_slice::<serde_json::Value>(body).unwrap_or_else(|e| {
-        panic!(
-            "the answer is JSON ({e}): {}",
-            String::from_utf8_lossy(body)
-        )
-    });
+    assert_one_json_line(line);
 }
 
 /// The lenient reader: what it reads is an object, and that object written out as JSON
