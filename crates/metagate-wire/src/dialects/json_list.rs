@@ -50,17 +50,16 @@ fn list_after(text: &str, p: usize, marker: &str) -> Option<usize> {
 /// one strict JSON array is not this reader's: the document reader reads its calls, whatever
 /// their envelopes.
 fn bare_list(text: &str) -> Option<usize> {
-    if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
-        return None;
-    }
     let b = text.as_bytes();
     let mut i = skip_ws(b, 0);
     if text[i..].starts_with("<think>") {
         i = skip_ws(b, find_from(text, "</think>", i)? + "</think>".len());
     }
     let first = skip_ws(b, i + 1);
-    (b.get(i) == Some(&b'[') && b.get(first) == Some(&b'{') && text[first..].contains("\"name\""))
-        .then_some(i)
+    let opens = b.get(i) == Some(&b'[')
+        && b.get(first) == Some(&b'{')
+        && text[first..].contains("\"name\"");
+    (opens && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err()).then_some(i)
 }
 
 /// The next marker opening a list at or after `from`: where it stands, where the list opens,

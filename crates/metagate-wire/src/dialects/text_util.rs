@@ -40,10 +40,13 @@ pub(crate) fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
 }
 
 /// The end (exclusive) of the JSON object or array opening at `open` (`{` or `[`), strings in
-/// either quote skipped: `None` when the text ends first (the output was cut off) or a closer
-/// does not match its opener.
+/// either quote skipped: `None` when the text ends first (the output was cut off), a closer
+/// does not match its opener, or it nests deeper than 128 (no reader goes deeper). The
+/// openers are kept one bit a level, so no search allocates.
 pub(crate) fn bracketed_end(b: &[u8], open: usize) -> Option<usize> {
-    let mut stack: Vec<u8> = Vec::new();
+    // Bit `d` of `kinds`: the opener at depth `d` is `[`.
+    let mut kinds: u128 = 0;
+    let mut depth = 0usize;
     let mut i = open;
     while i < b.len() {
         match b[i] {
@@ -59,13 +62,27 @@ pub(crate) fn bracketed_end(b: &[u8], open: usize) -> Option<usize> {
                     return None;
                 }
             }
-            b'{' => stack.push(b'}'),
-            b'[' => stack.push(b']'),
-            c @ (b'}' | b']') => {
-                if stack.pop() != Some(c) {
+            c @ (b'{' | b'[') => {
+                if depth == 128 {
                     return None;
                 }
-                if stack.is_empty() {
+                if c == b'[' {
+                    kinds |= 1 << depth;
+                } else {
+                    kinds &= !(1 << depth);
+                }
+                depth += 1;
+            }
+            c @ (b'}' | b']') => {
+                if depth == 0 {
+                    return None;
+                }
+                depth -= 1;
+                let list = kinds & (1 << depth) != 0;
+                if list != (c == b']') {
+                    return None;
+                }
+                if depth == 0 {
                     return Some(i + 1);
                 }
             }
@@ -395,10 +412,15 @@ mod tests {
             (r#"{"a":1"#, None),
             (r#"{"a":1]"#, None),
             (r#"{"a":"x"#, None),
+            (r#"[{]}"#, None),
+            ("}", None),
         ];
         for (text, want) in cases {
             assert_eq!(bracketed_end(text.as_bytes(), 0), *want, "{text}");
         }
+        let deep = |n: usize| format!("{}{}", "[{".repeat(n / 2), "}]".repeat(n / 2));
+        assert_eq!(bracketed_end(deep(128).as_bytes(), 0), Some(256));
+        assert_eq!(bracketed_end(deep(130).as_bytes(), 0), None);
     }
 
     #[test]
