@@ -210,6 +210,26 @@ fn decide_read<'a>(
     } = read;
     let shape = call.shape;
     let found = settle_name(policy, &mut call, &mut report);
+    if let Some(value) = call.bare_argument() {
+        // `"arguments": "image.png"`: the tool's one argument, or a refusal naming its own.
+        let placed = correct::bare_argument::bare_argument(
+            call.tool(),
+            found,
+            value,
+            call.arguments_field(),
+            &mut report,
+        );
+        match placed {
+            Ok(name) => call.place_bare_argument(&name),
+            Err(error) => {
+                let mut d = Decision::rejected(input, *error, report);
+                d.shape = Some(shape);
+                d.dialect = dialect;
+                d.call = Some(call);
+                return d;
+            }
+        }
+    }
     let (tool, method) = split_method(&call.name);
     if let Some(lines) = explain.as_mut() {
         let how = match (&in_kind, dialect) {

@@ -13,6 +13,7 @@ mod postgres_tls_server;
 
 mod architecture;
 mod dialects;
+mod envelopes;
 mod evaluate;
 mod evaluate_fortnight;
 mod evaluate_week;

@@ -175,6 +175,10 @@ pub struct Call<'a> {
     /// Its arguments.
     pub args: Args<'a>,
     fields: Fields<'a>,
+    /// Arguments sent as one bare value, not an object (smolagents'
+    /// `"arguments": "image.png"`): the call has no arguments until
+    /// [`Call::place_bare_argument`] names the one this value is.
+    bare: Option<Value>,
 }
 
 /// Where each shape keeps its name and arguments.
@@ -744,6 +748,7 @@ impl<'a> Call<'a> {
                             args_form: ArgsForm::Object,
                             args: Args::from_fields(inner),
                             fields,
+                            bare: None,
                         });
                     }
                     Slot::Raw(raw) if raw.starts_with('{') => {
@@ -757,6 +762,7 @@ impl<'a> Call<'a> {
                             args_form: ArgsForm::Object,
                             args,
                             fields,
+                            bare: None,
                         });
                     }
                     // Stringified arguments (OpenAI): decoded without a deserializer.
@@ -776,6 +782,21 @@ impl<'a> Call<'a> {
                 match value {
                     Value::Null => (Args::new(), ArgsForm::Null),
                     Value::Object(map) => (Args::from_map(map), ArgsForm::Object),
+                    Value::String(text) if let Some(bare) = bare_value(&text) => {
+                        // Written back as the shape writes arguments once they are placed.
+                        let args_form = match shape {
+                            Shape::OpenAiChat | Shape::OpenAiResponses => ArgsForm::String,
+                            _ => ArgsForm::Object,
+                        };
+                        return Ok(Call {
+                            shape,
+                            name,
+                            args_form,
+                            args: Args::new(),
+                            fields,
+                            bare: Some(bare),
+                        });
+                    }
                     Value::String(text) => {
                         let args = parse_args_string(&text, slots.args, fixes)?;
                         if shape == Shape::AgentZero {
@@ -810,7 +831,27 @@ impl<'a> Call<'a> {
             args_form,
             args,
             fields,
+            bare: None,
         })
+    }
+
+    /// The arguments' one bare value, when they came as one (see [`bare_value`]): the caller
+    /// places it with [`Call::place_bare_argument`] or refuses the call.
+    pub fn bare_argument(&self) -> Option<&Value> {
+        self.bare.as_ref()
+    }
+
+    /// The key the arguments stand under in this call's envelope (`arguments`, `tool_args`).
+    pub fn arguments_field(&self) -> &'static str {
+        slots(self.shape).args
+    }
+
+    /// Makes the bare value the argument `name`, the call's only one.
+    pub fn place_bare_argument(&mut self, name: &str) {
+        if let Some(value) = self.bare.take() {
+            self.args = Args::new();
+            self.args.push(name.to_owned(), value);
+        }
     }
 
     /// The tool part of the name (`skills_tool` of `skills_tool:load`).
@@ -1053,6 +1094,24 @@ fn normalize_agent_zero(fields: &mut Fields<'_>, fixes: &mut Vec<Correction>) {
         fix.to = to.into();
         fixes.push(fix);
         *key = Cow::Borrowed(to);
+    }
+}
+
+/// The one value a string of arguments holds when it holds no object of them: the text
+/// itself when it is no JSON at all and holds no object (`"image.png"`), or the JSON scalar it
+/// encodes (`"42"`, `"\"x\""`). A string opening an object or a list, encoding `null`, or
+/// holding an object inside prose is read as arguments (or refused) as before.
+fn bare_value(text: &str) -> Option<Value> {
+    let t = text.trim();
+    if t.is_empty() || t.starts_with(['{', '[']) {
+        return None;
+    }
+    match serde_json::from_str::<Value>(t) {
+        Ok(Value::Null | Value::Object(_) | Value::Array(_)) => None,
+        Ok(scalar) => Some(scalar),
+        Err(_) => repair::parse(text.as_bytes())
+            .is_err()
+            .then(|| Value::String(text.to_owned())),
     }
 }
 

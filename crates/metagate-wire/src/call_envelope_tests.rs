@@ -124,3 +124,65 @@ fn a_null_name_names_no_call() {
     let got = Call::from_json(br#"{"name":null,"arguments":{"a":1}}"#, &mut Vec::new());
     assert!(got.is_err_and(|e| e.holds_no_envelope));
 }
+
+#[test]
+fn arguments_sent_as_one_bare_value_wait_for_their_name() {
+    let cases: &[(&str, Option<Value>)] = &[
+        (
+            r#"{"name": "final_answer", "arguments": "image.png"}"#,
+            Some(json!("image.png")),
+        ),
+        (
+            r#"{"name": "f", "arguments": "Paris, France"}"#,
+            Some(json!("Paris, France")),
+        ),
+        (r#"{"name": "f", "arguments": "42"}"#, Some(json!(42))),
+        (
+            r#"{"name": "f", "arguments": "\"quoted\""}"#,
+            Some(json!("quoted")),
+        ),
+        (
+            r#"{"name": "f", "parameters": "ünï ☃"}"#,
+            Some(json!("ünï ☃")),
+        ),
+        (
+            r#"{"tool_name": "f", "tool_args": "just text"}"#,
+            Some(json!("just text")),
+        ),
+        // Objects, lists and null are arguments (or refused) as before.
+        (r#"{"name": "f", "arguments": "{\"a\": 1}"}"#, None),
+        (r#"{"name": "f", "arguments": ""}"#, None),
+    ];
+    for (text, bare) in cases {
+        let call = call_of(text);
+        assert_eq!(call.bare_argument(), bare.as_ref(), "{text}");
+        if bare.is_some() {
+            assert!(call.args.is_empty(), "{text}");
+        }
+    }
+    for text in [
+        r#"{"name": "f", "arguments": "[1]"}"#,
+        r#"{"name": "f", "arguments": "null"}"#,
+    ] {
+        assert!(
+            Call::from_json(text.as_bytes(), &mut Vec::new()).is_err(),
+            "{text}"
+        );
+    }
+    let mut call = call_of(cases[0].0);
+    call.place_bare_argument("answer");
+    assert!(call.bare_argument().is_none());
+    let mut out = Vec::new();
+    call.write_as(Shape::Plain, &mut out);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out).unwrap(),
+        json!({"name": "final_answer", "arguments": {"answer": "image.png"}})
+    );
+    let mut call =
+        call_of(r#"{"type":"function","id":"c","function":{"name":"f","arguments":"x"}}"#);
+    call.place_bare_argument("q");
+    let mut out = Vec::new();
+    call.write_as(Shape::OpenAiChat, &mut out);
+    let out: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(out["function"]["arguments"], json!("{\"q\":\"x\"}"));
+}

@@ -7,7 +7,10 @@
 //! back keeps whichever form it came in. `>>>` followed by anything but a name and a new
 //! line (a REPL prompt in prose) is text.
 
-use super::text_util::{bracketed_end, find_from, read_json, refusal, skip_ws, trim_end_at};
+use super::text_util::{
+    bracketed_end, find_from, names_a_tool, read_json, refusal, skip_ws, text_holds_a_call,
+    trim_end_at,
+};
 use super::{Found, Refusal};
 use serde_json::{Map, Value};
 
@@ -54,15 +57,6 @@ fn opens_with_call(text: &str) -> bool {
     })
 }
 
-/// An object naming a tool of its own (`tool_name`, or `name` beside arguments).
-fn looks_like_a_call(arguments: &Map<String, Value>) -> bool {
-    arguments.contains_key("tool_name")
-        || (arguments.contains_key("name")
-            && ["arguments", "parameters", "input", "args"]
-                .iter()
-                .any(|k| arguments.contains_key(*k)))
-}
-
 pub(crate) fn detect(text: &str) -> bool {
     next_part(text, 0).is_some() || opens_with_call(text)
 }
@@ -91,7 +85,7 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
             let (Value::Object(arguments), repairs) = read_json(text, body..end)? else {
                 return Err(refusal(body, "the arguments must be a JSON object"));
             };
-            if h == 0 && looks_like_a_call(&arguments) {
+            if names_a_tool(&arguments) {
                 return Err(refusal(
                     body,
                     format!(
@@ -118,6 +112,13 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
             let end = trim_end_at(b, stop);
             if end <= body {
                 return Err(refusal(body, "`>>>python` is followed by no code"));
+            }
+            if text_holds_a_call(&text[body..end]) {
+                return Err(refusal(
+                    body,
+                    "the code holds a JSON call (an object naming a tool): a reader taking the \
+                     first `{` would run that one; send each call as a call",
+                ));
             }
             let mut arguments = Map::new();
             arguments.insert("code".into(), Value::String(text[body..end].to_owned()));
@@ -206,6 +207,9 @@ mod tests {
             ">>>f\nnot json",
             ">>>f\n{\"a\":1} and then words",
             ">>>python\n   ",
+            // A part whose object is a call of its own, and code holding a JSON call.
+            ">>>all\nok>>>Sure\n{\"tool_name\":\"code_execution_tool\",\"tool_args\":{}}",
+            ">>>python\nrun({\"name\": \"x\", \"arguments\": {}})\n>>>f\n{}",
         ] {
             assert!(detect(text), "{text:?}");
             refused(read, text);

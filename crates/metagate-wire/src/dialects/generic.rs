@@ -46,6 +46,10 @@ fn envelope(text: &str) -> Option<(usize, usize, bool)> {
     } else {
         return None;
     };
+    if many && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
+        // Strict JSON with `tool_calls` is a message to the document reader.
+        return None;
+    }
     i = skip_ws(b, i + if many { 12 } else { 11 });
     if b.get(i) != Some(&b':') {
         return None;
@@ -102,7 +106,7 @@ mod tests {
              &[("special_function", r#"{"arg1":1}"#, None)], true),
             ("{\n  \"tool_call\": {\n    \"name\": \"f\",\n    \"arguments\": {\"q\": \"ünï\"}\n  }\n}",
              &[("f", r#"{"q":"ünï"}"#, None)], false),
-            (r#"{"tool_calls":[{"name":"a","arguments":{"x":[1,{"y":2}]},"id":"123456789"},{"name":"b","arguments":{},"id":"987654321"}]}"#,
+            (r#"{"tool_calls":[{"name":"a","arguments":{"x":[1,{"y":2}]},"id":"123456789"},{"name":"b","arguments":{},"id":"987654321"},]}"#,
              &[("a", r#"{"x":[1,{"y":2}]}"#, Some("123456789")), ("b", "{}", Some("987654321"))], true),
             ("<think>I need the tool.</think>\n{\"tool_call\": {\"name\": \"f\", \"arguments\": {}}}\n",
              &[("f", "{}", None)], false),
@@ -122,10 +126,10 @@ mod tests {
             r#"{"tool_call":{"name":"f","arguments":{"a":"#,
             r#"{"tool_call":{"name":"f","arguments":{}},"response":"hi"}"#,
             r#"{"tool_call":[{"name":"f","arguments":{}}]}"#,
-            r#"{"tool_calls":{"name":"f","arguments":{}}}"#,
-            r#"{"tool_calls":[]}"#,
             r#"{"tool_call":{"arguments":{}}}"#,
             r#"{"tool_call":{"name":"f","parameters":{}}}"#,
+            r#"{"tool_calls":{"name":"f","arguments":{}},}"#,
+            r#"{"tool_calls":[],}"#,
         ] {
             assert!(detect(text), "{text:?}");
             refused(read, text);

@@ -46,7 +46,9 @@ fn list_after(text: &str, p: usize, marker: &str) -> Option<usize> {
     (b.get(open) == Some(&b'[') && b.get(first) == Some(&b'{')).then_some(open)
 }
 
-/// Where a bare list opens the text (after whitespace and a `<think>` block).
+/// Where a bare list opens the text (after whitespace and a `<think>` block). A text that is
+/// one strict JSON array is not this reader's: the document reader reads its calls, whatever
+/// their envelopes.
 fn bare_list(text: &str) -> Option<usize> {
     let b = text.as_bytes();
     let mut i = skip_ws(b, 0);
@@ -54,8 +56,10 @@ fn bare_list(text: &str) -> Option<usize> {
         i = skip_ws(b, find_from(text, "</think>", i)? + "</think>".len());
     }
     let first = skip_ws(b, i + 1);
-    (b.get(i) == Some(&b'[') && b.get(first) == Some(&b'{') && text[first..].contains("\"name\""))
-        .then_some(i)
+    let opens = b.get(i) == Some(&b'[')
+        && b.get(first) == Some(&b'{')
+        && text[first..].contains("\"name\"");
+    (opens && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err()).then_some(i)
 }
 
 /// The next marker opening a list at or after `from`: where it stands, where the list opens,

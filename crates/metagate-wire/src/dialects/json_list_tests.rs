@@ -18,8 +18,8 @@ fn json_list_variants_read() {
          &[("a", r#"{"n":[1,2]}"#, None), ("b", r#"{"m":{"k":"v"}}"#, None)], false),
         ("I will call it.\n<tool_call>[{\"name\":\"a\",\"arguments\":{}}]",
          &[("a", "{}", None)], true),
-        // xLAM: a bare list, `parameters` too, a trailing comma.
-        (r#"[{"name":"get_weather","arguments":{"location":"San Francisco, CA"}},{"name":"search","arguments":{"query":"x"}}]"#,
+        // xLAM: a bare list with prose after it, `parameters` too, a trailing comma.
+        ("[{\"name\":\"get_weather\",\"arguments\":{\"location\":\"San Francisco, CA\"}},{\"name\":\"search\",\"arguments\":{\"query\":\"x\"}}]\nBoth at once.",
          &[("get_weather", r#"{"location":"San Francisco, CA"}"#, None), ("search", r#"{"query":"x"}"#, None)], true),
         ("  [\n  {\"name\": \"f\", \"parameters\": {\"a\": true}},\n]\n",
          &[("f", r#"{"a":true}"#, None)], false),
@@ -36,12 +36,12 @@ fn json_list_variants_read() {
         // Firefunction v2.
         (r#" functools[{"name":"f","arguments":{"a":1}}]"#, &[("f", r#"{"a":1}"#, None)], true),
         // Ids, string arguments holding an object, `"type":"function"`.
-        (r#"[{"type":"function","name":"f","arguments":"{\"a\":1}","id":"call_1"}]"#,
+        (r#"<|tool_call|>[{"type":"function","name":"f","arguments":"{\"a\":1}","id":"call_1"}]"#,
          &[("f", r#"{"a":1}"#, Some("call_1"))], false),
         // The key the arguments came under is written back.
         (r#"<|tool_call|>[{"name":"f","parameters":{"a":1}},{"name":"g","arguments":{}}]"#,
          &[("f", r#"{"a":1}"#, None), ("g", "{}", None)], true),
-        (r#"[{"name":"f","arguments":{"a":1},"id":"call_1"}]"#,
+        (r#"<|tool_call|>[{"name":"f","arguments":{"a":1},"id":"call_1"}]"#,
          &[("f", r#"{"a":1}"#, Some("call_1"))], true),
     ];
     for (text, want, canonical) in cases {
@@ -93,6 +93,9 @@ fn json_list_is_not_detected_elsewhere() {
         "See [the docs](x) for more.",
         "```json\n{\"a\":1}\n```",
         r#"text then [{"name":"f"}] later"#,
+        // Strict JSON arrays are the document reader's (OpenAI items, xLAM's list alone).
+        r#"[{"name":"f","arguments":{}}]"#,
+        r#"[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]"#,
     ] {
         assert!(!detect(text), "{text:?}");
     }

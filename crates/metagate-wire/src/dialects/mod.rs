@@ -38,6 +38,8 @@ mod mistral;
 pub(crate) mod python_literal;
 pub(crate) mod python_tag;
 pub(crate) mod pythonic;
+#[cfg(test)]
+mod readers_props;
 mod reasoning;
 #[cfg(test)]
 mod tests;

@@ -192,3 +192,46 @@ fn written_calls_read_back() {
         "add(a=1, b=2)"
     );
 }
+
+mod written_values {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            (-1e12f64..1e12).prop_map(|f| json!(f)),
+            any::<String>().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((any::<String>(), inner), 0..5)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Any JSON value written as a Python literal reads back as itself, and any arguments
+        /// written as a call read back as those arguments.
+        #[test]
+        fn python_literals_read_back(value in json_value(), key in "[a-z_][a-z0-9_]{0,8}|[^a-z]{1,4}") {
+            let mut out = String::new();
+            write_value(&value, &mut out);
+            let mut py = Py::new(&out, 0);
+            let read = py.value(0);
+            prop_assert_eq!(read.as_ref().ok(), Some(&value), "{}", out);
+            prop_assert_eq!(py.i, out.len());
+            let mut args = Map::new();
+            args.insert(key, value);
+            let call = write_call("tool", &args);
+            let mut py = Py::new(&call, 0);
+            let read = py.call();
+            prop_assert!(read.is_ok(), "{}: {:?}", call, read.err());
+            prop_assert_eq!(read.unwrap().arguments, args);
+        }
+    }
+}

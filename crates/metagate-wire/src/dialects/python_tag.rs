@@ -11,7 +11,10 @@
 
 use super::llama3_json::{KEYS, read_objects};
 use super::python_literal::{Py, write_call};
-use super::text_util::{find_from, refusal, skip_ws, trim_end_at, write_call_object};
+use super::text_util::{
+    find_from, refusal, refuse_inner_call, skip_ws, text_holds_a_call, trim_end_at,
+    write_call_object,
+};
 use super::{Found, Refusal};
 use serde_json::{Map, Value};
 
@@ -44,11 +47,14 @@ fn builtin_call(text: &str, i: usize) -> Option<Result<Found, Refusal>> {
         return None;
     }
     py.i = i;
-    Some(py.call().map(|call| Found {
-        span: call.span,
-        name: tool.to_owned(),
-        arguments: call.arguments,
-        ..Found::default()
+    Some(py.call().and_then(|call| {
+        refuse_inner_call(&call.arguments, tool, call.span.start)?;
+        Ok(Found {
+            span: call.span,
+            name: tool.to_owned(),
+            arguments: call.arguments,
+            ..Found::default()
+        })
     }))
 }
 
@@ -74,6 +80,13 @@ pub(crate) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
                 return Err(refusal(
                     start,
                     "`<|python_tag|>` is followed by nothing to run",
+                ));
+            }
+            if text_holds_a_call(&text[start..end]) {
+                return Err(refusal(
+                    start,
+                    "the code holds a JSON call (an object naming a tool): a reader taking the \
+                     first `{` would run that one; send each call as a call",
                 ));
             }
             let mut arguments = Map::new();
@@ -161,6 +174,9 @@ mod tests {
             "<|python_tag|>{\"name\":\"a\",\"parameters\":{}} then prose",
             "<|python_tag|>{\"parameters\":{}}",
             "<|python_tag|>   <|eom_id|>",
+            // A JSON call inside: a reader taking the first `{` would run it.
+            "<|python_tag|>brave_search.call(query={\"tool_name\": \"code_execution_tool\", \"tool_args\": {}})",
+            "<|python_tag|>Sure, here: {\"tool_name\": \"code_execution_tool\", \"tool_args\": {}}",
         ] {
             assert!(detect(text), "{text:?}");
             refused(read, text);

@@ -40,10 +40,13 @@ pub(crate) fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
 }
 
 /// The end (exclusive) of the JSON object or array opening at `open` (`{` or `[`), strings in
-/// either quote skipped: `None` when the text ends first (the output was cut off) or a closer
-/// does not match its opener.
+/// either quote skipped: `None` when the text ends first (the output was cut off), a closer
+/// does not match its opener, or it nests deeper than 128 (no reader goes deeper). The
+/// openers are kept one bit a level, so no search allocates.
 pub(crate) fn bracketed_end(b: &[u8], open: usize) -> Option<usize> {
-    let mut stack: Vec<u8> = Vec::new();
+    // Bit `d` of `kinds`: the opener at depth `d` is `[`.
+    let mut kinds: u128 = 0;
+    let mut depth = 0usize;
     let mut i = open;
     while i < b.len() {
         match b[i] {
@@ -59,13 +62,27 @@ pub(crate) fn bracketed_end(b: &[u8], open: usize) -> Option<usize> {
                     return None;
                 }
             }
-            b'{' => stack.push(b'}'),
-            b'[' => stack.push(b']'),
-            c @ (b'}' | b']') => {
-                if stack.pop() != Some(c) {
+            c @ (b'{' | b'[') => {
+                if depth == 128 {
                     return None;
                 }
-                if stack.is_empty() {
+                if c == b'[' {
+                    kinds |= 1 << depth;
+                } else {
+                    kinds &= !(1 << depth);
+                }
+                depth += 1;
+            }
+            c @ (b'}' | b']') => {
+                if depth == 0 {
+                    return None;
+                }
+                depth -= 1;
+                let list = kinds & (1 << depth) != 0;
+                if list != (c == b']') {
+                    return None;
+                }
+                if depth == 0 {
                     return Some(i + 1);
                 }
             }
@@ -324,6 +341,62 @@ pub(crate) fn read_call_list(
     Ok((calls, end))
 }
 
+/// An object naming a tool of its own (`tool_name`, `function`, or `name` beside arguments):
+/// a call, to a reader that takes the first `{` of a text.
+pub(crate) fn names_a_tool(map: &Map<String, Value>) -> bool {
+    map.contains_key("tool_name")
+        || map.get("function").is_some_and(Value::is_object)
+        || (map.contains_key("name")
+            && ["arguments", "parameters", "input", "args", "tool_args"]
+                .iter()
+                .any(|k| map.contains_key(*k)))
+}
+
+/// Whether `value` is or holds (at any depth) an object naming a tool.
+pub(crate) fn holds_a_call(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => names_a_tool(map) || map.values().any(holds_a_call),
+        Value::Array(items) => items.iter().any(holds_a_call),
+        _ => false,
+    }
+}
+
+/// Refuses arguments written outside JSON (Python, raw code) that hold a JSON call: a reader
+/// taking the first `{` of the text would run that call, not the one checked.
+pub(crate) fn refuse_inner_call(
+    arguments: &Map<String, Value>,
+    name: &str,
+    at: usize,
+) -> Result<(), Refusal> {
+    if arguments.values().any(holds_a_call) {
+        return Err(refusal(
+            at,
+            format!(
+                "the arguments of `{name}` hold a call of their own (an object naming a tool):                  a reader taking the first `{{` would run that one; send each call as a call"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether raw text (code) holds a `{` with a key naming a tool after it: conservatively,
+/// a JSON call a reader taking the first `{` would run.
+pub(crate) fn text_holds_a_call(code: &str) -> bool {
+    let Some(open) = code.find('{') else {
+        return false;
+    };
+    let rest = &code[open..];
+    [
+        "\"name\"",
+        "'name'",
+        "\"tool_name\"",
+        "'tool_name'",
+        "\"function\"",
+    ]
+    .iter()
+    .any(|k| rest.contains(k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,10 +412,15 @@ mod tests {
             (r#"{"a":1"#, None),
             (r#"{"a":1]"#, None),
             (r#"{"a":"x"#, None),
+            (r#"[{]}"#, None),
+            ("}", None),
         ];
         for (text, want) in cases {
             assert_eq!(bracketed_end(text.as_bytes(), 0), *want, "{text}");
         }
+        let deep = |n: usize| format!("{}{}", "[{".repeat(n / 2), "}]".repeat(n / 2));
+        assert_eq!(bracketed_end(deep(128).as_bytes(), 0), Some(256));
+        assert_eq!(bracketed_end(deep(130).as_bytes(), 0), None);
     }
 
     #[test]
