@@ -11,7 +11,7 @@
 //! tool▁call▁end`, its span those tokens and what they hold; the outer tokens are kept text.
 //! [`Found::arguments_key`] says the form and spelling, for `write`.
 
-use super::body::{object_text, read_arguments, skip_ws, value_end};
+use super::text_util::{object_text, read_arguments, refusal, skip_ws, value_end};
 use super::{Found, Refusal};
 use serde_json::{Map, Value};
 
@@ -82,7 +82,7 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
     let mut at = 0;
     while let Some((p, begin)) = find_token(text, "tool_call_begin", at) {
         let Some((sep_at, sep)) = find_token(text, "tool_sep", begin.end) else {
-            return Err(Refusal::at(
+            return Err(refusal(
                 p,
                 "output was cut off inside a DeepSeek tool call, before <｜tool▁sep｜>; not completed",
             ));
@@ -109,13 +109,10 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
             found.arguments_key = Some(if begin.wide { V31_WIDE } else { V31_ASCII });
         }
         if found.name.is_empty() || found.name.contains(char::is_whitespace) {
-            return Err(Refusal::at(
-                p,
-                "a DeepSeek tool call names no tool (one word)",
-            ));
+            return Err(refusal(p, "a DeepSeek tool call names no tool (one word)"));
         }
         if b.get(open) != Some(&b'{') {
-            return Err(Refusal::at(
+            return Err(refusal(
                 open,
                 format!("expected the JSON arguments of `{}`", found.name),
             ));
@@ -129,7 +126,7 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
             i = skip_ws(b, i + 3);
         }
         let Some(end) = token_at(text, i).filter(|t| t.name == "tool_call_end") else {
-            return Err(Refusal::at(
+            return Err(refusal(
                 i,
                 format!(
                     "expected <｜tool▁call▁end｜> after the arguments of `{}`",
@@ -144,7 +141,7 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
     if calls.is_empty()
         && let Some((p, _)) = find_token(text, "tool_calls_begin", 0)
     {
-        return Err(Refusal::at(
+        return Err(refusal(
             p,
             "<｜tool▁calls▁begin｜> holds no <｜tool▁call▁begin｜>: the output was cut off or \
              names no call",

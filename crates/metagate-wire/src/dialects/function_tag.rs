@@ -12,7 +12,7 @@
 //! [`Found::arguments_key`] says which form the call came in, for `write`: [`PARAMS`],
 //! [`JSON_EQ`] or [`JSON_ATTR`].
 
-use super::body::{object_text, read_arguments, skip_ws, value_end};
+use super::text_util::{object_text, read_arguments, refusal, skip_ws, value_end};
 use super::{Found, Refusal};
 use serde_json::{Map, Value};
 
@@ -50,7 +50,7 @@ fn read_one(text: &str, p: usize) -> Result<(Found, usize), Refusal> {
     let (name, attr, after) = if let Some(rest) = text[p..].strip_prefix("<function=") {
         let close = rest
             .find('>')
-            .ok_or_else(|| Refusal::at(p, "the <function=…> tag is not closed with `>`"))?;
+            .ok_or_else(|| refusal(p, "the <function=…> tag is not closed with `>`"))?;
         (
             rest[..close].trim(),
             false,
@@ -60,26 +60,20 @@ fn read_one(text: &str, p: usize) -> Result<(Found, usize), Refusal> {
         let rest = &text[p + "<function name=".len()..];
         let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'');
         let Some(q) = quote else {
-            return Err(Refusal::at(
-                p,
-                "the name of <function name=…> must be quoted",
-            ));
+            return Err(refusal(p, "the name of <function name=…> must be quoted"));
         };
         let close = rest[1..]
             .find(q)
-            .ok_or_else(|| Refusal::at(p, "the name of <function name=…> is not closed"))?;
+            .ok_or_else(|| refusal(p, "the name of <function name=…> is not closed"))?;
         let tag_end = rest[1 + close + 1..]
             .find('>')
             .filter(|g| rest[1 + close + 1..1 + close + 1 + g].trim().is_empty())
-            .ok_or_else(|| Refusal::at(p, "the <function name=…> tag is not closed with `>`"))?;
+            .ok_or_else(|| refusal(p, "the <function name=…> tag is not closed with `>`"))?;
         let after = p + "<function name=".len() + 1 + close + 1 + tag_end + 1;
         (&rest[1..1 + close], true, after)
     };
     if name.is_empty() || name.contains(char::is_whitespace) {
-        return Err(Refusal::at(
-            p,
-            "the <function> tag names no tool (one word)",
-        ));
+        return Err(refusal(p, "the <function> tag names no tool (one word)"));
     }
     let mut found = Found {
         name: name.to_owned(),
@@ -94,7 +88,7 @@ fn read_one(text: &str, p: usize) -> Result<(Found, usize), Refusal> {
         found.repairs = repairs;
         let c = skip_ws(b, e);
         if !text[c..].starts_with(CLOSE) {
-            return Err(Refusal::at(
+            return Err(refusal(
                 c,
                 format!("expected </function> after the arguments of `{name}`"),
             ));
@@ -104,7 +98,7 @@ fn read_one(text: &str, p: usize) -> Result<(Found, usize), Refusal> {
         found.arguments_key = Some(PARAMS);
         read_parameters(text, p, i, &mut found)?
     } else {
-        return Err(Refusal::at(
+        return Err(refusal(
             i,
             "expected the JSON arguments after <function name=…>",
         ));
@@ -124,7 +118,7 @@ fn read_parameters(
     loop {
         i = skip_ws(b, i);
         if i >= b.len() {
-            return Err(Refusal::at(
+            return Err(refusal(
                 p,
                 format!(
                     "output was cut off inside <function={}>; not completed",
@@ -136,17 +130,17 @@ fn read_parameters(
             return Ok(i + CLOSE.len());
         }
         let Some(rest) = text[i..].strip_prefix(PARAMS) else {
-            return Err(Refusal::at(
+            return Err(refusal(
                 i,
                 "expected <parameter=…> or </function> inside <function=…>",
             ));
         };
         let close = rest
             .find('>')
-            .ok_or_else(|| Refusal::at(i, "the <parameter=…> tag is not closed with `>`"))?;
+            .ok_or_else(|| refusal(i, "the <parameter=…> tag is not closed with `>`"))?;
         let key = rest[..close].trim();
         if key.is_empty() {
-            return Err(Refusal::at(i, "a <parameter=…> tag names no argument"));
+            return Err(refusal(i, "a <parameter=…> tag names no argument"));
         }
         let v = i + PARAMS.len() + close + 1;
         let ends = [CLOSE_PARAM, PARAMS, CLOSE]
@@ -154,13 +148,13 @@ fn read_parameters(
             .filter_map(|t| text[v..].find(t).map(|q| (v + q, *t)))
             .min_by_key(|(q, _)| *q);
         let Some((ve, closer)) = ends else {
-            return Err(Refusal::at(
+            return Err(refusal(
                 i,
                 format!("output was cut off inside <parameter={key}>; not completed"),
             ));
         };
         if found.arguments.contains_key(key) {
-            return Err(Refusal::at(
+            return Err(refusal(
                 i,
                 format!(
                     "the argument `{key}` is given twice: a tool reading the other would run what was never checked"

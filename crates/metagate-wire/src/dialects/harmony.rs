@@ -11,7 +11,7 @@
 //! `<|channel|>`) through its `<|call|>`; [`Found::arguments_key`] says which it started with
 //! and whether `<|call|>` was there.
 
-use super::body::{object_text, read_arguments, skip_ws, value_end};
+use super::text_util::{object_text, read_arguments, refusal, skip_ws, value_end};
 use super::{Found, Refusal};
 use serde_json::{Map, Value};
 
@@ -51,7 +51,7 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
             .filter(|&s| !text[s + START.len()..c].contains("<|"));
         let ms = start.unwrap_or(c);
         let Some(m) = text[c..].find(MESSAGE).map(|p| c + p) else {
-            return Err(Refusal::at(
+            return Err(refusal(
                 c,
                 "output was cut off in a harmony message header, before <|message|>; not completed",
             ));
@@ -70,21 +70,18 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
         let recipient = &recipient[..name_end];
         let name = recipient.strip_prefix("functions.").unwrap_or(recipient);
         if name.is_empty() {
-            return Err(Refusal::at(
-                ms + to,
-                "`to=` in a harmony header names no tool",
-            ));
+            return Err(refusal(ms + to, "`to=` in a harmony header names no tool"));
         }
         let open = skip_ws(b, content);
         if b.get(open) != Some(&b'{') {
-            return Err(Refusal::at(
+            return Err(refusal(
                 open,
                 format!("expected the JSON arguments of `{name}` after <|message|>"),
             ));
         }
         let e = value_end(text, open, "arguments")?;
         if e > end || text[e..end].trim() != "" {
-            return Err(Refusal::at(
+            return Err(refusal(
                 e,
                 format!(
                     "text follows the arguments of `{name}` in its message: one message holds one call"
@@ -110,7 +107,7 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
                 },
             ),
             Some(t) => {
-                return Err(Refusal::at(
+                return Err(refusal(
                     end,
                     format!("the call to `{name}` ends with {t}, not <|call|>: it may be no call"),
                 ));

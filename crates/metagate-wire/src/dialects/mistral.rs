@@ -13,7 +13,10 @@
 //! For the named form, [`Found::arguments_key`] is `Some("[ARGS]")` when the call wrote that
 //! marker, so a corrected call is written the way it came.
 
-use super::body::{CallKeys, object_text, read_arguments, read_call_object, skip_ws, value_end};
+use super::text_util::{
+    CallKeys, object_text, read_arguments, read_call_object, refusal, skip_ws, value_end,
+    write_call_object,
+};
 use super::{Found, Refusal};
 use serde_json::{Map, Value};
 
@@ -21,8 +24,10 @@ const MARKER: &str = "[TOOL_CALLS]";
 const ARGS: &str = "[ARGS]";
 const CALL_ID: &str = "[CALL_ID]";
 const KEYS: CallKeys = CallKeys {
+    name: "name",
     arguments: &["arguments", "parameters"],
     id: Some("id"),
+    ignored: &[],
 };
 
 pub(super) fn detect(text: &str) -> bool {
@@ -52,7 +57,7 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
                 let i = skip_ws(b, m + MARKER.len());
                 match b.get(i) {
                     None => {
-                        return Err(Refusal::at(
+                        return Err(refusal(
                             m,
                             "output was cut off after [TOOL_CALLS], before the call; not \
                              completed",
@@ -100,7 +105,7 @@ fn bare_call_start(text: &str, from: usize) -> Result<Option<usize>, Refusal> {
         .find(|&(_, c)| !is_name_char(c))
         .map_or(from, |(p, c)| from + p + c.len_utf8());
     if name_start == q {
-        return Err(Refusal::at(
+        return Err(refusal(
             q,
             "[ARGS] or [CALL_ID] stands with no tool name before it",
         ));
@@ -118,14 +123,11 @@ fn read_list(text: &str, open: usize, calls: &mut Vec<Found>) -> Result<usize, R
     let end = value_end(text, open, "list of calls after [TOOL_CALLS]")?;
     let mut i = skip_ws(b, open + 1);
     if b[i] == b']' {
-        return Err(Refusal::at(
-            open,
-            "[TOOL_CALLS] is followed by an empty list",
-        ));
+        return Err(refusal(open, "[TOOL_CALLS] is followed by an empty list"));
     }
     loop {
         if b[i] != b'{' {
-            return Err(Refusal::at(
+            return Err(refusal(
                 i,
                 "each element of the [TOOL_CALLS] list must be a call object",
             ));
@@ -137,7 +139,7 @@ fn read_list(text: &str, open: usize, calls: &mut Vec<Found>) -> Result<usize, R
             b',' => i = skip_ws(b, i + 1),
             b']' if i + 1 == end => return Ok(end),
             _ => {
-                return Err(Refusal::at(
+                return Err(refusal(
                     i,
                     "expected `,` or `]` after a call in the [TOOL_CALLS] list",
                 ));
@@ -163,10 +165,7 @@ fn read_named(text: &str, start: usize) -> Result<(Found, usize), Refusal> {
     }
     let name = &text[start..i];
     if name.is_empty() {
-        return Err(Refusal::at(
-            start,
-            "expected a tool name after [TOOL_CALLS]",
-        ));
+        return Err(refusal(start, "expected a tool name after [TOOL_CALLS]"));
     }
     let mut found = Found {
         name: name.to_owned(),
@@ -178,7 +177,7 @@ fn read_named(text: &str, start: usize) -> Result<(Found, usize), Refusal> {
             .find(|c: char| c == '[' || c == '{' || c.is_whitespace())
             .map_or(text.len(), |p| id_start + p);
         if id_end == id_start {
-            return Err(Refusal::at(i, "[CALL_ID] is followed by no id"));
+            return Err(refusal(i, "[CALL_ID] is followed by no id"));
         }
         found.id = Some(text[id_start..id_end].to_owned());
         i = id_end;
@@ -189,7 +188,7 @@ fn read_named(text: &str, start: usize) -> Result<(Found, usize), Refusal> {
     }
     let open = skip_ws(b, i);
     if open >= b.len() {
-        return Err(Refusal::at(
+        return Err(refusal(
             start,
             format!(
                 "output was cut off after the tool name `{name}`, before its arguments; not completed"
@@ -197,7 +196,7 @@ fn read_named(text: &str, start: usize) -> Result<(Found, usize), Refusal> {
         ));
     }
     if b[open] != b'{' {
-        return Err(Refusal::at(
+        return Err(refusal(
             open,
             format!("expected the JSON arguments of `{name}` after its name"),
         ));
@@ -224,6 +223,6 @@ pub(super) fn write(found: &Found, name: &str, arguments: &Map<String, Value>) -
             out.push_str(&object_text(arguments));
             out
         }
-        Some(_) => super::body::write_call_object(found, name, arguments, "arguments", Some("id")),
+        Some(_) => write_call_object(&KEYS, found, name, arguments, false),
     }
 }

@@ -25,7 +25,6 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::ops::Range;
 
-mod body;
 pub(crate) mod command_r;
 mod deepseek;
 mod function_tag;

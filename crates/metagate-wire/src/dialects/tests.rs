@@ -279,7 +279,7 @@ const REFUSED: &[(&str, &str, &str)] = &[
     (
         "mistral arguments twice",
         r#"[TOOL_CALLS][{"name":"a","arguments":{},"parameters":{}}]"#,
-        "twice",
+        "both",
     ),
     (
         "qwen cut off",

@@ -488,6 +488,42 @@ mod tests {
 }
 
 /// What every reader's tests check of a reading.
+/// The end of the JSON value opening at `at` (`{` or `[`), or a refusal saying it was cut off.
+pub(crate) fn value_end(text: &str, at: usize, what: &str) -> Result<usize, Refusal> {
+    bracketed_end(text.as_bytes(), at).ok_or_else(|| {
+        refusal(
+            at,
+            format!(
+                "the {what} is cut off or its brackets do not match; not completed: send the \
+                 whole call again"
+            ),
+        )
+    })
+}
+
+/// The JSON object `text[range]` as arguments, with its repairs.
+pub(crate) fn read_arguments(
+    text: &str,
+    range: Range<usize>,
+) -> Result<(Map<String, Value>, Vec<String>), Refusal> {
+    let at = range.start;
+    match read_json(text, range)? {
+        (Value::Object(map), repairs) => Ok((map, repairs)),
+        (other, _) => Err(refusal(
+            at,
+            format!(
+                "the arguments must be a JSON object, not {}",
+                crate::repair::json_type_phrase(&other)
+            ),
+        )),
+    }
+}
+
+/// A JSON object as compact text.
+pub(crate) fn object_text(arguments: &Map<String, Value>) -> String {
+    serde_json::to_string(arguments).expect("a map of values always serializes")
+}
+
 #[cfg(test)]
 pub(crate) mod testing {
     use super::super::{Found, Refusal};

@@ -8,15 +8,19 @@
 //! `{"tool_name": …}`, or what cannot be read) is left to the JSON reader, which reads any
 //! envelope inside one block.
 
-use super::body::{CallKeys, read_call_object, skip_ws, value_end, write_call_object};
+use super::text_util::{
+    CallKeys, read_call_object, refusal, skip_ws, value_end, write_call_object,
+};
 use super::{Found, Refusal};
 use serde_json::{Map, Value};
 
 const OPEN: &str = "<tool_call>";
 const CLOSE: &str = "</tool_call>";
 const KEYS: CallKeys = CallKeys {
+    name: "name",
     arguments: &["arguments", "parameters"],
     id: Some("id"),
+    ignored: &[],
 };
 
 /// `<tool_call>` followed by an object.
@@ -40,10 +44,7 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
     while let Some(p) = text[at..].find(OPEN).map(|p| at + p) {
         let i = skip_ws(b, p + OPEN.len());
         if b.get(i) != Some(&b'{') {
-            return Err(Refusal::at(
-                i,
-                "a <tool_call> block must hold one call object",
-            ));
+            return Err(refusal(i, "a <tool_call> block must hold one call object"));
         }
         let e = value_end(text, i, "call in <tool_call>")?;
         let c = skip_ws(b, e);
@@ -52,7 +53,7 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
         } else if c == b.len() {
             c
         } else {
-            return Err(Refusal::at(
+            return Err(refusal(
                 c,
                 "expected </tool_call> after the call object: one block holds one call",
             ));
@@ -78,5 +79,5 @@ pub(super) fn read(text: &str) -> Result<Vec<Found>, Refusal> {
 }
 
 pub(super) fn write(found: &Found, name: &str, arguments: &Map<String, Value>) -> String {
-    write_call_object(found, name, arguments, "arguments", Some("id"))
+    write_call_object(&KEYS, found, name, arguments, false)
 }
