@@ -26,8 +26,9 @@
 //! - `messages`: `gate --jsonl` over whole OpenAI assistant messages of 4 calls each (the
 //!   `gate` mix's calls, grouped), beside the same calls one per line.
 //! - `callgrind`: instructions per call, counted by valgrind's callgrind (which no other load
-//!   disturbs), for the `gate` mix, the `policy` mix and the 4-call messages: a run of 4,000
-//!   calls minus a run of 2,000, so start-up is left out. Skipped when valgrind is missing.
+//!   disturbs), for the `gate` mix, the `policy` mix, the 4-call messages, and the text
+//!   dialects beside the same calls as JSON: a run of 4,000 calls minus a run of 2,000, so
+//!   start-up is left out. Skipped when valgrind is missing.
 //! - `postgres`: the shared PostgreSQL store (docs/postgres.md) on a local server with
 //!   PostgreSQL's durable settings (`tests/support/postgres.rs`, a Unix socket): `gate
 //!   --jsonl` over the `gate` mix, without and with a per-caller limit (every group then takes
@@ -466,7 +467,38 @@ fn bench_callgrind(dir: &Path) {
             .builtin_policy(dir);
         c
     });
+    for (name, mix) in [
+        ("8 calls as JSON", &MIX[..8]),
+        ("the same 8 in text dialects", DIALECT_MIX),
+    ] {
+        per_call(
+            name,
+            &|p, n| {
+                generate_from(mix, p, n);
+                p.to_path_buf()
+            },
+            1,
+            &|| {
+                let mut c = Command::new(&*BIN);
+                c.args(["gate", "--jsonl", "--quiet", "--no-telemetry"])
+                    .builtin_policy(dir);
+                c
+            },
+        );
+    }
 }
+
+/// The first eight calls of [`MIX`], each written in a text dialect a local model emits.
+const DIALECT_MIX: &[&str] = &[
+    r#"[TOOL_CALLS]response[ARGS]{"text":"Result @ is ready."}"#,
+    r#"<tool_call>{"name":"code_execution_tool","arguments":{"runtime":"bash","code":"ls -la /tmp/@"}}</tool_call>"#,
+    r#"<function=code_execution_tool><parameter=runtime>terminal</parameter><parameter=code>echo @</parameter><parameter=session>0</parameter><parameter=reset>false</parameter></function>"#,
+    r#"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>memory_load<｜tool▁sep｜>{"search":"notes @","limit":"5"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"#,
+    r#"<|channel|>commentary to=functions.search_engine <|constrain|>json<|message|>{"query":"rust @"}<|call|>"#,
+    r#"[TOOL_CALLS][{"name":"code_execution_tool","arguments":{"runtime":"python"}}]"#,
+    r#"[my_tool(x=@)]"#,
+    r#"<|python_tag|>{"name":"response","parameters":{"message":"done @"}}"#,
+];
 
 /// A mix of what agents send: clean calls, calls needing correction, rejections, garbage.
 const MIX: &[&str] = &[
@@ -481,9 +513,14 @@ const MIX: &[&str] = &[
 ];
 
 fn generate(path: &Path, lines: usize) -> u64 {
+    generate_from(MIX, path, lines)
+}
+
+/// `lines` lines of `mix`, in turn, each `@` the line's number.
+fn generate_from(mix: &[&str], path: &Path, lines: usize) -> u64 {
     let mut out = BufWriter::new(File::create(path).unwrap());
     for i in 0..lines {
-        let line = MIX[i % MIX.len()].replace('@', &i.to_string());
+        let line = mix[i % mix.len()].replace('@', &i.to_string());
         out.write_all(line.as_bytes()).unwrap();
         out.write_all(b"\n").unwrap();
     }

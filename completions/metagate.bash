@@ -554,7 +554,7 @@ _metagate() {
             fi
             case "${prev}" in
                 --emit)
-                    COMPREPLY=($(compgen -W "agent-zero openai openai-responses anthropic mcp gemini plain llama" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "agent-zero openai openai-responses anthropic mcp gemini plain llama langchain" -- "${cur}"))
                     return 0
                     ;;
                 --tools)

@@ -48,7 +48,8 @@ anthropic\t'Anthropic tool_use block'
 mcp\t'MCP tools/call request'
 gemini\t'Gemini functionCall part'
 plain\t'{"name", "arguments"}'
-llama\t'{"name", "parameters"} (Llama)'"
+llama\t'{"name", "parameters"} (Llama)'
+langchain\t'{"name", "args", "type": "tool_call"} (LangChain)'"
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l tools -d 'Import tool definitions: an OpenAI tools array, an MCP tools/list result or an Anthropic tools array (repeatable)' -r -F
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l session -d 'Session the calls belong to (recorded with each decision)' -r
 complete -c metagate -n "__fish_metagate_using_subcommand gate" -l caller -d 'Who is calling: an agent, persona or user (recorded with each decision)' -r

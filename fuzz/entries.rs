@@ -204,7 +204,7 @@ pub fn gate(data: &[u8]) {
             let (line, _) =
                 gate::answer_one(&gate, data, &mut NoSink::at(0), &mut err, &Instant::now)
                     .expect("writing to memory cannot fail");
-            assert_one_json_line(&line);
+            assert_one_answer(&line, true);
             std::str::from_utf8(&err).expect("notes are UTF-8");
         }
         let gate = Gate {
@@ -235,7 +235,7 @@ pub fn gate(data: &[u8]) {
         let answers: Vec<&[u8]> = out.split_inclusive(|&b| b == b'\n').collect();
         assert_eq!(answers.len(), lines_in, "one answer per line");
         for answer in answers {
-            assert_one_json_line(answer);
+            assert_one_answer(answer, false);
         }
     });
 }
@@ -250,6 +250,26 @@ fn assert_one_json_line(line: &[u8]) {
             String::from_utf8_lossy(body)
         )
     });
+}
+
+/// An answer is one line of JSON, or a text in a dialect answered in kind (the calls written
+/// back in the text they came in: as many lines as the text had, in a document; one in a
+/// stream's line), which reads again as calls in that dialect.
+fn assert_one_answer(line: &[u8], document: bool) {
+    assert!(line.ends_with(b"\n"), "an answer ends its line");
+    let body = &line[..line.len() - 1];
+    if serde_json::from_slice::<serde_json::Value>(body).is_err()
+        && let Ok(text) = std::str::from_utf8(body)
+        && let Some(reading) = metagate_wire::dialects::read(text)
+    {
+        assert!(reading.is_ok(), "an answer in kind reads again: {text:?}");
+        assert!(
+            document || !body.contains(&b'\n'),
+            "a stream's answer is one line"
+        );
+        return;
+    }
+    assert_one_json_line(line);
 }
 
 /// The lenient reader: what it reads is an object, and that object written out as JSON

@@ -2,7 +2,7 @@
 //! as it is made.
 
 use super::message::{self, MessageAnswer};
-use super::stages::decide_explained;
+use super::stages::{Redirect, decide_explained};
 use super::{Decision, Gate, Sink, Verdict};
 
 /// What the gate answers a document with. One per document, made and dropped in turn: the
@@ -46,7 +46,7 @@ pub(super) fn decide_document<'a>(
     latency: &mut dyn FnMut() -> u64,
 ) -> Answer<'a> {
     let now = sink.now_ms();
-    let mut not_a_call = None;
+    let mut redirect = Redirect::default();
     // Built straight into the answer, with why it is no call beside it rather than a
     // `Result` around it: each move of a decision is a copy of a few hundred bytes, on every
     // call.
@@ -55,10 +55,13 @@ pub(super) fn decide_document<'a>(
         input,
         sink.facts(),
         now,
-        Some(&mut not_a_call),
+        Some(&mut redirect),
     ));
-    if let Some(not_a_call) = not_a_call {
+    if let Some(not_a_call) = redirect.not_a_call {
         return message::decide_calls(gate, input, not_a_call, sink, latency);
+    }
+    if let Some(reading) = redirect.calls {
+        return message::decide_text_calls(gate, input, reading, sink, latency);
     }
     if let Answer::One(d) = &answer {
         sink.record(gate.policy, d, latency());

@@ -8,7 +8,20 @@ use metagate_core::enforce::grants::GrantCheck;
 use metagate_core::error::{Category, ToolError};
 use metagate_wire::call::{Call, Shape};
 use metagate_wire::correction::Correction;
+use metagate_wire::dialects::{self, Found};
 use metagate_wire::repair::Dialect;
+
+/// A call read in a text dialect, answered in kind: the text goes out as it came, the call
+/// written again in its dialect where it changed.
+#[derive(Debug, Clone)]
+pub(crate) struct InKind {
+    pub(crate) dialect: &'static dialects::Dialect,
+    /// Where the call stands in the decision's input, its id and form (its name and arguments
+    /// are the call's).
+    pub(crate) found: Found,
+    /// `--emit` converts the call to JSON instead.
+    pub(crate) emit: bool,
+}
 
 /// What the gate did with a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +75,8 @@ pub struct Decision<'a> {
     /// Refused because the document nests deeper than metagate reads: nothing is known of
     /// what it holds, not even whether it is a call.
     pub(crate) too_deep: bool,
+    /// Read in a text dialect and answered in it.
+    pub(crate) in_kind: Option<Box<InKind>>,
     pub(super) input: &'a [u8],
 }
 
@@ -81,6 +96,7 @@ impl<'a> Decision<'a> {
             grant_check: None,
             unread_id: None,
             too_deep: false,
+            in_kind: None,
             input,
         }
     }
@@ -112,8 +128,31 @@ impl<'a> Decision<'a> {
         self.call.as_ref().and_then(|c| c.method())
     }
 
-    /// Writes the outgoing call's JSON (nothing when rejected).
+    /// Writes the outgoing call (nothing when rejected): its JSON, or for a call read in a
+    /// text dialect, the text it came in with the call written again in that dialect where it
+    /// changed (byte for byte as it came where nothing did).
     pub(crate) fn write_call(&self, out: &mut Vec<u8>) {
+        if self.error.is_some() {
+            return;
+        }
+        match (&self.in_kind, &self.call) {
+            (Some(k), Some(call)) if !k.emit => {
+                let span = k.found.span.clone();
+                out.extend_from_slice(&self.input[..span.start]);
+                if self.verdict == Verdict::Pass {
+                    out.extend_from_slice(&self.input[span.clone()]);
+                } else {
+                    let written = k.dialect.write(&k.found, &call.name, &call.args.to_map());
+                    out.extend_from_slice(written.as_bytes());
+                }
+                out.extend_from_slice(&self.input[span.end..]);
+            }
+            _ => self.write_json(out),
+        }
+    }
+
+    /// Writes the outgoing call's JSON (nothing when rejected), in the shape it goes out in.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         if self.error.is_some() {
             return;
         }
@@ -174,6 +213,7 @@ pub(crate) fn malformed_in(message: impl Into<String>, shape: Option<Shape>) -> 
         Shape::Gemini => r#"{"functionCall": {"name": "…", "args": {…}}}"#,
         Shape::Plain => r#"{"name": "…", "arguments": {…}}"#,
         Shape::Llama => r#"{"name": "…", "parameters": {…}}"#,
+        Shape::LangChain => r#"{"name": "…", "args": {…}, "id": "…", "type": "tool_call"}"#,
     };
     ToolError::new(Category::MalformedCall, message).suggest(format!(
         "send exactly one tool call as a single JSON object, e.g. {example}"

@@ -10,10 +10,12 @@ use serde_json::{Value, json};
 use super::answer::Answer;
 use super::decision::{malformed, malformed_in};
 use super::render::{ReportDoc, report_doc};
+use super::stages::decide_found;
 use super::{Decision, Gate, Options, Sink, Verdict};
 use metagate_core::correct::Report;
 use metagate_core::error::ToolError;
 use metagate_wire::call::{NotACall, Shape};
+use metagate_wire::dialects::{self, Reading};
 use metagate_wire::document::{self, Container, Item};
 use metagate_wire::scan;
 
@@ -35,6 +37,10 @@ pub(crate) struct PlacedDecision<'a> {
 pub(crate) struct MessageAnswer<'a> {
     pub(crate) document: &'a [u8],
     pub(crate) calls: Vec<PlacedDecision<'a>>,
+    /// The document is a text holding calls in a dialect (not JSON): written back byte for
+    /// byte around its calls, line breaks and all; or, when this holds a shape (`--emit`),
+    /// its calls alone as a JSON array in that shape.
+    pub(crate) text: Option<Option<Shape>>,
 }
 
 /// Decides every call in the document `input`: strict JSON that names no envelope
@@ -47,13 +53,14 @@ pub(super) fn decide_calls<'a>(
     sink: &mut dyn Sink,
     latency: &mut dyn FnMut() -> u64,
 ) -> Answer<'a> {
-    let mut refuse = |message: String| {
-        let d = Decision::rejected(input, malformed(message), Report::default());
-        sink.record(gate.policy, &d, latency());
-        Answer::One(d)
-    };
     let Ok(text) = std::str::from_utf8(input) else {
-        return refuse("the document is not UTF-8".to_string());
+        return refused(
+            gate,
+            input,
+            sink,
+            latency,
+            "the document is not UTF-8".to_string(),
+        );
     };
     let doc = text.trim_ascii();
     let mut sites = Vec::new();
@@ -62,6 +69,14 @@ pub(super) fn decide_calls<'a>(
         Item::Call(site) => sites.push(site),
         Item::Problem(p) => problems.push(p),
     });
+    if container == Container::Call {
+        // JSON that holds calls in a dialect's own envelope (`{"tool_call": {…}}`).
+        match dialects::read(text) {
+            Some(Ok(reading)) => return decide_text_calls(gate, input, reading, sink, latency),
+            Some(Err(r)) => return refused(gate, input, sink, latency, r.describe(text)),
+            None => {}
+        }
+    }
     if container == Container::Call {
         let d = Decision::rejected(
             input,
@@ -72,14 +87,29 @@ pub(super) fn decide_calls<'a>(
         return Answer::One(d);
     }
     if container == Container::Transcript {
-        return refuse(
+        return refused(
+            gate,
+            input,
+            sink,
+            latency,
             "this is a transcript of past turns, not calls to make: send the assistant's last \
              message (or the calls in it)"
                 .to_string(),
         );
     }
     if let Some(p) = problems.first() {
-        return refuse(format!("the message cannot be read: {}", p.message));
+        // Not JSON after all: a text dialect opening with `[` (`[TOOL_CALLS]…`, `[f(a=1)]`).
+        return match dialects::read(text) {
+            Some(Ok(reading)) => decide_text_calls(gate, input, reading, sink, latency),
+            Some(Err(r)) => refused(gate, input, sink, latency, r.describe(text)),
+            None => refused(
+                gate,
+                input,
+                sink,
+                latency,
+                format!("the message cannot be read: {}", p.message),
+            ),
+        };
     }
     if sites.is_empty() {
         // Not the model's mistake to fix by calling something: the agent sent a turn that
@@ -125,6 +155,77 @@ pub(super) fn decide_calls<'a>(
     Answer::Message(MessageAnswer {
         document: input,
         calls,
+        text: None,
+    })
+}
+
+/// `input` refused as a whole, for `message`.
+fn refused<'a>(
+    gate: &Gate<'_>,
+    input: &'a [u8],
+    sink: &mut dyn Sink,
+    latency: &mut dyn FnMut() -> u64,
+    message: String,
+) -> Answer<'a> {
+    let d = Decision::rejected(input, malformed(message), Report::default());
+    sink.record(gate.policy, &d, latency());
+    Answer::One(d)
+}
+
+/// Decides every call a dialect reader found in the text `input`, each on its own: one call
+/// is answered as a call (the text around it kept), several as a message.
+pub(super) fn decide_text_calls<'a>(
+    gate: &Gate<'_>,
+    input: &'a [u8],
+    mut reading: Reading,
+    sink: &mut dyn Sink,
+    latency: &mut dyn FnMut() -> u64,
+) -> Answer<'a> {
+    if reading.calls.len() == 1 {
+        let found = reading.calls.pop().expect("one call");
+        let now = sink.now_ms();
+        let d = decide_found(gate, input, reading.dialect, found, sink.facts(), now);
+        sink.record(gate.policy, &d, latency());
+        return Answer::One(d);
+    }
+    let emit = gate.options.emit;
+    let gate = Gate {
+        options: Options {
+            emit: None,
+            ..gate.options
+        },
+        ..*gate
+    };
+    let mut calls = Vec::with_capacity(reading.calls.len());
+    for found in reading.calls {
+        let (start, end) = (found.span.start, found.span.end);
+        let id = found.id.clone().map(Value::String);
+        let now = sink.now_ms();
+        let found = dialects::Found {
+            span: 0..end - start,
+            ..found
+        };
+        let decision = decide_found(
+            &gate,
+            &input[start..end],
+            reading.dialect,
+            found,
+            sink.facts(),
+            now,
+        );
+        sink.record(gate.policy, &decision, latency());
+        calls.push(PlacedDecision {
+            start,
+            end,
+            id,
+            shape: None,
+            decision,
+        });
+    }
+    Answer::Message(MessageAnswer {
+        document: input,
+        calls,
+        text: Some(emit),
     })
 }
 
@@ -194,6 +295,9 @@ impl MessageAnswer<'_> {
             at = c.end;
         }
         out.extend_from_slice(&self.document[at..]);
+        if self.text.is_some() {
+            return;
+        }
         // Line breaks can only stand between the tokens of valid JSON: dropping them keeps
         // every value as it came and the answer on one line.
         let written = &out[doc_start..];
@@ -245,12 +349,17 @@ impl MessageAnswer<'_> {
             return;
         }
         if self.verdict() != Verdict::Rejected {
+            if let Some(Some(shape)) = self.text {
+                return self.write_calls_as(shape, out);
+            }
             return self.write_document(out);
         }
         let mut document = Vec::new();
         self.write_document(&mut document);
-        let document: Value =
-            serde_json::from_slice(&document).expect("the document was strict JSON");
+        let document: Value = match self.text {
+            Some(_) => Value::String(String::from_utf8_lossy(&document).into_owned()),
+            None => serde_json::from_slice(&document).expect("the document was strict JSON"),
+        };
         let refused: Vec<&PlacedDecision<'_>> = self
             .calls
             .iter()
@@ -281,10 +390,26 @@ impl MessageAnswer<'_> {
     }
 }
 
+impl MessageAnswer<'_> {
+    /// The calls of a text alone, as a JSON array of calls in `shape` (`--emit`).
+    fn write_calls_as(&self, shape: Shape, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, c) in self.calls.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            if let Some(call) = &c.decision.call {
+                call.write_as(shape, out);
+            }
+        }
+        out.push(b']');
+    }
+}
+
 /// The call as decided, as JSON text, for a report (none when refused).
 fn report_call(decision: &Decision<'_>) -> Option<String> {
     let mut out = Vec::new();
-    decision.write_call(&mut out);
+    decision.write_json(&mut out);
     (!out.is_empty()).then(|| String::from_utf8(out).expect("the gate writes UTF-8"))
 }
 
@@ -352,6 +477,6 @@ pub(crate) fn tool_result_in(
                 "isError": is_error,
             },
         }),
-        Shape::AgentZero | Shape::Plain | Shape::Llama => return None,
+        Shape::AgentZero | Shape::Plain | Shape::Llama | Shape::LangChain => return None,
     })
 }

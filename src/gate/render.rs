@@ -17,7 +17,7 @@ use metagate_wire::correction::Correction;
 pub fn render(decision: &Decision<'_>, options: &Options, out: &mut Vec<u8>) {
     if options.report {
         let mut call_json = Vec::new();
-        decision.write_call(&mut call_json);
+        decision.write_json(&mut call_json);
         let call_text = std::str::from_utf8(&call_json).expect("the gate writes UTF-8");
         let call = (!call_json.is_empty()).then_some(call_text);
         let doc = report_doc(decision, call);
@@ -44,7 +44,10 @@ pub(super) fn report_doc<'d>(decision: &'d Decision<'_>, call: Option<&'d str>) 
         verdict: decision.verdict.as_str(),
         tool: decision.tool(),
         method: decision.method(),
-        shape: decision.shape.map(Shape::as_str),
+        shape: match &decision.in_kind {
+            Some(k) => Some(k.dialect.name),
+            None => decision.shape.map(Shape::as_str),
+        },
         call: call.map(|text| {
             serde_json::from_str::<&RawValue>(text).expect("the gate writes valid JSON")
         }),

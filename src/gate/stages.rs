@@ -12,7 +12,10 @@ use metagate_core::error::ToolError;
 use metagate_core::policy::{Policy, Tool};
 use metagate_wire::call::{Call, NotACall, Shape, split_method};
 use metagate_wire::correction::{Correction, Kind};
+use metagate_wire::dialects::{self, Found, Reading};
 use metagate_wire::repair::{self, Dialect};
+
+use super::decision::InKind;
 
 impl Gate<'_> {
     /// Decides one call: read it, correct it, check it against the policy.
@@ -25,24 +28,111 @@ impl Gate<'_> {
     ) -> Decision<'a> {
         decide_explained(self, input, facts, now_ms, None)
     }
+
+    /// Decides every call of one record as `gate` reads it: one call, or each call of a text
+    /// that holds several in a dialect (`lint` reads traces so). A message, response or array
+    /// is one decision here, refused as [`Gate::decide_call`] refuses it.
+    pub fn decide_each<'a>(
+        &self,
+        input: &'a [u8],
+        facts: &mut dyn Facts,
+        now_ms: i64,
+    ) -> Vec<Decision<'a>> {
+        let mut redirect = Redirect::default();
+        let d = decide_explained(self, input, facts, now_ms, Some(&mut redirect));
+        let reading = match redirect.calls {
+            Some(reading) => reading,
+            // A text opening with `[` (`[TOOL_CALLS]…`) is first taken for an array.
+            None if d.call.is_none() && redirect.not_a_call.is_some() => {
+                let text = std::str::from_utf8(input).unwrap_or_default();
+                match dialects::read(text) {
+                    Some(Ok(reading)) => reading,
+                    Some(Err(r)) => {
+                        let error = malformed(r.describe(text));
+                        return vec![Decision::rejected(input, error, Report::default())];
+                    }
+                    None => return vec![d],
+                }
+            }
+            None => return vec![d],
+        };
+        if reading.calls.len() == 1 {
+            let found = reading.calls.into_iter().next().expect("one call");
+            return vec![decide_found(
+                self,
+                input,
+                reading.dialect,
+                found,
+                facts,
+                now_ms,
+            )];
+        }
+        reading
+            .calls
+            .into_iter()
+            .map(|found| {
+                let span = found.span.clone();
+                let found = Found {
+                    span: 0..span.len(),
+                    ..found
+                };
+                decide_found(self, &input[span], reading.dialect, found, facts, now_ms)
+            })
+            .collect()
+    }
 }
 
-/// [`Gate::decide_call`], with the `--explain` lines attached; when `not_a_call` asks for it,
-/// the reason strict JSON that names no envelope is not a call, for the caller to read it as
-/// a message.
+/// A document that holds its calls some other way than as one call, for the caller to read
+/// it so: strict JSON that names no envelope (why it is no call), or a text that holds
+/// several calls in one dialect (what was read).
+#[derive(Default)]
+pub(super) struct Redirect {
+    pub(super) not_a_call: Option<NotACall>,
+    pub(super) calls: Option<Reading>,
+}
+
+/// [`Gate::decide_call`], with the `--explain` lines attached; when `redirect` asks for it,
+/// a document that holds its calls another way is handed back for the caller to read it so.
 pub(super) fn decide_explained<'a>(
     gate: &Gate<'_>,
     input: &'a [u8],
     facts: &mut dyn Facts,
     now_ms: i64,
-    not_a_call: Option<&mut Option<NotACall>>,
+    redirect: Option<&mut Redirect>,
 ) -> Decision<'a> {
     let mut explain = gate.options.explain.then(Vec::new);
-    let mut d = decide(gate, input, facts, now_ms, &mut explain, not_a_call);
+    let mut d = decide(gate, input, facts, now_ms, &mut explain, redirect);
+    finish_explain(&mut d, explain);
+    d
+}
+
+fn finish_explain(d: &mut Decision<'_>, explain: Option<Vec<String>>) {
     if let Some(mut lines) = explain {
         lines.push(format!("verdict: {}", d.verdict.as_str()));
         d.explain = lines;
     }
+}
+
+/// Decides one call a dialect reader found: `found.span` is where it stands in `input` (the
+/// whole text, or the call's own bytes when the text holds several), whose other bytes the
+/// answer writes back as they came.
+pub(super) fn decide_found<'a>(
+    gate: &Gate<'_>,
+    input: &'a [u8],
+    dialect: &'static dialects::Dialect,
+    found: Found,
+    facts: &mut dyn Facts,
+    now_ms: i64,
+) -> Decision<'a> {
+    let mut explain = gate.options.explain.then(Vec::new);
+    let mut report = Report::default();
+    let emitted = gate
+        .options
+        .emit
+        .and_then(|_| std::str::from_utf8(input).ok());
+    let read = read_found(dialect, found, emitted, &mut report);
+    let mut d = decide_read(gate, input, read, report, facts, now_ms, &mut explain);
+    finish_explain(&mut d, explain);
     d
 }
 
@@ -55,6 +145,8 @@ struct Read<'a> {
     texts: Vec<(String, String)>,
     /// Read strictly: the only kind of call that can go out byte for byte as it came.
     strict: bool,
+    /// Read in a text dialect whose answer keeps the dialect.
+    in_kind: Option<Box<InKind>>,
 }
 
 /// Why a document could not be read as a call.
@@ -82,11 +174,26 @@ fn decide<'a>(
     facts: &mut dyn Facts,
     now_ms: i64,
     explain: &mut Option<Vec<String>>,
-    not_a_call: Option<&mut Option<NotACall>>,
+    redirect: Option<&mut Redirect>,
+) -> Decision<'a> {
+    let mut report = Report::default();
+    let read = read(input, &mut report, redirect, gate.options.emit.is_some());
+    decide_read(gate, input, read, report, facts, now_ms, explain)
+}
+
+/// Stages 2 to 4 of a call read (or not) in stage 1.
+#[inline(always)]
+fn decide_read<'a>(
+    gate: &Gate<'_>,
+    input: &'a [u8],
+    read: Result<Read<'a>, Unread>,
+    mut report: Report,
+    facts: &mut dyn Facts,
+    now_ms: i64,
+    explain: &mut Option<Vec<String>>,
 ) -> Decision<'a> {
     let policy = gate.policy;
-    let mut report = Report::default();
-    let read = match read(input, &mut report, not_a_call) {
+    let read = match read {
         Ok(read) => read,
         Err(unread) => {
             let mut d = Decision::rejected(input, *unread.error, report);
@@ -99,14 +206,37 @@ fn decide<'a>(
         dialect,
         texts,
         strict,
+        in_kind,
     } = read;
     let shape = call.shape;
     let found = settle_name(policy, &mut call, &mut report);
+    if let Some(value) = call.bare_argument() {
+        // `"arguments": "image.png"`: the tool's one argument, or a refusal naming its own.
+        let placed = correct::bare_argument::bare_argument(
+            call.tool(),
+            found,
+            value,
+            call.arguments_field(),
+            &mut report,
+        );
+        match placed {
+            Ok(name) => call.place_bare_argument(&name),
+            Err(error) => {
+                let mut d = Decision::rejected(input, *error, report);
+                d.shape = Some(shape);
+                d.dialect = dialect;
+                d.call = Some(call);
+                return d;
+            }
+        }
+    }
     let (tool, method) = split_method(&call.name);
     if let Some(lines) = explain.as_mut() {
-        let how = dialect.map_or_else(String::new, |d| {
-            format!(" from the {} text dialect", dialect_label(d))
-        });
+        let how = match (&in_kind, dialect) {
+            (Some(k), _) => format!(" from the {} text dialect", k.dialect.label),
+            (None, Some(d)) => format!(" from the {} text dialect", dialect_label(d)),
+            (None, None) => String::new(),
+        };
         lines.push(format!("envelope: {}{how}, tool {tool}", shape.as_str()));
     }
     let mut outcome = correct_args(
@@ -143,6 +273,7 @@ fn decide<'a>(
         d.dialect = dialect;
         d.call = Some(call);
         d.grant_check = grant_check;
+        d.in_kind = in_kind;
         return d;
     }
     let target = gate
@@ -175,6 +306,7 @@ fn decide<'a>(
         grant_check,
         unread_id: None,
         too_deep: false,
+        in_kind,
         input,
     }
 }
@@ -187,7 +319,8 @@ fn decide<'a>(
 fn read<'a>(
     input: &'a [u8],
     report: &mut Report,
-    not_a_call: Option<&mut Option<NotACall>>,
+    redirect: Option<&mut Redirect>,
+    emit: bool,
 ) -> Result<Read<'a>, Unread> {
     if input.trim_ascii_end().len() > MAX_DOCUMENT {
         // The reader stops one byte past the limit: the true size is not known, only that.
@@ -199,23 +332,51 @@ fn read<'a>(
             dialect: None,
             texts: Vec::new(),
             strict: true,
+            in_kind: None,
         }),
         // Strict JSON naming no envelope may hold calls some other way (a message, a
         // response, an array): when asked, the caller reads it so, or refuses it as this.
-        Err(e) if e.holds_no_envelope && not_a_call.is_some() => {
+        Err(e) if e.holds_no_envelope && redirect.is_some() => {
             let error = malformed_in(e.message.clone(), e.shape);
-            if let Some(slot) = not_a_call {
-                *slot = Some(e);
+            if let Some(slot) = redirect {
+                slot.not_a_call = Some(e);
             }
             Err(error.into())
         }
         Err(e) => Err(malformed_in(e.message, e.shape).into()),
-        Ok(None) => read_leniently(input, report),
+        Ok(None) => read_leniently(input, report, redirect, emit),
     }
 }
 
-/// Stage 1 for what is not strict JSON: broken JSON repaired, or a text dialect.
-fn read_leniently<'a>(input: &'a [u8], report: &mut Report) -> Result<Read<'a>, Unread> {
+/// Stage 1 for what is not strict JSON: a text dialect, or broken JSON repaired.
+fn read_leniently<'a>(
+    input: &'a [u8],
+    report: &mut Report,
+    redirect: Option<&mut Redirect>,
+    emit: bool,
+) -> Result<Read<'a>, Unread> {
+    if let Ok(text) = std::str::from_utf8(input)
+        && let Some(reading) = dialects::read(text)
+    {
+        let mut reading = reading.map_err(|r| Unread::from(malformed(r.describe(text))))?;
+        if reading.calls.len() > 1 {
+            let n = reading.calls.len();
+            let label = reading.dialect.label;
+            if let Some(slot) = redirect {
+                // The caller decides each call; this rejection is never shown.
+                slot.calls = Some(reading);
+                return Err(malformed(format!("{n} calls in one text")).into());
+            }
+            return Err(malformed(format!(
+                "{n} calls in one {label} text, and this reader takes one call: send them one \
+                 at a time"
+            ))
+            .into());
+        }
+        let found = reading.calls.pop().expect("a reading holds a call");
+        let kept = emit.then_some(text);
+        return read_found(reading.dialect, found, kept, report);
+    }
     let parsed = repair::parse(input).map_err(|e| Unread {
         error: Box::new(if e.too_deep {
             too_deep(e.to_string())
@@ -260,6 +421,58 @@ fn read_leniently<'a>(input: &'a [u8], report: &mut Report) -> Result<Read<'a>, 
         dialect: parsed.dialect,
         texts: parsed.texts,
         strict: false,
+        in_kind: None,
+    })
+}
+
+/// The call a dialect reader found, to be answered in its dialect. `emitted` is the whole
+/// text when `--emit` converts the call to JSON, which leaves the dialect and the text around
+/// the call behind (a correction of kind `envelope` says so).
+fn read_found<'a>(
+    dialect: &'static dialects::Dialect,
+    mut found: Found,
+    emitted: Option<&str>,
+    report: &mut Report,
+) -> Result<Read<'a>, Unread> {
+    for note in std::mem::take(&mut found.repairs) {
+        report
+            .corrections
+            .push(Correction::noted(Kind::Repair, note));
+    }
+    if let Some(text) = emitted {
+        let around = format!("{}{}", &text[..found.span.start], &text[found.span.end..]);
+        let alone = if around.trim().is_empty() {
+            ""
+        } else {
+            ", and wrote the call alone, without the text around it"
+        };
+        report.corrections.push(Correction::noted(
+            Kind::Envelope,
+            format!("read the {} text dialect{alone}", dialect.label),
+        ));
+    }
+    let mut value = serde_json::Map::new();
+    value.insert(
+        "name".to_owned(),
+        Value::String(std::mem::take(&mut found.name)),
+    );
+    value.insert(
+        "arguments".to_owned(),
+        Value::Object(std::mem::take(&mut found.arguments)),
+    );
+    let call = Call::from_value(Value::Object(value), &mut report.corrections)
+        .map_err(|e| Unread::from(malformed_in(e.message, e.shape)))?;
+    let texts = std::mem::take(&mut found.texts);
+    Ok(Read {
+        call,
+        dialect: None,
+        texts,
+        strict: false,
+        in_kind: Some(Box::new(InKind {
+            dialect,
+            found,
+            emit: emitted.is_some(),
+        })),
     })
 }
 

@@ -44,6 +44,15 @@ pub(crate) fn read<'a>(text: &'a str, visit: &mut dyn FnMut(Item<'a>)) {
             }
         }
     }
+    // A text in a dialect spread over lines (Qwen's XML, harmony, a fence) is one record: its
+    // lines read one by one would each be no call.
+    let whole = body.trim();
+    if body.as_bytes()[start] != b'{'
+        && whole.contains('\n')
+        && matches!(metagate_wire::dialects::read(whole), Some(Ok(_)))
+    {
+        return site(text, whole, visit);
+    }
     let mut at = 0;
     while at < body.len() {
         let end = memchr::memchr(b'\n', &body.as_bytes()[at..]).map_or(body.len(), |i| at + i);

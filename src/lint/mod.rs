@@ -12,7 +12,7 @@ mod input;
 pub mod render;
 pub mod source_root;
 
-use crate::gate::Gate;
+use crate::gate::{Decision, Gate};
 use metagate_core::enforce::NoFacts;
 use metagate_core::error::Category;
 use metagate_wire::call;
@@ -165,9 +165,26 @@ impl<'r> Linter<'r> {
         not_json: &std::cell::Cell<usize>,
         emit: &mut dyn FnMut(Event<'f>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let d = self
+        // A text in a dialect may hold several calls: each is linted as a call of its own.
+        for d in self
             .gate
-            .decide_call(site.text.as_bytes(), &mut NoFacts, self.now_ms);
+            .decide_each(site.text.as_bytes(), &mut NoFacts, self.now_ms)
+        {
+            self.lint_decision(file, (line, column), site, not_json, &d, emit)?;
+        }
+        Ok(())
+    }
+
+    /// Lints what the gate decided about one call at (line, column) of `file`.
+    fn lint_decision<'f, E>(
+        &self,
+        file: &'f str,
+        (line, column): (usize, usize),
+        site: &Site<'_>,
+        not_json: &std::cell::Cell<usize>,
+        d: &Decision<'_>,
+        emit: &mut dyn FnMut(Event<'f>) -> Result<(), E>,
+    ) -> Result<(), E> {
         let tool = d.tool().map(str::to_string);
         let diagnostic = |code: &'static Code, message: String| Diagnostic {
             code,

@@ -12,6 +12,8 @@ mod postgres_server;
 mod postgres_tls_server;
 
 mod architecture;
+mod dialects;
+mod envelopes;
 mod evaluate;
 mod evaluate_fortnight;
 mod evaluate_week;

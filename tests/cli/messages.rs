@@ -711,11 +711,11 @@ fn the_llama_shape_is_read() {
 /// other, which the agent would then never run. Refused, saying how to send several.
 #[test]
 fn calls_back_to_back_are_refused_not_dropped() {
+    // Two <tool_call> blocks are parallel calls now, each decided (tests/cli/dialects.rs).
     let sb = Sandbox::new();
     for input in [
         r#"{"tool_name":"response","tool_args":{"text":"a"}}{"tool_name":"response","tool_args":{"text":"b"}}"#,
         "```json\n{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"a\"}}\n{\"tool_name\":\"response\",\"tool_args\":{\"text\":\"b\"}}\n```",
-        r#"<tool_call>{"name":"response","arguments":{"text":"a"}}</tool_call><tool_call>{"name":"response","arguments":{"text":"b"}}</tool_call>"#,
     ] {
         let (out, code, _) = run(&sb, &["--quiet"], input);
         assert_eq!(code, 1, "{input}");

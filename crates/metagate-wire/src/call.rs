@@ -36,11 +36,14 @@ pub enum Shape {
     Plain,
     /// Llama's `{"name", "parameters"}`.
     Llama,
+    /// LangChain's `ToolCall`, `{"name", "args", "id", "type": "tool_call"}` (an `AIMessage`'s
+    /// `tool_calls` items).
+    LangChain,
 }
 
 impl Shape {
     /// Every envelope, in the order the docs list them.
-    pub const ALL: [Shape; 8] = [
+    pub const ALL: [Shape; 9] = [
         Shape::AgentZero,
         Shape::OpenAiChat,
         Shape::OpenAiResponses,
@@ -49,6 +52,7 @@ impl Shape {
         Shape::Gemini,
         Shape::Plain,
         Shape::Llama,
+        Shape::LangChain,
     ];
 
     /// The name reports and telemetry use.
@@ -62,6 +66,7 @@ impl Shape {
             Shape::Gemini => "gemini",
             Shape::Plain => "plain",
             Shape::Llama => "llama",
+            Shape::LangChain => "langchain",
         }
     }
 
@@ -76,6 +81,7 @@ impl Shape {
             Shape::Gemini => "Gemini functionCall part",
             Shape::Plain => "{\"name\", \"arguments\"}",
             Shape::Llama => "{\"name\", \"parameters\"} (Llama)",
+            Shape::LangChain => "{\"name\", \"args\", \"type\": \"tool_call\"} (LangChain)",
         }
     }
 }
@@ -169,6 +175,10 @@ pub struct Call<'a> {
     /// Its arguments.
     pub args: Args<'a>,
     fields: Fields<'a>,
+    /// Arguments sent as one bare value, not an object (smolagents'
+    /// `"arguments": "image.png"`): the call has no arguments until
+    /// [`Call::place_bare_argument`] names the one this value is.
+    bare: Option<Value>,
 }
 
 /// Where each shape keeps its name and arguments.
@@ -189,8 +199,18 @@ fn slots(shape: Shape) -> Slots {
         Shape::Gemini => (Some("functionCall"), "name", "args"),
         Shape::Plain => (None, "name", "arguments"),
         Shape::Llama => (None, "name", "parameters"),
+        Shape::LangChain => (None, "name", "args"),
     };
     Slots { holder, name, args }
+}
+
+/// Whether a field holds `null`.
+fn is_null(slot: &Slot<'_>) -> bool {
+    match slot {
+        Slot::Raw(raw) => *raw == "null",
+        Slot::Owned(v) => v.is_null(),
+        _ => false,
+    }
 }
 
 /// A view of a field's JSON: its first byte tells its type without parsing it.
@@ -296,6 +316,7 @@ struct Marks {
     input: Option<usize>,
     arguments: Option<usize>,
     parameters: Option<usize>,
+    args: Option<usize>,
     method: Option<usize>,
     /// How many keys of [`ARGUMENT_KEYS`] the call holds: more than one is a second place for
     /// the arguments, looked at closely only then.
@@ -319,6 +340,7 @@ impl Marks {
                 (Some(b'i'), "input") => &mut m.input,
                 (Some(b'a'), "arguments") => &mut m.arguments,
                 (Some(b'p'), "parameters") => &mut m.parameters,
+                (Some(b'a'), "args") => &mut m.args,
                 (Some(b'm'), "method") => &mut m.method,
                 (Some(b'a' | b't' | b'k' | b'f'), other) => {
                     if ARGUMENT_KEYS.contains(&other) {
@@ -330,7 +352,13 @@ impl Marks {
             };
             if matches!(
                 key.as_ref(),
-                "params" | "functionCall" | "function" | "input" | "arguments" | "parameters"
+                "params"
+                    | "functionCall"
+                    | "function"
+                    | "input"
+                    | "arguments"
+                    | "parameters"
+                    | "args"
             ) {
                 m.argument_keys += 1;
             }
@@ -370,13 +398,19 @@ fn shape_marked<'a>(fields: &Fields<'a>, m: &Marks) -> Option<(Shape, Option<Fie
     if m.tool_name.is_some() || at(m.tool).is_some_and(|t| t.first_byte() == b'"') {
         return flat(Shape::AgentZero);
     }
-    if m.name.is_some() {
+    // `"name": null` names nothing: a LangChain `AIMessage` carries one beside its
+    // `tool_calls`, which are its calls.
+    if at(m.name).is_some_and(|name| !is_null(name)) {
         // Anthropic's content block without its `type`: the arguments are under `input`.
         if m.input.is_some() && m.arguments.is_none() {
             return flat(Shape::Anthropic);
         }
         if m.parameters.is_some() && m.arguments.is_none() && m.input.is_none() {
             return flat(Shape::Llama);
+        }
+        if m.args.is_some() && m.arguments.is_none() && m.input.is_none() && m.parameters.is_none()
+        {
+            return flat(Shape::LangChain);
         }
         return flat(Shape::Plain);
     }
@@ -402,7 +436,11 @@ fn second_envelope(
         Shape::Gemini => GEMINI,
         Shape::OpenAiChat => OPENAI,
         Shape::AgentZero => AGENT_ZERO,
-        Shape::Anthropic | Shape::OpenAiResponses | Shape::Plain | Shape::Llama => NAMED,
+        Shape::Anthropic
+        | Shape::OpenAiResponses
+        | Shape::Plain
+        | Shape::Llama
+        | Shape::LangChain => NAMED,
     };
     let object = |mark| at(mark).is_some_and(|s| s.is_object());
     // Most calls hold the keys of one envelope only: nothing more to look at.
@@ -411,7 +449,7 @@ fn second_envelope(
         m.function_call.is_some(),
         m.function.is_some(),
         m.tool_name.is_some() || m.tool.is_some(),
-        m.name.is_some() && (m.input.is_some() || m.arguments.is_some()),
+        m.name.is_some() && (m.input.is_some() || m.arguments.is_some() || m.args.is_some()),
     ];
     if signs.iter().filter(|&&here| here).count() < 2 {
         return None;
@@ -427,7 +465,7 @@ fn second_envelope(
         ),
         (
             NAMED,
-            m.name.is_some() && (m.input.is_some() || m.arguments.is_some()),
+            m.name.is_some() && (m.input.is_some() || m.arguments.is_some() || m.args.is_some()),
         ),
     ]
     .into_iter()
@@ -710,6 +748,7 @@ impl<'a> Call<'a> {
                             args_form: ArgsForm::Object,
                             args: Args::from_fields(inner),
                             fields,
+                            bare: None,
                         });
                     }
                     Slot::Raw(raw) if raw.starts_with('{') => {
@@ -723,6 +762,7 @@ impl<'a> Call<'a> {
                             args_form: ArgsForm::Object,
                             args,
                             fields,
+                            bare: None,
                         });
                     }
                     // Stringified arguments (OpenAI): decoded without a deserializer.
@@ -742,6 +782,21 @@ impl<'a> Call<'a> {
                 match value {
                     Value::Null => (Args::new(), ArgsForm::Null),
                     Value::Object(map) => (Args::from_map(map), ArgsForm::Object),
+                    Value::String(text) if let Some(bare) = bare_value(&text) => {
+                        // Written back as the shape writes arguments once they are placed.
+                        let args_form = match shape {
+                            Shape::OpenAiChat | Shape::OpenAiResponses => ArgsForm::String,
+                            _ => ArgsForm::Object,
+                        };
+                        return Ok(Call {
+                            shape,
+                            name,
+                            args_form,
+                            args: Args::new(),
+                            fields,
+                            bare: Some(bare),
+                        });
+                    }
                     Value::String(text) => {
                         let args = parse_args_string(&text, slots.args, fixes)?;
                         // Only OpenAI's envelopes carry arguments as a string; Agent Zero's
@@ -779,7 +834,27 @@ impl<'a> Call<'a> {
             args_form,
             args,
             fields,
+            bare: None,
         })
+    }
+
+    /// The arguments' one bare value, when they came as one (see [`bare_value`]): the caller
+    /// places it with [`Call::place_bare_argument`] or refuses the call.
+    pub fn bare_argument(&self) -> Option<&Value> {
+        self.bare.as_ref()
+    }
+
+    /// The key the arguments stand under in this call's envelope (`arguments`, `tool_args`).
+    pub fn arguments_field(&self) -> &'static str {
+        slots(self.shape).args
+    }
+
+    /// Makes the bare value the argument `name`, the call's only one.
+    pub fn place_bare_argument(&mut self, name: &str) {
+        if let Some(value) = self.bare.take() {
+            self.args = Args::new();
+            self.args.push(name.to_owned(), value);
+        }
     }
 
     /// The tool part of the name (`skills_tool` of `skills_tool:load`).
@@ -795,7 +870,9 @@ impl<'a> Call<'a> {
     /// An id the envelope carries, used when converting to a shape that needs one.
     pub fn id(&self) -> Option<Value> {
         let slot = match self.shape {
-            Shape::OpenAiChat | Shape::Anthropic | Shape::Mcp => get(&self.fields, "id"),
+            Shape::OpenAiChat | Shape::Anthropic | Shape::Mcp | Shape::LangChain => {
+                get(&self.fields, "id")
+            }
             Shape::OpenAiResponses => get(&self.fields, "call_id"),
             Shape::Gemini => match get(&self.fields, "functionCall") {
                 Some(Slot::Holder(inner)) => get(inner, "id"),
@@ -962,6 +1039,15 @@ impl<'a> Call<'a> {
                 out.insert("name".into(), name);
                 out.insert("parameters".into(), args);
             }
+            Shape::LangChain => {
+                out.insert("name".into(), name);
+                out.insert("args".into(), args);
+                out.insert(
+                    "id".into(),
+                    id.unwrap_or_else(|| format!("call_{}", derived()).into()),
+                );
+                out.insert("type".into(), "tool_call".into());
+            }
         }
         Value::Object(out)
     }
@@ -1011,6 +1097,24 @@ fn normalize_agent_zero(fields: &mut Fields<'_>, fixes: &mut Vec<Correction>) {
         fix.to = to.into();
         fixes.push(fix);
         *key = Cow::Borrowed(to);
+    }
+}
+
+/// The one value a string of arguments holds when it holds no object of them: the text
+/// itself when it is no JSON at all and holds no object (`"image.png"`), or the JSON scalar it
+/// encodes (`"42"`, `"\"x\""`). A string opening an object or a list, encoding `null`, or
+/// holding an object inside prose is read as arguments (or refused) as before.
+fn bare_value(text: &str) -> Option<Value> {
+    let t = text.trim();
+    if t.is_empty() || t.starts_with(['{', '[']) {
+        return None;
+    }
+    match serde_json::from_str::<Value>(t) {
+        Ok(Value::Null | Value::Object(_) | Value::Array(_)) => None,
+        Ok(scalar) => Some(scalar),
+        Err(_) => repair::parse(text.as_bytes())
+            .is_err()
+            .then(|| Value::String(text.to_owned())),
     }
 }
 
@@ -1080,6 +1184,10 @@ fn derived_id(name: &str, args: &Args<'_>) -> String {
     feed(args.to_json_string().as_bytes());
     format!("{hash:016x}")
 }
+
+#[cfg(test)]
+#[path = "call_envelope_tests.rs"]
+mod envelope_tests;
 
 #[cfg(test)]
 mod tests {

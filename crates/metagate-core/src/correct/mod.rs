@@ -7,6 +7,7 @@
 //! The pipeline reads values only where a rule needs them ([`Args`]), so a call that is fine
 //! as sent costs a scan, not a parse.
 
+pub mod bare_argument;
 mod grant_fields;
 
 use std::borrow::Cow;

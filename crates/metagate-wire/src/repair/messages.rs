@@ -22,6 +22,8 @@ pub(super) const MSG_CUT_VALUE: &str =
 pub(super) const MSG_WORDS: &str =
     "expected a value: unquoted text of more than one word is not read (quote it)";
 pub(super) const MSG_VALUE_AFTER: &str = "another value follows the object: one call is one object";
+pub(super) const MSG_BRACE_BEFORE: &str = "a `{` in the text before the call opens another \
+     reading of it (a reader taking the first `{` would run something else); send the call alone";
 pub(super) const MSG_OBJECT_AFTER: &str =
     "another object beside the call cannot be read: it may be a second call";
 

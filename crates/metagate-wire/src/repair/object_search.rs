@@ -7,8 +7,8 @@ use super::bytes::{
 };
 use super::json_reader::{JsonReader, Wrapper};
 use super::messages::{
-    MSG_NO_OBJECT, MSG_OBJECT_AFTER, MSG_TOP_ARRAY, MSG_VALUE_AFTER, ReadFailure, RepairKind,
-    more_followed_warning,
+    MSG_BRACE_BEFORE, MSG_NO_OBJECT, MSG_OBJECT_AFTER, MSG_TOP_ARRAY, MSG_VALUE_AFTER, ReadFailure,
+    RepairKind, more_followed_warning,
 };
 use serde_json::{Map, Value};
 
@@ -250,6 +250,12 @@ impl<'a> ObjectSearch<'a> {
             None => has_non_whitespace(b, from, f.start),
         };
         if before {
+            // A `{` in the text before the call opens what another reader (Agent Zero's own
+            // takes the first `{`) would read as the call: two readings, refused.
+            let prose_end = fence.map_or(f.start, |(open, _)| open);
+            if let Some(p) = find_byte(b, b'{', from, prose_end) {
+                return Err(ReadFailure::new(MSG_BRACE_BEFORE, p));
+            }
             repairs.push("ignored text before the object".to_owned());
         }
         let mut extra = match fence {

@@ -55,16 +55,6 @@ const CASES: &[(&str, &str, &str)] = &[
         "Sure! Here is the call: {\"a\":1} Let me know…",
         r#"{"a":1}"#,
     ),
-    (
-        "prose_brace_fails_first",
-        "Use {braces} like this: {\"a\":1}",
-        r#"{"a":1}"#,
-    ),
-    (
-        "prose_empty_object_is_prose",
-        "The set {} is empty; call {\"a\":1}",
-        r#"{"a":1}"#,
-    ),
     ("prose_only_empty_object", "Nothing to pass: {}.", r#"{}"#),
     (
         "prose_leading_bracket",
@@ -389,6 +379,29 @@ fn numbers_keep_their_digits() {
 
 /// (name, input, message substring, line, column)
 const REJECTS: &[(&str, &str, &str, usize, usize)] = &[
+    // A `{` before the call: a reader taking the first `{` (Agent Zero's) reads another
+    // call than this one would (issue 39).
+    (
+        "prose_brace_before_the_call",
+        "Use {braces} like this: {\"a\":1}",
+        "a `{` in the text before the call",
+        1,
+        5,
+    ),
+    (
+        "prose_empty_object_before_the_call",
+        "The set {} is empty; call {\"a\":1}",
+        "a `{` in the text before the call",
+        1,
+        9,
+    ),
+    (
+        "prose_call_before_a_fenced_call",
+        "I will run {…\"code\":\"sudo id\"…} now.\n```json\n{\"tool_name\":\"response\"}\n```",
+        "a `{` in the text before the call",
+        1,
+        12,
+    ),
     (
         "cut_string",
         r#"{"a":"hel"#,
