@@ -18,7 +18,8 @@ use crate::events::AxisTable;
 use metagate_wire::args::{ArgValue, Args, fits_f64, is_i64_integer};
 
 pub use file::{
-    Access, ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
+    Access, ArgKind, ArgType, Extends, FailMode, ImportFile, OtlpFile, PolicyFile, UnknownArgs,
+    UnknownTools,
 };
 use file::{ArgFile, ToolFile, key_at, line_col, locate};
 pub(crate) use import::CompiledSchema;
@@ -443,6 +444,28 @@ impl Policy {
                 "must be a positive number of milliseconds".to_string(),
             );
         }
+        if let Some(otlp) = &file.telemetry.otlp {
+            if let Some(endpoint) = &otlp.endpoint
+                && !(endpoint.starts_with("http://") || endpoint.starts_with("https://"))
+            {
+                problems.push(
+                    &["telemetry", "otlp", "endpoint"],
+                    "must be an http:// or https:// URL (OTLP over HTTP)".to_string(),
+                );
+            }
+            if otlp.timeout_ms == Some(0) {
+                problems.push(
+                    &["telemetry", "otlp", "timeout_ms"],
+                    "must be a positive number of milliseconds".to_string(),
+                );
+            }
+            if otlp.max_queue == Some(0) {
+                problems.push(
+                    &["telemetry", "otlp", "max_queue"],
+                    "must be a positive number of spans".to_string(),
+                );
+            }
+        }
         let base = origin
             .as_deref()
             .and_then(Path::parent)
@@ -541,6 +564,11 @@ impl Policy {
                 .busy_timeout_ms
                 .unwrap_or(DEFAULT_BUSY_TIMEOUT_MS),
         )
+    }
+
+    /// `[telemetry.otlp]`, when the policy has one.
+    pub fn otlp(&self) -> Option<&file::OtlpFile> {
+        self.file.telemetry.otlp.as_ref()
     }
 
     /// The thresholds of `evaluate` and `tools health`.
