@@ -32,6 +32,8 @@ struct State {
     command: &'static str,
     started: SystemTime,
     rng: AtomicU64,
+    /// Spans sent besides the root: a process that made none (`--no-telemetry`) sends none.
+    sent: AtomicU64,
 }
 
 #[cfg(feature = "otlp")]
@@ -90,6 +92,14 @@ fn state() -> Option<&'static State> {
     STATE.get()
 }
 
+#[cfg(feature = "otlp")]
+impl State {
+    fn send(&self, span: SpanData) {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        self.export.send(span);
+    }
+}
+
 /// Whether spans are being exported.
 pub fn on() -> bool {
     #[cfg(feature = "otlp")]
@@ -141,6 +151,7 @@ pub(super) fn start(
             command,
             started: SystemTime::now(),
             rng: AtomicU64::new(seed),
+            sent: AtomicU64::new(0),
         };
         state.root = match parent {
             Some(p) => state.child(&p),
@@ -165,6 +176,9 @@ pub fn finish() -> Option<String> {
     #[cfg(feature = "otlp")]
     {
         let s = state()?;
+        if s.sent.load(Ordering::Relaxed) == 0 {
+            return s.export.finish();
+        }
         let mut root = Span::new(
             s.root,
             s.root_parent.map(|p| (p, true)),
@@ -225,7 +239,7 @@ impl Pending {
         #[cfg(feature = "otlp")]
         if let Some(s) = state() {
             for span in self.spans.drain(..) {
-                s.export.send(span);
+                s.send(span);
             }
         }
     }
@@ -257,7 +271,10 @@ pub fn start_run(program: &str) -> RunSpan {
                 SystemTime::now(),
             );
             span.attr("gen_ai.operation.name", "execute_tool");
-            span.attr("process.executable.name", program.to_string());
+            let name = std::path::Path::new(program)
+                .file_name()
+                .map_or_else(|| program.to_string(), |n| n.to_string_lossy().into_owned());
+            span.attr("process.executable.name", name);
             span
         });
         RunSpan { span }
@@ -289,7 +306,7 @@ pub fn end_run(
         if let Some(e) = error_type {
             span.fail(e, None);
         }
-        s.export.send(span.into_data());
+        s.send(span.into_data());
     }
     #[cfg(not(feature = "otlp"))]
     let _ = (run, exit_code, signal, error_type);
@@ -298,9 +315,18 @@ pub fn end_run(
 /// The spans of one MCP `tools/call`: the server span of the client's request (a child of
 /// the trace its `params._meta.traceparent` names), the gate's decision under it, and the
 /// client span of the request passed on to the server, whose context the server receives.
+#[derive(Clone)]
 pub struct McpCall {
+    /// Shared and behind a lock: the call is ended once, by whichever relay thread sees its
+    /// end, through any copy of it.
     #[cfg(feature = "otlp")]
-    inner: Option<McpSpans>,
+    inner: std::sync::Arc<std::sync::Mutex<Option<McpSpans>>>,
+}
+
+impl std::fmt::Debug for McpCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("McpCall")
+    }
 }
 
 #[cfg(feature = "otlp")]
@@ -329,7 +355,7 @@ impl McpCall {
         #[cfg(feature = "otlp")]
         {
             let Some(s) = state() else {
-                return McpCall { inner: None };
+                return McpCall::none();
             };
             #[derive(serde::Deserialize)]
             struct Meta {
@@ -358,17 +384,30 @@ impl McpCall {
             let mut server = Span::new(ids, parent, SpanKind::Server, name, SystemTime::now());
             mcp_attributes(&mut server, tool.as_deref(), id);
             McpCall {
-                inner: Some(McpSpans {
+                inner: std::sync::Arc::new(std::sync::Mutex::new(Some(McpSpans {
                     server,
                     client: None,
-                }),
+                }))),
             }
         }
         #[cfg(not(feature = "otlp"))]
         {
             let _ = (params, id);
-            McpCall {}
+            McpCall::none()
         }
+    }
+
+    /// Spans of nothing: export is off.
+    pub fn none() -> McpCall {
+        McpCall {
+            #[cfg(feature = "otlp")]
+            inner: std::sync::Arc::new(std::sync::Mutex::new(None)),
+        }
+    }
+
+    #[cfg(feature = "otlp")]
+    fn take(&self) -> Option<McpSpans> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// Makes the decisions made on this thread until the scope is dropped children of the
@@ -377,7 +416,8 @@ impl McpCall {
         #[cfg(feature = "otlp")]
         {
             let before = PARENT.get();
-            if let Some(inner) = &self.inner {
+            let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(inner) = inner.as_ref() {
                 PARENT.set(Some((inner.server.ids, false)));
             }
             McpScope { before }
@@ -389,10 +429,10 @@ impl McpCall {
     /// The call was refused by the gate with `error_type`: the server span ends now.
     pub fn refused(self, error_type: &str) {
         #[cfg(feature = "otlp")]
-        if let (Some(s), Some(mut inner)) = (state(), self.inner) {
+        if let (Some(s), Some(mut inner)) = (state(), self.take()) {
             inner.server.end = SystemTime::now();
             inner.server.fail(error_type, None);
-            s.export.send(inner.server.into_data());
+            s.send(inner.server.into_data());
         }
         #[cfg(not(feature = "otlp"))]
         let _ = error_type;
@@ -400,9 +440,10 @@ impl McpCall {
 
     /// The call goes on as `line` (one JSON-RPC request and its newline): its client span
     /// starts, and its `params._meta.traceparent` is set to it, so the server continues it.
-    pub fn forward(&mut self, line: &mut Vec<u8>) {
+    pub fn forward(&self, line: &mut Vec<u8>) {
         #[cfg(feature = "otlp")]
-        if let (Some(s), Some(inner)) = (state(), self.inner.as_mut()) {
+        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(s), Some(inner)) = (state(), guard.as_mut()) {
             let ids = s.child(&inner.server.ids);
             let name = inner.server.name.clone();
             let mut client = Span::new(
@@ -424,16 +465,16 @@ impl McpCall {
 
     /// The call ended: with `error_type` when it failed (a JSON-RPC error, a tool error, a
     /// cancel, a server gone). Both spans end now.
-    pub fn end(self, error_type: Option<&str>) {
+    pub fn end(&self, error_type: Option<&str>) {
         #[cfg(feature = "otlp")]
-        if let (Some(s), Some(inner)) = (state(), self.inner) {
+        if let (Some(s), Some(inner)) = (state(), self.take()) {
             let now = SystemTime::now();
             for mut span in inner.client.into_iter().chain([inner.server]) {
                 span.end = now;
                 if let Some(e) = error_type {
                     span.fail(e, None);
                 }
-                s.export.send(span.into_data());
+                s.send(span.into_data());
             }
         }
         #[cfg(not(feature = "otlp"))]
@@ -569,7 +610,7 @@ impl Evaluation {
         #[cfg(feature = "otlp")]
         if let (Some(s), Some(mut span)) = (state(), self.span) {
             span.end = SystemTime::now();
-            s.export.send(span.into_data());
+            s.send(span.into_data());
         }
     }
 }

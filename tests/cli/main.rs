@@ -24,6 +24,7 @@ mod hardening;
 mod lint;
 mod mcp;
 mod messages;
+mod otel;
 mod peer_repair;
 mod permit;
 mod pg_tls;
