@@ -266,7 +266,8 @@ impl Evaluation {
         if !crate::otel::on() {
             return;
         }
-        let redacted = |s: &str| metagate_checks::redact::redact_text(s).unwrap_or_else(|| s.to_string());
+        let redacted =
+            |s: &str| metagate_checks::redact::redact_text(s).unwrap_or_else(|| s.to_string());
         let mut span = crate::otel::Evaluation::start(self.window.from_ms, self.window.until_ms);
         for r in self.shown(false) {
             span.finding(r.kind, &r.tool, &r.id, r.confidence, &redacted(&r.summary));

@@ -112,8 +112,11 @@ impl Settings {
                         .collect()
                 })
                 .unwrap_or_default(),
-            timeout: policy
-                .and_then(|p| p.timeout_ms)
+            timeout: set("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+                .or_else(|| set("OTEL_EXPORTER_OTLP_TIMEOUT"))
+                .and_then(|ms| ms.trim().parse::<u64>().ok())
+                .filter(|&ms| ms > 0)
+                .or_else(|| policy.and_then(|p| p.timeout_ms))
                 .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
             max_queue: policy.and_then(|p| p.max_queue).unwrap_or(DEFAULT_QUEUE),
             asked_by,
@@ -159,4 +162,113 @@ pub fn start(
     traceparent: Option<&str>,
 ) -> Option<String> {
     hooks::start(settings?, command, traceparent.and_then(Ids::parse))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(vars: &[(&str, &str)], policy: Option<&OtlpFile>) -> Option<Settings> {
+        let var = |name: &str| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_string())
+        };
+        Settings::read(policy, &var)
+    }
+
+    /// What turns export on, where the spans go and under which name, variables over policy.
+    #[test]
+    fn the_variables_and_the_policy_table_turn_export_on_the_variables_winning() {
+        let policy = OtlpFile {
+            endpoint: Some("https://policy.example:4318/".into()),
+            service_name: Some("from-policy".into()),
+            timeout_ms: Some(250),
+            ..OtlpFile::default()
+        };
+        // (variables, policy?, on?, endpoint shown, service name, timeout ms)
+        let cases: &[(&[(&str, &str)], bool, bool, &str, &str, u64)] = &[
+            (&[], false, false, "", "", 0),
+            (
+                &[("OTEL_EXPORTER_OTLP_ENDPOINT", "  ")],
+                false,
+                false,
+                "",
+                "",
+                0,
+            ),
+            (
+                &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/")],
+                false,
+                true,
+                "http://c:4318/v1/traces",
+                "metagate",
+                1000,
+            ),
+            (
+                &[
+                    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+                    ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://t:9/x"),
+                ],
+                true,
+                true,
+                "http://t:9/x",
+                "from-policy",
+                250,
+            ),
+            (
+                &[("OTEL_SERVICE_NAME", "svc")],
+                false,
+                true,
+                "http://localhost:4318/v1/traces",
+                "svc",
+                1000,
+            ),
+            (
+                &[("OTEL_RESOURCE_ATTRIBUTES", "a=b, service.name=res")],
+                true,
+                true,
+                "https://policy.example:4318/v1/traces",
+                "res",
+                250,
+            ),
+            (
+                &[("OTEL_EXPORTER_OTLP_TIMEOUT", "40")],
+                true,
+                true,
+                "https://policy.example:4318/v1/traces",
+                "from-policy",
+                40,
+            ),
+            (
+                &[],
+                true,
+                true,
+                "https://policy.example:4318/v1/traces",
+                "from-policy",
+                250,
+            ),
+            (
+                &[("OTEL_SDK_DISABLED", "TRUE"), ("OTEL_SERVICE_NAME", "svc")],
+                true,
+                false,
+                "",
+                "",
+                0,
+            ),
+            (&[("OTEL_TRACES_EXPORTER", "none")], true, false, "", "", 0),
+        ];
+        for (vars, with_policy, on, endpoint, service, timeout) in cases {
+            let got = read(vars, with_policy.then_some(&policy));
+            assert_eq!(got.is_some(), *on, "{vars:?} {with_policy}");
+            if let Some(s) = got {
+                assert_eq!(
+                    (s.endpoint_shown().as_str(), s.service_name.as_str()),
+                    (*endpoint, *service),
+                    "{vars:?} {with_policy}"
+                );
+                assert_eq!(s.timeout, Duration::from_millis(*timeout), "{vars:?}");
+            }
+        }
+    }
 }

@@ -136,7 +136,9 @@ impl Phoenix {
 /// `GET path` on the local port: the status and body, none when nothing answers.
 fn get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .ok()?;
     write!(
         stream,
         "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
@@ -150,7 +152,14 @@ fn get(port: u16, path: &str) -> Option<(u16, String)> {
     let chunked = head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked");
-    Some((status, if chunked { unchunk(body) } else { body.to_string() }))
+    Some((
+        status,
+        if chunked {
+            unchunk(body)
+        } else {
+            body.to_string()
+        },
+    ))
 }
 
 fn unchunk(mut body: &str) -> String {
@@ -179,7 +188,12 @@ fn trace_id(span: &Value) -> &str {
 }
 
 /// `metagate ARGS` on `input` with `vars` set: stdout, exit status, stderr.
-fn metagate(sb: &Sandbox, vars: &[(&str, &str)], args: &[&str], input: &str) -> (String, i32, String) {
+fn metagate(
+    sb: &Sandbox,
+    vars: &[(&str, &str)],
+    args: &[&str],
+    input: &str,
+) -> (String, i32, String) {
     let mut cmd = sb.std_cmd();
     cmd.envs(vars.iter().copied()).args(args);
     let mut child = cmd
@@ -230,7 +244,10 @@ fn decisions_mcp_requests_and_evaluations_arrive_at_phoenix_as_the_conventions_n
     let traceparent = format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01");
     let vars = [
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_RESOURCE_ATTRIBUTES", "openinference.project.name=gate"),
+        (
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "openinference.project.name=gate",
+        ),
         ("TRACEPARENT", traceparent.as_str()),
     ];
     let (_, code, stderr) = metagate(&sb, &vars, &["--db", db, "gate", "--jsonl"], &calls());
@@ -245,7 +262,10 @@ fn decisions_mcp_requests_and_evaluations_arrive_at_phoenix_as_the_conventions_n
     assert_eq!(root["parent_id"], CALLER_SPAN);
     let decisions = named(&spans, "execute_tool code_execution_tool");
     assert_eq!(decisions.len(), 2, "{spans:#?}");
-    let rows = store_rows(db, "SELECT call_id, verdict, category FROM decisions ORDER BY id");
+    let rows = store_rows(
+        db,
+        "SELECT call_id, verdict, category FROM decisions ORDER BY id",
+    );
     for row in &rows {
         let span = decisions
             .iter()
@@ -257,7 +277,14 @@ fn decisions_mcp_requests_and_evaluations_arrive_at_phoenix_as_the_conventions_n
         assert_eq!(a["gen_ai.operation.name"], "execute_tool");
         assert_eq!(a["gen_ai.tool.name"], "code_execution_tool");
         assert_eq!(a["metagate.verdict"], row[1]);
-        assert_eq!(a["error.type"], if row[2].is_null() { Value::Null } else { row[2].clone() });
+        assert_eq!(
+            a["error.type"],
+            if row[2].is_null() {
+                Value::Null
+            } else {
+                row[2].clone()
+            }
+        );
         let events = span["events"].as_array().unwrap();
         assert_eq!(events.len(), 1, "{span:#}");
         assert_eq!(events[0]["name"], "gen_ai.guardrail.result");
@@ -267,7 +294,9 @@ fn decisions_mcp_requests_and_evaluations_arrive_at_phoenix_as_the_conventions_n
         .iter()
         .find(|s| s["attributes"]["gen_ai.tool.call.id"] == "toolu_s1")
         .unwrap();
-    let args = passed["attributes"]["gen_ai.tool.call.arguments"].as_str().unwrap();
+    let args = passed["attributes"]["gen_ai.tool.call.arguments"]
+        .as_str()
+        .unwrap();
     assert!(args.contains("[REDACTED]"), "{args}");
     let corrections = passed["events"][0]["attributes"]["metagate.corrections"]
         .as_str()
@@ -304,9 +333,17 @@ fn decisions_mcp_requests_and_evaluations_arrive_at_phoenix_as_the_conventions_n
     );
     let received: Value =
         serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-    let passed_on = received["_meta"]["traceparent"].as_str().unwrap().to_string();
+    let passed_on = received["_meta"]["traceparent"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let out = mcp.finish();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (spans, body) = phoenix.spans("mcp", 4);
     assert!(!body.contains(SECRET), "the secret arrived: {body}");
     let requests = named(&spans, "tools/call echo");
@@ -345,18 +382,30 @@ fn decisions_mcp_requests_and_evaluations_arrive_at_phoenix_as_the_conventions_n
     let (_, code, stderr) = metagate(
         &sb,
         &[],
-        &["--db", evaluated, "--now", now, "record", fixture.to_str().unwrap()],
+        &[
+            "--db",
+            evaluated,
+            "--now",
+            now,
+            "record",
+            fixture.to_str().unwrap(),
+        ],
         "",
     );
     assert_eq!(code, 0, "{stderr}");
     let vars = [
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_RESOURCE_ATTRIBUTES", "openinference.project.name=evaluate"),
+        (
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "openinference.project.name=evaluate",
+        ),
     ];
     let (report, code, stderr) = metagate(
         &sb,
         &vars,
-        &["--db", evaluated, "--now", now, "evaluate", "--since", "1d", "--format", "json"],
+        &[
+            "--db", evaluated, "--now", now, "evaluate", "--since", "1d", "--format", "json",
+        ],
         "",
     );
     assert_eq!(code, 0, "{stderr}");
@@ -387,11 +436,20 @@ fn decisions_mcp_requests_and_evaluations_arrive_at_phoenix_as_the_conventions_n
     assert!(tighten["attributes"]["gen_ai.evaluation.score.value"].is_f64());
     let figures = events
         .iter()
-        .find(|e| e["name"] == "metagate.tool.figures" && e["attributes"]["gen_ai.tool.name"] == "web_fetcher")
+        .find(|e| {
+            e["name"] == "metagate.tool.figures"
+                && e["attributes"]["gen_ai.tool.name"] == "web_fetcher"
+        })
         .unwrap_or_else(|| panic!("{events:#?}"));
     let health = &report["tools"]["web_fetcher"]["health"];
-    assert_eq!(figures["attributes"]["metagate.tool.reasks"], health["reasks"]);
-    assert_eq!(figures["attributes"]["metagate.tool.utility"], health["utility"]);
+    assert_eq!(
+        figures["attributes"]["metagate.tool.reasks"],
+        health["reasks"]
+    );
+    assert_eq!(
+        figures["attributes"]["metagate.tool.utility"],
+        health["utility"]
+    );
 }
 
 /// With nothing listening where the spans go, every answer and exit status is the one given
@@ -416,7 +474,10 @@ fn with_the_collector_down_answers_and_exit_codes_are_unchanged_and_one_warning_
         with_db[1] = db2.to_str().unwrap();
         let (out_x, code_x, err_x) = metagate(&sb, &vars, &with_db, &input);
         assert_eq!((&out_x, code_x), (&out, code), "{args:?}: {err_x}");
-        let extra: Vec<&str> = err_x.lines().filter(|l| !err.lines().any(|b| b == *l)).collect();
+        let extra: Vec<&str> = err_x
+            .lines()
+            .filter(|l| !err.lines().any(|b| b == *l))
+            .collect();
         let no_spans = args.contains(&"--no-telemetry");
         if cfg!(feature = "otlp") && no_spans {
             // The store is off, so nothing is exported, and nothing is lost.
@@ -424,7 +485,10 @@ fn with_the_collector_down_answers_and_exit_codes_are_unchanged_and_one_warning_
             continue;
         }
         assert_eq!(extra.len(), 1, "{args:?}: {err_x}");
-        assert!(extra[0].starts_with("metagate: warning: otlp: "), "{extra:?}");
+        assert!(
+            extra[0].starts_with("metagate: warning: otlp: "),
+            "{extra:?}"
+        );
         if cfg!(feature = "otlp") {
             assert!(extra[0].contains(&down), "{extra:?}");
             assert!(extra[0].contains("not exported"), "{extra:?}");

@@ -1185,6 +1185,34 @@ mod tests {
         )
     }
 
+    /// `[telemetry.otlp]` is read whole, and a value export could not use is refused where
+    /// it stands.
+    #[test]
+    fn the_otlp_table_is_read_and_checked() {
+        let p = load(
+            "[telemetry.otlp]\nendpoint = \"http://c:4318\"\nservice_name = \"s\"\nresource_attributes = { a = \"b\" }\ntimeout_ms = 5\nmax_queue = 9\n",
+        )
+        .unwrap();
+        let otlp = p.otlp().unwrap();
+        assert_eq!(
+            (otlp.endpoint.as_deref(), otlp.service_name.as_deref()),
+            (Some("http://c:4318"), Some("s"))
+        );
+        assert_eq!((otlp.timeout_ms, otlp.max_queue), (Some(5), Some(9)));
+        assert_eq!(otlp.resource_attributes["a"], "b");
+        assert!(Policy::builtin().otlp().is_none());
+        for (text, key) in [
+            ("endpoint = \"collector:4318\"", "endpoint"),
+            ("timeout_ms = 0", "timeout_ms"),
+            ("max_queue = 0", "max_queue"),
+        ] {
+            let errors = load(&format!("[telemetry.otlp]\n{text}\n")).unwrap_err();
+            let shown = errors.to_string();
+            assert!(shown.contains(&format!("telemetry.otlp.{key}")), "{shown}");
+        }
+        assert!(load("[telemetry.otlp]\nendpont = \"http://x\"\n").is_err());
+    }
+
     #[test]
     fn builtin_covers_the_eight_tools() {
         let p = Policy::builtin();
