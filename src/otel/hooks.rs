@@ -442,8 +442,13 @@ impl McpCall {
     /// starts, and its `params._meta.traceparent` is set to it, so the server continues it.
     pub fn forward(&self, line: &mut Vec<u8>) {
         #[cfg(feature = "otlp")]
-        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if let (Some(s), Some(inner)) = (state(), guard.as_mut()) {
+        if let (Some(s), Some(inner)) = (
+            state(),
+            self.inner
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut(),
+        ) {
             let ids = s.child(&inner.server.ids);
             let name = inner.server.name.clone();
             let mut client = Span::new(

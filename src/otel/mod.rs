@@ -34,6 +34,8 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_millis(1000);
 const DEFAULT_QUEUE: usize = 4096;
 
 /// What export was asked for, read from the environment and the policy.
+// A build without the `otlp` feature reads them only to say it cannot export.
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))]
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// The policy's endpoint with `/v1/traces`, when no variable names one.
@@ -124,6 +126,7 @@ impl Settings {
     }
 
     /// Where the spans go, as the operator's messages name it.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     fn endpoint_shown(&self) -> String {
         self.env_endpoint
             .clone()
@@ -187,7 +190,8 @@ mod tests {
             ..OtlpFile::default()
         };
         // (variables, policy?, on?, endpoint shown, service name, timeout ms)
-        let cases: &[(&[(&str, &str)], bool, bool, &str, &str, u64)] = &[
+        type Case<'a> = (&'a [(&'a str, &'a str)], bool, bool, &'a str, &'a str, u64);
+        let cases: &[Case<'_>] = &[
             (&[], false, false, "", "", 0),
             (
                 &[("OTEL_EXPORTER_OTLP_ENDPOINT", "  ")],
