@@ -553,6 +553,7 @@ pub fn mcp(data: &[u8]) {
                         method: None,
                         session: None,
                         sent: Instant::now(),
+                        trace: metagate::otel::McpCall::none(),
                     };
                     let outcome = outcomes::outcome(&call, &Ending::Answered(&message), 0);
                     if outcome.ok {

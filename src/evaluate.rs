@@ -259,6 +259,28 @@ pub fn evaluate(
 }
 
 impl Evaluation {
+    /// Exports the run (docs/otel.md): each shown finding a `gen_ai.evaluation.result` event,
+    /// each tool's failure rate, utility and re-asks for the window, on one `evaluate` span.
+    /// Summaries are redacted as a store's text is.
+    pub fn export_spans(&self) {
+        if !crate::otel::on() {
+            return;
+        }
+        let redacted =
+            |s: &str| metagate_checks::redact::redact_text(s).unwrap_or_else(|| s.to_string());
+        let mut span = crate::otel::Evaluation::start(self.window.from_ms, self.window.until_ms);
+        for r in self.shown(false) {
+            span.finding(r.kind, &r.tool, &r.id, r.confidence, &redacted(&r.summary));
+        }
+        let figures = metagate_core::evolution::digest::figures(&self.aggregate.tallies);
+        for (tool, methods) in &self.aggregate.tallies {
+            let reasks = metagate_core::evolution::output::tool_total(methods).reasks();
+            let f = figures.get(tool).copied().unwrap_or_default();
+            span.tool(tool, f.calls, f.failure_rate, f.utility, reasks);
+        }
+        span.end();
+    }
+
     /// Reads, without writing, what the first shard knows: each recommendation's status (a
     /// person's, and whether a rejection still mutes it) and first sighting, and the previous
     /// run, which the digest compares with. Called before anything is written, so a patch

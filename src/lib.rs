@@ -16,6 +16,7 @@ pub mod gate;
 pub mod health;
 pub mod lint;
 pub mod mcp;
+pub mod otel;
 pub mod own_files;
 pub mod permit;
 pub mod record;

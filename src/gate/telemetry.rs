@@ -192,6 +192,8 @@ pub struct TelemetrySink {
     now_ms: Box<dyn Fn() -> i64>,
     /// The time of the replayed call being decided (`gate --replay`).
     replayed_at: Option<i64>,
+    /// The decisions' spans, exported once their rows are committed.
+    spans: crate::otel::Pending,
 }
 
 impl TelemetrySink {
@@ -209,6 +211,7 @@ impl TelemetrySink {
             context,
             now_ms,
             replayed_at: None,
+            spans: crate::otel::Pending::default(),
         })
     }
 
@@ -244,14 +247,21 @@ impl Sink for TelemetrySink {
             .grant_check
             .clone()
             .and_then(|c| grant_event(c, decision, &row));
+        self.spans.decision(&row);
         self.log.push(row, event);
     }
 
     fn commit(&mut self) -> Result<(), SinkError> {
-        self.log
-            .commit()
-            .map(|_| ())
-            .map_err(|e| SinkError(e.to_string()))
+        match self.log.commit() {
+            Ok(_) => {
+                self.spans.committed();
+                Ok(())
+            }
+            Err(e) => {
+                self.spans.discard();
+                Err(SinkError(e.to_string()))
+            }
+        }
     }
 
     fn take_failures(&mut self) -> Vec<String> {

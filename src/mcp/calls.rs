@@ -195,6 +195,13 @@ impl CallGate {
         id: &RequestId,
         params: Option<&RawValue>,
     ) -> Action {
+        let trace = match id {
+            _ if !crate::otel::on() => crate::otel::McpCall::none(),
+            RequestId::Number(text) | RequestId::Text(text) => {
+                crate::otel::McpCall::start(params, text)
+            }
+        };
+        let _decisions_under = trace.scope();
         let stateless = super::registry::session_meta(params).is_some();
         let policy = match ready {
             Ready::Policy(p) => p,
@@ -221,6 +228,7 @@ impl CallGate {
                 // Refused whatever the commit says: the call cannot be checked.
                 self.committer.commit(current, sink, &mut |line| diag(line));
                 self.say(&decision);
+                trace.refused(error.category.as_str());
                 return Action::Answer(refusal(id, &error, stateless));
             }
             Ready::Failed(why) => {
@@ -278,14 +286,18 @@ impl CallGate {
         let committed = self.committer.commit(&policy, sink, &mut |line| diag(line));
         self.say(&decision);
         if committed == Committed::Refused {
-            return Action::Answer(refusal(id, &unrecorded(), stateless));
+            let error = unrecorded();
+            trace.refused(error.category.as_str());
+            return Action::Answer(refusal(id, &error, stateless));
         }
         if let Some(error) = &decision.error {
+            trace.refused(error.category.as_str());
             return Action::Answer(refusal(id, error, stateless));
         }
         let mut out = Vec::with_capacity(line.len() + 1);
         decision.write_call(&mut out);
         out.push(b'\n');
+        trace.forward(&mut out);
         let call = InFlight {
             decision_id: match &self.sink {
                 Recording::Store(s) => s.last_decision_id(),
@@ -295,6 +307,7 @@ impl CallGate {
             method: decision.method().map(str::to_string),
             session: self.context.session.clone(),
             sent: Instant::now(),
+            trace,
         };
         Action::Forward { line: out, call }
     }

@@ -33,6 +33,8 @@ pub struct InFlight {
     pub session: Option<String>,
     /// When the call went to the server.
     pub sent: Instant,
+    /// Its spans, ended with it (docs/otel.md).
+    pub trace: crate::otel::McpCall,
 }
 
 /// How a call ended.
@@ -43,6 +45,15 @@ pub enum Ending<'m, 'a> {
     Cancelled(Option<String>),
     /// The server went away before answering.
     ServerGone,
+}
+
+/// The `error.type` of a call that ended as `ending`, none when it succeeded.
+pub(crate) fn error_type(ending: &Ending<'_, '_>) -> Option<&'static str> {
+    match ending {
+        Ending::Answered(message) => read_answer(message).1.map(|c| c.as_str()),
+        Ending::Cancelled(_) => Some(Category::Cancelled.as_str()),
+        Ending::ServerGone => Some(Category::ServerError.as_str()),
+    }
 }
 
 /// The outcome of `call`, as of `now_ms`.
@@ -291,6 +302,7 @@ mod tests {
             method: None,
             session: Some("s".into()),
             sent: Instant::now(),
+            trace: crate::otel::McpCall::none(),
         }
     }
 

@@ -104,6 +104,9 @@ impl Shared {
     }
 
     fn end_call(&self, call: &InFlight, ending: &Ending<'_, '_>) {
+        if crate::otel::on() {
+            call.trace.end(outcomes::error_type(ending));
+        }
         self.outcomes.send(call, ending, &self.clock);
     }
 }

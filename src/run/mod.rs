@@ -208,7 +208,20 @@ impl Runner {
             Recording::Store(s) => s.last_decision_id(),
             Recording::Off(_) => None,
         };
-        let done = self.execute(&argv)?;
+        let span = crate::otel::start_run(&argv[0]);
+        let done = match self.execute(&argv) {
+            Ok(done) => done,
+            Err(e) => {
+                crate::otel::end_run(span, None, None, Some(Category::ServerError.as_str()));
+                return Err(e);
+            }
+        };
+        crate::otel::end_run(
+            span,
+            done.ended.code,
+            done.ended.signal,
+            ended_as(&done).map(Category::as_str),
+        );
         for note in &done.notes {
             let _ = writeln!(
                 err,
@@ -476,6 +489,19 @@ fn refusal(decision: Option<&Decision<'_>>, error: &ToolError) -> (Vec<u8>, Answ
     answer::refused(decision, error)
 }
 
+/// How the command failed: none on exit status 0, `timeout`, or `permanent_failure` for an
+/// exit status or a signal.
+fn ended_as(done: &Done) -> Option<Category> {
+    let e = &done.ended;
+    if e.code == Some(0) && !e.timed_out {
+        None
+    } else if e.timed_out {
+        Some(Category::Timeout)
+    } else {
+        Some(Category::PermanentFailure)
+    }
+}
+
 /// The outcome `record` would store for the command: `ok` on exit status 0; otherwise the
 /// error type says how it ended (`timeout`, `permanent_failure` for an exit status or a
 /// signal), tied to the decision.
@@ -487,14 +513,8 @@ fn outcome(
     now_ms: i64,
 ) -> Outcome {
     let e = &done.ended;
-    let ok = e.code == Some(0) && !e.timed_out;
-    let error_type = if ok {
-        None
-    } else if e.timed_out {
-        Some(Category::Timeout)
-    } else {
-        Some(Category::PermanentFailure)
-    };
+    let error_type = ended_as(done);
+    let ok = error_type.is_none();
     let error_message = (!ok).then(|| answer::ending(done));
     Outcome {
         ts_ms: now_ms,

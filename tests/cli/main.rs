@@ -27,6 +27,7 @@ mod hardening_shell;
 mod lint;
 mod mcp;
 mod messages;
+mod otel;
 mod peer_repair;
 mod permit;
 mod pg_tls;

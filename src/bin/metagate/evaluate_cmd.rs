@@ -101,6 +101,7 @@ pub fn run(args: &EvaluateArgs, dbs: &[PathBuf], policy: &Policy, env: &Env) -> 
         Some(store) => Some(evaluation.save(store, now_ms, policy)?),
         None => None,
     };
+    evaluation.export_spans();
     let mut out = crate::output::stdout();
     match args.format {
         ReportFormat::Html => {

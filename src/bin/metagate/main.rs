@@ -65,7 +65,13 @@ fn main() -> ExitCode {
         Command::Mcp(_) => Some("mcp"),
         _ => None,
     };
-    match run(cli) {
+    let ran = run(cli);
+    // After the command, whatever it ended with: the spans it made go out, within the flush
+    // bound, before the process ends.
+    if let Some(line) = metagate::otel::finish() {
+        say!("{line}");
+    }
+    match ran {
         Ok(status) => status.into(),
         Err(err) if exit::is_broken_pipe(&err) => Status::Success.into(),
         Err(err) => {
@@ -115,6 +121,17 @@ fn without_hidden_suggestions(e: &mut clap::Error) {
     }
 }
 
+/// Starts OpenTelemetry export for `command` when the `OTEL_*` variables or the policy's
+/// `[telemetry.otlp]` ask for it (docs/otel.md); a failure to start is a warning, never the
+/// command's failure.
+pub(crate) fn start_export(policy: &metagate_core::policy::Policy, command: &'static str) {
+    let var = |name: &str| std::env::var(name).ok();
+    let settings = metagate::otel::Settings::read(policy.otlp(), &var);
+    if let Some(line) = metagate::otel::start(settings, command, var("TRACEPARENT").as_deref()) {
+        say!("{line}");
+    }
+}
+
 fn run(cli: Cli) -> anyhow::Result<Status> {
     // An answer written to a standard output closed before the start would be lost without a
     // word. (One closed while it is written, a reader gone, ends quietly: that reader has
@@ -138,6 +155,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Gate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
             config::warn_about_imports(&policy, args.quiet);
+            start_export(&policy, "gate");
             if args.explain {
                 say!(
                     "metagate: explain: policy: {}",
@@ -151,6 +169,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Command::Run(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
             config::warn_about_imports(&policy, args.quiet);
+            start_export(&policy, "run");
             run_cmd::run(&args, &policy, &env.with_policy(&policy))
         }
         Command::Mcp(args) => mcp_cmd::run(&args, cli.policy.as_deref(), env),
@@ -173,6 +192,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         }
         Command::Evaluate(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &[])?;
+            start_export(&policy, "evaluate");
             evaluate_cmd::run(&args, &cli.db, &policy, &env.with_policy(&policy))
         }
         Command::Tools { command } => {

@@ -33,6 +33,7 @@ static SERVER_PID: AtomicI32 = AtomicI32::new(0);
 pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> Result<Status> {
     let inputs = crate::config::policy_inputs(policy_flag)?;
     let base = crate::config::base_policy(&inputs)?;
+    crate::start_export(&base, "mcp");
     let env = env.with_policy(&base);
     if let Some(client) = args.print_config {
         return print_config(client, args, &inputs, &env);

@@ -137,6 +137,11 @@ impl Tally {
         self.explicit_corrections + self.reask_corrections
     }
 
+    /// How many times users asked again after the tool's result (re-asks).
+    pub fn reasks(&self) -> u64 {
+        self.reask_corrections
+    }
+
     /// Utility in [0, 1]; `None` without any outcome or correction to judge by.
     pub fn utility(&self) -> Option<f64> {
         let total = self.good_w + self.bad_w;

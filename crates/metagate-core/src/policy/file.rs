@@ -204,6 +204,31 @@ pub(crate) struct TelemetryFile {
     /// How long to wait for another process's write lock, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) busy_timeout_ms: Option<u64>,
+    /// `[telemetry.otlp]`: export over OpenTelemetry's protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) otlp: Option<OtlpFile>,
+}
+
+/// `[telemetry.otlp]`: where decisions, runs and MCP requests are exported as spans (the
+/// standard `OTEL_*` variables win over it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OtlpFile {
+    /// The collector's base URL, as `OTEL_EXPORTER_OTLP_ENDPOINT` (`/v1/traces` is added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// `service.name`, as `OTEL_SERVICE_NAME`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_name: Option<String>,
+    /// More resource attributes, as `OTEL_RESOURCE_ATTRIBUTES`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub resource_attributes: IndexMap<String, String>,
+    /// How long one export, and the flush at exit, may take, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// How many spans may wait to be sent; past it they are dropped and counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_queue: Option<usize>,
 }
 
 /// `[store]`: where the store is (after `--db` and `$METAGATE_DB`).
@@ -550,6 +575,11 @@ impl PolicyFile {
             .telemetry
             .busy_timeout_ms
             .or(self.telemetry.busy_timeout_ms);
+        // The table is taken whole from the layer that has one: a collector's address and
+        // its limits belong together.
+        if over.telemetry.otlp.is_some() {
+            self.telemetry.otlp = over.telemetry.otlp;
+        }
         self.store.url = over.store.url.or(self.store.url.take());
         self.permit.require = over.permit.require.or(self.permit.require.take());
         self.axes.synonyms.extend(over.axes.synonyms);

@@ -19,7 +19,8 @@ use crate::events::AxisTable;
 use metagate_wire::args::{ArgValue, Args, fits_f64, is_i64_integer};
 
 pub use file::{
-    Access, ArgKind, ArgType, Extends, FailMode, ImportFile, PolicyFile, UnknownArgs, UnknownTools,
+    Access, ArgKind, ArgType, Extends, FailMode, ImportFile, OtlpFile, PolicyFile, UnknownArgs,
+    UnknownTools,
 };
 use file::{ArgFile, ToolFile, key_at, line_col, locate};
 pub(crate) use import::CompiledSchema;
@@ -448,6 +449,28 @@ impl Policy {
                 "must be a positive number of milliseconds".to_string(),
             );
         }
+        if let Some(otlp) = &file.telemetry.otlp {
+            if let Some(endpoint) = &otlp.endpoint
+                && !(endpoint.starts_with("http://") || endpoint.starts_with("https://"))
+            {
+                problems.push(
+                    &["telemetry", "otlp", "endpoint"],
+                    "must be an http:// or https:// URL (OTLP over HTTP)".to_string(),
+                );
+            }
+            if otlp.timeout_ms == Some(0) {
+                problems.push(
+                    &["telemetry", "otlp", "timeout_ms"],
+                    "must be a positive number of milliseconds".to_string(),
+                );
+            }
+            if otlp.max_queue == Some(0) {
+                problems.push(
+                    &["telemetry", "otlp", "max_queue"],
+                    "must be a positive number of spans".to_string(),
+                );
+            }
+        }
         let base = origin
             .as_deref()
             .and_then(Path::parent)
@@ -551,6 +574,11 @@ impl Policy {
                 .busy_timeout_ms
                 .unwrap_or(DEFAULT_BUSY_TIMEOUT_MS),
         )
+    }
+
+    /// `[telemetry.otlp]`, when the policy has one.
+    pub fn otlp(&self) -> Option<&file::OtlpFile> {
+        self.file.telemetry.otlp.as_ref()
     }
 
     /// The thresholds of `evaluate` and `tools health`.
@@ -1165,6 +1193,34 @@ mod tests {
             },
             None,
         )
+    }
+
+    /// `[telemetry.otlp]` is read whole, and a value export could not use is refused where
+    /// it stands.
+    #[test]
+    fn the_otlp_table_is_read_and_checked() {
+        let p = load(
+            "[telemetry.otlp]\nendpoint = \"http://c:4318\"\nservice_name = \"s\"\nresource_attributes = { a = \"b\" }\ntimeout_ms = 5\nmax_queue = 9\n",
+        )
+        .unwrap();
+        let otlp = p.otlp().unwrap();
+        assert_eq!(
+            (otlp.endpoint.as_deref(), otlp.service_name.as_deref()),
+            (Some("http://c:4318"), Some("s"))
+        );
+        assert_eq!((otlp.timeout_ms, otlp.max_queue), (Some(5), Some(9)));
+        assert_eq!(otlp.resource_attributes["a"], "b");
+        assert!(Policy::builtin().otlp().is_none());
+        for (text, key) in [
+            ("endpoint = \"collector:4318\"", "endpoint"),
+            ("timeout_ms = 0", "timeout_ms"),
+            ("max_queue = 0", "max_queue"),
+        ] {
+            let errors = load(&format!("[telemetry.otlp]\n{text}\n")).unwrap_err();
+            let shown = errors.to_string();
+            assert!(shown.contains(&format!("telemetry.otlp.{key}")), "{shown}");
+        }
+        assert!(load("[telemetry.otlp]\nendpont = \"http://x\"\n").is_err());
     }
 
     #[test]
