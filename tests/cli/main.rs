@@ -21,6 +21,7 @@ mod fuzz_corpus;
 mod gate;
 mod generated;
 mod hardening;
+mod hardening_io;
 mod lint;
 mod mcp;
 mod messages;

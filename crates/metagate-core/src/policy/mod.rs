@@ -6,6 +6,7 @@ mod lookup;
 pub(crate) mod rules;
 pub mod run;
 pub mod thresholds;
+pub mod tool_names;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
