@@ -7,6 +7,7 @@
 //!
 //! - [`framing`]: one JSON-RPC message per line, read just far enough to route it;
 //! - [`queue`]: the bounded queue in front of each side;
+//! - [`guard`]: what the relay refuses to pass whatever the gate says;
 //! - [`registry`]: the server's tools, listed by metagate itself, under the policy;
 //! - [`calls`]: the gate's decision on one `tools/call`;
 //! - [`outcomes`]: answers read as outcomes and written to the store;
@@ -14,6 +15,7 @@
 
 pub mod calls;
 pub mod framing;
+mod guard;
 pub mod outcomes;
 mod queue;
 pub mod registry;
