@@ -237,3 +237,289 @@ fn mcp_a_tools_list_without_end_fails_closed() {
     assert_eq!(call["result"]["isError"], true, "{call}");
     assert!(stderr.contains("more than 10000 tools"), "{stderr}");
 }
+
+/// A tool behind a grant, and one that declares a `confirm` argument of its own.
+const GRANT_POLICY: &str = r#"
+extends = "none"
+
+[tools.system_execute]
+capability = "system_execute"
+[tools.system_execute.args.command]
+type = "string"
+required = true
+
+[tools.delete_branch]
+capability = "system_execute"
+[tools.delete_branch.args.name]
+type = "string"
+required = true
+[tools.delete_branch.args.confirm]
+type = "boolean"
+
+[permit]
+require = ["system_execute"]
+"#;
+
+#[test]
+fn approval_like_arguments_are_stripped_and_the_grant_command_goes_to_the_operator_only() {
+    let sb = Sandbox::new();
+    sb.file("policy.toml", GRANT_POLICY);
+    let gate_report = |tool: &str, args: Value| {
+        let out = sb
+            .cmd()
+            .args([
+                "--policy",
+                "policy.toml",
+                "--db",
+                "s.db",
+                "gate",
+                "--report",
+            ])
+            .write_stdin(json!({"name": tool, "arguments": args}).to_string())
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (report, String::from_utf8(out.stderr).unwrap())
+    };
+    let stripped = |report: &Value| -> Vec<String> {
+        report["corrections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["kind"] == "strip")
+            .map(|c| c["from"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for name in [
+        "user_confirmed",
+        "confirm",
+        "is_approved",
+        "isApproved",
+        "consent_given",
+        "dangerously_skip_permissions",
+        "skip_confirmation",
+        "preApproved",
+        "operatorConsent",
+    ] {
+        let (report, stderr) = gate_report("system_execute", json!({"command": "ls", name: true}));
+        assert_eq!(stripped(&report), [name], "{name}: {report}");
+        let error = &report["error"];
+        assert_eq!(error["category"], "confirmation_required", "{report}");
+        // The model is told which capability to ask for, never a command it could run.
+        let told = format!("{error} {}", report["feedback"]);
+        assert!(
+            told.contains("a grant of capability system_execute"),
+            "{told}"
+        );
+        assert!(!told.contains("permit grant"), "{told}");
+        assert!(
+            stderr.contains("an operator can allow it with: metagate --policy ")
+                && stderr.contains(" permit grant --capability system_execute --for 5m"),
+            "{stderr}"
+        );
+    }
+    // A tool that declares the argument keeps it; ordinary arguments are never stripped.
+    let (report, _) = gate_report("delete_branch", json!({"name": "old", "confirm": true}));
+    assert!(stripped(&report).is_empty(), "{report}");
+    let (report, _) = gate_report("system_execute", json!({"command": "ls"}));
+    assert!(stripped(&report).is_empty(), "{report}");
+}
+
+/// `metagate ARGS` with stdin from `stdin`, in `sb`: (status, stderr).
+fn run_on(sb: &Sandbox, args: &[&str], stdin: std::process::Stdio) -> (i32, String) {
+    let out = sb.std_cmd().args(args).stdin(stdin).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[cfg(unix)]
+#[test]
+fn file_inputs_are_regular_files_and_bounded() {
+    use std::process::Stdio;
+    let sb = Sandbox::new();
+    let fifo = sb.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success(),
+        "mkfifo"
+    );
+    let fifo = fifo.to_str().unwrap();
+    // (arguments, what the error names): each ended at once before reading, where it hung or
+    // grew before issue 39.
+    let rows: [(&[&str], &str); 6] = [
+        (
+            &["lint", "/dev/zero"],
+            "/dev/zero is a device, not a regular file",
+        ),
+        (
+            &["lint", fifo],
+            "is a FIFO (named pipe), not a regular file",
+        ),
+        (
+            &["record", "/dev/zero"],
+            "/dev/zero is a device, not a regular file",
+        ),
+        (
+            &["record", fifo],
+            "is a FIFO (named pipe), not a regular file",
+        ),
+        (
+            &["--policy", fifo, "gate"],
+            "is a FIFO (named pipe), not a regular file",
+        ),
+        (
+            &["policy", "check", "/dev/zero"],
+            "not a regular file",
+        ),
+    ];
+    for (args, want) in rows {
+        let (code, stderr) = run_on(&sb, args, Stdio::null());
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+    // Stdin without an end: each ends with a clear error, within its bound.
+    let zero = || Stdio::from(std::fs::File::open("/dev/zero").unwrap());
+    let (code, stderr) = run_on(&sb, &["lint", "-"], zero());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("larger than the 256 MiB"), "{stderr}");
+    let (code, stderr) = run_on(&sb, &["record", "--db", "s.db"], zero());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("without ending: not JSON Lines"),
+        "{stderr}"
+    );
+    // Ordinary files of the same kinds still read.
+    sb.file(
+        "calls.jsonl",
+        &terminal("code_execution_tool", "ls").to_string(),
+    );
+    sb.file("policy.toml", "[gate]\nunknown_tools = \"pass\"\n");
+    let (code, stderr) = run_on(
+        &sb,
+        &["--policy", "policy.toml", "lint", "calls.jsonl"],
+        Stdio::null(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn one_message_holds_at_most_1024_calls() {
+    let sb = Sandbox::new();
+    let message = |n: usize| {
+        let calls: Vec<Value> = (0..n)
+            .map(|i| json!({"id": format!("c{i}"), "type": "function", "function": {"name": "response", "arguments": "{\"text\":\"x\"}"}}))
+            .collect();
+        json!({"role": "assistant", "content": null, "tool_calls": calls}).to_string()
+    };
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet", "--no-telemetry"],
+        message(1025).as_bytes(),
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1025 calls, more than the 1024"),
+        "{out}"
+    );
+    let (out, code, _) = gate(
+        &sb,
+        &["--quiet", "--no-telemetry"],
+        message(1024).as_bytes(),
+    );
+    assert_eq!(
+        code,
+        0,
+        "{}",
+        out.to_string().chars().take(300).collect::<String>()
+    );
+}
+
+/// Issue 39's planted policy: a symbolic link `metagate.toml` another user made in a sticky
+/// folder everyone can write, pointing at a TOML this user owns. Only root can make another
+/// user's link, so elsewhere this says it is skipped.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_policy_found_through_another_users_link_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    if !nix_is_root() {
+        eprintln!(
+            "\n*** SKIPPED the planted-policy test: only root can make another user's link ***\n"
+        );
+        return;
+    }
+    let shared = sb.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let mine = sb.file("mine.toml", "[gate]\nunknown_tools = \"pass\"\n");
+    let link = shared.join("metagate.toml");
+    std::os::unix::fs::symlink(&mine, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+    let out = sb
+        .std_cmd()
+        .current_dir(&shared)
+        .args(["gate", "--no-telemetry"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("symbolic link of another user's (uid 65534)"),
+        "{stderr}"
+    );
+    // The same link of this user's own is the policy, as before.
+    std::os::unix::fs::lchown(&link, Some(0), Some(0)).unwrap();
+    let out = sb
+        .std_cmd()
+        .current_dir(&shared)
+        .args(["gate", "--no-telemetry", "--quiet"])
+        .write_stdin_str(&terminal("./x", "ls").to_string());
+    assert_eq!(out.0, 1, "{}", out.1);
+}
+
+#[cfg(target_os = "linux")]
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        == Some("0")
+}
+
+/// Runs a command with `input` on stdin: (status, stdout).
+trait WriteStdin {
+    fn write_stdin_str(&mut self, input: &str) -> (i32, String);
+}
+
+impl WriteStdin for std::process::Command {
+    fn write_stdin_str(&mut self, input: &str) -> (i32, String) {
+        use std::io::Write;
+        let mut child = self
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+}

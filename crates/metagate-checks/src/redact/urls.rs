@@ -93,3 +93,59 @@ fn token_like(user: &[u8]) -> bool {
         && user.iter().any(u8::is_ascii_alphabetic)
         && !user.starts_with(REDACTED_B)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::redact::{redact_text, redact_value};
+    use serde_json::json;
+
+    #[test]
+    fn userinfo_placements() {
+        for (text, want) in [
+            (
+                "git clone https://deploy:Vq8#rT2mZ9x@git.example.com/org/app.git",
+                Some("git clone https://deploy:[REDACTED]@git.example.com/org/app.git"),
+            ),
+            (
+                "https://ci:Kp3/wQ9xZ7m@git.example.com/x",
+                Some("https://ci:[REDACTED]@git.example.com/x"),
+            ),
+            (
+                "curl https://bot:Tn5?bY8kR2p@registry.example.com/v2/",
+                Some("curl https://bot:[REDACTED]@registry.example.com/v2/"),
+            ),
+            (
+                "curl https://8f3a9c2d7e1b4a6f9c0d@api.example.com",
+                Some("curl https://[REDACTED]@api.example.com"),
+            ),
+            (
+                "https://8f3a9c2d7e1b4a6f9c0d:x-oauth-basic@github.com/o/r",
+                Some("https://[REDACTED]@github.com/o/r"),
+            ),
+            // Ordinary URLs of the same shapes.
+            ("https://example.com:8443/users/@me", None),
+            ("see https://medium.com/@someone/a-post-1234", None),
+            ("ssh://git@github.com/org/repo.git", None),
+            ("https://alice@example.com/path", None),
+            ("https://deploy-bot@git.example.com/org/app.git", None),
+            ("http://localhost:8080/api?user=@me", None),
+            ("https://host:abc/x", None),
+        ] {
+            assert_eq!(redact_text(text).as_deref(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_secret_key_is_redacted_and_kept_unique() {
+        let token = "ghp_Ab3De5Gh7Jk9Mn1Pq3St5Vw7Yz9Bc1Df3Gh5";
+        let other = "ghp_Zx9Cv8Bn7Mq6Wl5Er4Ty3Ui2Op1As0Df9Gh8";
+        let mut v = json!({"code": "ls", token: "x", other: "y", "[REDACTED]": "z"});
+        assert!(redact_value(&mut v) >= 2);
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys.len(), 4, "{v}");
+        assert!(!v.to_string().contains("ghp_"), "{v}");
+        assert_eq!(v["code"], "ls");
+        let mut plain = json!({"runtime": "terminal", "description_of_the_task": "x"});
+        assert_eq!(redact_value(&mut plain), 0);
+    }
+}
