@@ -372,10 +372,7 @@ fn file_inputs_are_regular_files_and_bounded() {
             &["--policy", fifo, "gate"],
             "is a FIFO (named pipe), not a regular file",
         ),
-        (
-            &["policy", "check", "/dev/zero"],
-            "not a regular file",
-        ),
+        (&["policy", "check", "/dev/zero"], "not a regular file"),
     ];
     for (args, want) in rows {
         let (code, stderr) = run_on(&sb, args, Stdio::null());
@@ -521,5 +518,133 @@ impl WriteStdin for std::process::Command {
             out.status.code().unwrap(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
         )
+    }
+}
+
+/// A reading and a writing file tool behind a grant, the root the sandbox itself.
+const FILE_POLICY: &str = r#"
+extends = "none"
+
+[tools.file_read]
+capability = "file_access"
+[tools.file_read.args.path]
+type = "string"
+required = true
+kind = "path"
+access = "read"
+
+[tools.file_write]
+capability = "file_access"
+[tools.file_write.args.path]
+type = "string"
+required = true
+kind = "path"
+
+[permit]
+require = ["file_access"]
+
+[paths]
+root = "."
+"#;
+
+/// `metagate --db s.db --policy policy.toml ARGS` on `stdin`: (stdout as JSON, status).
+fn file_run(sb: &Sandbox, args: &[&str], stdin: &str) -> (Value, i32) {
+    let out = sb
+        .cmd()
+        .args(["--db", "s.db", "--policy", "policy.toml"])
+        .args(args)
+        .write_stdin(stdin.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout} / {}", String::from_utf8_lossy(&out.stderr)));
+    (value, out.status.code().unwrap())
+}
+
+#[test]
+fn hard_links_are_refused_for_writes_reads_outside_a_scope_and_metagates_own_files() {
+    let sb = Sandbox::new();
+    sb.file("policy.toml", FILE_POLICY);
+    sb.file("docs/plain.txt", "x");
+    sb.file("outside/bashrc", "alias ls='x'");
+    std::fs::hard_link(
+        sb.path().join("outside/bashrc"),
+        sb.path().join("docs/notes.txt"),
+    )
+    .unwrap();
+    // The store exists once a grant is made; then a link to it, its policy and its log.
+    let (grant, code) = file_run(
+        &sb,
+        &[
+            "permit",
+            "grant",
+            "--format",
+            "json",
+            "--capability",
+            "file_access",
+            "--scope",
+            "./docs",
+            "--for",
+            "5m",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{grant}");
+    std::fs::hard_link(sb.path().join("policy.toml"), sb.path().join("docs/p.txt")).unwrap();
+    std::fs::hard_link(sb.path().join("s.db"), sb.path().join("docs/d.txt")).unwrap();
+    let gate = |tool: &str, path: &str| {
+        let call = json!({"name": tool, "arguments": {"path": path}}).to_string();
+        file_run(&sb, &["gate", "--quiet"], &call)
+    };
+    // (tool, path, refused, what the refusal says)
+    let rows = [
+        ("file_write", "docs/notes.txt", Some("hard links")),
+        ("file_read", "docs/notes.txt", Some("hard links")),
+        ("file_read", "docs/p.txt", Some("own files are protected")),
+        ("file_write", "docs/p.txt", Some("own files are protected")),
+        ("file_read", "docs/d.txt", Some("own files are protected")),
+        ("file_read", "docs/plain.txt", None),
+        ("file_write", "docs/plain.txt", None),
+        ("file_write", "docs/new.txt", None),
+    ];
+    for (tool, path, refused) in rows {
+        let (out, code) = gate(tool, path);
+        match refused {
+            Some(why) => {
+                assert_eq!(code, 1, "{tool} {path}: {out}");
+                let message = out["error"]["message"].as_str().unwrap();
+                assert!(message.contains(why), "{tool} {path}: {out}");
+            }
+            None => assert_eq!(code, 0, "{tool} {path}: {out}"),
+        }
+    }
+}
+
+#[test]
+fn the_default_deny_list_holds_registry_cluster_and_state_credentials() {
+    let sb = Sandbox::new();
+    sb.file("policy.toml", "[paths]\nroot = \".\"\n[tools.read.args.path]\ntype = \"string\"\nkind = \"path\"\naccess = \"read\"\n");
+    for (path, refused) in [
+        (".npmrc", true),
+        ("app/.npmrc", true),
+        (".docker/config.json", true),
+        (".kube/config", true),
+        (".vault-token", true),
+        (".pypirc", true),
+        ("infra/terraform.tfstate", true),
+        ("infra/terraform.tfstate.backup", true),
+        ("infra/main.tf", false),
+        ("docker/config.json", false),
+        ("kube/config.yaml", false),
+        ("package.json", false),
+    ] {
+        let call = json!({"name": "read", "arguments": {"path": path}}).to_string();
+        let (out, code, _) = gate(
+            &sb,
+            &["--quiet", "--no-telemetry", "--policy", "policy.toml"],
+            call.as_bytes(),
+        );
+        assert_eq!(code == 1, refused, "{path}: {out}");
     }
 }

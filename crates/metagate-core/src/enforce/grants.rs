@@ -227,7 +227,21 @@ fn need_of<'a>(
                 ArgKind::Path => match checker.paths(fs, spec.access) {
                     Ok(rules) => match path::check(s, rules, fs) {
                         Ok(rel) if rel == "." => need.paths.push(rules.root().to_path_buf()),
-                        Ok(rel) => need.paths.push(rules.root().join(&*rel)),
+                        Ok(rel) => {
+                            let full = rules.root().join(&*rel);
+                            // A file of several names is also each other name, which may lie
+                            // outside any scope: no scope covers it.
+                            match fs.file_links(&full) {
+                                Ok(Some(l)) if l.nlink > 1 => need.unresolved.push(unresolved(
+                                    "path",
+                                    format!(
+                                        "it names a file with {} hard links, whose other names no scope can see",
+                                        l.nlink
+                                    ),
+                                )),
+                                _ => need.paths.push(full),
+                            }
+                        }
                         Err(e) => need.unresolved.push(unresolved("path", e.rule())),
                     },
                     Err(e) => need.unresolved.push(unresolved("path", e.to_string())),
