@@ -568,3 +568,34 @@ fn assert_answers(answer: &[u8], id: &RequestId) {
         "a refusal is a tool error"
     );
 }
+
+/// Redaction of any text, and of any JSON value the text is: no panic, and what comes out is
+/// redacted for good (a second pass finds nothing more), keys included, none lost.
+pub fn redact(data: &[u8]) {
+    use metagate_checks::redact::{redact_text, redact_value};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Some(once) = redact_text(text) {
+        assert_eq!(
+            redact_text(&once),
+            None,
+            "redacted twice: {text:?} → {once:?}"
+        );
+    }
+    if let Ok(mut value) = serde_json::from_str::<serde_json::Value>(text) {
+        let keys = value.as_object().map(serde_json::Map::len);
+        redact_value(&mut value);
+        assert_eq!(
+            value.as_object().map(serde_json::Map::len),
+            keys,
+            "a key was lost"
+        );
+        let mut again = value.clone();
+        assert_eq!(
+            redact_value(&mut again),
+            0,
+            "redacted twice: {text:?} → {value}"
+        );
+    }
+}
