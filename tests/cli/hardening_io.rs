@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, gate};
+use crate::common::{Sandbox, gate, texts};
 
 /// The decision on one Agent Zero call under the built-in policy: (stdout, status).
 fn decide(sb: &Sandbox, call: &Value) -> (Value, i32) {
@@ -475,12 +475,15 @@ fn a_policy_found_through_another_users_link_is_refused() {
     );
     // The same link of this user's own is the policy, as before.
     std::os::unix::fs::lchown(&link, Some(0), Some(0)).unwrap();
-    let out = sb
-        .std_cmd()
-        .current_dir(&shared)
-        .args(["gate", "--no-telemetry", "--quiet"])
-        .write_stdin_str(&terminal("./x", "ls").to_string());
-    assert_eq!(out.0, 1, "{}", out.1);
+    let (out, code, _) = texts(
+        sb.cmd()
+            .current_dir(&shared)
+            .args(["gate", "--no-telemetry", "--quiet"])
+            .write_stdin(terminal("./x", "ls").to_string())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 1, "{out}");
 }
 
 #[cfg(target_os = "linux")]
@@ -493,79 +496,10 @@ fn nix_is_root() -> bool {
         == Some("0")
 }
 
-/// Runs a command with `input` on stdin: (status, stdout).
-trait WriteStdin {
-    fn write_stdin_str(&mut self, input: &str) -> (i32, String);
-}
-
-impl WriteStdin for std::process::Command {
-    fn write_stdin_str(&mut self, input: &str) -> (i32, String) {
-        use std::io::Write;
-        let mut child = self
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code().unwrap(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    }
-}
-
-/// A reading and a writing file tool behind a grant, the root the sandbox itself.
-const FILE_POLICY: &str = r#"
-extends = "none"
-
-[tools.file_read]
-capability = "file_access"
-[tools.file_read.args.path]
-type = "string"
-required = true
-kind = "path"
-access = "read"
-
-[tools.file_write]
-capability = "file_access"
-[tools.file_write.args.path]
-type = "string"
-required = true
-kind = "path"
-
-[permit]
-require = ["file_access"]
-
-[paths]
-root = "."
-"#;
-
-/// `metagate --db s.db --policy policy.toml ARGS` on `stdin`: (stdout as JSON, status).
-fn file_run(sb: &Sandbox, args: &[&str], stdin: &str) -> (Value, i32) {
-    let out = sb
-        .cmd()
-        .args(["--db", "s.db", "--policy", "policy.toml"])
-        .args(args)
-        .write_stdin(stdin.to_string())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("{e}: {stdout} / {}", String::from_utf8_lossy(&out.stderr)));
-    (value, out.status.code().unwrap())
-}
-
 #[test]
 fn hard_links_are_refused_for_writes_reads_outside_a_scope_and_metagates_own_files() {
     let sb = Sandbox::new();
-    sb.file("policy.toml", FILE_POLICY);
+    sb.file("policy.toml", crate::hardening::POLICY);
     sb.file("docs/plain.txt", "x");
     sb.file("outside/bashrc", "alias ls='x'");
     std::fs::hard_link(
@@ -574,8 +508,9 @@ fn hard_links_are_refused_for_writes_reads_outside_a_scope_and_metagates_own_fil
     )
     .unwrap();
     // The store exists once a grant is made; then a link to it, its policy and its log.
-    let (grant, code) = file_run(
+    let (grant, code) = crate::hardening::run(
         &sb,
+        "s.db",
         &[
             "permit",
             "grant",
@@ -595,7 +530,7 @@ fn hard_links_are_refused_for_writes_reads_outside_a_scope_and_metagates_own_fil
     std::fs::hard_link(sb.path().join("s.db"), sb.path().join("docs/d.txt")).unwrap();
     let gate = |tool: &str, path: &str| {
         let call = json!({"name": tool, "arguments": {"path": path}}).to_string();
-        file_run(&sb, &["gate", "--quiet"], &call)
+        crate::hardening::run(&sb, "s.db", &["gate", "--quiet"], &call)
     };
     // (tool, path, refused, what the refusal says)
     let rows = [

@@ -29,14 +29,17 @@ fn scan_sql(b: &[u8], out: &mut Vec<(usize, usize)>) {
     let mut i = 0;
     while i < b.len() {
         let c = b[i] | 0x20;
-        let after = if c == b'p' && word_at(b, i, b"password") {
-            Some(i + 8)
+        // `PASSWORD 'x'`: a space, then an SQL string (single quotes), never a quoted word
+        // (`"password" sends passwords in clear text`, pg_hba.conf's comments).
+        let after = if c == b'p' && word_at(b, i, b"password") && (i == 0 || b[i - 1] != b'"') {
+            let j = skip_spaces(b, i + 8);
+            (j > i + 8 && b.get(j) == Some(&b'\'')).then_some(j)
         } else if c == b'i' && word_at(b, i, b"identified") {
-            by_after(b, i + 10)
+            by_after(b, i + 10).map(|j| skip_spaces(b, j))
         } else {
             None
         };
-        match after.and_then(|j| quoted_at(b, skip_spaces(b, j))) {
+        match after.and_then(|j| quoted_at(b, j)) {
             Some((start, end)) => {
                 out.push((start, end));
                 i = end + 1;
@@ -185,6 +188,15 @@ mod tests {
             ("deb http://deb.debian.org/debian bookworm main", vec![]),
             ("a:b:c:d:e", vec![]),
             ("PASSWORD = 'x'", vec![]),
+            (
+                "# Note that \"password\" sends passwords in clear text; \"md5\" or",
+                vec![],
+            ),
+            (
+                "METHOD can be \"md5\", \"password\", \"scram-sha-256\",",
+                vec![],
+            ),
+            ("password \"x\"", vec![]),
         ] {
             assert_eq!(spans(text), want, "{text}");
         }
