@@ -577,25 +577,18 @@ pub fn redact(data: &[u8]) {
         return;
     };
     if let Some(once) = redact_text(text) {
-        assert_eq!(
-            redact_text(&once),
-            None,
-            "redacted twice: {text:?} → {once:?}"
-        );
+        // A second pass may find a span again (the prose rule reads `is [REDACTED],`), but
+        // must change nothing.
+        let twice = redact_text(&once).unwrap_or_else(|| once.clone());
+        assert_eq!(twice, once, "redacted twice: {text:?}");
     }
     if let Ok(mut value) = serde_json::from_str::<serde_json::Value>(text) {
         let keys = value.as_object().map(serde_json::Map::len);
         redact_value(&mut value);
-        assert_eq!(
-            value.as_object().map(serde_json::Map::len),
-            keys,
-            "a key was lost"
-        );
+        let kept = value.as_object().map(serde_json::Map::len);
+        assert_eq!(kept, keys, "a key was lost");
         let mut again = value.clone();
-        assert_eq!(
-            redact_value(&mut again),
-            0,
-            "redacted twice: {text:?} → {value}"
-        );
+        redact_value(&mut again);
+        assert_eq!(again, value, "redacted twice: {text:?}");
     }
 }
