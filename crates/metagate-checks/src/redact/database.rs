@@ -35,7 +35,10 @@ fn scan_sql(b: &[u8], out: &mut Vec<(usize, usize)>) {
             let j = skip_spaces(b, i + 8);
             (j > i + 8 && b.get(j) == Some(&b'\'')).then_some(j)
         } else if c == b'i' && word_at(b, i, b"identified") {
-            by_after(b, i + 10).map(|j| skip_spaces(b, j))
+            // An SQL string: `identified by "code"` is prose (a comment in <linux/bpf.h>).
+            by_after(b, i + 10)
+                .map(|j| skip_spaces(b, j))
+                .filter(|&j| b.get(j) == Some(&b'\''))
         } else {
             None
         };
@@ -159,7 +162,8 @@ mod tests {
                 "CREATE USER app IDENTIFIED BY 'Xk9$mP2v';",
                 vec!["Xk9$mP2v"],
             ),
-            ("create user app identified by \"q'w\";", vec!["q'w"]),
+            ("create user app identified by 'q''w';", vec!["q''w"]),
+            ("the commands identified by \"code\" are jumps", vec![]),
             (
                 "ALTER USER 'a'@'%' IDENTIFIED WITH mysql_native_password BY 'Zq7#wE1'",
                 vec!["Zq7#wE1"],
