@@ -984,6 +984,7 @@ fn bench_latency(dir: &Path) {
             protected: Vec::new(),
             home: None,
             own_binary: None,
+            programs: None,
             grant_key: None,
         },
     );

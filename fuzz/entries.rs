@@ -137,6 +137,7 @@ fn world() -> World {
             protected: protected.clone(),
             home: Some(root.clone()),
             own_binary: None,
+            programs: None,
             grant_key: None,
         },
     );
@@ -471,6 +472,7 @@ pub fn mcp(data: &[u8]) {
                 protected: world.protected.clone(),
                 home: Some(world.root.clone()),
                 own_binary: None,
+                programs: None,
                 grant_key: None,
             },
             Options {
@@ -591,4 +593,80 @@ pub fn redact(data: &[u8]) {
         redact_value(&mut again);
         assert_eq!(again, value, "redacted twice: {text:?}");
     }
+}
+
+/// The shell check's readers of issue 39: a forwarding script's head
+/// ([`shell::read_forwarder`]), and commands read with what their programs resolve to. The
+/// input is a command, then (after the first NUL) the head of the script every command word
+/// resolves to. A forwarder's name is a plain word; a command word whose file forwards to
+/// `command` or `exec` runs `sudo` in `x sudo id`, which is refused; the check answers the
+/// same twice, in both modes.
+pub fn shell(data: &[u8]) {
+    use metagate_checks::shell::{
+        self, CommandList, Protected, Refusal, Resolved, ShellRules, World,
+    };
+    let (command, script) = match memchr_nul(data) {
+        Some(at) => (&data[..at], &data[at + 1..]),
+        None => (data, &b""[..]),
+    };
+    let forward = shell::read_forwarder(script);
+    if let Some(f) = &forward {
+        assert!(!f.name.is_empty() && !f.name.iter().any(|b| b.is_ascii_whitespace()));
+        assert!(script.starts_with(b"#!"));
+    }
+    struct ScriptWorld(Option<shell::Forward>);
+    impl World for ScriptWorld {
+        fn redirect(&self, _path: &str) -> Result<(), Refusal> {
+            Ok(())
+        }
+        fn is_own_binary(&self, _command: &[u8]) -> bool {
+            false
+        }
+        fn program(&self, command: &[u8]) -> Option<Resolved> {
+            let name = command.rsplit(|b| *b == b'/').next().unwrap_or(command);
+            Some(Resolved {
+                name: name.into(),
+                forwards: self.0.clone(),
+            })
+        }
+    }
+    let world = ScriptWorld(forward.clone());
+    let denied: CommandList = shell::patterns(&[
+        "sudo",
+        "kill -9 -1",
+        "kill -KILL 1",
+        "systemctl poweroff",
+        "init 0",
+        "mkfs",
+    ])
+    .unwrap()
+    .into();
+    let allowed = shell::patterns(&["ls", "cat", "kill", "git", "docker", "cp"]).unwrap();
+    let protected = Protected::none();
+    let text = String::from_utf8_lossy(command);
+    for allowed in [None, Some(&allowed[..])] {
+        let rules = ShellRules {
+            constructs: &[],
+            denied: &denied,
+            allowed,
+            protected: &protected,
+            world: &world,
+        };
+        let first = shell::check(&text, &rules);
+        assert_eq!(first, shell::check(&text, &rules), "{text:?}: two answers");
+        let runs_its_arguments = forward.as_ref().is_some_and(|f| {
+            matches!(&f.name[..], b"command" | b"exec") || f.name.ends_with(b"sudo")
+        });
+        if runs_its_arguments {
+            assert!(
+                shell::check("x sudo id", &rules).is_some(),
+                "a script forwarding to {:?} ran sudo",
+                String::from_utf8_lossy(&forward.as_ref().unwrap().name)
+            );
+        }
+    }
+}
+
+fn memchr_nul(data: &[u8]) -> Option<usize> {
+    data.iter().position(|b| *b == 0)
 }

@@ -19,5 +19,4 @@ pub mod mcp;
 pub mod own_files;
 pub mod permit;
 pub mod record;
-#[cfg(target_os = "linux")]
 pub mod run;

@@ -41,6 +41,8 @@ pub struct CheckerSetup {
     pub home: Option<PathBuf>,
     /// The running binary, which shell commands may not run under any name.
     pub own_binary: Option<metagate_checks::own_binary::OwnBinary>,
+    /// Where shell commands' programs are found and resolved.
+    pub programs: Option<metagate_checks::program_files::ProgramFiles>,
     /// The key grant rows are sealed with.
     pub grant_key: Option<metagate_core::grants::seal::GrantKey>,
 }
@@ -243,6 +245,7 @@ impl CallGate {
                     protected: self.setup.protected.clone(),
                     home: self.setup.home.clone(),
                     own_binary: self.setup.own_binary.clone(),
+                    programs: self.setup.programs.clone(),
                     grant_key: self.setup.grant_key.clone(),
                 },
             );
@@ -378,6 +381,7 @@ mod tests {
                 protected: Vec::new(),
                 home: None,
                 own_binary: None,
+                programs: None,
                 grant_key: None,
             },
             Options::default(),

@@ -12,8 +12,9 @@
 //! folder, can be created: `run` removes it once the command and everything it started have
 //! ended (see [`Plan::sweep`]).
 
+use std::collections::HashMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
@@ -21,63 +22,14 @@ use landlock::{
 };
 use metagate_core::policy::run::Boundary;
 
+use super::kernel::Kernel;
+
 /// The newest Landlock ABI asked for; older kernels enforce what they have (and `run` says
 /// what that is, see [`Kernel`]).
 const ABI_WANTED: ABI = ABI::V10;
 
 /// Device files every program may write: writes to them go nowhere.
 const SINKS: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
-
-/// What the running kernel enforces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Kernel {
-    /// The Landlock ABI version (0: none).
-    pub landlock_abi: i32,
-}
-
-impl Kernel {
-    /// Asks the kernel, once per process.
-    pub fn probe() -> Kernel {
-        static KERNEL: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
-        *KERNEL.get_or_init(|| Kernel {
-            landlock_abi: probe_abi(),
-        })
-    }
-
-    /// Whether Landlock can enforce a file system boundary.
-    pub fn has_landlock(&self) -> bool {
-        self.landlock_abi >= 1
-    }
-
-    /// Whether Landlock restricts TCP (ABI 4 and later).
-    pub fn has_tcp_rules(&self) -> bool {
-        self.landlock_abi >= 4
-    }
-}
-
-/// The ABI, found by restricting a thread of its own that then ends: the crate tells the ABI
-/// only through a restriction's status.
-fn probe_abi() -> i32 {
-    let probe = std::thread::spawn(|| {
-        let created = Ruleset::default()
-            .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(AccessFs::Execute)
-            .and_then(|r| r.create());
-        let Ok(created) = created else { return 0 };
-        // no_new_privs is the thread's own, and the thread ends here.
-        match created.no_new_privs(true).restrict_self() {
-            Ok(status) => match status.landlock {
-                landlock::LandlockStatus::Available {
-                    effective_abi,
-                    kernel_abi,
-                } => kernel_abi.unwrap_or(effective_abi as i32),
-                _ => 0,
-            },
-            Err(_) => 0,
-        }
-    });
-    probe.join().unwrap_or(0)
-}
 
 /// A mount of the command's mount namespace. In it everything is read-only but the
 /// [`Mount::Writable`] folders and the pins: Landlock does not decide a file's mode, owner,
@@ -137,23 +89,61 @@ impl std::error::Error for PlanError {}
 /// `path` resolved as far as it exists, the rest appended as written (`..` in the rest is
 /// dropped with the name before it).
 pub fn resolve_existing(path: &Path) -> PathBuf {
-    let parts: Vec<std::path::Component<'_>> = path.components().collect();
-    for cut in (1..=parts.len()).rev() {
-        let head: PathBuf = parts[..cut].iter().collect();
-        if let Ok(mut out) = fs::canonicalize(&head) {
+    Resolver::default().resolve_existing(path)
+}
+
+/// Canonical paths, each folder asked of the file system once: the hidden paths of one plan
+/// share most of their folders, and resolving each from `/` took hundreds of `readlink` calls
+/// per command.
+#[derive(Default)]
+struct Resolver {
+    known: HashMap<PathBuf, Option<PathBuf>>,
+}
+
+impl Resolver {
+    /// What `fs::canonicalize` answers (none for an error), built on the parent's answer when
+    /// the last name is a plain name that is not a symbolic link.
+    fn canonical(&mut self, path: &Path) -> Option<PathBuf> {
+        if let Some(known) = self.known.get(path) {
+            return known.clone();
+        }
+        let found = match (path.parent(), path.components().next_back()) {
+            (Some(parent), Some(Component::Normal(name))) if !parent.as_os_str().is_empty() => {
+                self.canonical(parent).and_then(|mut real| {
+                    real.push(name);
+                    match fs::symlink_metadata(&real) {
+                        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(&real).ok(),
+                        Ok(_) => Some(real),
+                        Err(_) => None,
+                    }
+                })
+            }
+            _ => fs::canonicalize(path).ok(),
+        };
+        self.known.insert(path.to_path_buf(), found.clone());
+        found
+    }
+
+    fn resolve_existing(&mut self, path: &Path) -> PathBuf {
+        let parts: Vec<Component<'_>> = path.components().collect();
+        for cut in (1..=parts.len()).rev() {
+            let head: PathBuf = parts[..cut].iter().collect();
+            let Some(mut out) = self.canonical(&head) else {
+                continue;
+            };
             for part in &parts[cut..] {
                 match part {
-                    std::path::Component::ParentDir => {
+                    Component::ParentDir => {
                         out.pop();
                     }
-                    std::path::Component::CurDir => {}
+                    Component::CurDir => {}
                     other => out.push(other),
                 }
             }
             return out;
         }
+        path.to_path_buf()
     }
-    path.to_path_buf()
 }
 
 /// Builds the plan for `boundary`; `extra_write` are folders of `run`'s own (the command's
@@ -188,8 +178,9 @@ pub fn plan(
     let mut mounts = Vec::new();
     let mut sweep = Vec::new();
     let mut hidden_outside: Vec<PathBuf> = Vec::new();
+    let mut resolver = Resolver::default();
     for h in &boundary.hidden {
-        let real = resolve_existing(h);
+        let real = resolver.resolve_existing(h);
         let exists = fs::symlink_metadata(&real).is_ok();
         match (exists, inside_write(&real)) {
             (true, true) if !namespaces => {
@@ -379,5 +370,37 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
         assert_eq!(resolve_existing(&root.join("x/../y/z")), root.join("y/z"));
+    }
+
+    #[test]
+    fn the_resolver_answers_as_canonicalize_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::write(root.join("a/b/f"), "x").unwrap();
+        fs::write(root.join("file"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("to_a")).unwrap();
+        std::os::unix::fs::symlink("b/f", root.join("a/rel")).unwrap();
+        std::os::unix::fs::symlink("../a/b", root.join("a/up")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).unwrap();
+        let mut r = Resolver::default();
+        for p in [
+            "a",
+            "a/b/f",
+            "to_a/b/f",
+            "to_a/rel",
+            "a/up/f",
+            "to_a/up/../b",
+            "dangling",
+            "dangling/x",
+            "file/x",
+            "missing/x",
+            "a/./b",
+            "a/b/../b/f",
+            "to_a/../file",
+        ] {
+            let path = root.join(p);
+            assert_eq!(r.canonical(&path), fs::canonicalize(&path).ok(), "{p}");
+        }
     }
 }

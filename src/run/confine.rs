@@ -4,7 +4,14 @@
 //! file-capability program gains anything; every capability dropped from its bounding, ambient
 //! and inheritable sets, so a command run by root keeps none across `exec`; the seccomp
 //! filters; and every descriptor above 2 marked close-on-exec, so none the caller left open
-//! (a store, a policy) reaches the command.
+//! (a store, a policy) reaches the command. Before all of it the process joins its pids cgroup,
+//! when `run` has one (the process bound for root, whom `RLIMIT_NPROC` does not bind).
+//!
+//! A mount namespace's end costs the kernel an RCU grace period (milliseconds on a busy
+//! machine), paid by the last process to leave it: were that the command, `run` would wait for
+//! it before answering. So the child hands a descriptor of its namespace to `run` over a
+//! socket, and the namespace ends when `run` lets that go, off the answer's way
+//! ([`Handoff`]).
 //!
 //! This is the one module of the library that writes `unsafe`: `pre_exec` is unsafe by
 //! definition, since the closure runs in a child forked from a process that may have had other
@@ -15,6 +22,7 @@
 
 use std::ffi::CString;
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -55,11 +63,64 @@ pub struct Confinement {
     cwd: CString,
     /// Apply the kernel's boundary at all (off only for the tests' switch, in debug builds).
     confined: bool,
+    /// The socket the child sends its mount namespace on (with mounts only).
+    handoff: Option<RawFd>,
+    /// The pids cgroup's `cgroup.procs`, open for writing: the child joins it first.
+    join: Option<RawFd>,
+}
+
+/// The socket pair a command's process hands its mount namespace over, so that `run`, not the
+/// command, holds the namespace last. [`Handoff::release`] lets it go on a thread of its own.
+pub struct Handoff {
+    /// The end the namespace's descriptor waits at, unread: closing it lets the namespace go.
+    _ours: OwnedFd,
+    theirs: OwnedFd,
+}
+
+impl Handoff {
+    /// A pair of Unix datagram sockets, closed on `exec`.
+    pub fn new() -> io::Result<Handoff> {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: socketpair writes two descriptors into the array it is given.
+        check(unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        })?;
+        // SAFETY: both descriptors were just made, and nothing else owns them.
+        Ok(unsafe {
+            Handoff {
+                _ours: OwnedFd::from_raw_fd(fds[0]),
+                theirs: OwnedFd::from_raw_fd(fds[1]),
+            }
+        })
+    }
+
+    /// Closes both ends, and with them the namespace the command's process sent (its last
+    /// holder, once the command and all it started have ended), on a thread of its own: the
+    /// kernel's wait for the namespace's end then delays no answer. Where no thread can be
+    /// started, here.
+    pub fn release(self) {
+        let _ = std::thread::Builder::new()
+            .name("mount namespace end".into())
+            .spawn(move || drop(self));
+    }
 }
 
 fn c_path(path: &Path) -> io::Result<CString> {
     CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::other(format!("{} holds a NUL byte", path.display())))
+}
+
+/// What ties the command's process to `run`, outside the boundary.
+pub struct Outside<'a> {
+    /// The socket it hands its mount namespace over.
+    pub handoff: Option<&'a Handoff>,
+    /// The pids cgroup's `cgroup.procs`, which it joins (none: it starts inside).
+    pub cgroup_procs: Option<RawFd>,
 }
 
 /// The bounds as rlimits.
@@ -82,6 +143,7 @@ impl Confinement {
         ruleset: Option<RulesetCreated>,
         filters: Vec<BpfProgram>,
         confined: bool,
+        outside: Outside<'_>,
     ) -> io::Result<Confinement> {
         let mut rlimits = vec![
             (libc::RLIMIT_AS, limits.memory_bytes as libc::rlim_t),
@@ -124,6 +186,11 @@ impl Confinement {
             ruleset,
             filters,
             confined,
+            handoff: outside
+                .handoff
+                .filter(|_| !mounts.is_empty())
+                .map(|h| h.theirs.as_raw_fd()),
+            join: outside.cgroup_procs,
         })
     }
 
@@ -143,6 +210,14 @@ impl Confinement {
 
     /// Runs in the child.
     fn enter(self) -> io::Result<()> {
+        if let Some(procs) = self.join {
+            // SAFETY: write on a descriptor opened before the fork and a static buffer. "0"
+            // names the writer.
+            let n = unsafe { libc::write(procs, b"0".as_ptr().cast(), 1) };
+            if n != 1 {
+                return Err(io::Error::last_os_error());
+            }
+        }
         for (resource, value) in &self.rlimits {
             let limit = libc::rlimit {
                 rlim_cur: *value,
@@ -164,6 +239,11 @@ impl Confinement {
             read_only_but(&self.mounts)?;
             // SAFETY: chdir on a C string built before the fork.
             check(unsafe { libc::chdir(self.cwd.as_ptr()) })?;
+            if let Some(socket) = self.handoff {
+                // Only when the namespace ends depends on it: a failure leaves the end to the
+                // command's exit, as without it.
+                hand_over_namespace(socket);
+            }
         }
         if let Some(ruleset) = self.ruleset {
             // Sets no_new_privs too.
@@ -195,6 +275,66 @@ impl Confinement {
             return Err(io::Error::last_os_error());
         }
         Ok(())
+    }
+}
+
+/// The kernel's Landlock ABI version, 0 where it has none (not built in, or not enabled).
+pub fn landlock_abi() -> i32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: landlock_create_ruleset with a null attribute and the version flag only asks;
+    // it makes no ruleset and returns no descriptor.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    i32::try_from(abi).unwrap_or(0).max(0)
+}
+
+/// Sends a descriptor of this process's mount namespace on `socket` (in the child, after its
+/// mounts).
+fn hand_over_namespace(socket: RawFd) {
+    // SAFETY: open, sendmsg and close on a static C string, a message and a control buffer on
+    // the stack, laid out with the C library's own CMSG macros; the buffer is a union with
+    // `cmsghdr` so that it is aligned as one.
+    unsafe {
+        let ns = libc::open(
+            c"/proc/self/ns/mnt".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        );
+        if ns < 0 {
+            return;
+        }
+        #[repr(C)]
+        union Control {
+            _align: libc::cmsghdr,
+            bytes: [u8; 64],
+        }
+        let mut control = Control { bytes: [0; 64] };
+        let mut byte = 0u8;
+        let mut iov = libc::iovec {
+            iov_base: (&raw mut byte).cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = (&raw mut control).cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+        let header = libc::CMSG_FIRSTHDR(&msg);
+        if !header.is_null() {
+            (*header).cmsg_level = libc::SOL_SOCKET;
+            (*header).cmsg_type = libc::SCM_RIGHTS;
+            (*header).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+            libc::CMSG_DATA(header)
+                .cast::<libc::c_int>()
+                .write_unaligned(ns);
+            libc::sendmsg(socket, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL);
+        }
+        libc::close(ns);
     }
 }
 

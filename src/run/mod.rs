@@ -4,19 +4,35 @@
 //! command's outcome is recorded after it, naming the decision, as `record` would store it.
 //!
 //! The parts: what the boundary is (the policy's `[run]`, as data in
-//! `metagate_core::policy::run`), how the kernel is told ([`boundary`]: the Landlock ruleset
-//! and the mounts; [`filter`]: the seccomp filters; [`confine`]: entering them), running the
-//! command to its end ([`process`]), and the answer in the call's envelope ([`answer`]).
+//! `metagate_core::policy::run`), what the kernel can enforce ([`Kernel`]), how it is told
+//! (`boundary`: the Landlock ruleset and the mounts; `filter`: the seccomp filters; `pids`:
+//! the process bound's cgroup; `confine`: entering them), running the command to its end
+//! ([`process`]), and the answer in the call's envelope ([`answer`]).
+//!
+//! Landlock, seccomp and the namespaces are Linux's: on another system the boundary's modules
+//! are not built, and [`Runner::new`] refuses, saying so.
 
 pub mod answer;
+#[cfg(target_os = "linux")]
 pub mod boundary;
+#[cfg(target_os = "linux")]
 mod confine;
+#[cfg(target_os = "linux")]
 pub mod filter;
+mod kernel;
+#[cfg(target_os = "linux")]
+mod pids;
 pub mod process;
 
+pub use kernel::Kernel;
+
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+#[cfg(target_os = "linux")]
+use std::path::Path;
+use std::path::PathBuf;
+#[cfg(target_os = "linux")]
+use std::time::Duration;
+use std::time::Instant;
 
 use indexmap::IndexMap;
 use metagate_core::error::{Category, ToolError};
@@ -25,7 +41,8 @@ use metagate_core::policy::run::{Boundary, command_args};
 
 use crate::gate::{self, Answer, Decision, Gate, NoSink, Sink, TelemetrySink, Verdict};
 use answer::{Answered, Outcome as Done};
-use boundary::{Kernel, Plan};
+#[cfg(target_os = "linux")]
+use boundary::Plan;
 
 /// How `run` confines commands, as its caller (the binary) set it up.
 pub struct Setup {
@@ -74,11 +91,29 @@ impl std::error::Error for Refused {}
 pub struct Runner {
     setup: Setup,
     kernel: Kernel,
+    /// The process bound's cgroup, where one can be made.
+    #[cfg(target_os = "linux")]
+    pids: Option<pids::PidsGroup>,
+    /// The seccomp filters, compiled once (none for the tests' switch).
+    #[cfg(target_os = "linux")]
+    filters: Vec<seccompiler::BpfProgram>,
+    /// What the operator is told once: a bound this system cannot enforce.
+    warnings: Vec<String>,
+    /// No runner exists on a system without Landlock: [`Runner::new`] refuses there.
+    #[cfg(not(target_os = "linux"))]
+    unbuildable: std::convert::Infallible,
 }
 
 impl Runner {
+    /// A runner, or why commands cannot be run here: on a system other than Linux, always.
+    #[cfg(not(target_os = "linux"))]
+    pub fn new(_: Setup) -> Result<Runner, Refused> {
+        Err(Refused(Kernel::unsupported()))
+    }
+
     /// A runner, or why commands cannot be run here: a kernel without Landlock is refused
     /// unless the policy allows running unconfined (fail closed).
+    #[cfg(target_os = "linux")]
     pub fn new(setup: Setup) -> Result<Runner, Refused> {
         let kernel = Kernel::probe();
         if setup.confined && !kernel.has_landlock() && !setup.unconfined_allowed {
@@ -90,12 +125,42 @@ impl Runner {
                     .to_string(),
             ));
         }
-        Ok(Runner { setup, kernel })
+        let filters = if setup.confined {
+            filter::filters(setup.boundary.network, setup.boundary.unix_sockets)
+                .map_err(|e| Refused(format!("cannot build the seccomp filters: {e}")))?
+        } else {
+            Vec::new()
+        };
+        let processes = setup.boundary.bounds.processes;
+        let (pids, warnings) = match pids::PidsGroup::new(processes) {
+            Ok(group) => (Some(group), Vec::new()),
+            // RLIMIT_NPROC bounds everyone else, counted per user.
+            Err(_) if !nix::unistd::geteuid().is_root() => (None, Vec::new()),
+            Err(why) => (
+                None,
+                vec![format!(
+                    "the processes bound ({processes}) is not enforced: the kernel does not                      apply RLIMIT_NPROC to root, and no pids cgroup can be made here ({why})"
+                )],
+            ),
+        };
+        Ok(Runner {
+            setup,
+            kernel,
+            pids,
+            filters,
+            warnings,
+        })
     }
 
     /// What the kernel enforces here.
     pub fn kernel(&self) -> Kernel {
         self.kernel
+    }
+
+    /// What the operator should be told once, before any command runs: a bound this system
+    /// does not enforce.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Decides one document and, when it passes, runs its command; returns the answer line
@@ -216,10 +281,37 @@ impl Runner {
     /// Makes `command` enter the boundary when it starts; `cpu_bound` bounds its CPU time by
     /// the time bound (a server that runs for a session is not). The guard keeps the
     /// command's temporary folder until it is dropped, and sweeps afterwards.
+    #[cfg(not(target_os = "linux"))]
+    pub fn confine(&self, _: &mut std::process::Command, _: bool) -> io::Result<Confined> {
+        match self.unbuildable {}
+    }
+
+    /// Runs `argv` in the boundary and reports how it ended.
+    #[cfg(not(target_os = "linux"))]
+    pub fn execute(&self, _: &[String]) -> io::Result<Done> {
+        match self.unbuildable {}
+    }
+
+    /// Makes `command` enter the boundary when it starts; `cpu_bound` bounds its CPU time by
+    /// the time bound (a server that runs for a session is not). The guard keeps the
+    /// command's temporary folder until it is dropped, and sweeps afterwards.
+    #[cfg(target_os = "linux")]
     pub fn confine(
         &self,
         command: &mut std::process::Command,
         cpu_bound: bool,
+    ) -> io::Result<Confined> {
+        self.confine_joining(command, cpu_bound, true)
+    }
+
+    /// [`Runner::confine`]; `join` false when the command is started by the pids cgroup's
+    /// spawner, so starts inside it.
+    #[cfg(target_os = "linux")]
+    fn confine_joining(
+        &self,
+        command: &mut std::process::Command,
+        cpu_bound: bool,
+        join: bool,
     ) -> io::Result<Confined> {
         let temp = TempFolder::new(&self.setup.temp_base)?;
         let mut notes = Vec::new();
@@ -252,17 +344,14 @@ impl Runner {
                 m.display()
             ));
         }
-        let filters = if self.setup.confined {
-            filter::filters(
-                self.setup.boundary.network,
-                self.setup.boundary.unix_sockets,
-            )
-            .map_err(io::Error::other)?
-        } else {
-            Vec::new()
-        };
+        let filters = self.filters.clone();
         let bounds = self.setup.boundary.bounds;
         let cover = temp.cover()?;
+        let handoff = if plan.mounts.is_empty() {
+            None
+        } else {
+            Some(confine::Handoff::new()?)
+        };
         let confinement = confine::Confinement::new(
             &confine::Limits {
                 memory_bytes: bounds.memory_mb.saturating_mul(1 << 20),
@@ -274,6 +363,14 @@ impl Runner {
             plan.ruleset,
             filters,
             self.setup.confined,
+            confine::Outside {
+                handoff: handoff.as_ref(),
+                cgroup_procs: self
+                    .pids
+                    .as_ref()
+                    .filter(|_| join)
+                    .map(pids::PidsGroup::procs),
+            },
         )?;
         command.env("TMPDIR", &temp.path);
         confinement.install(command);
@@ -281,21 +378,31 @@ impl Runner {
             _temp: temp,
             sweep: plan.sweep,
             notes,
+            handoff,
         })
     }
 
     /// Runs `argv` in the boundary and reports how it ended.
+    #[cfg(target_os = "linux")]
     pub fn execute(&self, argv: &[String]) -> io::Result<Done> {
         let (program, rest) = argv.split_first().expect("an interpreter names a program");
         let mut command = std::process::Command::new(program);
         command.args(rest);
-        let mut guard = self.confine(&mut command, true)?;
+        let spawner = self.pids.as_ref().and_then(pids::PidsGroup::spawner);
+        let mut guard = self.confine_joining(&mut command, true, spawner.is_none())?;
         let bounds = self.setup.boundary.bounds;
         let ended = process::run(
             command,
             Duration::from_secs(bounds.timeout_secs),
             bounds.output_bytes,
             self.setup.confined,
+            &|c| match spawner {
+                Some(s) => s.spawn(c),
+                None => {
+                    let mut c = c;
+                    c.spawn()
+                }
+            },
         )
         .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
         let swept = guard.sweep();
@@ -311,10 +418,23 @@ impl Runner {
 /// A command inside the boundary: its temporary folder (removed when this is dropped) and
 /// the names to sweep once it has ended.
 pub struct Confined {
+    #[cfg(target_os = "linux")]
     _temp: TempFolder,
     sweep: Vec<PathBuf>,
     /// What the operator is told.
     pub notes: Vec<String>,
+    /// The command's mount namespace, once its process has handed it over.
+    #[cfg(target_os = "linux")]
+    handoff: Option<confine::Handoff>,
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Confined {
+    fn drop(&mut self) {
+        if let Some(h) = self.handoff.take() {
+            h.release();
+        }
+    }
 }
 
 impl Confined {
@@ -410,10 +530,12 @@ fn outcome(
 }
 
 /// The command's own temporary folder (its `TMPDIR`, writable), removed afterwards.
+#[cfg(target_os = "linux")]
 struct TempFolder {
     path: PathBuf,
 }
 
+#[cfg(target_os = "linux")]
 impl TempFolder {
     fn new(base: &Path) -> io::Result<TempFolder> {
         let mut bytes = [0u8; 8];
@@ -441,6 +563,7 @@ impl TempFolder {
     }
 }
 
+#[cfg(target_os = "linux")]
 impl Drop for TempFolder {
     fn drop(&mut self) {
         if let Some(parent) = self.path.parent() {

@@ -50,10 +50,12 @@ pub struct Ended {
     pub killed_leftovers: usize,
 }
 
-/// Makes this process the subreaper of what it starts (once).
+/// Makes this process the subreaper of what it starts (once). Linux's: elsewhere `run`
+/// refuses before anything is started.
 pub fn become_subreaper() {
     static DONE: std::sync::Once = std::sync::Once::new();
     DONE.call_once(|| {
+        #[cfg(target_os = "linux")]
         let _ = nix::sys::prctl::set_child_subreaper(true);
     });
 }
@@ -78,14 +80,16 @@ fn reader(mut stream: impl Read + Send + 'static, bound: u64) -> JoinHandle<Capt
     })
 }
 
-/// Starts `command` (already confined), with stdin from /dev/null, and waits for it and its
-/// output; `timeout` past its start, it and everything it started are killed. Once it has
-/// ended, what it left running is killed too (unless `confined` is false: the tests' switch).
+/// Starts `command` (already confined) through `spawn`, with stdin from /dev/null, and waits
+/// for it and its output; `timeout` past its start, it and everything it started are killed.
+/// Once it has ended, what it left running is killed too (unless `confined` is false: the
+/// tests' switch).
 pub fn run(
     mut command: Command,
     timeout: Duration,
     output_bound: u64,
     confined: bool,
+    spawn: &dyn Fn(Command) -> io::Result<Child>,
 ) -> io::Result<Ended> {
     become_subreaper();
     command
@@ -94,7 +98,7 @@ pub fn run(
         .stderr(Stdio::piped())
         .process_group(0);
     let started = Instant::now();
-    let mut child = command.spawn()?;
+    let mut child = spawn(command)?;
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(0));
     let out = reader(child.stdout.take().expect("piped"), output_bound);
     let err = reader(child.stderr.take().expect("piped"), output_bound);

@@ -899,3 +899,29 @@ fn names_of_any_length_are_stored_on_both_stores() {
         }
     }
 }
+
+/// A PostgreSQL store whose columns are not what this metagate wrote (changed by hand, or by
+/// another program) is an error naming the store, exit 2, never a panic: every row is read
+/// through a reader that returns the mismatch.
+#[test]
+fn a_postgres_column_of_another_type_is_an_error_not_a_panic() {
+    let host = Host::new(GRANTS);
+    let db = new_store(Backend::Postgres, &host.sb);
+    host.grant(&db, &[]);
+    let mut admin = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "ALTER TABLE grants ALTER COLUMN revoked_at_ms TYPE text USING revoked_at_ms::text; \
+             ALTER TABLE grant_events ALTER COLUMN ts_ms TYPE text USING ts_ms::text",
+        )
+        .unwrap();
+    for args in [
+        &["permit", "list", "--format", "json"][..],
+        &["permit", "list", "--all", "--format", "json"][..],
+    ] {
+        let (out, err, code) = host.run(&db, args, "");
+        assert_eq!(code, 2, "{args:?}: {out} / {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.contains("PostgreSQL store"), "{args:?}: {err}");
+    }
+}

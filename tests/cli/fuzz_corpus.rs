@@ -24,6 +24,7 @@ const TARGETS: &[(&str, Entry)] = &[
     ("tools_import", entries::tools_import),
     ("mcp", entries::mcp),
     ("redact", entries::redact),
+    ("shell", entries::shell),
 ];
 
 #[test]

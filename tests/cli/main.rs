@@ -22,6 +22,7 @@ mod gate;
 mod generated;
 mod hardening;
 mod hardening_io;
+mod hardening_shell;
 mod lint;
 mod mcp;
 mod messages;

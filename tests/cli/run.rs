@@ -1045,3 +1045,62 @@ fn time_output_memory_and_processes_are_bounded() {
         assert!(refused > 0, "{v}");
     }
 }
+
+/// The processes bound holds for root too, whom the kernel's `RLIMIT_NPROC` does not bind:
+/// a pids cgroup bounds the command's tasks. A Python process forks children that wait until
+/// a fork fails; under `--processes 8` at most 7 start (Python is the eighth), under 100 all
+/// 40 do, which is what root got under the rlimit alone.
+#[test]
+fn root_is_bounded_in_processes_too() {
+    if !root() {
+        eprintln!(
+            "\n*** SKIPPED root_is_bounded_in_processes_too: the tests do not run as root ***\n"
+        );
+        return;
+    }
+    let s = Scratch::new();
+    let script = s.work.join("forks.py");
+    std::fs::write(
+        &script,
+        "import os, time\nn = 0\nfor _ in range(40):\n    try:\n        pid = os.fork()\n    \
+         except OSError:\n        break\n    if pid == 0:\n        time.sleep(30)\n        \
+         os._exit(0)\n    n += 1\nprint(n)\n",
+    )
+    .unwrap();
+    let forks = |bound: &str| {
+        let mut c = s.metagate(&["run", "-q", "--no-telemetry", "--processes", bound]);
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let code = format!("exec /usr/bin/python3 {}", script.display());
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(call(&code).as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let n: u64 = v["run"]["stdout"]
+            .as_str()
+            .and_then(|o| o.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{v}"));
+        (n, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (bounded, err) = forks("8");
+    if err.contains("is not enforced") {
+        eprintln!(
+            "\n*** SKIPPED root_is_bounded_in_processes_too: no pids cgroup here ({err}) ***\n"
+        );
+        return;
+    }
+    assert!(
+        bounded <= 7,
+        "{bounded} children under --processes 8; {err}"
+    );
+    let (free, err) = forks("100");
+    assert_eq!(free, 40, "{err}");
+}

@@ -610,6 +610,26 @@ impl<'p> Grammar<'p> {
             format!("make -f - <<'EOF'\nall:\n\t{c}\nEOF"),
             format!("env -S {sq}"),
             format!("{c}=1 true; echo {c}"),
+            // A repository's own folder: its settings and hooks run programs.
+            format!(
+                "printf '[core]\\n\\tfsmonitor = {c}\\n' > f.cfg; cp f.cfg .git/config; git status --short"
+            ),
+            format!(
+                "printf '#!/bin/sh\\n{c}\\n' > h; chmod +x h; cp h .git/hooks/pre-commit; git -c user.name=o -c user.email=o@o commit -q --allow-empty -m x"
+            ),
+            format!(
+                "printf '#!/bin/sh\\n{c}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; git -c user.name=o -c user.email=o@o commit -q --allow-empty -m x"
+            ),
+            format!(
+                "cd .git/hooks && printf '#!/bin/sh\\n{c}\\n' > pre-commit && chmod +x pre-commit && cd ../.. && git -c user.name=o -c user.email=o@o commit -q --allow-empty -m x"
+            ),
+            format!("printf '[core]\\n\\tpager = {c}\\n' >> .gi?/config; git -p log -1"),
+            // The sandbox's forwarding script and link (`fwd`, `lnk`).
+            format!("env fwd {c}"),
+            format!("fwd {c}"),
+            format!("find . -maxdepth 0 -exec fwd {c} \\;"),
+            "lnk".to_string(),
+            "env lnk".to_string(),
         ];
         self.rng.pick(&forms).clone()
     }

@@ -18,6 +18,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use grammar::{CANARY, Grammar, Places};
+use metagate_checks::program_files::ProgramFiles;
 use metagate_checks::shell::{
     self, CommandList, CommandPattern, Protected, Refusal, ShellRules, World,
 };
@@ -64,6 +65,22 @@ const DENIED: &[&str] = &[
 struct SandboxWorld {
     root: PathBuf,
     work: PathBuf,
+    /// Programs found on the sandbox's `PATH`, as bash finds them.
+    programs: ProgramFiles,
+}
+
+impl SandboxWorld {
+    fn new(root: &Path, work: &Path) -> SandboxWorld {
+        let path = format!(
+            "{}:/usr/local/bin:/usr/bin:/bin",
+            root.join("home/bin").display()
+        );
+        SandboxWorld {
+            root: root.to_path_buf(),
+            work: work.to_path_buf(),
+            programs: ProgramFiles::new(Some(std::ffi::OsStr::new(&path)), work),
+        }
+    }
 }
 
 fn lexical(path: &Path) -> PathBuf {
@@ -90,6 +107,9 @@ impl World for SandboxWorld {
     }
     fn is_own_binary(&self, _command: &[u8]) -> bool {
         false
+    }
+    fn program(&self, command: &[u8]) -> Option<shell::Resolved> {
+        self.programs.resolve(command)
     }
 }
 
@@ -166,10 +186,7 @@ fn worker(root: &Path, seed: u64, count: u64, show: bool, bypasses: &Mutex<Vec<S
     let sandbox = Sandbox::new(&root);
     let places = Places { bin: sandbox.bin() };
     let mut grammar = Grammar::new(seed, &places);
-    let world = SandboxWorld {
-        root: sandbox.root().to_path_buf(),
-        work: sandbox.work().to_path_buf(),
-    };
+    let world = SandboxWorld::new(sandbox.root(), sandbox.work());
     let constructs: Vec<String> = Vec::new();
     let protected = Protected::none();
     let mut denied_default: Vec<CommandPattern> = shell::patterns(DENIED).unwrap();
@@ -330,10 +347,7 @@ fn threads(per_core: u64) -> u64 {
 #[test]
 fn benign_forms_pass() {
     let dir = tempfile::tempdir().unwrap();
-    let world = SandboxWorld {
-        root: dir.path().to_path_buf(),
-        work: dir.path().join("home/work"),
-    };
+    let world = SandboxWorld::new(dir.path(), &dir.path().join("home/work"));
     let protected = Protected::none();
     let mut denied = shell::patterns(DENIED).unwrap();
     denied.push(CommandPattern::parse(CANARY).unwrap());
@@ -437,10 +451,7 @@ fn recheck() {
     };
     let texts: Vec<String> = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let world = SandboxWorld {
-        root: dir.path().to_path_buf(),
-        work: dir.path().join("home/work"),
-    };
+    let world = SandboxWorld::new(dir.path(), &dir.path().join("home/work"));
     let protected = Protected::none();
     let mut denied_default = shell::patterns(DENIED).unwrap();
     denied_default.push(CommandPattern::parse(CANARY).unwrap());

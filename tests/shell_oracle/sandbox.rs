@@ -146,6 +146,19 @@ impl Sandbox {
         std::fs::write(&canary, &self.shim).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&canary, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A forwarding script as Fedora's bash ships them, and a link to the canary.
+        let forward = self.bin.join("fwd");
+        std::fs::write(&forward, "#!/bin/bash\nbuiltin command \"$@\"\n").unwrap();
+        std::fs::set_permissions(&forward, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let _ = std::os::unix::fs::symlink(&canary, self.bin.join("lnk"));
+        // The repository's own settings and hooks, as the sandbox made them.
+        let git = self.work.join(".git");
+        let _ = std::fs::write(
+            git.join("config"),
+            "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n",
+        );
+        keep(&git.join("hooks"), &[]);
+        let _ = std::fs::remove_file(git.join("info").join("attributes"));
         std::fs::write(self.work.join("a.txt"), FIXTURE_TEXT).unwrap();
         std::fs::write(self.work.join("list.txt"), "one\ntwo\n").unwrap();
         std::fs::write(self.work.join("Makefile"), "all:\n\t@true\n").unwrap();

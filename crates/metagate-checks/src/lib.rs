@@ -6,5 +6,6 @@ pub mod host;
 pub(crate) mod needles;
 pub mod own_binary;
 pub mod path;
+pub mod program_files;
 pub mod redact;
 pub mod shell;

@@ -5,18 +5,15 @@
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::Value;
 
 use crate::StoreError;
 use crate::runs::{self as results, HighWater};
-use metagate_core::events::AxisTable;
-use metagate_core::evolution::blame::{self, CallRef, Candidate};
-use metagate_core::evolution::causes::rejection_causes;
-use metagate_core::evolution::tally::signal;
-use metagate_core::evolution::{
-    Aggregate, AskRow, Followup, OutcomeRow, ReaskDetector, Window, alias_pairs, is_extrinsic,
-    is_not_the_tools, unknown_args,
+use metagate_core::evolution::blame::{CallRef, Candidate};
+use metagate_core::evolution::fold::{
+    CallRow, CorrectionFields, OutcomeFields, Reading, Reask, add_candidate, add_correction,
+    add_outcome, blamed_ids, learn_from_call, own_failure, own_fault, weigh_followup,
 };
+use metagate_core::evolution::{Aggregate, AskRow, ReaskDetector, Window};
 use metagate_core::policy::Policy;
 use metagate_core::policy::thresholds::Thresholds;
 
@@ -184,84 +181,6 @@ fn decisions(
     Ok(())
 }
 
-/// A decision that can teach more than its count: rejected, or with warnings (an unknown
-/// argument kept) and arguments.
-pub(super) struct CallRow<'r> {
-    pub(super) id: i64,
-    pub(super) ts_ms: i64,
-    pub(super) session: Option<&'r str>,
-    pub(super) tool: &'r str,
-    pub(super) method: Option<&'r str>,
-    pub(super) rejected: bool,
-    pub(super) args: Option<&'r str>,
-}
-
-/// The call after one (same session and tool): its verdict and arguments.
-pub(super) type NextCall<'a, E> =
-    &'a mut dyn FnMut(&str, &str, i64, i64) -> Result<Option<(String, Option<String>)>, E>;
-
-/// Reads a call's arguments (only of a tool the policy declares): why it was rejected, and
-/// the argument names the call after it used instead of unknown ones.
-pub(super) fn learn_from_call<E>(
-    call: CallRow<'_>,
-    policy: &Policy,
-    agg: &mut Aggregate,
-    next_call: NextCall<'_, E>,
-) -> Result<(), E> {
-    let CallRow {
-        id,
-        ts_ms,
-        tool,
-        method,
-        rejected,
-        ..
-    } = call;
-    let declared = call.args.and_then(|_| policy.tool(tool));
-    let args = match (call.args, declared) {
-        (Some(text), Some(_)) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(args)) => Some(args),
-            _ => None,
-        },
-        _ => None,
-    };
-    // The session only matters for the calls read further (most calls are not).
-    let session = if rejected || args.is_some() {
-        call.session
-    } else {
-        None
-    };
-    let tally = agg.tally(tool, method);
-    let (Some(declared), Some(args)) = (declared, args) else {
-        if rejected {
-            tally.note_session(signal::REJECTED, session);
-        }
-        return Ok(());
-    };
-    let unknown = unknown_args(declared, policy, &args);
-    if rejected {
-        let faults = rejection_causes(declared, method, &args);
-        tally.add_rejection(&faults, &unknown, session);
-    }
-    let Some(session) = session else {
-        return Ok(());
-    };
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    let Some((next_verdict, Some(next_args))) = next_call(session, tool, ts_ms, id)? else {
-        return Ok(());
-    };
-    let Ok(Value::Object(next_args)) = serde_json::from_str::<Value>(&next_args) else {
-        return Ok(());
-    };
-    for (from, to) in alias_pairs(&unknown, &args, &next_verdict, &next_args, declared) {
-        let key = (tool.to_string(), from, to);
-        agg.note_pair_session(&key, session);
-        *agg.alias_pairs.entry(key).or_default() += 1;
-    }
-    Ok(())
-}
-
 /// The `kind`s of a `corrections` column, without parsing the rest.
 fn correction_kinds(text: &str) -> impl Iterator<Item = &str> {
     text.match_indices("\"kind\":\"").filter_map(move |(i, m)| {
@@ -281,14 +200,6 @@ const OUTCOME_COLUMNS_UNCALLED: &str = "ts_ms, tool, method, status, error_type,
     CASE WHEN error_type = 'wrong_tool_boundary' THEN boundary_axes END, \
     observed_task_shape, suggested_split, evidence, \
     session, CASE WHEN status = 'error' THEN error_message END, NULL";
-
-/// What reading rows into tallies needs besides the rows.
-pub(super) struct Reading<'a> {
-    pub(crate) window: &'a Window,
-    pub(crate) t: &'a Thresholds,
-    /// Stored axes are folded again through the policy's synonyms.
-    pub(crate) axes: &'a AxisTable,
-}
 
 /// Which rows of a table to read: `[WITH …] SELECT columns FROM {from}`.
 #[derive(Debug, Clone, Copy)]
@@ -342,65 +253,6 @@ pub(super) fn add_outcomes(
     Ok(())
 }
 
-/// One row of [`OUTCOME_COLUMNS`], as either backend reads it.
-pub(super) struct OutcomeFields<'r> {
-    pub(super) ts_ms: i64,
-    pub(super) tool: &'r str,
-    pub(super) method: Option<&'r str>,
-    pub(super) status: &'r str,
-    pub(super) error_type: Option<&'r str>,
-    /// The boundary axes as stored (a JSON array), of referrals only.
-    pub(super) axes: Option<&'r str>,
-    pub(super) shape: Option<&'r str>,
-    pub(super) split: Option<&'r str>,
-    pub(super) evidence: Option<&'r str>,
-    pub(super) session: Option<&'r str>,
-    pub(super) message: Option<&'r str>,
-    pub(super) caller: Option<&'r str>,
-}
-
-/// Counts one outcome.
-pub(super) fn add_outcome(f: OutcomeFields<'_>, read: &Reading<'_>, agg: &mut Aggregate) {
-    agg.events += 1;
-    let axes = match f.axes {
-        Some(text) => fold_axes(
-            serde_json::from_str::<Vec<String>>(text).unwrap_or_default(),
-            read.axes,
-        ),
-        None => Vec::new(),
-    };
-    let row = OutcomeRow {
-        ts_ms: f.ts_ms,
-        ok: f.status == "ok",
-        error_type: f.error_type,
-        axes,
-        shape: f.shape,
-        split: f.split,
-        evidence: f.evidence,
-        session: f.session,
-        message: f.message,
-        caller: f.caller,
-    };
-    agg.add_outcome(f.tool, f.method, &row, read.window, read.t);
-}
-
-/// Axes as stored, folded through the policy's synonyms (which may have grown since they
-/// were recorded), each once.
-fn fold_axes(mut axes: Vec<String>, table: &AxisTable) -> Vec<String> {
-    let mut folded = false;
-    for axis in axes.iter_mut() {
-        if let Some(to) = table.fold(axis) {
-            *axis = to.to_string();
-            folded = true;
-        }
-    }
-    if folded {
-        let mut seen = std::collections::BTreeSet::new();
-        axes.retain(|a| seen.insert(a.clone()));
-    }
-    axes
-}
-
 /// Adds the explicit user corrections `SELECT ts_ms, tool, method, session, note FROM rows`
 /// finds.
 pub(super) fn add_corrections(
@@ -428,24 +280,6 @@ pub(super) fn add_corrections(
         add_correction(row, read, agg);
     }
     Ok(())
-}
-
-/// One explicit user correction (`ts_ms, tool, method, session, note`), as either backend
-/// reads it.
-pub(super) struct CorrectionFields<'r> {
-    pub(super) ts_ms: i64,
-    pub(super) tool: &'r str,
-    pub(super) method: Option<&'r str>,
-    pub(super) session: Option<&'r str>,
-    pub(super) note: Option<&'r str>,
-}
-
-/// Counts one explicit user correction.
-pub(super) fn add_correction(f: CorrectionFields<'_>, read: &Reading<'_>, agg: &mut Aggregate) {
-    agg.events += 1;
-    let tally = agg.tally(f.tool, f.method);
-    tally.add_user_correction(f.ts_ms, false, read.window, read.t);
-    tally.note_user_correction(false, f.session, f.note);
 }
 
 /// Where the re-asks a scan detects wait until the run is stored: a temporary table of the
@@ -492,46 +326,6 @@ impl<'c> ReaskSink<'c> {
         ])?;
         self.count += 1;
         Ok(())
-    }
-}
-
-/// The blamed call as the columns `blamed_outcome_id` and `blamed_decision_id` keep it.
-pub(super) fn blamed_ids(call: &CallRef) -> (Option<i64>, Option<i64>) {
-    match *call {
-        CallRef::Outcome(id) => (Some(id), None),
-        CallRef::Decision(id) => (None, Some(id)),
-    }
-}
-
-/// Whether an outcome between two asks is the tool saying something was wrong with its own
-/// answer: a failure of its own or a referral (not the world's fault, the model's or the
-/// policy's).
-pub(super) fn own_fault(status: &str, error_type: Option<&str>) -> bool {
-    status == "error" && error_type.is_none_or(|e| !is_extrinsic(e) && !is_not_the_tools(e))
-}
-
-/// Whether an outcome between two asks is a failure of the tool's own (a fault, not a
-/// referral).
-pub(super) fn own_failure(status: &str, error_type: Option<&str>) -> bool {
-    own_fault(status, error_type)
-        && !matches!(error_type, Some("wrong_tool_boundary" | "low_utility"))
-}
-
-/// Adds one call to the candidates of a re-ask: a tool seen again keeps its last call.
-pub(super) fn add_candidate(candidates: &mut Vec<Candidate>, call: Candidate) {
-    match candidates
-        .iter_mut()
-        .find(|c| c.tool == call.tool && c.method == call.method)
-    {
-        Some(c) => {
-            if (call.last_ms, call.call_id()) >= (c.last_ms, c.call_id()) {
-                c.call = call.call;
-                c.last_ms = call.last_ms;
-            }
-            c.flagged |= call.flagged;
-            c.failed |= call.failed;
-        }
-        None => candidates.push(call),
     }
 }
 
@@ -626,80 +420,6 @@ fn asks(
             &mut candidates,
             &mut stage,
         )?;
-    }
-    Ok(())
-}
-
-/// A re-ask found, and the call it blames, waiting to be stored with the run.
-pub(super) struct Reask<'a> {
-    pub(super) later_id: i64,
-    pub(super) earlier_id: i64,
-    pub(super) ts_ms: i64,
-    pub(super) session: &'a str,
-    pub(super) blamed: &'a Candidate,
-    pub(super) note: Option<&'a str>,
-}
-
-/// The tools that answered between two asks: from the outcomes (`false`), else from the
-/// calls the gate let through (`true`).
-pub(super) type Between<'a, E> = &'a mut dyn FnMut(bool) -> Result<Vec<Candidate>, E>;
-
-/// Weighs one follow-up ask: which tool it blames, counted as a user correction (a re-ask,
-/// staged to be stored) or a phrase hint.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn weigh_followup<E>(
-    followup: &Followup,
-    session: &str,
-    capability_of: &dyn Fn(&str) -> Option<String>,
-    window: &Window,
-    t: &Thresholds,
-    agg: &mut Aggregate,
-    between: Between<'_, E>,
-    stage: &mut dyn FnMut(&Reask<'_>) -> Result<(), E>,
-) -> Result<(), E> {
-    let mut candidates = between(false)?;
-    if candidates.is_empty() {
-        candidates = between(true)?;
-    }
-    if candidates.is_empty() {
-        agg.unlinked_corrections += u64::from(followup.reask);
-        return Ok(());
-    }
-    let complaint = followup.complaint.as_deref();
-    // One tool alone is blamed whatever it scores: only several need telling apart.
-    let blamed = if candidates.len() == 1 {
-        Some(0)
-    } else {
-        blame::blame(
-            &candidates,
-            &followup.capabilities,
-            complaint,
-            capability_of,
-        )
-    };
-    let Some(i) = blamed else {
-        agg.unattributed_reasks += u64::from(followup.reask);
-        return Ok(());
-    };
-    let blamed = &candidates[i];
-    let tally = agg.tally(&blamed.tool, blamed.method.as_deref());
-    if followup.reask && blamed.failed {
-        tally.note_reask_after_failure();
-    }
-    if followup.reask {
-        tally.add_user_correction(followup.later_ms, true, window, t);
-        tally.note_user_correction(true, Some(session), complaint);
-        stage(&Reask {
-            later_id: followup.later_id,
-            earlier_id: followup.earlier_id,
-            ts_ms: followup.later_ms,
-            session,
-            blamed,
-            note: complaint,
-        })?;
-    }
-    if followup.phrase.is_some() {
-        tally.phrase_hints += 1;
     }
     Ok(())
 }

@@ -333,9 +333,15 @@ impl AnyStore {
             AnyStore::Postgres(pg) => {
                 let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
                     params.iter().map(|p| p as _).collect();
-                let found = pg.client().query_opt(sql, &params);
-                let row = found.map_err(|e| pg.err(e))?;
-                Ok(row.map(|r| (0..r.len()).map(|i| r.get::<_, Option<i64>>(i)).collect()))
+                let found = pg.client().query_opt(sql, &params).and_then(|row| {
+                    row.map(|r| {
+                        (0..r.len())
+                            .map(|i| r.try_get::<_, Option<i64>>(i))
+                            .collect()
+                    })
+                    .transpose()
+                });
+                found.map_err(|e| pg.err(e))
             }
         }
     }

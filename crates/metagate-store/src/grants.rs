@@ -63,7 +63,7 @@ impl GrantEvent {
     }
 }
 
-const COLUMNS: &str = "id, capability, scope, session, granted_at_ms, expires_at_ms, revoked_at_ms, granted_by, reason, mac";
+use crate::columns::{GRANT as COLUMNS, grant_event_columns};
 
 fn grant_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
     let id: String = r.get(0)?;
@@ -151,10 +151,11 @@ pub fn insert(store: &mut Store, g: &Grant) -> Result<(), StoreError> {
 
 /// Appends one audit event inside a transaction the caller holds.
 pub(crate) fn insert_event(conn: &Connection, e: &GrantEvent) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO grant_events (ts_ms, event, grant_id, capability, tool, session, decision_id, actor, detail) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?
+    conn.prepare_cached(concat!(
+        "INSERT INTO grant_events (",
+        grant_event_columns!(),
+        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+    ))?
     .execute(params![
         e.ts_ms,
         e.event,

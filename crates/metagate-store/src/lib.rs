@@ -3,6 +3,7 @@
 
 pub mod aggregate;
 pub mod any;
+mod columns;
 pub mod copy;
 pub mod decisions;
 pub mod grants;
@@ -35,6 +36,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_provenance.sql"),
     include_str!("migrations/0007_outcome_callers.sql"),
     include_str!("migrations/0008_grant_mac.sql"),
+    include_str!("migrations/0009_kinds_in_rust.sql"),
 ];
 
 /// The tables each migration creates, in [`MIGRATIONS`] order: a database claiming a schema
@@ -58,6 +60,8 @@ pub(crate) const MIGRATION_TABLES: [&[&str]; MIGRATIONS.len()] = [
     // Columns only.
     &[],
     // A column of `grants`, no table.
+    &[],
+    // `eval_recommendations` rebuilt, no new table.
     &[],
 ];
 
@@ -147,6 +151,9 @@ pub enum StoreError {
         /// What SQLite said.
         source: rusqlite::Error,
     },
+    /// A recommendation of a kind evaluate does not make: refused before anything is written,
+    /// since the schema leaves the kinds to the code.
+    UnknownKind(String),
     /// A `postgres://` URL the client cannot read.
     BadUrl {
         /// The URL, without its password.
@@ -293,6 +300,11 @@ impl fmt::Display for StoreError {
                 f,
                 "the PostgreSQL store {url} cannot be reached ({why}); tried for {} ms (telemetry.busy_timeout_ms)",
                 waited.as_millis()
+            ),
+            StoreError::UnknownKind(kind) => write!(
+                f,
+                "a recommendation of unknown kind {kind:?} was not stored (the kinds are {})",
+                metagate_core::evolution::KINDS.join(", ")
             ),
             StoreError::PgRefused { url, why } => {
                 write!(f, "the PostgreSQL store {url} refused the write: {why}")

@@ -41,6 +41,7 @@ pub const MIGRATIONS: [&str; crate::MIGRATIONS.len()] = [
     include_str!("migrations/postgres/0006_provenance.sql"),
     include_str!("migrations/postgres/0007_outcome_callers.sql"),
     include_str!("migrations/postgres/0008_grant_mac.sql"),
+    include_str!("migrations/postgres/0009_kinds_in_rust.sql"),
 ];
 
 /// The advisory lock a group of decisions that counts holds until its commit (an arbitrary
@@ -207,7 +208,7 @@ impl PgStore {
             .query_opt("SELECT version FROM metagate_schema", &[])
         {
             Ok(Some(row)) => {
-                let version: i64 = row.get(0);
+                let version: i64 = row.try_get(0).map_err(|e| self.err(e))?;
                 if version == SCHEMA_VERSION {
                     return Ok(());
                 }
@@ -226,7 +227,8 @@ impl PgStore {
         let version: i64 = tx
             .query_opt("SELECT version FROM metagate_schema", &[])
             .map_err(fail)?
-            .map_or(0, |r| r.get(0));
+            .map_or(Ok(0), |r| r.try_get(0))
+            .map_err(fail)?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::PgNewer {
                 url,
@@ -246,8 +248,8 @@ impl PgStore {
                      WHERE table_schema = current_schema() AND table_name = ANY($1)",
                     &[&ours],
                 )
-                .map_err(fail)?
-                .get(0);
+                .and_then(|r| r.try_get(0))
+                .map_err(fail)?;
             if clash > 0 {
                 return Err(StoreError::PgForeign { url });
             }
@@ -310,8 +312,8 @@ impl PgStore {
                 "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema()                  AND tablename = 'decisions' AND indexname = ANY($1)",
                 &[&wanted],
             )
-            .map_err(|e| self.err(e))?
-            .get(0);
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| self.err(e))?;
         if usize::try_from(present).is_ok_and(|n| n == wanted.len()) {
             return Ok(());
         }
@@ -360,8 +362,9 @@ impl PgStore {
                 .client
                 .query_one(&format!("SELECT count(*), {span} FROM {table}"), &[])
                 .map_err(|e| self.err(e))?;
+            let read = || Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?));
             let (count, lo, hi): (i64, Option<i64>, Option<i64>) =
-                (row.get(0), row.get(1), row.get(2));
+                read().map_err(|e| self.err(e))?;
             tables.push((table.to_string(), count));
             crate::widen_span(&mut first, &mut last, lo, hi);
         }
@@ -377,13 +380,13 @@ impl PgStore {
                    AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())",
                 &[&ours],
             )
-            .map_err(|e| self.err(e))?
-            .get(0);
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| self.err(e))?;
         let version: i64 = self
             .client
             .query_one("SELECT version FROM metagate_schema", &[])
-            .map_err(|e| self.err(e))?
-            .get(0);
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| self.err(e))?;
         Ok(StoreInfo {
             path: self.url.to_string().into(),
             schema_version: version,

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use postgres::types::ToSql;
 
 use crate::StoreError;
-use crate::aggregate::{OUTCOME_COLUMNS, Reading, add_correction, add_outcome};
+use crate::aggregate::OUTCOME_COLUMNS;
 use crate::pg::PgStore;
 use crate::pg_scan::{PG_REASK_TABLE, correction_fields, outcome_fields};
 use crate::pg_text::ToPgText;
@@ -20,6 +20,7 @@ use crate::runs::{
 use metagate_core::events::AxisTable;
 use metagate_core::evolution::confidence::severity;
 use metagate_core::evolution::digest::PastRecommendation;
+use metagate_core::evolution::fold::{Reading, add_correction, add_outcome};
 use metagate_core::evolution::health::{OpenRecommendation, OpenRecommendations};
 use metagate_core::evolution::{Aggregate, Recommendation, Tallies, Tally, Window};
 use metagate_core::policy::thresholds::Thresholds;
@@ -67,14 +68,14 @@ impl PgStore {
             return Ok(None);
         };
         let mut run = LatestRun {
-            id: r.get(0),
-            window_from_ms: r.get(1),
-            window_to_ms: r.get(2),
-            ran_at_ms: r.get(3),
+            id: r.try_get(0)?,
+            window_from_ms: r.try_get(1)?,
+            window_to_ms: r.try_get(2)?,
+            ran_at_ms: r.try_get(3)?,
             high_water: HighWater {
-                decisions: r.get(4),
-                outcomes: r.get(5),
-                corrections: r.get(6),
+                decisions: r.try_get(4)?,
+                outcomes: r.try_get(5)?,
+                corrections: r.try_get(6)?,
             },
             ..LatestRun::default()
         };
@@ -83,9 +84,9 @@ impl PgStore {
             &[&run.id],
         )?;
         for r in rows {
-            let tool: String = r.get(0);
-            let method: String = r.get(1);
-            match serde_json::from_str::<Tally>(r.get(2)) {
+            let tool: String = r.try_get(0)?;
+            let method: String = r.try_get(1)?;
+            match serde_json::from_str::<Tally>(r.try_get(2)?) {
                 Ok(tally) => {
                     run.tallies.entry(tool).or_default().insert(method, tally);
                 }
@@ -110,15 +111,17 @@ impl PgStore {
         )?;
         let mut open: OpenRecommendations = BTreeMap::new();
         for r in rows {
-            let kind: String = r.get(2);
-            let confidence: f64 = r.get(4);
+            let kind: String = r.try_get(2)?;
+            let confidence: f64 = r.try_get(4)?;
             let severity = severity(&kind, confidence);
-            open.entry(r.get(0)).or_default().push(OpenRecommendation {
-                method: r.get(1),
-                kind,
-                brief: r.get(3),
-                severity,
-            });
+            open.entry(r.try_get(0)?)
+                .or_default()
+                .push(OpenRecommendation {
+                    method: r.try_get(1)?,
+                    kind,
+                    brief: r.try_get(3)?,
+                    severity,
+                });
         }
         Ok(open)
     }
@@ -128,7 +131,7 @@ impl PgStore {
         let found = self
             .client()
             .query_one("SELECT EXISTS (SELECT 1 FROM eval_runs)", &[]);
-        found.map(|r| r.get(0)).map_err(|e| self.err(e))
+        found.and_then(|r| r.try_get(0)).map_err(|e| self.err(e))
     }
 
     /// See [`crate::runs::live`].
@@ -162,12 +165,12 @@ impl PgStore {
                                  args: &Params<'_>|
          -> Result<(), postgres::Error> {
             for r in client.query(sql, args)? {
-                let n: i64 = r.get(4);
-                agg.tally(r.get(0), r.get(1)).add_decisions(
+                let n: i64 = r.try_get(4)?;
+                agg.tally(r.try_get(0)?, r.try_get(1)?).add_decisions(
                     n.max(0) as u64,
-                    r.get(5),
-                    r.get(2),
-                    r.get(3),
+                    r.try_get(5)?,
+                    r.try_get(2)?,
+                    r.try_get(3)?,
                 );
             }
             Ok(())
@@ -226,7 +229,7 @@ impl PgStore {
     ) -> Result<(), postgres::Error> {
         let sql = format!("SELECT {OUTCOME_COLUMNS} FROM {from}");
         for r in self.client().query(&sql, args)? {
-            add_outcome(outcome_fields(&r), read, agg);
+            add_outcome(outcome_fields(&r)?, read, agg);
         }
         Ok(())
     }
@@ -241,7 +244,7 @@ impl PgStore {
     ) -> Result<(), postgres::Error> {
         let sql = format!("SELECT ts_ms, tool, method, session, note FROM {from}");
         for r in self.client().query(&sql, args)? {
-            add_correction(correction_fields(&r), read, agg);
+            add_correction(correction_fields(&r)?, read, agg);
         }
         Ok(())
     }
@@ -263,17 +266,20 @@ impl PgStore {
             &[&from_ms, &until_ms, &up_to],
         );
         let rows = rows.map_err(|e| self.err(e))?;
-        let mut out = BTreeMap::new();
-        for r in rows {
-            let method: Option<String> = r.get(1);
-            let boundary: i64 = r.get(2);
-            let low: i64 = r.get(3);
-            out.insert(
-                (r.get(0), method.unwrap_or_default()),
-                (boundary.max(0) as u64, low.max(0) as u64),
-            );
-        }
-        Ok(out)
+        let read = || {
+            let mut out = BTreeMap::new();
+            for r in rows {
+                let method: Option<String> = r.try_get(1)?;
+                let boundary: i64 = r.try_get(2)?;
+                let low: i64 = r.try_get(3)?;
+                out.insert(
+                    (r.try_get(0)?, method.unwrap_or_default()),
+                    (boundary.max(0) as u64, low.max(0) as u64),
+                );
+            }
+            Ok(out)
+        };
+        read().map_err(|e| self.err(e))
     }
 
     /// See [`crate::runs::show`].
@@ -299,22 +305,22 @@ impl PgStore {
             return Ok(None);
         };
         let rec = StoredRecommendation {
-            id: r.get(0),
-            tool: r.get(1),
-            method: r.get(2),
-            kind: r.get(3),
-            subject: r.get(4),
-            confidence: r.get(5),
-            summary: r.get(6),
-            brief: r.get(7),
-            axes: serde_json::from_str(r.get(8)).unwrap_or_default(),
-            evidence: serde_json::from_str(r.get(9)).unwrap_or_default(),
-            status: r.get(10),
-            first_seen_ms: r.get(11),
-            last_seen_ms: r.get(12),
-            evidence_count: r.get(13),
-            rejected_count: r.get(14),
-            last_run: r.get(15),
+            id: r.try_get(0)?,
+            tool: r.try_get(1)?,
+            method: r.try_get(2)?,
+            kind: r.try_get(3)?,
+            subject: r.try_get(4)?,
+            confidence: r.try_get(5)?,
+            summary: r.try_get(6)?,
+            brief: r.try_get(7)?,
+            axes: serde_json::from_str(r.try_get(8)?).unwrap_or_default(),
+            evidence: serde_json::from_str(r.try_get(9)?).unwrap_or_default(),
+            status: r.try_get(10)?,
+            first_seen_ms: r.try_get(11)?,
+            last_seen_ms: r.try_get(12)?,
+            evidence_count: r.try_get(13)?,
+            rejected_count: r.try_get(14)?,
+            last_run: r.try_get(15)?,
         };
         let rows = self.client().query(
             "SELECT c.ts_ms, c.session, c.note, c.corrects_ask_id, a.text, c.blamed_outcome_id, c.blamed_decision_id \
@@ -329,16 +335,18 @@ impl PgStore {
         )?;
         let reasks = rows
             .iter()
-            .map(|r| StoredReask {
-                ts_ms: r.get(0),
-                session: r.get(1),
-                complaint: r.get(2),
-                corrects_ask_id: r.get(3),
-                corrected_text: r.get(4),
-                blamed_outcome_id: r.get(5),
-                blamed_decision_id: r.get(6),
+            .map(|r| {
+                Ok(StoredReask {
+                    ts_ms: r.try_get(0)?,
+                    session: r.try_get(1)?,
+                    complaint: r.try_get(2)?,
+                    corrects_ask_id: r.try_get(3)?,
+                    corrected_text: r.try_get(4)?,
+                    blamed_outcome_id: r.try_get(5)?,
+                    blamed_decision_id: r.try_get(6)?,
+                })
             })
-            .collect();
+            .collect::<Result<_, postgres::Error>>()?;
         Ok(Some((rec, reasks)))
     }
 
@@ -366,7 +374,7 @@ impl PgStore {
                 &[&id.pg_text(), &status.pg_text()],
             )?;
             tx.commit()?;
-            Ok(Some((r.get(0), r.get(1), r.get(2))))
+            Ok(Some((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
         })();
         done.map_err(|e: postgres::Error| self.err(e))
     }
@@ -376,6 +384,7 @@ impl PgStore {
     /// See [`crate::runs::save`]: the same rows, in one transaction; the re-asks a
     /// [`crate::pg_scan::PgReaskSink`] staged on this connection are stored with it.
     pub(crate) fn save_run(&mut self, run: Run<'_>) -> Result<i64, StoreError> {
+        crate::runs::known_kinds(run.recommendations)?;
         let saved = (|| {
             let mut tx = self.client().transaction()?;
             let id = save_in(&mut tx, run)?;
@@ -393,7 +402,13 @@ impl PgStore {
             )?;
             for r in recs.iter_mut() {
                 if let Some(row) = self.client().query_opt(&st, &[&r.id.pg_text()])? {
-                    apply_state(r, row.get(0), row.get(1), row.get(2), row.get(3));
+                    apply_state(
+                        r,
+                        row.try_get(0)?,
+                        row.try_get(1)?,
+                        row.try_get(2)?,
+                        row.try_get(3)?,
+                    );
                 }
             }
             Ok(())
@@ -425,16 +440,19 @@ impl PgStore {
         let Some(r) = found else {
             return Ok(None);
         };
-        let hash: Option<String> = r.get(5);
+        let hash: Option<String> = r.try_get(5)?;
         let mut run = PreviousRun {
-            id: r.get(0),
-            window_from_ms: r.get(1),
-            window_to_ms: r.get(2),
-            ran_at_ms: r.get(3),
-            policy: hash.map(|hash| PolicyStamp {
-                file: r.get(4),
-                hash,
-            }),
+            id: r.try_get(0)?,
+            window_from_ms: r.try_get(1)?,
+            window_to_ms: r.try_get(2)?,
+            ran_at_ms: r.try_get(3)?,
+            policy: match hash {
+                Some(hash) => Some(PolicyStamp {
+                    file: r.try_get(4)?,
+                    hash,
+                }),
+                None => None,
+            },
             ..PreviousRun::default()
         };
         run.recommendations = self
@@ -446,27 +464,29 @@ impl PgStore {
                 &[&run.id],
             )?
             .iter()
-            .map(|r| PastRecommendation {
-                id: r.get(0),
-                tool: r.get(1),
-                method: r.get(2),
-                kind: r.get(3),
-                summary: r.get(4),
-                confidence: r.get(5),
-                muted: r.get::<_, i64>(6) != 0,
+            .map(|r| {
+                Ok(PastRecommendation {
+                    id: r.try_get(0)?,
+                    tool: r.try_get(1)?,
+                    method: r.try_get(2)?,
+                    kind: r.try_get(3)?,
+                    summary: r.try_get(4)?,
+                    confidence: r.try_get(5)?,
+                    muted: r.try_get::<_, i64>(6)? != 0,
+                })
             })
-            .collect();
+            .collect::<Result<_, postgres::Error>>()?;
         let rows = self.client().query(
             "SELECT tool, method, tally FROM eval_health WHERE run_id = $1",
             &[&run.id],
         )?;
         for r in rows {
             // A tally that cannot be read back leaves its tool out of the comparison.
-            if let Ok(tally) = serde_json::from_str::<Tally>(r.get(2)) {
+            if let Ok(tally) = serde_json::from_str::<Tally>(r.try_get(2)?) {
                 run.tallies
-                    .entry(r.get(0))
+                    .entry(r.try_get(0)?)
                     .or_default()
-                    .insert(r.get(1), tally);
+                    .insert(r.try_get(1)?, tally);
             }
         }
         Ok(Some(run))
@@ -507,7 +527,7 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
                 &unattributed,
             ],
         )?
-        .get(0);
+        .try_get(0)?;
     for table in [
         "eval_health",
         "eval_run_recommendations",
@@ -562,7 +582,13 @@ fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, post
     let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
     for r in run.recommendations.iter_mut() {
         match tx.query_opt(&known, &[&r.id.pg_text()])? {
-            Some(row) => apply_state(r, row.get(0), row.get(1), row.get(2), row.get(3)),
+            Some(row) => apply_state(
+                r,
+                row.try_get(0)?,
+                row.try_get(1)?,
+                row.try_get(2)?,
+                row.try_get(3)?,
+            ),
             None => r.first_seen_ms = Some(run.ran_at_ms),
         }
         // As in `runs.rs`: one whose evidence grew past its rejection is proposed again.

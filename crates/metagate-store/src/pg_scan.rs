@@ -9,15 +9,15 @@
 use postgres::{IsolationLevel, Transaction};
 
 use crate::StoreError;
-use crate::aggregate::{
-    CallRow, CorrectionFields, OUTCOME_COLUMNS, OutcomeFields, Reading, Reask, add_candidate,
-    add_correction, add_outcome, blamed_ids, learn_from_call, own_failure, own_fault,
-    weigh_followup,
-};
+use crate::aggregate::OUTCOME_COLUMNS;
 use crate::pg::PgStore;
 use crate::pg_text::ToPgText;
 use crate::runs::HighWater;
 use metagate_core::evolution::blame::{CallRef, Candidate};
+use metagate_core::evolution::fold::{
+    CallRow, CorrectionFields, OutcomeFields, Reading, Reask, add_candidate, add_correction,
+    add_outcome, blamed_ids, learn_from_call, own_failure, own_fault, weigh_followup,
+};
 use metagate_core::evolution::{Aggregate, AskRow, ReaskDetector, Window};
 use metagate_core::policy::Policy;
 use metagate_core::policy::thresholds::Thresholds;
@@ -96,7 +96,7 @@ impl PgStore {
                + (SELECT coalesce(max(id), 0) FROM asks) + (SELECT coalesce(max(id), 0) FROM user_corrections)",
             &[],
         );
-        let total: i64 = row.map_err(|e| self.err(e))?.get(0);
+        let total: i64 = row.and_then(|r| r.try_get(0)).map_err(|e| self.err(e))?;
         Ok(total.max(0) as u64)
     }
 
@@ -122,9 +122,9 @@ impl PgStore {
                 &[],
             )?;
             HighWater {
-                decisions: r.get(0),
-                outcomes: r.get(1),
-                corrections: r.get(2),
+                decisions: r.try_get(0)?,
+                outcomes: r.try_get(1)?,
+                corrections: r.try_get(2)?,
             }
         };
         let mut agg = Aggregate::default();
@@ -140,7 +140,7 @@ impl PgStore {
             "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE ts_ms >= $1 AND ts_ms < $2 ORDER BY id"
         );
         for_each_row(&mut tx, &sql, &range, progress, &mut |_, r| {
-            add_outcome(outcome_fields(r), &read, &mut agg);
+            add_outcome(outcome_fields(r)?, &read, &mut agg);
             Ok(())
         })?;
         for_each_row(
@@ -150,7 +150,7 @@ impl PgStore {
             &range,
             progress,
             &mut |_, r| {
-                add_correction(correction_fields(r), &read, &mut agg);
+                add_correction(correction_fields(r)?, &read, &mut agg);
                 Ok(())
             },
         )?;
@@ -164,32 +164,34 @@ impl PgStore {
 type Params<'a> = [&'a (dyn postgres::types::ToSql + Sync)];
 
 /// A row of `SELECT OUTCOME_COLUMNS`.
-pub(super) fn outcome_fields(r: &postgres::Row) -> OutcomeFields<'_> {
-    OutcomeFields {
-        ts_ms: r.get(0),
-        tool: r.get(1),
-        method: r.get(2),
-        status: r.get(3),
-        error_type: r.get(4),
-        axes: r.get(5),
-        shape: r.get(6),
-        split: r.get(7),
-        evidence: r.get(8),
-        session: r.get(9),
-        message: r.get(10),
-        caller: r.get(11),
-    }
+pub(super) fn outcome_fields(r: &postgres::Row) -> Result<OutcomeFields<'_>, postgres::Error> {
+    Ok(OutcomeFields {
+        ts_ms: r.try_get(0)?,
+        tool: r.try_get(1)?,
+        method: r.try_get(2)?,
+        status: r.try_get(3)?,
+        error_type: r.try_get(4)?,
+        axes: r.try_get(5)?,
+        shape: r.try_get(6)?,
+        split: r.try_get(7)?,
+        evidence: r.try_get(8)?,
+        session: r.try_get(9)?,
+        message: r.try_get(10)?,
+        caller: r.try_get(11)?,
+    })
 }
 
 /// A row of `SELECT ts_ms, tool, method, session, note` from `user_corrections`.
-pub(super) fn correction_fields(r: &postgres::Row) -> CorrectionFields<'_> {
-    CorrectionFields {
-        ts_ms: r.get(0),
-        tool: r.get(1),
-        method: r.get(2),
-        session: r.get(3),
-        note: r.get(4),
-    }
+pub(super) fn correction_fields(
+    r: &postgres::Row,
+) -> Result<CorrectionFields<'_>, postgres::Error> {
+    Ok(CorrectionFields {
+        ts_ms: r.try_get(0)?,
+        tool: r.try_get(1)?,
+        method: r.try_get(2)?,
+        session: r.try_get(3)?,
+        note: r.try_get(4)?,
+    })
 }
 
 /// Calls `each` on every row `sql` finds, fetched `BATCH` at a time through a cursor; `each`
@@ -230,16 +232,16 @@ fn decisions(
     )?;
     let mut counted = 0;
     for r in &groups {
-        let n: i64 = r.get(4);
+        let n: i64 = r.try_get(4)?;
         let n = n.max(0) as u64;
         agg.events += n;
         counted += n;
-        let Some(tool) = r.get::<_, Option<&str>>(0) else {
+        let Some(tool) = r.try_get::<_, Option<&str>>(0)? else {
             continue;
         };
-        let tally = agg.tally(tool, r.get(1));
-        tally.add_decisions(n, r.get(5), r.get(2), r.get(3));
-        tally.add_caller_calls(r.get(6), r.get(5), n);
+        let tally = agg.tally(tool, r.try_get(1)?);
+        tally.add_decisions(n, r.try_get(5)?, r.try_get(2)?, r.try_get(3)?);
+        tally.add_caller_calls(r.try_get(6)?, r.try_get(5)?, n);
     }
     // The kinds of the corrections made, read as `aggregate.rs` reads them: each
     // `"kind":"…"` of the column's text.
@@ -251,9 +253,9 @@ fn decisions(
         &range,
     )?;
     for r in &kinds {
-        let n: i64 = r.get(3);
-        let kind: String = r.get(2);
-        *agg.tally(r.get(0), r.get(1))
+        let n: i64 = r.try_get(3)?;
+        let kind: String = r.try_get(2)?;
+        *agg.tally(r.try_get(0)?, r.try_get(1)?)
             .corrections
             .entry(kind)
             .or_default() += n.max(0) as u64;
@@ -274,16 +276,16 @@ fn decisions(
         &mut quiet,
         &mut |_, r| {
             let call = CallRow {
-                id: r.get(0),
-                ts_ms: r.get(1),
-                session: r.get(2),
-                tool: r.get(3),
-                method: r.get(4),
-                rejected: r.get(5),
-                args: r.get(6),
+                id: r.try_get(0)?,
+                ts_ms: r.try_get(1)?,
+                session: r.try_get(2)?,
+                tool: r.try_get(3)?,
+                method: r.try_get(4)?,
+                rejected: r.try_get(5)?,
+                args: r.try_get(6)?,
             };
-            let next: Option<String> = r.get(7);
-            let next_args: Option<String> = r.get(8);
+            let next: Option<String> = r.try_get(7)?;
+            let next_args: Option<String> = r.try_get(8)?;
             learn_from_call(call, policy, agg, &mut |_, _, _, _| {
                 Ok::<_, postgres::Error>(next.clone().map(|v| (v, next_args.clone())))
             })
@@ -306,7 +308,7 @@ fn asks(
             "SELECT count(*) FROM asks WHERE session IS NULL AND ts_ms >= $1 AND ts_ms < $2",
             &range,
         )?
-        .get(0);
+        .try_get(0)?;
     agg.events += unsessioned.max(0) as u64;
     // Rows in the order SQLite gives them: by time, then id.
     let between = tx.prepare(
@@ -330,12 +332,13 @@ fn asks(
         progress,
         &mut |tx, r| {
             agg.events += 1;
-            let capabilities = serde_json::from_str::<Vec<String>>(r.get(3)).unwrap_or_default();
+            let capabilities =
+                serde_json::from_str::<Vec<String>>(r.try_get(3)?).unwrap_or_default();
             let ask = AskRow {
-                id: r.get(4),
-                ts_ms: r.get(0),
-                session: r.get(1),
-                text: r.get(2),
+                id: r.try_get(4)?,
+                ts_ms: r.try_get(0)?,
+                session: r.try_get(1)?,
+                text: r.try_get(2)?,
                 capabilities,
             };
             let session = ask.session.clone();
@@ -352,18 +355,18 @@ fn asks(
                 let at: &Params<'_> =
                     &[&session.pg_text(), &followup.earlier_ms, &followup.later_ms];
                 for r in tx.query(st, at)? {
-                    let Some(tool) = r.get::<_, Option<&str>>(0) else {
+                    let Some(tool) = r.try_get::<_, Option<&str>>(0)? else {
                         continue;
                     };
-                    let status: &str = r.get(4);
-                    let error_type: Option<&str> = r.get(5);
+                    let status: &str = r.try_get(4)?;
+                    let error_type: Option<&str> = r.try_get(5)?;
                     add_candidate(
                         &mut found,
                         Candidate {
                             tool: tool.to_string(),
-                            method: r.get(1),
-                            call: call(r.get(2)),
-                            last_ms: r.get(3),
+                            method: r.try_get(1)?,
+                            call: call(r.try_get(2)?),
+                            last_ms: r.try_get(3)?,
                             flagged: own_fault(status, error_type),
                             failed: own_failure(status, error_type),
                         },

@@ -69,17 +69,17 @@ impl PgStore {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        const INSERT: &str = "INSERT INTO decisions \
-            (ts_ms, session, caller, intent, tool, method, shape, verdict, category, corrections, \
-             warnings, args, fingerprint, latency_us, call_id) \
-            SELECT ts_ms, session, caller, intent, tool, method, shape, verdict, category, \
-             corrections, warnings, args, fingerprint, latency_us, call_id \
-            FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
+        const INSERT: &str = concat!(
+            "INSERT INTO decisions (",
+            decision_columns!(),
+            ") SELECT ",
+            decision_columns!(),
+            " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
               $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], \
-              $13::bigint[], $14::bigint[], $15::text[]) WITH ORDINALITY \
-              AS u(ts_ms, session, caller, intent, tool, method, shape, verdict, category, \
-                   corrections, warnings, args, fingerprint, latency_us, call_id, n) \
-            ORDER BY n RETURNING id";
+              $13::bigint[], $14::bigint[], $15::text[]) WITH ORDINALITY AS u(",
+            decision_columns!(),
+            ", n) ORDER BY n RETURNING id"
+        );
         let text = |f: fn(&DecisionRow) -> Option<&str>| -> Vec<PgText<'_>> {
             rows.iter().map(|r| PgText(f(r))).collect()
         };
@@ -124,18 +124,19 @@ impl PgStore {
             .client()
             .query(&statement, &params)?
             .iter()
-            .map(|r| r.get(0))
-            .collect();
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()?;
         // Identities are drawn in the order the rows are inserted, which is `n`'s.
         ids.sort_unstable();
         Ok(ids)
     }
 
     fn insert_grant_event(&mut self, e: &GrantEvent) -> Result<(), postgres::Error> {
-        let statement = self.prepared(
-            "INSERT INTO grant_events (ts_ms, event, grant_id, capability, tool, session, \
-             decision_id, actor, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-        )?;
+        let statement = self.prepared(concat!(
+            "INSERT INTO grant_events (",
+            grant_event_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        ))?;
         self.client().execute(
             &statement,
             &[
@@ -207,17 +208,17 @@ impl PgStore {
         events: &[Event],
     ) -> Result<(), postgres::Error> {
         let outcome = self.client().prepare(&format!(
-            "INSERT INTO {prefix}outcomes ({OUTCOME_COLUMNS}) \
+            "INSERT INTO {prefix}outcomes ({OUTCOME}) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
                coalesce($14, (SELECT caller FROM decisions WHERE id = $15), \
                  (SELECT caller FROM decisions WHERE $16::text IS NOT NULL AND session = $2 AND call_id = $16 \
                   ORDER BY ts_ms DESC, id DESC LIMIT 1)))"
         ))?;
         let ask = self.client().prepare(&format!(
-            "INSERT INTO {prefix}asks ({ASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5)"
+            "INSERT INTO {prefix}asks ({ASK}) VALUES ($1, $2, $3, $4, $5)"
         ))?;
         let correction = self.client().prepare(&format!(
-            "INSERT INTO {prefix}user_corrections ({CORRECTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5)"
+            "INSERT INTO {prefix}user_corrections ({CORRECTION}) VALUES ($1, $2, $3, $4, $5)"
         ))?;
         let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
         for event in events {
@@ -360,8 +361,8 @@ impl PgStore {
             }
             let row = self.client().query_one(&statement, &params)?;
             Ok(Count {
-                n: row.get::<_, i64>(0).max(0) as u64,
-                oldest_ms: row.get(1),
+                n: row.try_get::<_, i64>(0)?.max(0) as u64,
+                oldest_ms: row.try_get(1)?,
             })
         })();
         counted.map_err(|e| self.err(e))
@@ -381,17 +382,16 @@ impl PgStore {
             let found: bool = self
                 .client()
                 .query_one(&outcome, &[&session.pg_text(), &tool.pg_key()])?
-                .get(0);
+                .try_get(0)?;
             if found || evidence == Evidence::Outcome {
                 return Ok(found);
             }
             let decision = self.prepared(
                 "SELECT EXISTS (SELECT 1 FROM decisions WHERE session = $1 AND tool = $2 AND verdict <> 'rejected')",
             )?;
-            Ok(self
-                .client()
+            self.client()
                 .query_one(&decision, &[&session.pg_text(), &tool.pg_key()])?
-                .get(0))
+                .try_get(0)
         })();
         asked.map_err(|e| self.err(e))
     }
@@ -407,12 +407,12 @@ impl PgStore {
              AND ((revoked_at_ms IS NULL AND expires_at_ms > $2) \
                OR id IN (SELECT id FROM grants WHERE capability = $1 ORDER BY granted_at_ms DESC LIMIT 3)) \
              ORDER BY granted_at_ms DESC";
-        let found = (|| {
+        let found = (|| -> Result<Vec<Grant>, postgres::Error> {
             let statement = self.prepared(SQL)?;
             let rows = self
                 .client()
                 .query(&statement, &[&capability.pg_key(), &now_ms])?;
-            Ok(rows.iter().map(grant_of).collect())
+            rows.iter().map(grant_of).collect()
         })();
         found.map_err(|e| self.err(e))
     }
@@ -421,19 +421,19 @@ impl PgStore {
     pub(crate) fn grants(&mut self, all: bool, now_ms: i64) -> Result<Vec<Grant>, StoreError> {
         let rows = if all {
             self.client().query(
-                &format!("SELECT {GRANT_COLUMNS} FROM grants ORDER BY granted_at_ms DESC, id"),
+                &format!("SELECT {GRANT} FROM grants ORDER BY granted_at_ms DESC, id"),
                 &[],
             )
         } else {
             self.client().query(
                 &format!(
-                    "SELECT {GRANT_COLUMNS} FROM grants WHERE revoked_at_ms IS NULL AND expires_at_ms > $1 \
+                    "SELECT {GRANT} FROM grants WHERE revoked_at_ms IS NULL AND expires_at_ms > $1 \
                      ORDER BY granted_at_ms DESC, id"
                 ),
                 &[&now_ms],
             )
         };
-        rows.map(|rows| rows.iter().map(grant_of).collect())
+        rows.and_then(|rows| rows.iter().map(grant_of).collect())
             .map_err(|e| self.err(e))
     }
 
@@ -445,20 +445,22 @@ impl PgStore {
             &[],
         );
         let rows = rows.map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| GrantEvent {
-                ts_ms: r.get(0),
-                event: event_name(r.get::<_, &str>(1)),
-                grant_id: r.get(2),
-                capability: r.get(3),
-                tool: r.get(4),
-                session: r.get(5),
-                decision_id: r.get(6),
-                actor: r.get(7),
-                detail: r.get(8),
+        rows.iter()
+            .map(|r| {
+                Ok(GrantEvent {
+                    ts_ms: r.try_get(0)?,
+                    event: event_name(r.try_get::<_, &str>(1)?),
+                    grant_id: r.try_get(2)?,
+                    capability: r.try_get(3)?,
+                    tool: r.try_get(4)?,
+                    session: r.try_get(5)?,
+                    decision_id: r.try_get(6)?,
+                    actor: r.try_get(7)?,
+                    detail: r.try_get(8)?,
+                })
             })
-            .collect())
+            .collect::<Result<_, postgres::Error>>()
+            .map_err(|e| self.err(e))
     }
 
     /// Stores a new grant and its `granted` event.
@@ -468,7 +470,7 @@ impl PgStore {
         self.in_transaction(|store| {
             store.client().execute(
                 &format!(
-                    "INSERT INTO grants ({GRANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+                    "INSERT INTO grants ({GRANT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
                 ),
                 &[
                     &g.id.as_str().pg_text(),
@@ -497,10 +499,10 @@ impl PgStore {
     ) -> Result<Revoked, StoreError> {
         self.in_transaction(|store| {
             let found = store.client().query_opt(
-                &format!("SELECT {GRANT_COLUMNS} FROM grants WHERE id = $1 FOR UPDATE"),
+                &format!("SELECT {GRANT} FROM grants WHERE id = $1 FOR UPDATE"),
                 &[&id.as_str().pg_text()],
             )?;
-            let Some(mut g) = found.as_ref().map(grant_of) else {
+            let Some(mut g) = found.as_ref().map(grant_of).transpose()? else {
                 return Ok(Revoked::Unknown);
             };
             if g.revoked_at_ms.is_some() {
@@ -521,13 +523,14 @@ impl PgStore {
         self.in_transaction(|store| {
             let rows = store.client().query(
                 &format!(
-                    "SELECT {GRANT_COLUMNS} FROM grants WHERE revoked_at_ms IS NULL \
+                    "SELECT {GRANT} FROM grants WHERE revoked_at_ms IS NULL \
                      ORDER BY granted_at_ms, id FOR UPDATE"
                 ),
                 &[],
             )?;
             let mut done = RevokedAll::default();
             for g in rows.iter().map(grant_of) {
+                let g = g?;
                 store.revoke_in(&g, now_ms, actor)?;
                 if g.expires_at_ms > now_ms {
                     done.live.push(g);
@@ -553,38 +556,27 @@ impl PgStore {
     }
 }
 
-const GRANT_COLUMNS: &str = "id, capability, scope, session, granted_at_ms, expires_at_ms, revoked_at_ms, granted_by, reason, mac";
-
-fn grant_of(r: &postgres::Row) -> Grant {
-    let (scope, unreadable) = match scope_from_text(r.get(2)) {
+fn grant_of(r: &postgres::Row) -> Result<Grant, postgres::Error> {
+    let (scope, unreadable) = match scope_from_text(r.try_get(2)?) {
         Ok(scope) => (scope, None),
         Err(why) => (Vec::new(), Some(why)),
     };
-    Grant {
-        id: GrantId::from_stored(r.get(0)),
-        capability: r.get(1),
+    Ok(Grant {
+        id: GrantId::from_stored(r.try_get(0)?),
+        capability: r.try_get(1)?,
         scope,
         unreadable,
-        session: r.get(3),
-        granted_at_ms: r.get(4),
-        expires_at_ms: r.get(5),
-        revoked_at_ms: r.get(6),
-        granted_by: r.get(7),
-        reason: r.get(8),
-        mac: r.get(9),
+        session: r.try_get(3)?,
+        granted_at_ms: r.try_get(4)?,
+        expires_at_ms: r.try_get(5)?,
+        revoked_at_ms: r.try_get(6)?,
+        granted_by: r.try_get(7)?,
+        reason: r.try_get(8)?,
+        mac: r.try_get(9)?,
         forged: false,
-    }
+    })
 }
 
-/// The columns of each event table an event fills, in the order events bind them (`user` is
-/// quoted: a reserved word in PostgreSQL).
-const OUTCOME_COLUMNS: &str = "ts_ms, session, tool, method, status, error_type, error_message, \
-     boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, metadata, caller";
-const ASK_COLUMNS: &str = "ts_ms, session, \"user\", text, capabilities";
-const CORRECTION_COLUMNS: &str = "ts_ms, session, tool, method, note";
-
-const EVENT_TABLES: [(&str, &str); 3] = [
-    ("outcomes", OUTCOME_COLUMNS),
-    ("asks", ASK_COLUMNS),
-    ("user_corrections", CORRECTION_COLUMNS),
-];
+use crate::columns::{
+    ASK, CORRECTION, EVENT_TABLES, GRANT, OUTCOME, decision_columns, grant_event_columns,
+};

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::aggregate::{REASK_TABLE, Reading, Rows, add_corrections, add_outcomes};
+use crate::aggregate::{REASK_TABLE, Rows, add_corrections, add_outcomes};
 use crate::{Store, StoreError};
 use metagate_core::events::AxisTable;
 use metagate_core::evolution::digest::PastRecommendation;
+use metagate_core::evolution::fold::Reading;
 use metagate_core::evolution::health::{OpenRecommendation, OpenRecommendations};
 use metagate_core::evolution::{Aggregate, ProposedAlias, Recommendation, Tallies, Tally, Window};
 use metagate_core::policy::thresholds::Thresholds;
@@ -88,7 +89,20 @@ pub(crate) fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
 /// Stores a run, replacing an earlier run over the same window; recommendations already known
 /// keep their status (and `run.recommendations` are given it). Returns the run's id.
 pub fn save(store: &mut Store, run: Run<'_>) -> Result<i64, StoreError> {
+    known_kinds(run.recommendations)?;
     store.immediate(|tx| save_in(tx, run))
+}
+
+/// Refuses a run holding a recommendation of a kind evaluate does not make: the code, not a
+/// CHECK in the schema, holds the list (`metagate_core::evolution::KINDS`).
+pub(crate) fn known_kinds(recommendations: &[Recommendation]) -> Result<(), StoreError> {
+    match recommendations
+        .iter()
+        .find(|r| !metagate_core::evolution::KINDS.contains(&r.kind))
+    {
+        Some(r) => Err(StoreError::UnknownKind(r.kind.to_owned())),
+        None => Ok(()),
+    }
 }
 
 fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64> {
@@ -851,6 +865,54 @@ pub fn recent_referrals(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The schema takes any kind (a new one needs no table rebuild); the code refuses one
+    /// evaluate does not make, naming it.
+    #[test]
+    fn kinds_are_checked_by_the_code_not_the_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        store
+            .conn_ref()
+            .execute(
+                "INSERT INTO eval_recommendations (id, tool, kind, confidence, summary, \
+                   first_seen_ms, last_seen_ms) VALUES ('r', 't', 'a_kind_from_tomorrow', 0.5, 's', 1, 1)",
+                [],
+            )
+            .unwrap();
+        let status_check = store.conn_ref().execute(
+            "INSERT INTO eval_recommendations (id, tool, kind, confidence, summary, status, \
+               first_seen_ms, last_seen_ms) VALUES ('q', 't', 'demote', 0.5, 's', 'maybe', 1, 1)",
+            [],
+        );
+        assert!(status_check.is_err(), "the status keeps its CHECK");
+        let rec = |kind| Recommendation {
+            id: "x".into(),
+            tool: "t".into(),
+            method: None,
+            kind,
+            subject: String::new(),
+            confidence: 0.5,
+            count: 1.0,
+            summary: String::new(),
+            brief: String::new(),
+            axes: Vec::new(),
+            evidence: Default::default(),
+            status: "proposed".into(),
+            rejected_count: None,
+            first_seen_ms: None,
+            change: None,
+            rate: 0.5,
+            rejected_rate: None,
+            mute_margin: 0.0,
+            changed_at_ms: None,
+        };
+        for kind in metagate_core::evolution::KINDS {
+            assert!(known_kinds(&[rec(kind)]).is_ok(), "{kind}");
+        }
+        let err = known_kinds(&[rec("demote"), rec("bogus")]).unwrap_err();
+        assert!(err.to_string().contains("\"bogus\""), "{err}");
+    }
 
     /// `tools health` has 200 ms on a store of 10,000,000 events: every live query must find
     /// its rows through the row id or an index, never by reading a table or an index whole.

@@ -43,9 +43,11 @@ pub struct DecisionRow {
     pub call_id: Option<String>,
 }
 
-const INSERT_DECISION: &str = "INSERT INTO decisions \
-    (ts_ms, session, caller, intent, tool, method, shape, verdict, category, corrections, warnings, args, fingerprint, latency_us, call_id) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+const INSERT_DECISION: &str = concat!(
+    "INSERT INTO decisions (",
+    crate::columns::decision_columns!(),
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+);
 
 /// Writes decision rows in groups: [`Recorder::push`] holds them, [`Recorder::commit`]
 /// writes them all in one transaction.
@@ -220,18 +222,7 @@ const STORE: &str = "main.";
 /// file of its own, deleted when the connection closes), never the store.
 const STAGE: &str = "temp.staged_";
 
-/// The columns of each event table an event fills, in the order [`insert_events_into`] binds
-/// them.
-const OUTCOME_COLUMNS: &str = "ts_ms, session, tool, method, status, error_type, error_message, \
-     boundary_axes, boundary_axes_raw, observed_task_shape, suggested_split, evidence, metadata, caller";
-const ASK_COLUMNS: &str = "ts_ms, session, user, text, capabilities";
-const CORRECTION_COLUMNS: &str = "ts_ms, session, tool, method, note";
-
-const EVENT_TABLES: [(&str, &str); 3] = [
-    ("outcomes", OUTCOME_COLUMNS),
-    ("asks", ASK_COLUMNS),
-    ("user_corrections", CORRECTION_COLUMNS),
-];
+use crate::columns::{ASK, CORRECTION, EVENT_TABLES, OUTCOME};
 
 /// The caller an outcome is stored with: the one it names, else its decision's (named by row
 /// id, or by the call's id within the session), so evaluate can blame a caller without a join.
@@ -292,14 +283,14 @@ fn insert_events_into(
     events: &[Event],
 ) -> rusqlite::Result<()> {
     let mut outcome = conn.prepare_cached(&format!(
-        "INSERT INTO {prefix}outcomes ({OUTCOME_COLUMNS}) \
+        "INSERT INTO {prefix}outcomes ({OUTCOME}) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, {OUTCOME_CALLER})"
     ))?;
     let mut ask = conn.prepare_cached(&format!(
-        "INSERT INTO {prefix}asks ({ASK_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5)"
+        "INSERT INTO {prefix}asks ({ASK}) VALUES (?1, ?2, ?3, ?4, ?5)"
     ))?;
     let mut correction = conn.prepare_cached(&format!(
-        "INSERT INTO {prefix}user_corrections ({CORRECTION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5)"
+        "INSERT INTO {prefix}user_corrections ({CORRECTION}) VALUES (?1, ?2, ?3, ?4, ?5)"
     ))?;
     let json = |v: &[String]| serde_json::to_string(v).expect("strings serialize");
     for event in events {

@@ -149,14 +149,11 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             }
             gate_cmd::run(&args, &policy, &env.with_policy(&policy))
         }
-        #[cfg(target_os = "linux")]
         Command::Run(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &args.tools)?;
             config::warn_about_imports(&policy, args.quiet);
             run_cmd::run(&args, &policy, &env.with_policy(&policy))
         }
-        #[cfg(not(target_os = "linux"))]
-        Command::Run(_) => anyhow::bail!("run needs Linux (Landlock and seccomp)"),
         Command::Mcp(args) => mcp_cmd::run(&args, cli.policy.as_deref(), env),
         Command::Record(args) => {
             let policy = config::load_policy(cli.policy.as_deref(), &[])?;

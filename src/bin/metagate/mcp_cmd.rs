@@ -157,7 +157,14 @@ fn spawn(command: &[OsString], prepare: impl FnOnce(&mut Command) -> Result<()>)
 /// The boundary the server runs in: `run`'s, from the same policy (no flags: `[run]` says).
 fn sandbox(policy: &metagate_core::policy::Policy, env: &Env) -> Result<metagate::run::Runner> {
     let boundary = crate::run_cmd::boundary(policy, env, &[], None)?;
-    crate::run_cmd::runner(policy, boundary)
+    let runner = crate::run_cmd::runner(policy, boundary)?;
+    for w in runner.warnings() {
+        say!(
+            "metagate: mcp: sandbox: {}",
+            metagate_wire::display::one_line(w)
+        );
+    }
+    Ok(runner)
 }
 
 /// Passes each signal metagate gets on to the server, until the process ends.

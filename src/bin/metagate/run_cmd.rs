@@ -98,6 +98,9 @@ pub fn run(args: &RunArgs, policy: &Policy, env: &Env) -> Result<Status> {
     )?;
     let boundary = boundary(policy, env, &args.tools, Some(args))?;
     let runner = runner(policy, boundary)?;
+    for w in runner.warnings() {
+        say!("metagate: run: {}", metagate_wire::display::one_line(w));
+    }
     if args.explain {
         let k = runner.kernel();
         say!(
@@ -124,12 +127,11 @@ pub fn run(args: &RunArgs, policy: &Policy, env: &Env) -> Result<Status> {
         crate::runtime::refuse_rules_without_store("run", policy, &context)?;
         Recording::Off(NoSink::at(env.clock()()))
     } else {
-        let store = if args.jsonl {
-            env.open_store()
-        } else {
-            env.open_store_short_lived()
-        }
-        .context("cannot use the telemetry store (run records every decision and outcome in it)")?;
+        // Each call commits twice, its decision before the command and its outcome after:
+        // neither waits for the disk, as mcp's do not (docs/run.md, "What is recorded").
+        let store = env.open_store_not_durable(!args.jsonl).context(
+            "cannot use the telemetry store (run records every decision and outcome in it)",
+        )?;
         let sink = TelemetrySink::new(
             store,
             context.clone(),

@@ -9,6 +9,7 @@ use metagate::gate::Context as CallContext;
 use metagate::mcp::{CheckerSetup, Clock, OpenStore};
 use metagate::own_files::{Whereabouts, own_files};
 use metagate_checks::own_binary::OwnBinary;
+use metagate_checks::program_files::ProgramFiles;
 use metagate_core::enforce::{Checker, Setup};
 use metagate_core::events::parse_time;
 use metagate_core::grants::seal::{GrantKey, KEY_BYTES};
@@ -76,6 +77,7 @@ impl Env {
                 protected: setup.protected,
                 home: setup.home,
                 own_binary: setup.own_binary,
+                programs: setup.programs,
                 grant_key: setup.grant_key,
             },
         ))
@@ -102,9 +104,11 @@ impl Env {
             policy,
             tools,
         );
+        let path_var = std::env::var_os("PATH");
         let own_binary = std::env::current_exe()
             .ok()
-            .and_then(|exe| OwnBinary::new(&exe, std::env::var_os("PATH").as_deref(), &cwd));
+            .and_then(|exe| OwnBinary::new(&exe, path_var.as_deref(), &cwd));
+        let programs = Some(ProgramFiles::new(path_var.as_deref(), &cwd));
         // An unreadable key is no key: no row is then a grant (`permit list` says why).
         let grant_key = self.grant_key(false).ok().flatten();
         protected.extend(self.own_state_files());
@@ -114,6 +118,7 @@ impl Env {
             protected,
             home,
             own_binary,
+            programs,
             grant_key,
         })
     }
@@ -283,6 +288,18 @@ impl Env {
     pub fn open_store_short_lived(&self) -> Result<AnyStore, StoreError> {
         let options = metagate_store::Options {
             short_lived: true,
+            ..self.store_options
+        };
+        self.open_announced(options)
+    }
+
+    /// [`Env::open_store`] (or, `short_lived`, [`Env::open_store_short_lived`]) for a job that
+    /// commits twice per call, as `run` does, whose commits do not wait for the disk: see
+    /// [`metagate_store::Options::durable`].
+    pub fn open_store_not_durable(&self, short_lived: bool) -> Result<AnyStore, StoreError> {
+        let options = metagate_store::Options {
+            durable: false,
+            short_lived,
             ..self.store_options
         };
         self.open_announced(options)

@@ -52,6 +52,9 @@ const BUILTINS: &[(&[&[u8]], Kind)] = &[
         &[b":", b"true", b"false", b"echo", b"cd", b"pwd"],
         Kind::AnyWords,
     ),
+    // `kill` reads its signal and processes as plain numbers and names (`legal_number`,
+    // `decode_signal`), never as arithmetic; deny entries read them by meaning.
+    (&[b"kill"], Kind::AnyWords),
     (
         &[
             b"type", b"times", b"help", b"logout", b"suspend", b"unalias",
@@ -76,7 +79,6 @@ const BUILTINS: &[(&[&[u8]], Kind)] = &[
             b"fg",
             b"disown",
             b"caller",
-            b"kill",
         ],
         Kind::Numbers {
             refused_options: b"",

@@ -8,6 +8,7 @@
 
 use super::builtins::{self, Builtin};
 use super::lex::WordShape;
+use super::meaning::{self, Meanings};
 use super::programs::{self, Program};
 use super::{Finding, MAX_DEPTH, SHOWN_CHARS, ShellRules, shown, unsupported};
 
@@ -130,8 +131,15 @@ struct Command {
     needs_entry: bool,
     /// A program that removes or moves the files it names (`rm`, `mv`, …).
     removes: bool,
+    /// A program that writes the files it names, or `cd`: no word may lead into `.git`.
+    writes: bool,
     allowed: Entries,
     denied: Entries,
+    /// Deny entries matched by what the command means (`kill -9 -1`).
+    meanings: Meanings,
+    /// The refusal of a program that runs code, waiting to see whether the command only
+    /// asks for its version or help (`vim --version`), which runs none.
+    deferred: Option<Finding>,
 }
 
 /// Programs that remove or move the files their arguments name: a folder holding one of
@@ -160,6 +168,14 @@ pub(super) struct CommandReader<'r> {
     /// The last word was `{}` (a `+` after it ends `find -exec`).
     after_braces: bool,
     depth: usize,
+}
+
+/// Builtins that run commands: read as the builtin even when a program runs them by name.
+fn runs_as_builtin(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"command" | b"builtin" | b"exec" | b"eval" | b"source" | b"fc" | b"trap" | b"enable"
+    )
 }
 
 fn basename(word: &[u8]) -> &[u8] {
@@ -258,6 +274,9 @@ impl<'r> CommandReader<'r> {
             if command.removes {
                 self.rules.protected.removal(letters, shape.tilde)?;
             }
+            if command.writes {
+                super::dotgit::check_word(letters, shape.is_static())?;
+            }
             return self.argument(top, &arg);
         }
         if top == 0 {
@@ -289,6 +308,17 @@ impl<'r> CommandReader<'r> {
         };
         command.index += 1;
         let index = command.index;
+        if let Some(e) = command.meanings.arg(arg) {
+            return Err(self.denied(e));
+        }
+        if let Some(finding) = command.deferred.take() {
+            let asks = index == 1 && matches!(arg.value, Some(b"--version" | b"--help"));
+            if !asks {
+                return Err(finding);
+            }
+            command.deferred = Some(finding);
+            command.model = Model::Done;
+        }
         // Deny entries with arguments: `kill -9 1`.
         let mut refused = None;
         command.denied.open.retain(|&e| {
@@ -411,20 +441,75 @@ impl<'r> CommandReader<'r> {
         let base = basename(name);
         let frame = &self.frames[at];
         let by_shell = !frame.by_program;
-        // Deny entries: by the command's name wherever it lives (`/usr/bin/sudo`).
-        let mut denied = Entries::default();
-        for &e in rules.denied.naming(base).iter() {
-            if rules.denied.patterns()[e].words().len() == 1 {
-                return Err(self.denied(e));
-            }
-            denied.open.push(e);
-        }
-        let builtin = if by_shell && !name.contains(&b'/') {
+        let builtin_only = frame.builtin_only;
+        // A program given a name runs a file; POSIX wants bash's regular builtins to be
+        // files as well (Fedora's `/usr/bin/command` is `builtin command "$@"`), so those
+        // that run commands are read as the builtin wherever they run.
+        let mut builtin = if !name.contains(&b'/') && (by_shell || runs_as_builtin(name)) {
             builtins::lookup(name)
         } else {
             None
         };
-        if frame.builtin_only && builtin.is_none() {
+        let resolved = match builtin {
+            None => rules
+                .world
+                .program(name)
+                .filter(|r| !programs::is_multi_call(&r.name)),
+            Some(_) => None,
+        };
+        let mut builtin_name = name;
+        if let Some(forward) = resolved.as_ref().and_then(|r| r.forwards.as_ref())
+            && (forward.builtin || runs_as_builtin(basename(&forward.name)))
+        {
+            let forwarded = if forward.builtin {
+                &forward.name[..]
+            } else {
+                basename(&forward.name)
+            };
+            builtin = builtins::lookup(forwarded);
+            builtin_name = forwarded;
+            if builtin.is_none() {
+                return Err(super::unreadable(format!(
+                    "`{}` runs `builtin {}`, which is not a shell builtin",
+                    shown(name, 40),
+                    shown(&forward.name, 40)
+                )));
+            }
+        }
+        // What runs, by every name it has: as written, its file, what that file hands on to.
+        let mut names: Vec<&[u8]> = vec![base];
+        if let Some(r) = &resolved {
+            names.push(basename(&r.name));
+            if let Some(f) = &r.forwards {
+                names.push(basename(&f.name));
+            }
+        }
+        // Deny entries: by the command's name wherever it lives (`/usr/bin/sudo`).
+        let mut denied = Entries::default();
+        let mut by_meaning = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            if names[..i].contains(n) {
+                continue;
+            }
+            for &e in rules.denied.naming(n).iter() {
+                let pattern = &rules.denied.patterns()[e];
+                if pattern.words().len() == 1 {
+                    return Err(self.denied(e));
+                }
+                if meaning::reads(pattern) {
+                    by_meaning.push(e);
+                } else if !denied.open.contains(&e) {
+                    denied.open.push(e);
+                }
+            }
+        }
+        by_meaning.sort_unstable();
+        by_meaning.dedup();
+        let meanings = Meanings::new(
+            by_meaning.iter().map(|&e| (e, &rules.denied.patterns()[e])),
+            builtin.is_some(),
+        );
+        if builtin_only && builtin.is_none() {
             return Err(super::unreadable(format!(
                 "`builtin {}`: not a shell builtin",
                 shown(name, 40)
@@ -437,12 +522,22 @@ impl<'r> CommandReader<'r> {
             });
         }
         let (model, refusal) = match builtin {
-            Some(kind) => match builtins::model(kind, name) {
+            Some(kind) => match builtins::model(kind, builtin_name) {
                 Ok(model) => (Model::Builtin(model), None),
                 Err(finding) => return Err(finding),
             },
             None => {
-                let (program, refusal) = programs::model(base, name);
+                let (mut program, mut refusal) = programs::model(base, name);
+                // The file's own names: a shell, an editor or an interpreter under another
+                // name is read as what it is.
+                for n in names.iter().skip(1) {
+                    let (other, other_refusal) = programs::model(n, n);
+                    if refusal.is_none() && other_refusal.is_some() {
+                        refusal = other_refusal;
+                    } else if programs::is_ordinary(&program) {
+                        program = other;
+                    }
+                }
                 (Model::Program(program), refusal)
             }
         };
@@ -465,6 +560,10 @@ impl<'r> CommandReader<'r> {
             }
         }
         let removes = builtin.is_none() && REMOVERS.contains(&base);
+        let writes = match builtin {
+            Some(_) => super::dotgit::watches(builtin_name),
+            None => names.iter().any(|n| super::dotgit::watches(n)),
+        };
         self.frames[at].command = Some(Command {
             model,
             index: 0,
@@ -472,10 +571,19 @@ impl<'r> CommandReader<'r> {
             pending: None,
             needs_entry,
             removes,
+            writes,
             allowed,
             denied,
+            meanings,
+            deferred: None,
         });
         if let Some((finding, liftable)) = refusal {
+            if rules.allowed.is_none()
+                && let Some(command) = self.frames[at].command.as_mut()
+            {
+                command.deferred = Some(finding);
+                return Ok(());
+            }
             return self.refuse(at, finding, 0, liftable);
         }
         Ok(())
@@ -592,6 +700,12 @@ impl<'r> CommandReader<'r> {
         };
         command.denied.open.clear();
         command.allowed.open.clear();
+        if command.index == 0
+            && let Some(finding) = command.deferred.take()
+        {
+            self.frames.pop();
+            return Err(finding);
+        }
         let finding = if command.trusted || command.pending.is_some() {
             None
         } else {

@@ -27,17 +27,23 @@
 
 mod builtins;
 mod command;
+mod containers;
+mod dotgit;
 mod git;
 mod guarded;
 mod interpreters;
 mod lex;
+mod meaning;
 mod parse;
 mod programs;
 mod protected;
+mod resolved;
 mod sed;
 mod variables;
 mod wrappers;
 
+#[cfg(test)]
+mod hardening_tests;
 #[cfg(test)]
 mod tests;
 
@@ -47,6 +53,7 @@ use std::fmt;
 use rustc_hash::FxHashMap;
 
 pub use protected::Protected;
+pub use resolved::{Forward, Resolved, SCRIPT_HEAD_BYTES, read_forwarder};
 
 /// The longest command the check reads, in bytes: longer ones are refused as
 /// `invalid_parameters` before any reading. Agents' commands are far shorter; a file this
@@ -208,6 +215,12 @@ pub trait World {
     /// Whether running `command` (a command word as written, after quote removal: a path,
     /// or a name looked up on `PATH`) would run the metagate binary itself, under any name.
     fn is_own_binary(&self, command: &[u8]) -> bool;
+    /// The file running `command` (as [`World::is_own_binary`] takes it) would run, when
+    /// the caller can tell: a command is checked as what it runs, not only as what it is
+    /// called (`editor` is `vim.basic`). None: nothing is known beyond the name.
+    fn program(&self, _command: &[u8]) -> Option<Resolved> {
+        None
+    }
 }
 
 /// Why the world refuses a redirection: the rule that refuses it, worded for the model's

@@ -544,13 +544,18 @@ impl<'s, 'r> Parser<'s, 'r> {
                     return Ok(());
                 }
                 if op == RedirectOp::DupOutput && fd.is_none_or(|f| f == 1) {
+                    super::dotgit::check_target(text, shape.is_static())?;
                     return self.redirect_path(&shape);
                 }
                 Err(unreadable(
                     "a `<&` or `>&` to something other than a file descriptor",
                 ))
             }
-            _ => self.redirect_path(&shape),
+            RedirectOp::Input => self.redirect_path(&shape),
+            _ => {
+                super::dotgit::check_target(&self.lexer.text, shape.is_static())?;
+                self.redirect_path(&shape)
+            }
         }
     }
 

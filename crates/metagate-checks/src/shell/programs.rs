@@ -4,6 +4,7 @@
 //! names them. Every other program is ordinary: its words are its own business.
 
 use super::command::{Arg, Step};
+use super::containers::{self, Container};
 use super::git::Git;
 use super::guarded::{APT, Guarded, MAKE, PAGERS, SORT, Subcommands, TAR};
 use super::interpreters::{Awk, Interpreter, NODE, PERL, PYTHON, RUBY};
@@ -66,6 +67,7 @@ const CODE: &[&str] = &[
     "swift",
     "osascript",
     "gdb",
+    "gdb-multiarch",
     "lldb",
     "ed",
     "ex",
@@ -86,6 +88,19 @@ const CODE: &[&str] = &[
     "iex",
     "php-cgi",
     "node-repl",
+    "editor",
+    "vimdiff",
+    "rvim",
+    "rview",
+    "gvim",
+    "gview",
+    "gvimdiff",
+    "evim",
+    "eview",
+    "vimx",
+    "nvi",
+    "elvis",
+    "vile",
 ];
 
 /// Programs that run a command they are given, in ways the check does not model.
@@ -212,6 +227,10 @@ const RUNNERS: &[&str] = &[
     "ifne",
     "chronic",
     "ts-run",
+    "sudo-rs",
+    "su-rs",
+    "lxc-execute",
+    "docker-machine",
 ];
 
 /// Programs whose subcommands run any command they are given (`uv run CMD`,
@@ -245,6 +264,12 @@ const SUBCOMMAND_RUNNERS: &[(&str, &[&str])] = &[
     ("pnpm", &["exec", "dlx"]),
     ("yarn", &["exec", "dlx"]),
     ("bun", &["x"]),
+    ("lxc", &["exec", "shell", "console"]),
+    ("incus", &["exec", "shell", "console"]),
+    ("crictl", &["exec", "run", "runp", "attach"]),
+    ("ctr", &["run", "exec", "task"]),
+    ("vagrant", &["ssh", "winrm"]),
+    ("multipass", &["exec", "shell"]),
 ];
 
 /// Python's modules that read code from their arguments or from standard input.
@@ -285,6 +310,59 @@ fn family(name: &str, base: &str) -> bool {
         .is_some_and(|r| r.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
 }
 
+/// Whether `name` is an interpreter that [`model`] reads (Python, Perl, Ruby, Node.js), under
+/// one of the names its packages install.
+fn is_interpreter(name: &str) -> bool {
+    is_python(name)
+        || ["perl", "ruby", "node"]
+            .iter()
+            .any(|base| family(name, base))
+        || name == "nodejs"
+}
+
+/// The program `name` is a build of: itself when a list or [`is_interpreter`] knows it, or
+/// else the shell, editor or interpreter it names followed by a version or variant suffix
+/// (`tclsh8.6`, `perl5.36-x86_64-linux-gnu`, `python3.11-dbg`, `vim.basic`, `luajit-2.1`):
+/// a known name, then a digit, a `.`, or a `-`/`_` before a digit. Distributions name their
+/// builds so; a list of them would always miss the next one. Names that only end in
+/// `editor` (`sensible-editor`, `select-editor`) run whichever editor is chosen: `editor`.
+pub(super) fn program_name(name: &str) -> &str {
+    if refused_kind(name).is_some() || is_interpreter(name) {
+        return name;
+    }
+    if name.ends_with("-editor") {
+        return "editor";
+    }
+    let bytes = name.as_bytes();
+    for (at, &b) in bytes.iter().enumerate().skip(1) {
+        let cut = b.is_ascii_digit()
+            || b == b'.'
+            || (matches!(b, b'-' | b'_') && bytes.get(at + 1).is_some_and(u8::is_ascii_digit));
+        if !cut {
+            continue;
+        }
+        let stem = &name[..at];
+        let known = matches!(refused_kind(stem), Some(Refused::Shell | Refused::Code))
+            || is_interpreter(stem);
+        if known {
+            return stem;
+        }
+    }
+    name
+}
+
+/// Programs that run another program chosen by the name they are called by (`busybox`'s
+/// `cat` is `cat`): the file a command resolves to says nothing about what runs.
+pub(super) fn is_multi_call(name: &[u8]) -> bool {
+    matches!(name, b"busybox" | b"toybox" | b"coreutils" | b"box64")
+}
+
+/// Whether the model of the program `base` is one the check reads or refuses, rather than an
+/// ordinary program whose words are its own.
+pub(super) fn is_ordinary(program: &Program) -> bool {
+    matches!(program, Program::Ordinary)
+}
+
 #[derive(Clone, Copy)]
 enum Refused {
     Shell,
@@ -320,6 +398,7 @@ pub(super) fn model(base: &[u8], _word: &[u8]) -> (Program, Option<(Finding, boo
     let Ok(name) = std::str::from_utf8(base) else {
         return (Program::Ordinary, None);
     };
+    let name = program_name(name);
     let refused = |reason: &str| {
         (
             Program::Ordinary,
@@ -337,6 +416,9 @@ pub(super) fn model(base: &[u8], _word: &[u8]) -> (Program, Option<(Finding, boo
             return refused("it runs commands it is given, in ways the check does not model");
         }
         None => {}
+    }
+    if let Some(engine) = containers::engine(name) {
+        return (Program::Container(engine), None);
     }
     let program = match name {
         "env" => Program::Env(Env::default()),
@@ -391,6 +473,7 @@ pub(super) enum Program {
     Interpreter(Interpreter),
     Guarded(Guarded),
     Subcommands(Subcommands),
+    Container(Container),
 }
 
 impl Program {
@@ -407,6 +490,7 @@ impl Program {
             Program::Interpreter(p) => p.arg(arg),
             Program::Guarded(p) => p.arg(arg, index),
             Program::Subcommands(p) => p.arg(arg),
+            Program::Container(p) => p.arg(arg),
         }
     }
 
@@ -419,6 +503,7 @@ impl Program {
             Program::Git(p) => p.finish(),
             Program::Xargs(p) => p.finish(),
             Program::Env(p) => p.finish(),
+            Program::Container(p) => p.finish(),
             _ => None,
         }
     }

@@ -17,8 +17,10 @@ const DENIED: &[&str] = &[
     "sudoedit",
     "run0",
     "systemctl poweroff",
+    "systemctl reboot",
     "init 0",
     "kill -9 1",
+    "kill -9 -1",
     "parallel sudo",
     "metagate",
 ];
@@ -49,17 +51,36 @@ impl World for TestWorld {
     fn is_own_binary(&self, command: &[u8]) -> bool {
         matches!(command, b"./mg" | b"/opt/mg" | b"mg")
     }
+    fn program(&self, command: &[u8]) -> Option<Resolved> {
+        let (name, forwards): (&[u8], _) = match command {
+            b"editor" | b"vimdiff" | b"/usr/bin/editor" => (b"vim.basic", None),
+            b"ls" => (b"busybox", None),
+            b"command" | b"/usr/bin/command" => (
+                b"command",
+                Some(Forward {
+                    builtin: true,
+                    name: (*b"command").into(),
+                }),
+            ),
+            b"py" => (b"python3.11", None),
+            _ => return None,
+        };
+        Some(Resolved {
+            name: name.into(),
+            forwards,
+        })
+    }
 }
 
-struct Setup {
-    constructs: Vec<String>,
-    denied: CommandList,
+pub(super) struct Setup {
+    pub(super) constructs: Vec<String>,
+    pub(super) denied: CommandList,
     allowed: Option<Vec<CommandPattern>>,
-    protected: Protected,
+    pub(super) protected: Protected,
 }
 
 impl Setup {
-    fn new(allowed: Option<&[&str]>) -> Setup {
+    pub(super) fn new(allowed: Option<&[&str]>) -> Setup {
         let paths: Vec<PathBuf> = PROTECTED.iter().map(PathBuf::from).collect();
         Setup {
             constructs: strings(CONSTRUCTS),
@@ -69,7 +90,7 @@ impl Setup {
         }
     }
 
-    fn check(&self, command: &str) -> Option<Finding> {
+    pub(super) fn check(&self, command: &str) -> Option<Finding> {
         let rules = ShellRules {
             constructs: &self.constructs,
             denied: &self.denied,
@@ -81,19 +102,19 @@ impl Setup {
     }
 }
 
-fn default_check(command: &str) -> Option<Finding> {
+pub(super) fn default_check(command: &str) -> Option<Finding> {
     Setup::new(None).check(command)
 }
 
 #[track_caller]
-fn expect_pass(command: &str) {
+pub(super) fn expect_pass(command: &str) {
     if let Some(f) = default_check(command) {
         panic!("{command:?} was refused: {}", f.rule());
     }
 }
 
 #[track_caller]
-fn expect_refused(command: &str) -> Finding {
+pub(super) fn expect_refused(command: &str) -> Finding {
     match default_check(command) {
         Some(f) => f,
         None => panic!("{command:?} passed"),

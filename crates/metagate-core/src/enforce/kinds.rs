@@ -275,6 +275,10 @@ impl shell::World for ShellWorld<'_> {
     fn is_own_binary(&self, command: &[u8]) -> bool {
         self.checker.is_own_binary(command)
     }
+
+    fn program(&self, command: &[u8]) -> Option<shell::Resolved> {
+        self.checker.program(command)
+    }
 }
 
 /// An address `host` carries or spells out (see [`embedded_addresses`]) that a deny rule

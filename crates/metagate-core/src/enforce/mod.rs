@@ -18,6 +18,7 @@ use crate::error::{Category, ToolError};
 use crate::policy::{FailMode, Policy};
 use metagate_checks::own_binary::OwnBinary;
 use metagate_checks::path::{Access, Fs, PathRules, RuleError};
+use metagate_checks::program_files::ProgramFiles;
 use metagate_checks::shell::{self, CommandList, CommandPattern, Protected, ShellRules};
 use metagate_wire::args::Args;
 
@@ -95,6 +96,7 @@ pub struct Checker {
     shell_denied: CommandList,
     shell_allowed: Option<Vec<CommandPattern>>,
     own_binary: Option<OwnBinary>,
+    programs: Option<ProgramFiles>,
     /// The key grant rows must be sealed with; none: no row is a grant.
     pub(crate) grant_key: Option<GrantKey>,
     plans: RefCell<Plans>,
@@ -211,6 +213,9 @@ pub struct Setup<'a> {
     pub home: Option<PathBuf>,
     /// The running binary: shell commands may not run it under any name.
     pub own_binary: Option<OwnBinary>,
+    /// Where shell commands' programs are found and resolved (links, forwarding scripts);
+    /// None: they are read by their names alone.
+    pub programs: Option<ProgramFiles>,
     /// The key grant rows are sealed with (none yet: no row is a grant).
     pub grant_key: Option<GrantKey>,
 }
@@ -259,6 +264,7 @@ impl Checker {
                     .collect()
             }),
             own_binary,
+            programs: setup.programs.clone(),
             grant_key: setup.grant_key.clone(),
             plans: RefCell::default(),
         }
@@ -569,6 +575,11 @@ impl Checker {
         text
     }
 
+    /// The file `command` runs, resolved, when the run says where programs are.
+    pub(crate) fn program(&self, command: &[u8]) -> Option<shell::Resolved> {
+        self.programs.as_ref()?.resolve(command)
+    }
+
     /// Whether running `command` would run the metagate binary itself.
     pub(crate) fn is_own_binary(&self, command: &[u8]) -> bool {
         self.own_binary.as_ref().is_some_and(|b| b.is(command))
@@ -594,6 +605,7 @@ pub(crate) fn test_checker(text: &str) -> (Policy, Checker) {
         protected: vec![],
         home: None,
         own_binary: None,
+        programs: None,
         grant_key: Some(TEST_KEY),
     };
     let checker = Checker::new(&policy, &setup);
@@ -650,6 +662,7 @@ limits = { per_hour = 100 }
             protected: vec![],
             home: None,
             own_binary: None,
+            programs: None,
             grant_key: None,
         };
         let checker = Checker::new(&policy, &setup);

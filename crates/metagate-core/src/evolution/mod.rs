@@ -15,6 +15,7 @@ pub mod confidence;
 pub mod digest;
 pub mod errors;
 pub mod findings;
+pub mod fold;
 pub mod health;
 pub mod output;
 pub mod overlap;

@@ -16,6 +16,8 @@
 
 mod cells;
 mod provenance;
+#[cfg(test)]
+mod schema_tests;
 mod tables;
 mod writer;
 
@@ -173,7 +175,7 @@ fn count(store: &mut AnyStore, table: &str) -> Result<u64, StoreError> {
         }
         AnyStore::Postgres(pg) => {
             let read = pg.client().query_one(&sql, &[]);
-            read.map(|r| r.get(0)).map_err(|e| pg.err(e))?
+            read.and_then(|r| r.try_get(0)).map_err(|e| pg.err(e))?
         }
     };
     Ok(u64::try_from(n).unwrap_or(0))

@@ -96,7 +96,7 @@ pub(super) fn identity(store: &mut AnyStore) -> Result<String, StoreError> {
         }
         AnyStore::Postgres(pg) => {
             let read = pg.client().query_one(SQL, &[]);
-            read.map(|r| r.get(0)).map_err(|e| pg.err(e))
+            read.and_then(|r| r.try_get(0)).map_err(|e| pg.err(e))
         }
     }
 }
@@ -130,15 +130,23 @@ pub(super) fn ledger(store: &mut AnyStore, table: &str) -> Result<Ledger, StoreE
                 .for_each(|run| ledger.add(run));
         }
         AnyStore::Postgres(pg) => {
-            let read = pg.client().query(&sql("$1"), &[&table]);
-            for r in read.map_err(|e| pg.err(e))? {
-                ledger.add(Run {
-                    origin: r.get(0),
-                    origin_from: r.get(1),
-                    origin_to: r.get(2),
-                    local_from: r.get(3),
-                });
-            }
+            let mut read = || -> Result<Vec<Run>, postgres::Error> {
+                let rows = pg.client().query(&sql("$1"), &[&table])?;
+                rows.iter()
+                    .map(|r| {
+                        Ok(Run {
+                            origin: r.try_get(0)?,
+                            origin_from: r.try_get(1)?,
+                            origin_to: r.try_get(2)?,
+                            local_from: r.try_get(3)?,
+                        })
+                    })
+                    .collect()
+            };
+            read()
+                .map_err(|e| pg.err(e))?
+                .into_iter()
+                .for_each(|run| ledger.add(run));
         }
     }
     Ok(ledger)

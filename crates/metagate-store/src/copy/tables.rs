@@ -250,6 +250,8 @@ pub(super) const TABLES: &[Table] = &[
             ("evidence_count", Real),
             ("rejected_count", Real),
             ("brief", Text),
+            ("evidence_rate", Real),
+            ("rejected_rate", Real),
         ],
         key: 1,
         conflict: Conflict::TakeSource,

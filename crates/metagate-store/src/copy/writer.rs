@@ -156,7 +156,10 @@ impl Writer<'_, '_> {
                     ),
                     &[&n],
                 )?;
-                let mut ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+                let mut ids: Vec<i64> = rows
+                    .iter()
+                    .map(|r| r.try_get(0))
+                    .collect::<Result<_, _>>()?;
                 ids.sort_unstable();
                 Ok(ids)
             }
