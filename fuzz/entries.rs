@@ -592,6 +592,30 @@ fn assert_answers(answer: &[u8], id: &RequestId) {
     );
 }
 
+/// Redaction of any text, and of any JSON value the text is: no panic, and what comes out is
+/// redacted for good (a second pass finds nothing more), keys included, none lost.
+pub fn redact(data: &[u8]) {
+    use metagate_checks::redact::{redact_text, redact_value};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Some(once) = redact_text(text) {
+        // A second pass may find a span again (the prose rule reads `is [REDACTED],`), but
+        // must change nothing.
+        let twice = redact_text(&once).unwrap_or_else(|| once.clone());
+        assert_eq!(twice, once, "redacted twice: {text:?}");
+    }
+    if let Ok(mut value) = serde_json::from_str::<serde_json::Value>(text) {
+        let keys = value.as_object().map(serde_json::Map::len);
+        redact_value(&mut value);
+        let kept = value.as_object().map(serde_json::Map::len);
+        assert_eq!(kept, keys, "a key was lost");
+        let mut again = value.clone();
+        redact_value(&mut again);
+        assert_eq!(again, value, "redacted twice: {text:?}");
+    }
+}
+
 /// The shell check's readers of issue 39: a forwarding script's head
 /// ([`shell::read_forwarder`]), and commands read with what their programs resolve to. The
 /// input is a command, then (after the first NUL) the head of the script every command word

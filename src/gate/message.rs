@@ -19,6 +19,11 @@ use metagate_wire::dialects::{self, Reading};
 use metagate_wire::document::{self, Container, Item};
 use metagate_wire::scan;
 
+/// The most calls one message may hold. What deciding a message holds is bounded by it: the
+/// document (at most [`super::MAX_DOCUMENT`] bytes) and one decision per call. No model sends
+/// a thousand calls in one turn; 300,000 of them in a 30 MB message took 531 MB to decide.
+pub const MAX_CALLS: usize = 1024;
+
 /// One call of a message and where it sits.
 #[derive(Debug, Clone)]
 pub(crate) struct PlacedDecision<'a> {
@@ -65,10 +70,24 @@ pub(super) fn decide_calls<'a>(
     let doc = text.trim_ascii();
     let mut sites = Vec::new();
     let mut problems = Vec::new();
+    let mut more = 0usize;
     let container = document::read(text, doc, &mut |item| match item {
+        Item::Call(_) if sites.len() >= MAX_CALLS => more += 1,
         Item::Call(site) => sites.push(site),
         Item::Problem(p) => problems.push(p),
     });
+    if more > 0 {
+        return refused(
+            gate,
+            input,
+            sink,
+            latency,
+            format!(
+                "the message holds {} calls, more than the {MAX_CALLS} metagate decides in one message",
+                sites.len() + more
+            ),
+        );
+    }
     if container == Container::Call {
         // JSON that holds calls in a dialect's own envelope (`{"tool_call": {…}}`).
         match dialects::read(text) {

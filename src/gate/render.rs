@@ -154,5 +154,10 @@ fn notes_at(decision: &Decision<'_>, place: &str, out: &mut Vec<u8>) {
             "metagate: {place}{tool}rejected ({}): {}",
             e.category, e.message
         ));
+        if let Some(text) = &e.operator {
+            say(format_args!(
+                "metagate: {place}{tool}an operator can allow it with: {text}"
+            ));
+        }
     }
 }

@@ -9,6 +9,7 @@ use super::{Decision, Gate, MAX_DOCUMENT, Verdict};
 use metagate_core::correct::{self, Report};
 use metagate_core::enforce::{CallToCheck, Facts, Inquiry};
 use metagate_core::error::ToolError;
+use metagate_core::policy::tool_names::{last_component, path_like, path_like_refusal};
 use metagate_core::policy::{Policy, Tool};
 use metagate_wire::call::{Call, NotACall, Shape, split_method};
 use metagate_wire::correction::{Correction, Kind};
@@ -209,7 +210,16 @@ fn decide_read<'a>(
         in_kind,
     } = read;
     let shape = call.shape;
-    let found = settle_name(policy, &mut call, &mut report);
+    let found = match settle_name(policy, &mut call, &mut report) {
+        Ok(found) => found,
+        Err(error) => {
+            let mut d = Decision::rejected(input, *error, report);
+            d.shape = Some(shape);
+            d.dialect = dialect;
+            d.call = Some(call);
+            return d;
+        }
+    };
     if let Some(value) = call.bare_argument() {
         // `"arguments": "image.png"`: the tool's one argument, or a refusal naming its own.
         let placed = correct::bare_argument::bare_argument(
@@ -487,7 +497,7 @@ fn settle_name<'p>(
     policy: &'p Policy,
     call: &mut Call<'_>,
     report: &mut Report,
-) -> Option<&'p Tool> {
+) -> Result<Option<&'p Tool>, Box<ToolError>> {
     let edge = |c: char| c.is_whitespace() || c.is_control();
     let plain_ends = |b: &[u8]| {
         b.first().is_some_and(u8::is_ascii_graphic) && b.last().is_some_and(u8::is_ascii_graphic)
@@ -505,11 +515,16 @@ fn settle_name<'p>(
         report.corrections.push(fix);
         call.rename(trimmed);
     }
+    if let Some(why) = path_like(&call.name) {
+        return path_named(policy, call, report, why);
+    }
     let (tool, method) = split_method(&call.name);
     if let Some(found) = policy.tool(tool) {
-        return Some(found);
+        return Ok(Some(found));
     }
-    let known = policy.tool_named_like(tool)?;
+    let Some(known) = policy.tool_named_like(tool) else {
+        return Ok(None);
+    };
     let renamed = match method {
         Some(m) => format!("{known}:{m}"),
         None => known.to_string(),
@@ -522,7 +537,43 @@ fn settle_name<'p>(
     fix.to = Value::String(known.to_string());
     report.corrections.push(fix);
     call.rename(renamed);
-    policy.tool(known)
+    Ok(policy.tool(known))
+}
+
+/// [`settle_name`] for a name that reads as a path (`why`): the tool its last component names,
+/// read as that tool, or a refusal whatever `[gate] unknown_tools` says.
+fn path_named<'p>(
+    policy: &'p Policy,
+    call: &mut Call<'_>,
+    report: &mut Report,
+    why: &str,
+) -> Result<Option<&'p Tool>, Box<ToolError>> {
+    let refused = || Box::new(path_like_refusal(policy, &call.name, why));
+    let Some(last) = last_component(&call.name) else {
+        return Err(refused());
+    };
+    let (tool, method) = split_method(last);
+    let Some(known) = policy
+        .tools
+        .get_key_value(tool)
+        .map(|(k, _)| k.as_str())
+        .or_else(|| policy.tool_named_like(tool))
+    else {
+        return Err(refused());
+    };
+    let renamed = match method {
+        Some(m) => format!("{known}:{m}"),
+        None => known.to_string(),
+    };
+    let mut fix = Correction::noted(
+        Kind::Envelope,
+        format!("read the tool name {:?} ({why}) as {known:?}", call.name),
+    );
+    fix.from = Value::String(call.name.to_string());
+    fix.to = Value::String(renamed.clone());
+    report.corrections.push(fix);
+    call.rename(renamed);
+    Ok(policy.tool(known))
 }
 
 /// Stage 3: the correction rules over the arguments (`texts` first: the dialect's

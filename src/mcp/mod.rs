@@ -7,6 +7,7 @@
 //!
 //! - [`framing`]: one JSON-RPC message per line, read just far enough to route it;
 //! - [`queue`]: the bounded queue in front of each side;
+//! - [`guard`]: what the relay refuses to pass whatever the gate says;
 //! - [`registry`]: the server's tools, listed by metagate itself, under the policy;
 //! - [`calls`]: the gate's decision on one `tools/call`;
 //! - [`clients`]: the configuration snippets MCP clients start the proxy from;
@@ -17,6 +18,7 @@
 pub mod calls;
 pub mod clients;
 pub mod framing;
+mod guard;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod outcomes;

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::Diag;
 use super::framing::{Kind, Message, RequestId};
+use super::guard::Listed;
 use metagate_core::enforce::{Context, admits};
 use metagate_core::policy::{Policy, PolicyErrors, ReadError, Source};
 
@@ -23,9 +24,6 @@ const SERVER_TOOLS: &str = "<the server's tools/list>";
 /// The prefix of the ids of metagate's own requests to the server. A client request using it
 /// is refused, so an answer is never taken for the wrong one.
 pub(crate) const OWN_ID_PREFIX: &str = "metagate:";
-
-/// A listing of more pages than this is taken to be a server going round in circles.
-const MAX_PAGES: usize = 1000;
 
 /// The `_meta` keys a stateless (2026-07-28) client puts on every request, which metagate's
 /// own requests copy from the client's.
@@ -91,7 +89,8 @@ struct Listing {
     /// The id of the page request waiting for its answer.
     id: RequestId,
     tools: Vec<Value>,
-    pages: usize,
+    /// How much came in, bounded (see [`super::guard`]).
+    listed: Listed,
     /// The server said its list changed while this listing ran: list again after it.
     again: bool,
     started: Instant,
@@ -254,6 +253,16 @@ impl Registry {
         if state.listing.as_ref().is_none_or(|l| l.id != *id) {
             return None; // an answer to a listing given up on
         }
+        let size = message.result.map_or(0, |r| r.get().len());
+        if let Err(why) = state
+            .listing
+            .as_mut()
+            .expect("checked above")
+            .listed
+            .page_of(size)
+        {
+            return self.finish(&mut state, Err(why));
+        }
         let page = message
             .result
             .ok_or_else(|| {
@@ -267,19 +276,14 @@ impl Registry {
         let listing = state.listing.as_mut().expect("checked above");
         let cursor = match page {
             Ok(page) => {
-                listing.tools.extend(page.tools);
-                listing.pages += 1;
-                match page.next_cursor {
-                    Some(_) if listing.pages >= MAX_PAGES => {
-                        return self.finish(
-                            &mut state,
-                            Err(format!(
-                                "the server's tools/list goes on past {MAX_PAGES} pages"
-                            )),
-                        );
-                    }
-                    next => next,
+                let counted = listing
+                    .listed
+                    .tools(page.tools.len(), page.next_cursor.is_some());
+                if let Err(why) = counted {
+                    return self.finish(&mut state, Err(why));
                 }
+                listing.tools.extend(page.tools);
+                page.next_cursor
             }
             Err(why) => return self.finish(&mut state, Err(why)),
         };
@@ -337,7 +341,7 @@ impl Registry {
         state.listing = Some(Listing {
             id,
             tools: Vec::new(),
-            pages: 0,
+            listed: Listed::default(),
             again: false,
             started: Instant::now(),
         });

@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 
 use super::calls::{Action, CallGate};
 use super::framing::{self, INVALID_REQUEST, Kind, MAX_MESSAGE, Message, RequestId};
+use super::guard::{self, Waiting};
 use super::outcomes::{self, Ending, InFlight, OutcomeRecorder, Outcomes};
 use super::queue::{Closed, Queue};
 use super::registry::{OWN_ID_PREFIX, Registry};
@@ -66,6 +67,8 @@ struct Pending {
     /// The client's `tools/list` requests, whose answers are shown filtered.
     lists: HashSet<RequestId>,
     initialize: Option<RequestId>,
+    /// The client's requests the server has not answered.
+    waiting: Waiting,
 }
 
 /// What both readers share.
@@ -314,6 +317,32 @@ fn from_client(
     wait: Duration,
 ) -> Result<(), Closed> {
     let registry = &shared.registry;
+    if let Some(why) = guard::refused(&message.kind) {
+        return match &message.kind {
+            Kind::Request { id, .. } => refuse(shared, Some(id), INVALID_REQUEST, &why),
+            // A notification gets no answer: the operator is told, the server is not sent it.
+            _ => {
+                (shared.diag)(&format!(
+                    "metagate: refused a message from the client: {why}"
+                ));
+                Ok(())
+            }
+        };
+    }
+    if let Kind::Request { id, .. } = &message.kind
+        && !Registry::is_own(id)
+        && !shared.pending().waiting.sent(id)
+    {
+        return refuse(
+            shared,
+            Some(id),
+            INVALID_REQUEST,
+            &format!(
+                "{} requests wait for the server's answer already",
+                guard::MAX_WAITING
+            ),
+        );
+    }
     match &message.kind {
         Kind::Batch(items) => refuse_batch(shared, items),
         Kind::Request { id, .. } if Registry::is_own(id) => refuse(
@@ -332,7 +361,11 @@ fn from_client(
                         remember(&mut shared.pending().calls, id.clone(), call);
                         shared.to_server.push(line)
                     }
-                    Action::Answer(line) => shared.to_client.push(line),
+                    Action::Answer(line) => {
+                        // Answered here: the server never hears of it.
+                        shared.pending().waiting.answered(id);
+                        shared.to_client.push(line)
+                    }
                 }
             }
             "tools/list" if shared.filters => {
@@ -490,6 +523,14 @@ fn from_server(shared: &Shared, body: &[u8], message: &Message<'_>) -> Result<()
         }
         Kind::Response { id: Some(id), .. } => {
             let mut pending = shared.pending();
+            if !pending.waiting.answered(id) {
+                drop(pending);
+                (shared.diag)(&format!(
+                    "metagate: warning: the server answered the id {} that no request of the client's waits on; the answer was dropped",
+                    metagate_wire::display::one_line(&id.to_string())
+                ));
+                return Ok(());
+            }
             if let Some(call) = pending.calls.remove(id) {
                 match outcomes::started_task(message) {
                     Some(task) => remember(&mut pending.tasks, task, call),
@@ -533,7 +574,17 @@ fn from_server(shared: &Shared, body: &[u8], message: &Message<'_>) -> Result<()
             sent
         }
         Kind::Batch(items) => {
-            // Answers in a batch still end their calls.
+            // Clients send no batches (they are refused), so no batch answers one of theirs.
+            let answers = items.iter().any(|item| {
+                framing::read(item.get().as_bytes())
+                    .is_ok_and(|m| matches!(m.kind, Kind::Response { id: Some(_), .. }))
+            });
+            if answers {
+                (shared.diag)(
+                    "metagate: warning: the server sent a batch of answers to requests the client never sent as one; it was dropped",
+                );
+                return Ok(());
+            }
             for item in items {
                 if let Ok(m) = framing::read(item.get().as_bytes())
                     && let Kind::Response { id: Some(id), .. } = &m.kind

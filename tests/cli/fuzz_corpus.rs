@@ -23,6 +23,7 @@ const TARGETS: &[(&str, Entry)] = &[
     ("lint_trace", entries::lint_trace),
     ("tools_import", entries::tools_import),
     ("mcp", entries::mcp),
+    ("redact", entries::redact),
     ("shell", entries::shell),
 ];
 

@@ -953,9 +953,10 @@ fn a_lone_surrogate_escape_is_repaired_never_a_panic() {
     }
 }
 
-/// A NUL in a tool name is text like any other: the call is answered as it came, and its
-/// decision recorded. SQLite keeps the name as sent; PostgreSQL, whose text cannot hold
-/// U+0000, keeps it with U+FFFD in its place (once refused: the call failed closed).
+/// A NUL in a tool name is answered and its decision recorded: refused, as every control
+/// character in a name is (issue 39: a tool found on disk by its name would be another
+/// file's). SQLite keeps the name as sent; PostgreSQL, whose text cannot hold U+0000, keeps
+/// it with U+FFFD in its place.
 #[test]
 fn a_nul_in_a_tool_name_is_answered_and_recorded() {
     for backend in BACKENDS {
@@ -966,14 +967,22 @@ fn a_nul_in_a_tool_name_is_answered_and_recorded() {
             &["--db", &db, "--quiet"],
             br#"{"tool_name":"a\u0000b","tool_args":{}}"#,
         );
-        assert_eq!(code, 0, "{backend:?}: {out}");
-        assert_eq!(out["tool_name"], "a\u{0}b", "{backend:?}");
+        assert_eq!(code, 1, "{backend:?}: {out}");
+        assert_eq!(out["error"]["tool"], "a\u{0}b", "{backend:?}");
+        assert_eq!(
+            out["error"]["details"]["rule"], "gate.tool_name",
+            "{backend:?}"
+        );
         let stored = match backend {
             Backend::Sqlite => "a\u{0}b",
             Backend::Postgres => "a\u{fffd}b",
         };
         let rows = store_rows(&db, "SELECT tool, verdict FROM decisions");
-        assert_eq!(rows, [vec![json!(stored), json!("pass")]], "{backend:?}");
+        assert_eq!(
+            rows,
+            [vec![json!(stored), json!("rejected")]],
+            "{backend:?}"
+        );
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::common::{BACKENDS, Backend, Sandbox, new_store, new_store_named, store_rows};
 
 /// A reading and a writing file tool behind `file_access`, and a URL tool.
-const POLICY: &str = r#"
+pub(crate) const POLICY: &str = r#"
 extends = "none"
 
 [tools.file_read]
@@ -45,7 +45,7 @@ const NOW: &str = "2026-11-20T10:00:00Z";
 
 /// `metagate --db DB --policy policy.toml --now NOW ARGS…` on `stdin`: (stdout as JSON,
 /// status).
-fn run(sb: &Sandbox, db: &str, args: &[&str], stdin: &str) -> (Value, i32) {
+pub(crate) fn run(sb: &Sandbox, db: &str, args: &[&str], stdin: &str) -> (Value, i32) {
     let out = sb
         .cmd()
         .args(["--db", db, "--policy", "policy.toml", "--now", NOW])

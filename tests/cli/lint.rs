@@ -775,11 +775,13 @@ fn human_format_keeps_trace_text_on_one_inert_line() {
     let sb = Sandbox::new();
     let call = r#"{"tool_name":"a\u001b]0;title\u0007\u001b[2Jb\r\nx","tool_args":{}}"#;
     let out = lint(&sb, &["-"], &format!("{call}\n"));
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    // A control character in a tool name is refused (issue 39): the finding, its help, the
+    // summary, each one line.
+    assert_eq!(out.code, 1, "{}", out.stderr);
     let lines: Vec<&str> = out.stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert_eq!(lines.len(), 3, "{}", out.stdout);
     assert!(
-        lines[0].starts_with("<stdin>:1:1: warning[MG111]"),
+        lines[0].starts_with("<stdin>:1:1: error[MG005]"),
         "{}",
         lines[0]
     );

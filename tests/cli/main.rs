@@ -23,6 +23,7 @@ mod fuzz_corpus;
 mod gate;
 mod generated;
 mod hardening;
+mod hardening_io;
 mod hardening_shell;
 mod lint;
 mod mcp;

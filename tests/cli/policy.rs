@@ -356,7 +356,11 @@ fn empty_settings_and_endless_policies_are_refused() {
             &[],
             "--caller (or METAGATE_CALLER) is empty",
         ),
-        (&[], &["--policy", "/dev/zero"], "larger than 16 MiB"),
+        (
+            &[],
+            &["--policy", "/dev/zero"],
+            "is a device, not a regular file",
+        ),
     ];
     for (vars, flags, message) in cases {
         let mut cmd = sb.cmd();

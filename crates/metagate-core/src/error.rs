@@ -180,6 +180,9 @@ pub struct ToolError {
     pub suggestion: String,
     pub(crate) missing: Vec<String>,
     pub(crate) details: Details,
+    /// What only the operator is told (on stderr), never the model: the `metagate permit grant`
+    /// command that would allow the call, which an agent with a shell tool could run itself.
+    pub operator: Option<String>,
 }
 
 impl ToolError {
@@ -192,7 +195,14 @@ impl ToolError {
             suggestion: String::new(),
             missing: Vec::new(),
             details: Details::new(),
+            operator: None,
         }
+    }
+
+    /// Says `text` to the operator only (see [`ToolError::operator`]).
+    pub(crate) fn for_operator(mut self, text: impl Into<String>) -> Self {
+        self.operator = Some(text.into());
+        self
     }
 
     /// Names the tool the call was for.

@@ -6,10 +6,15 @@ use std::io::{self, BufRead};
 /// The longest line `gate` and `record` read as one call or event: 64 MiB.
 pub const MAX_LINE: usize = 64 * 1024 * 1024;
 
+/// How far a line too long to keep is read past before the input is given up: no producer
+/// of JSON Lines writes a line of a GiB, and an input without an end of line (`/dev/zero`)
+/// would otherwise be read for ever.
+pub const MAX_SKIP: usize = 1 << 30;
+
 /// Reads one line into `line` (appended, its newline included) and returns how many bytes it
 /// took in the input, 0 at the end. A line longer than `cap` is consumed to its end, but only
 /// its first `cap + 1` bytes are kept: `line.len() > cap` once its newline is taken off says it
-/// was too long.
+/// was too long. A line going on past [`MAX_SKIP`] bytes is an error (`InvalidData`).
 pub fn read_line_capped<R: BufRead + ?Sized>(
     reader: &mut R,
     line: &mut Vec<u8>,
@@ -35,6 +40,15 @@ pub fn read_line_capped<R: BufRead + ?Sized>(
         total += used;
         if done {
             return Ok(total);
+        }
+        if total > MAX_SKIP.max(cap) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "a line goes on past {} MiB without ending: not JSON Lines",
+                    MAX_SKIP.max(cap) >> 20
+                ),
+            ));
         }
     }
 }

@@ -79,20 +79,72 @@ pub fn explain_source(flag: Option<&Path>) -> String {
 /// same reason.
 #[cfg(unix)]
 fn refuse_anothers_file(path: &Path) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let owner = std::fs::metadata(path)
-        .with_context(|| format!("cannot read policy file {}", path.display()))?
-        .uid();
-    let me = nix::unistd::geteuid().as_raw();
-    if owner != me && owner != 0 {
+    let planted =
+        planted(path).with_context(|| format!("cannot read policy file {}", path.display()))?;
+    if let Some(why) = planted {
         anyhow::bail!(
-            "{} belongs to another user (uid {owner}), and metagate found it by looking rather \
-             than being told: pass --policy {} (or set METAGATE_POLICY) to use it, or remove it",
+            "{} was found by looking, and {why}: another user could set the gate's rules with \
+             it. Pass --policy {} (or set METAGATE_POLICY) to use it, or remove it",
             path.display(),
             path.display()
         );
     }
     Ok(())
+}
+
+/// Why another user could have put the policy at `path` (or the file it leads to) in place,
+/// if one could: the link or the file is theirs, or a folder on the way to either is
+/// writable by others (a sticky folder such as `/tmp` only lets each user change their own
+/// entries, which the owner checks cover).
+#[cfg(unix)]
+fn planted(path: &Path) -> std::io::Result<Option<String>> {
+    use std::os::unix::fs::MetadataExt;
+    let me = nix::unistd::geteuid().as_raw();
+    let my_group = nix::unistd::getegid().as_raw();
+    let anothers = |uid: u32| uid != me && uid != 0;
+    let absolute = std::path::absolute(path)?;
+    let link = std::fs::symlink_metadata(&absolute)?;
+    if link.file_type().is_symlink() && anothers(link.uid()) {
+        return Ok(Some(format!(
+            "it is a symbolic link of another user's (uid {})",
+            link.uid()
+        )));
+    }
+    let target = std::fs::canonicalize(&absolute)?;
+    let file = std::fs::metadata(&target)?;
+    if anothers(file.uid()) {
+        return Ok(Some(format!(
+            "{} belongs to another user (uid {})",
+            target.display(),
+            file.uid()
+        )));
+    }
+    let folders = absolute
+        .parent()
+        .into_iter()
+        .flat_map(Path::ancestors)
+        .chain(target.parent().into_iter().flat_map(Path::ancestors));
+    for folder in folders {
+        let meta = std::fs::metadata(folder)?;
+        let mode = meta.mode();
+        let sticky = mode & 0o1000 != 0;
+        let why = if anothers(meta.uid()) {
+            Some(format!("belongs to another user (uid {})", meta.uid()))
+        } else if mode & 0o002 != 0 && !sticky {
+            Some("is writable by every user".to_string())
+        } else if mode & 0o020 != 0 && !sticky && meta.gid() != my_group && meta.gid() != 0 {
+            Some(format!("is writable by the group {}", meta.gid()))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Ok(Some(format!(
+                "the folder {} on the way {why}",
+                folder.display()
+            )));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(not(unix))]
@@ -104,19 +156,12 @@ fn refuse_anothers_file(_: &Path) -> Result<()> {
 const MAX_POLICY_BYTES: u64 = 16 << 20;
 
 /// Reads a policy or tools file, refusing one larger than [`MAX_POLICY_BYTES`].
-fn read_capped(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(MAX_POLICY_BYTES + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_POLICY_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB: not a policy file",
-            MAX_POLICY_BYTES >> 20
-        )));
-    }
-    Ok(text)
+/// Only a regular file is read: a FIFO would be waited on for ever.
+pub fn read_capped(path: &Path) -> std::io::Result<String> {
+    let file = crate::input_file::open_regular(path)?;
+    let bytes = crate::input_file::read_capped(file, MAX_POLICY_BYTES, "a policy file")?;
+    String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
 }
 
 /// Set but empty (`METAGATE_POLICY=$UNSET`) is a mistake: read as unset it would fall back

@@ -1,6 +1,6 @@
 //! `metagate lint`: the inputs, the terminal and the exit status; the library decides.
 
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -248,22 +248,33 @@ fn walk(dir: &Path, inputs: &mut Vec<Input>) {
     }
 }
 
+/// The most `lint` reads of one input: a trace this size is many runs, to lint apart.
+const MAX_LINT_BYTES: u64 = 256 << 20;
+/// The longest line read, as `gate` and `record` read one.
+const MAX_LINE: usize = metagate_wire::lines::MAX_LINE;
+
 /// An input's text, or why it cannot be read: (line, column, message), line 0 for the whole.
 fn read(input: &Input) -> Result<String, (usize, usize, String)> {
     let bytes = match input {
         Input::Unreadable(_, why) => return Err((0, 0, why.clone())),
-        Input::File(path) => {
-            std::fs::read(path).map_err(|e| (0, 0, format!("cannot read the file: {e}")))?
-        }
+        Input::File(path) => crate::input_file::open_regular(path)
+            .and_then(|f| crate::input_file::read_capped(f, MAX_LINT_BYTES, "one input"))
+            .map_err(|e| (0, 0, format!("cannot read the file: {e}")))?,
         Input::Stdin => {
-            let mut bytes = Vec::new();
-            io::stdin()
-                .lock()
-                .read_to_end(&mut bytes)
-                .map_err(|e| (0, 0, format!("cannot read stdin: {e}")))?;
-            bytes
+            crate::input_file::read_capped(io::stdin().lock(), MAX_LINT_BYTES, "one input")
+                .map_err(|e| (0, 0, format!("cannot read stdin: {e}")))?
         }
     };
+    if let Some(line) = crate::input_file::overlong_line(&bytes, MAX_LINE) {
+        return Err((
+            line,
+            0,
+            format!(
+                "the line is longer than the {} MiB metagate reads as one",
+                MAX_LINE >> 20
+            ),
+        ));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;

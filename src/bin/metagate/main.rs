@@ -17,6 +17,7 @@ mod evaluate_report;
 mod exit;
 mod gate_cmd;
 mod generate;
+mod input_file;
 mod lint_cmd;
 mod man_examples;
 mod mcp_cmd;

@@ -25,18 +25,12 @@ pub fn run(args: &RecordArgs, policy: &Policy, env: &Env) -> Result<Status> {
             inputs.push(stdin_input());
             continue;
         }
-        let file = File::open(path).map_err(|source| RecordError::Read {
+        // Regular files only: a FIFO or a device (`/dev/zero`) has no end to wait for; events
+        // that come as they happen come on stdin.
+        let file = crate::input_file::open_regular(path).map_err(|source| RecordError::Read {
             name: path.display().to_string(),
             source,
         })?;
-        // A folder opens on Unix and fails only when read, by then with a store made.
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
-            return Err(RecordError::Read {
-                name: path.display().to_string(),
-                source: io::Error::new(io::ErrorKind::IsADirectory, "it is a folder"),
-            }
-            .into());
-        }
         inputs.push(Input {
             name: path.display().to_string(),
             waits: may_wait(&file),

@@ -14,7 +14,7 @@ pub fn run(args: &ToolsCheckArgs) -> Result<Status> {
     let mut reports = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
+        let text = crate::config::read_capped(path)
             .map_err(|e| anyhow::anyhow!("cannot read tools file {name}: {e}"))?;
         let checks = check_tools(&name, &text, None)?;
         reports.push((name, checks));

@@ -290,6 +290,11 @@ impl<C: Fn() -> Instant> Fs for CachedFs<C> {
         remembered(&answer)
     }
 
+    // Not remembered: a link made since the last call must be seen at the next.
+    fn file_links(&self, path: &Path) -> io::Result<Option<super::FileLinks>> {
+        super::fs::real_file_links(path)
+    }
+
     fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
         let mut memory = self.memory();
         if let Some(answer) = memory.links.get(path.as_os_str()) {

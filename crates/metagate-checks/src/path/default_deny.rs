@@ -44,6 +44,12 @@
 /// * `.pgpass` — PostgreSQL passwords.
 /// * `credentials.json` — cloud SDK/service-account credentials.
 /// * `**/.aws/credentials` — AWS access keys.
+/// * `.npmrc`, `.pypirc` — registry tokens (npm's `_authToken`, PyPI's upload passwords).
+/// * `**/.docker/config.json` — registry logins (`auths`, base64 `user:password`).
+/// * `**/.kube/config` — cluster credentials (client keys, bearer tokens).
+/// * `.vault-token` — HashiCorp Vault's token.
+/// * `terraform.tfstate`, `terraform.tfstate.backup` — Terraform state, which holds every
+///   secret the resources were made with, in plain text.
 pub const DEFAULT_DENY: &[&str] = &[
     ".env*",
     "**/.git/**/config",
@@ -77,4 +83,11 @@ pub const DEFAULT_DENY: &[&str] = &[
     ".pgpass",
     "credentials.json",
     "**/.aws/credentials",
+    ".npmrc",
+    ".pypirc",
+    "**/.docker/config.json",
+    "**/.kube/config",
+    ".vault-token",
+    "terraform.tfstate",
+    "terraform.tfstate.backup",
 ];

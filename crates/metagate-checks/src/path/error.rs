@@ -97,6 +97,14 @@ pub enum PathError {
         /// The protected file it names, relative to the root.
         protected: String,
     },
+    /// A regular file with `links` names, refused to a tool that writes: the write would
+    /// reach every other name of it, wherever they are.
+    HardLink {
+        /// The path relative to the root.
+        relative: String,
+        /// How many names the file has.
+        links: u64,
+    },
     /// Resolves inside the root to a name that is not UTF-8 (possible through a symlink).
     NotUtf8 {
         /// Where the path resolved to.
@@ -183,6 +191,10 @@ impl PathError {
                     )
                 }
             }
+            PathError::HardLink { relative, links } => format!(
+                "names a file with {links} hard links ({}): writing it would write every other name of it, which no rule here can see",
+                escape_controls(relative)
+            ),
             PathError::NotUtf8 { resolved } => {
                 format!(
                     "resolves to a name that is not UTF-8 ({})",

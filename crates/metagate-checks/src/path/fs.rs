@@ -6,8 +6,47 @@ use std::path::{Path, PathBuf};
 
 use super::PathError;
 
+/// A regular file's identity and how many names (hard links) it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileLinks {
+    /// The device it is on.
+    pub dev: u64,
+    /// Its inode on that device.
+    pub ino: u64,
+    /// How many names it has.
+    pub nlink: u64,
+}
+
+/// [`Fs::file_links`] as `std::fs` answers it.
+pub fn real_file_links(path: &Path) -> io::Result<Option<FileLinks>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => Ok(Some(FileLinks {
+                dev: m.dev(),
+                ino: m.ino(),
+                nlink: m.nlink(),
+            })),
+            Ok(_) => Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(None)
+    }
+}
+
 /// The file system, passed in so the checks are testable.
 pub trait Fs {
+    /// The identity and link count of the regular file `path` resolves to; None when it is
+    /// missing or not a regular file. A file with more than one name may be reached under a
+    /// name no rule looked at (a hard link inside the root to the policy, the store or
+    /// `~/.bashrc`).
+    fn file_links(&self, path: &Path) -> io::Result<Option<FileLinks>>;
     /// `std::fs::canonicalize`: resolves symlinks, fails when the path does not exist.
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
     /// `std::fs::read_link`: the target of a symlink, without following it; fails when `path`
@@ -52,5 +91,9 @@ impl Fs for RealFs {
 
     fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
         std::fs::read_link(path)
+    }
+
+    fn file_links(&self, path: &Path) -> io::Result<Option<FileLinks>> {
+        real_file_links(path)
     }
 }

@@ -38,6 +38,10 @@
 //!    [`PathRules::protecting`], a path that names one, a folder on the way to one, or a place
 //!    below one is refused; with [`PathRules::for_access`]`(`[`Access::Read`]`)` the folders on
 //!    the way are not.
+//! 5. **Hard links**: a regular file with more than one name is refused to a tool that
+//!    writes it (its other names may be anywhere on the device: `~/.bashrc`, another
+//!    project), and to any tool when it is one of the protected files under another name
+//!    (its device and inode are theirs).
 //!
 //! On success the *kernel-view* path is returned, relative to the root, `/`-separated, free of
 //! `.`, `..` and symlinks. Pass that (joined to [`PathRules::root`]) to the tool rather than the
@@ -78,7 +82,7 @@ use std::path::{Component, Path, PathBuf};
 pub use cached_fs::CachedFs;
 pub use default_deny::DEFAULT_DENY;
 pub use error::{PathError, RuleError, push_path};
-pub use fs::{Fs, RealFs};
+pub use fs::{FileLinks, Fs, RealFs, real_file_links};
 pub use rules::{Access, PathRules};
 
 use precheck::precheck;
@@ -123,6 +127,7 @@ fn check_afresh<'a>(
             && fs.resolves_to_itself(Path::new(&full[..parent_end]), Path::new(&full))
         {
             rules.judge(raw)?;
+            rules.judge_links(Path::new(&full), raw, fs)?;
             return Ok(Cow::Borrowed(raw));
         }
     }
@@ -137,6 +142,7 @@ fn check_afresh<'a>(
 
     let kernel_relative = rules.relative(&kernel)?;
     rules.judge(&kernel_relative)?;
+    rules.judge_links(&kernel, &kernel_relative, fs)?;
     // Without a `..` the two views walk the same components from the same canonical start.
     if !raw_path.components().any(|c| c == Component::ParentDir) {
         return Ok(Cow::Owned(kernel_relative));

@@ -26,9 +26,20 @@ pub(super) struct Protected {
     route: Vec<(String, usize)>,
     /// Some file or place is inside the root: without one, nothing needs looking at.
     any_inside: bool,
+    /// The device and inode of each protected file that exists, with its name: a hard link
+    /// to one is that file under a name no route leads to.
+    identities: Vec<(u64, u64, String)>,
 }
 
 impl Protected {
+    /// The protected file that `links` is (the same device and inode), if one is.
+    pub(super) fn same_file(&self, links: super::FileLinks) -> Option<&str> {
+        self.identities
+            .iter()
+            .find(|(dev, ino, _)| *dev == links.dev && *ino == links.ino)
+            .map(|(_, _, name)| name.as_str())
+    }
+
     /// The protected file `relative` (a path as [`check`](super::check) resolved it) is, lies
     /// on the way to (it or a folder above it is on the route; only when writing), or lies
     /// below.
@@ -108,6 +119,11 @@ impl PathRules {
                     written
                 }
             };
+            if let Ok(Some(links)) = fs.file_links(&end) {
+                protected
+                    .identities
+                    .push((links.dev, links.ino, end.display().to_string()));
+            }
             let index = protected.files.len();
             match self.relative(&end) {
                 Ok(relative) => protected.files.push((relative, true)),

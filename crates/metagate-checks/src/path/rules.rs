@@ -139,6 +139,33 @@ impl PathRules {
         }
     }
 
+    /// Hard links of the resolved file `full` (`relative` to the root): one of the protected
+    /// files under another name is refused to every tool, a file of several names to a tool
+    /// that writes. A file that cannot be looked at is left to the tool's own error.
+    pub(super) fn judge_links(
+        &self,
+        full: &Path,
+        relative: &str,
+        fs: &dyn Fs,
+    ) -> Result<(), PathError> {
+        let Ok(Some(links)) = fs.file_links(full) else {
+            return Ok(());
+        };
+        if let Some(protected) = self.protected.same_file(links) {
+            return Err(PathError::Protected {
+                relative: relative.to_string(),
+                protected: protected.to_string(),
+            });
+        }
+        if links.nlink > 1 && self.access == Access::Write {
+            return Err(PathError::HardLink {
+                relative: relative.to_string(),
+                links: links.nlink,
+            });
+        }
+        Ok(())
+    }
+
     /// Deny first, then allow, then the protected files (their folders only when writing).
     pub(super) fn judge(&self, relative: &str) -> Result<(), PathError> {
         if let Some(glob) = self.deny.first_match(relative) {

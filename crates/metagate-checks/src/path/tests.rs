@@ -675,6 +675,10 @@ impl Fs for FakeFs {
             .cloned()
             .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))
     }
+    // The fake file system has no hard links: every file has one name.
+    fn file_links(&self, _: &Path) -> io::Result<Option<FileLinks>> {
+        Ok(None)
+    }
 }
 
 #[test]

@@ -11,7 +11,9 @@
 //!    useful.
 //! 2. **Secrets inside strings** ([`redact_text`]): every string value, at any
 //!    depth, is scanned and only the matched spans are replaced; the rest of
-//!    the string is kept. Object keys themselves are never rewritten.
+//!    the string is kept. An object key is rewritten only when it holds a
+//!    secret itself (a token sent as an argument name): `[REDACTED]`, made
+//!    unique again (`[REDACTED]#2`).
 //!
 //! As an extra, inside an array a string that is a secret command-line flag
 //! (`"--password"`, `"--api-key"`, …) causes the *next* string item to be
@@ -57,6 +59,7 @@ const MAX_TEXT_KEY_LEN: usize = 64;
 
 mod bytes;
 mod commands;
+mod database;
 mod entropy;
 mod flags;
 mod gitleaks;
@@ -86,7 +89,8 @@ mod tests;
 ///   through [`redact_text`]; each redacted span counts as one replacement.
 /// * In an array, the string following a secret flag item such as
 ///   `"--password"` or `"--api-key"` is redacted whole.
-/// * Object keys, numbers, booleans and nulls outside secret keys are kept.
+/// * Object keys holding a secret are redacted (made unique again); other keys,
+///   numbers, booleans and nulls outside secret keys are kept.
 pub fn redact_value(value: &mut Value) -> usize {
     match value {
         Value::String(s) => redact_string(s),

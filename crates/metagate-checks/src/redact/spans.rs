@@ -1,6 +1,7 @@
 //! Finding the secret spans of a text and replacing them, until nothing more is found.
 
 use super::commands::scan_commands;
+use super::database::scan_database;
 use super::entropy::scan_runs;
 use super::gitleaks::scan_gitleaks;
 use super::prose::scan_prose;
@@ -77,6 +78,7 @@ fn collect_spans(b: &[u8], out: &mut Vec<(usize, usize)>, depth: u8) {
     scan_structured(b, out);
     scan_prose(b, out);
     scan_commands(b, out);
+    scan_database(b, out);
     let structured = out.len();
     scan_runs(b, out, structured, depth);
     scan_gitleaks(b, out);

@@ -8,17 +8,51 @@ use super::commands::{argv_password_spans, names_command};
 use super::key_names::{KeyKind, classify_key};
 use super::key_values::is_number_or_path;
 use super::spans::redact_text_counted;
-use super::{MAX_TEXT_KEY_LEN, REDACTED, redact_value};
+use super::{MAX_TEXT_KEY_LEN, MIN_SCAN_LEN, REDACTED, redact_value};
 
 pub(super) fn redact_object(map: &mut Map<String, Value>) -> usize {
+    let mut count = redact_keys(map);
     let pair = named_pair_kind(map);
-    let mut count = 0;
     for (key, v) in map.iter_mut() {
         let kind = match classify_key(key.as_bytes()) {
             KeyKind::Plain if pair != KeyKind::Plain && key.eq_ignore_ascii_case("value") => pair,
             kind => kind,
         };
         count += redact_for_kind(kind, v);
+    }
+    count
+}
+
+/// Keys that hold a secret (a token sent as an argument name, a `metadata` key): the key is
+/// redacted as a text would be, and made unique again when that makes it another's
+/// (`[REDACTED]`, `[REDACTED]#2`). Returns how many spans were redacted.
+fn redact_keys(map: &mut Map<String, Value>) -> usize {
+    if !map.keys().any(|k| k.len() >= MIN_SCAN_LEN) {
+        return 0;
+    }
+    let renamed: Vec<Option<(String, usize)>> =
+        map.keys().map(|k| redact_text_counted(k)).collect();
+    if renamed.iter().all(Option::is_none) {
+        return 0;
+    }
+    let mut count = 0;
+    let old = std::mem::take(map);
+    for ((key, value), new) in old.into_iter().zip(renamed) {
+        let key = match new {
+            Some((redacted, n)) => {
+                count += n;
+                redacted
+            }
+            None => key,
+        };
+        // Unique again, or one entry would take another's place and its value be lost.
+        let mut unique = key.clone();
+        let mut k = 2;
+        while map.contains_key(&unique) {
+            unique = format!("{key}#{k}");
+            k += 1;
+        }
+        map.insert(unique, value);
     }
     count
 }

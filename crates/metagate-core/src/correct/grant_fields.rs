@@ -38,6 +38,26 @@ const GRANT_LIKE: &[&str] = &[
     "metagatepermit",
 ];
 
+/// Pieces of a folded name that make it read as a person's yes or a check waived
+/// (`user_confirmed`, `isApproved`, `consent_given`, `dangerously_skip_permissions`,
+/// `skip_confirmation`): a tool that takes such an argument declares it, and for any other
+/// the model could only be forging what the operator says.
+const APPROVAL_LIKE: &[&str] = &[
+    "confirm",
+    "approv",
+    "consent",
+    "authoriz",
+    "authoris",
+    "dangerously",
+    "skipperm",
+    "skipcheck",
+    "skipverif",
+    "skipsafety",
+    "skipprompt",
+    "bypass",
+    "yolo",
+];
+
 fn fold(name: &str) -> String {
     name.chars()
         .filter(|c| c.is_ascii_alphanumeric())
@@ -48,7 +68,9 @@ fn fold(name: &str) -> String {
 /// Whether an argument looks like an attempt to carry a grant: its name is grant-like, or its
 /// value is (or, in an array, holds) a grant id.
 fn grant_like(name: &str, value: &Value) -> bool {
-    GRANT_LIKE.contains(&fold(name).as_str())
+    let folded = fold(name);
+    GRANT_LIKE.contains(&folded.as_str())
+        || APPROVAL_LIKE.iter().any(|piece| folded.contains(piece))
         || match value {
             Value::String(s) => looks_like_grant_id(s),
             Value::Array(items) => items
@@ -111,6 +133,19 @@ mod tests {
             ("command", json!(format!("echo {id}")), false),
             ("path", json!("a/b"), false),
             ("granted_files", json!("x"), false),
+            ("user_confirmed", json!(true), true),
+            ("confirm", json!(true), true),
+            ("is_approved", json!(true), true),
+            ("isApproved", json!(true), true),
+            ("consent_given", json!(true), true),
+            ("dangerously_skip_permissions", json!(true), true),
+            ("skip_confirmation", json!(true), true),
+            ("preApproved", json!("yes"), true),
+            ("bypass_sandbox", json!(true), true),
+            ("content", json!("x"), false),
+            ("config", json!("x"), false),
+            ("author", json!("x"), false),
+            ("skip", json!(1), false),
         ] {
             assert_eq!(grant_like(name, &value), want, "{name}");
         }

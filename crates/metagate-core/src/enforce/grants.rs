@@ -165,16 +165,29 @@ pub(crate) fn check(
                 policy.origin.as_deref(),
                 inquiry.facts.grant_store(),
             );
+            // The command is the operator's: an agent told it, with a shell tool, would run it.
             e.suggest(format!(
-                "Do not retry: a person must allow this first. Ask the operator to run: {command}"
+                "Do not retry: a person must allow this first. Ask the operator for a grant of capability {capability}{}",
+                scope_words(&scope)
             ))
-            .detail("command", command)
+            .for_operator(command)
         }
     };
     if let Some(id) = nearest {
         e = e.detail("grant", id.to_string());
     }
     Err(Box::new(e))
+}
+
+/// ` for PATH, HOST` when the call names paths or hosts: what the grant must cover.
+fn scope_words(scope: &[ScopeEntry]) -> String {
+    if scope.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = scope.iter().map(ScopeEntry::to_text).collect();
+    // The paths are the model's text: one line, whatever they hold.
+    let named = metagate_wire::display::escape_controls(&named.join(", ")).into_owned();
+    format!(" covering {named}")
 }
 
 /// The resolved paths and hosts a call's `path` and `url` arguments name. A path that does
@@ -214,7 +227,21 @@ fn need_of<'a>(
                 ArgKind::Path => match checker.paths(fs, spec.access) {
                     Ok(rules) => match path::check(s, rules, fs) {
                         Ok(rel) if rel == "." => need.paths.push(rules.root().to_path_buf()),
-                        Ok(rel) => need.paths.push(rules.root().join(&*rel)),
+                        Ok(rel) => {
+                            let full = rules.root().join(&*rel);
+                            // A file of several names is also each other name, which may lie
+                            // outside any scope: no scope covers it.
+                            match fs.file_links(&full) {
+                                Ok(Some(l)) if l.nlink > 1 => need.unresolved.push(unresolved(
+                                    "path",
+                                    format!(
+                                        "it names a file with {} hard links, whose other names no scope can see",
+                                        l.nlink
+                                    ),
+                                )),
+                                _ => need.paths.push(full),
+                            }
+                        }
                         Err(e) => need.unresolved.push(unresolved("path", e.rule())),
                     },
                     Err(e) => need.unresolved.push(unresolved("path", e.to_string())),

@@ -7,6 +7,7 @@ pub mod mcp;
 pub(crate) mod rules;
 pub mod run;
 pub mod thresholds;
+pub mod tool_names;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
