@@ -82,6 +82,7 @@ impl Recorder {
                     .conn_ref()
                     .execute_batch("BEGIN IMMEDIATE")
                     .map_err(|e| store.err(e))?,
+                #[cfg(feature = "postgres")]
                 AnyStore::Postgres(pg) => pg.lock_decisions()?,
             }
             self.locked = true;
@@ -109,6 +110,7 @@ impl Recorder {
         let locked = std::mem::take(&mut self.locked);
         let (n, last) = match &mut self.store {
             AnyStore::Sqlite(_) => self.commit_sqlite(locked)?,
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => {
                 let rows = std::mem::take(&mut self.pending);
                 let events = std::mem::take(&mut self.grant_events);
@@ -121,6 +123,7 @@ impl Recorder {
         Ok(n)
     }
 
+    #[cfg_attr(not(feature = "postgres"), allow(irrefutable_let_patterns))]
     fn commit_sqlite(&mut self, locked: bool) -> Result<(usize, Option<i64>), StoreError> {
         let AnyStore::Sqlite(store) = &self.store else {
             unreachable!("called for an SQLite store only");
@@ -149,6 +152,7 @@ impl Recorder {
     fn sqlite(&self) -> &rusqlite::Connection {
         match &self.store {
             AnyStore::Sqlite(store) => store.conn_ref(),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(_) => unreachable!("called for an SQLite store only"),
         }
     }

@@ -140,6 +140,7 @@ pub fn copy(from: &mut AnyStore, to: &mut AnyStore, mode: Mode) -> Result<Copied
         }
         copied.tables.push((table.name.to_string(), read, added));
     }
+    #[cfg(feature = "postgres")]
     if let AnyStore::Postgres(pg) = to {
         if mode == Mode::Replica {
             pg.catch_up_identities()?;
@@ -171,6 +172,7 @@ fn count(store: &mut AnyStore, table: &str) -> Result<u64, StoreError> {
             let read = s.conn_ref().query_row(&sql, [], |r| r.get(0));
             read.map_err(|e| s.err(e))?
         }
+        #[cfg(feature = "postgres")]
         AnyStore::Postgres(pg) => {
             let read = pg.client().query_one(&sql, &[]);
             read.map(|r| r.get(0)).map_err(|e| pg.err(e))?
@@ -415,11 +417,11 @@ fn existing_rows(
     select(store, table, &sql(true), &sql(false), &bounds)
 }
 
-#[cfg(test)]
+// Both tests copy into PostgreSQL.
+#[cfg(all(test, feature = "postgres"))]
 mod tests {
     use super::*;
     use crate::location::Location;
-    use crate::pg::test_server;
     use crate::telemetry::{DecisionRow, Recorder};
 
     fn decision(ts_ms: i64, verdict: &'static str, caller: Option<String>) -> DecisionRow {
@@ -455,7 +457,10 @@ mod tests {
         }
         recorder.commit().unwrap();
         drop(recorder);
-        let postgres = Location::postgres(&test_server::fresh_database());
+        let Some(url) = crate::test_database() else {
+            return;
+        };
+        let postgres = Location::postgres(&url);
         let back = Location::File(dir.path().join("b.db"));
         let added = |from: &Location, to: &Location| -> u64 {
             let copied = copy(&mut open(from), &mut open(to), Mode::Replica).unwrap();
@@ -502,7 +507,10 @@ mod tests {
         });
         recorder.commit().unwrap();
         drop(recorder);
-        let postgres = Location::postgres(&test_server::fresh_database());
+        let Some(url) = crate::test_database() else {
+            return;
+        };
+        let postgres = Location::postgres(&url);
         let added = |from: &Location, to: &Location| -> u64 {
             let copied = copy(&mut open(from), &mut open(to), Mode::Replica).unwrap();
             copied.tables.iter().map(|(_, _, added)| added).sum()
