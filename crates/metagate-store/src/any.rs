@@ -15,7 +15,7 @@ use metagate_core::enforce::{Count, CountKey};
 use metagate_core::events::{AxisTable, Event};
 use metagate_core::evolution::{Tallies, Window};
 use metagate_core::grants::{Grant, GrantId};
-use metagate_core::policy::file::Evidence;
+use metagate_core::policy::file::PrereqEvidence;
 use metagate_core::policy::thresholds::Thresholds;
 
 /// An open store of either kind.
@@ -157,7 +157,7 @@ impl AnyStore {
         &mut self,
         session: &str,
         tool: &str,
-        evidence: Evidence,
+        evidence: PrereqEvidence,
     ) -> Result<bool, StoreError> {
         match self {
             AnyStore::Sqlite(store) => telemetry::completed(store, session, tool, evidence),
@@ -521,10 +521,10 @@ mod tests {
                 "{backend:?}"
             );
             assert!(
-                store.completed("s", "a", Evidence::Outcome).unwrap(),
+                store.completed("s", "a", PrereqEvidence::Outcome).unwrap(),
                 "{backend:?}"
             );
-            assert!(!store.completed("s", "b", Evidence::Decision).unwrap());
+            assert!(!store.completed("s", "b", PrereqEvidence::Decision).unwrap());
         }
     }
 
@@ -619,10 +619,12 @@ mod tests {
             .unwrap();
             store.insert_events(&[outcome]).unwrap();
             assert!(
-                store.completed("s\0", "t\0", Evidence::Decision).unwrap(),
+                store
+                    .completed("s\0", "t\0", PrereqEvidence::Decision)
+                    .unwrap(),
                 "{backend:?}"
             );
-            for evidence in [Evidence::Decision, Evidence::Outcome] {
+            for evidence in [PrereqEvidence::Decision, PrereqEvidence::Outcome] {
                 assert!(
                     store.completed("s\0", "u\0", evidence).unwrap(),
                     "{backend:?}: {evidence:?}"

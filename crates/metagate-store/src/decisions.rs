@@ -13,7 +13,7 @@ use crate::grants::GrantEvent;
 use crate::telemetry::{DecisionRow, Recorder};
 use metagate_core::enforce::{Count, CountKey, Counts, GrantLookup, Unanswerable};
 use metagate_core::grants::Grant;
-use metagate_core::policy::file::Evidence;
+use metagate_core::policy::file::PrereqEvidence;
 
 /// Decisions waiting for their group's commit, and what the checks have read since the last one.
 pub struct DecisionLog {
@@ -180,7 +180,7 @@ impl Counts for DecisionLog {
         &mut self,
         session: &str,
         tool: &str,
-        evidence: Evidence,
+        evidence: PrereqEvidence,
     ) -> Result<bool, Unanswerable> {
         let answer = self.recorder.store_mut().completed(session, tool, evidence);
         answer.map_err(|e| self.failed(e))

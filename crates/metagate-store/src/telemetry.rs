@@ -6,7 +6,7 @@ use crate::any::AnyStore;
 use crate::{Store, StoreError};
 use metagate_core::enforce::{Count, CountKey};
 use metagate_core::events::Event;
-use metagate_core::policy::file::Evidence;
+use metagate_core::policy::file::PrereqEvidence;
 
 /// One decision row, every text already redacted.
 #[derive(Debug, Clone, PartialEq)]
@@ -418,12 +418,12 @@ pub(crate) fn count(
 }
 
 /// Whether `tool` completed in `session`: a successful outcome, or (with
-/// [`Evidence::Decision`]) a call the gate let through.
+/// [`PrereqEvidence::Decision`]) a call the gate let through.
 pub(crate) fn completed(
     store: &Store,
     session: &str,
     tool: &str,
-    evidence: Evidence,
+    evidence: PrereqEvidence,
 ) -> Result<bool, StoreError> {
     let conn = store.conn_ref();
     let fail = |e| store.err(e);
@@ -434,7 +434,7 @@ pub(crate) fn completed(
             |r| r.get(0),
         )
         .map_err(fail)?;
-    if outcome || evidence == Evidence::Outcome {
+    if outcome || evidence == PrereqEvidence::Outcome {
         return Ok(outcome);
     }
     conn.query_row(
