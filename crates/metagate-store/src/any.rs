@@ -385,7 +385,7 @@ mod tests {
 
     use super::*;
     use crate::decisions::DecisionLog;
-    use crate::telemetry::{DecisionRow, Recorder};
+    use crate::telemetry::{DecisionBatch, DecisionRow};
     use metagate_core::enforce::{Counts, GrantLookup};
     use metagate_core::events::{AxisTable, parse};
     use metagate_core::grants::ScopeEntry;
@@ -477,7 +477,7 @@ mod tests {
     fn decisions_are_committed_in_groups_with_their_ids() {
         for backend in backends() {
             let fresh = Fresh::new(backend.clone());
-            let mut rec = Recorder::new(fresh.open());
+            let mut rec = DecisionBatch::new(fresh.open());
             for i in 0..10 {
                 rec.push(row(i, "a", "pass"));
             }

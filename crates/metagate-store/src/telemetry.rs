@@ -47,22 +47,22 @@ const INSERT_DECISION: &str = "INSERT INTO decisions \
     (ts_ms, session, caller, intent, tool, method, shape, verdict, category, corrections, warnings, args, fingerprint, latency_us, call_id) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 
-/// Writes decision rows in groups: [`Recorder::push`] holds them, [`Recorder::commit`]
+/// Writes decision rows in groups: [`DecisionBatch::push`] holds them, [`DecisionBatch::commit`]
 /// writes them all in one transaction.
-pub(crate) struct Recorder {
+pub(crate) struct DecisionBatch {
     store: AnyStore,
     pending: Vec<DecisionRow>,
     /// Grant audit events, each with the index of the pending row (decision) it belongs to.
     grant_events: Vec<(usize, crate::grants::GrantEvent)>,
-    /// Whether [`Recorder::lock`] opened the write transaction the next commit ends.
+    /// Whether [`DecisionBatch::lock`] opened the write transaction the next commit ends.
     locked: bool,
     /// The row id of the last decision committed: what an outcome recorded later names.
     last_decision_id: Option<i64>,
 }
 
-impl Recorder {
-    pub(crate) fn new(store: impl Into<AnyStore>) -> Recorder {
-        Recorder {
+impl DecisionBatch {
+    pub(crate) fn new(store: impl Into<AnyStore>) -> DecisionBatch {
+        DecisionBatch {
             store: store.into(),
             pending: Vec::new(),
             grant_events: Vec::new(),
@@ -72,7 +72,7 @@ impl Recorder {
     }
 
     /// Takes the store's write lock (waiting up to the busy timeout) and holds it until the
-    /// next [`Recorder::commit`], which writes in that same transaction. Limits read their
+    /// next [`DecisionBatch::commit`], which writes in that same transaction. Limits read their
     /// counts under it: two processes counting at once would both see the count before
     /// either call, and both let their call through.
     pub(crate) fn lock(&mut self) -> Result<(), StoreError> {
@@ -473,7 +473,7 @@ mod tests {
     #[test]
     fn rows_are_committed_in_groups() {
         let dir = tempfile::tempdir().unwrap();
-        let mut rec = Recorder::new(Store::open(&dir.path().join("t.db")).unwrap());
+        let mut rec = DecisionBatch::new(Store::open(&dir.path().join("t.db")).unwrap());
         for i in 0..10 {
             rec.push(row(i));
         }

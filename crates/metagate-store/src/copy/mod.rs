@@ -422,7 +422,7 @@ fn existing_rows(
 mod tests {
     use super::*;
     use crate::location::Location;
-    use crate::telemetry::{DecisionRow, Recorder};
+    use crate::telemetry::{DecisionBatch, DecisionRow};
 
     fn decision(ts_ms: i64, verdict: &'static str, caller: Option<String>) -> DecisionRow {
         DecisionRow {
@@ -450,7 +450,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let open = |l: &Location| AnyStore::open(l, crate::Options::default()).unwrap();
         let sqlite = Location::File(dir.path().join("a.db"));
-        let mut recorder = Recorder::new(open(&sqlite));
+        let mut recorder = DecisionBatch::new(open(&sqlite));
         let n = 2 * BATCH + 7;
         for i in 0..n {
             recorder.push(decision(i as i64, "pass", Some(format!("c{}", i % 3))));
@@ -486,7 +486,7 @@ mod tests {
         assert!(analyzed.get::<_, bool>(0));
         drop(pg);
         // The PostgreSQL copy's next decision takes an id after the copied ones.
-        let mut recorder = Recorder::new(open(&postgres));
+        let mut recorder = DecisionBatch::new(open(&postgres));
         recorder.push(decision(0, "rejected", None));
         recorder.commit().unwrap();
         assert_eq!(recorder.last_decision_id(), Some(n as i64 + 1));
@@ -500,7 +500,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let open = |l: &Location| AnyStore::open(l, crate::Options::default()).unwrap();
         let sqlite = Location::File(dir.path().join("a.db"));
-        let mut recorder = Recorder::new(open(&sqlite));
+        let mut recorder = DecisionBatch::new(open(&sqlite));
         recorder.push(DecisionRow {
             tool: Some("a\0b".into()),
             ..decision(1, "pass", Some("x\0".into()))
