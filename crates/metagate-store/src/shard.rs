@@ -13,7 +13,7 @@ use crate::location::Location;
 use crate::pg::PgStore;
 #[cfg(feature = "postgres")]
 use crate::pg_scan::{PgReaskSink, Progress};
-use crate::runs::{self, HighWater, PreviousRun, Run};
+use crate::runs::{self, EvalRun, HighWater, PreviousRun};
 use crate::{Options, StoreError};
 use metagate_core::evolution::{Aggregate, Recommendation, Window};
 use metagate_core::policy::Policy;
@@ -164,7 +164,7 @@ impl<'c> ReaskStage<'c> {
 
 impl AnyStore {
     /// Stores a run (see [`runs::save`]).
-    pub fn save_run(&mut self, run: Run<'_>) -> Result<i64, StoreError> {
+    pub fn save_run(&mut self, run: EvalRun<'_>) -> Result<i64, StoreError> {
         match self {
             AnyStore::Sqlite(store) => runs::save(store, run),
             #[cfg(feature = "postgres")]
