@@ -141,3 +141,34 @@ fn every_path_architecture_md_names_exists() {
         "ARCHITECTURE.md names paths that do not exist: {missing:#?}"
     );
 }
+
+/// The contracts the code relies on are stated in this repository (ARCHITECTURE.md and docs/):
+/// no source file points at a design document outside it.
+#[test]
+fn no_source_points_at_a_design_document_outside_the_repository() {
+    let outside = concat!("DESIGN", ".md");
+    let mut found = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = ["src", "crates", "tests", "xtask", "benches"]
+        .iter()
+        .map(|d| repo().join(d))
+        .collect();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for (n, line) in text.lines().enumerate() {
+                    if line.contains(outside) {
+                        found.push(format!("{}:{}", path.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{outside} named at {found:#?}");
+}

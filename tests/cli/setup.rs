@@ -1,4 +1,4 @@
-//! Set-up faults (DESIGN.md §2.2): a store `gate` cannot use, no place for one, rules that
+//! Set-up faults (exit 2; docs/telemetry.md, "When the store cannot be used"): a store `gate` cannot use, no place for one, rules that
 //! need a store when telemetry is off. Each is exit 2 with a message for the operator on
 //! stderr and nothing on stdout, never a rejection fed to the model.
 
