@@ -16,6 +16,8 @@ use serde_json::Value;
 
 #[path = "../tests/support/postgres.rs"]
 mod postgres_server;
+#[path = "../tests/support/skips.rs"]
+mod skips;
 
 const BIN: &str = env!("CARGO_BIN_EXE_metagate");
 

@@ -49,6 +49,8 @@ use std::time::{Duration, Instant};
 
 #[path = "../tests/support/postgres.rs"]
 mod postgres_server;
+#[path = "../tests/support/skips.rs"]
+mod skips;
 
 /// The binary measured: this build's, or another build's named by `$METAGATE_BENCH_BIN` (to
 /// measure two builds with one bench, one after the other).
@@ -91,10 +93,14 @@ fn main() {
     if run("callgrind") {
         bench_callgrind(dir.path());
     }
-    if run("postgres") {
+    let postgres = cfg!(feature = "postgres");
+    if !postgres && (run("postgres") || run("pg-evaluate")) {
+        eprintln!("postgres, pg-evaluate: left out (cargo bench --features postgres runs them)");
+    }
+    if postgres && run("postgres") {
         bench_postgres(dir.path());
     }
-    if run("pg-evaluate") {
+    if postgres && run("pg-evaluate") {
         bench_pg_evaluate();
     }
 }

@@ -344,7 +344,7 @@ impl Evaluation {
         policy: &Policy,
     ) -> Result<i64, StoreError> {
         let policy_stamp = self.policy.clone();
-        store.save_run(runs::Run {
+        store.save_run(runs::EvalRun {
             window: &self.window,
             ran_at_ms,
             shards: &self.shards,

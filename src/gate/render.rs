@@ -62,7 +62,8 @@ pub(super) fn report_doc<'d>(decision: &'d Decision<'_>, call: Option<&'d str>) 
     }
 }
 
-/// The `--report` envelope (DESIGN.md §2.2).
+/// The `--report` envelope: `verdict`, `tool`, `method`, `shape`, `call`, `corrections`,
+/// `warnings`, `error`, `feedback` (docs/gate.md, "Output").
 #[derive(Serialize)]
 pub(super) struct ReportDoc<'a> {
     verdict: &'a str,

@@ -1,4 +1,4 @@
-//! The `lint` job (DESIGN.md §2.9): the gate's own decision on every call of a recorded
+//! The `lint` job (docs/lint.md): the gate's own decision on every call of a recorded
 //! trace, as diagnostics with stable codes.
 //!
 //! Each call goes through [`Gate::decide_call`] with the gate the caller built (the same

@@ -25,7 +25,7 @@ use metagate_core::enforce::{
 };
 use metagate_core::error::{Category, ToolError};
 use metagate_core::grants::Grant;
-use metagate_core::policy::file::Evidence;
+use metagate_core::policy::file::PrereqEvidence;
 use metagate_core::policy::{FailMode, Policy};
 use metagate_wire::call::Shape;
 
@@ -108,7 +108,7 @@ impl Counts for FailedStore {
     ) -> Result<Count, Unanswerable> {
         Err(Unanswerable::Store(self.why.clone()))
     }
-    fn completed(&mut self, _: &str, _: &str, _: Evidence) -> Result<bool, Unanswerable> {
+    fn completed(&mut self, _: &str, _: &str, _: PrereqEvidence) -> Result<bool, Unanswerable> {
         Err(Unanswerable::Store(self.why.clone()))
     }
 }

@@ -69,6 +69,29 @@ fn each_crate_depends_only_on_the_layers_below_it() {
     assert!(problems.is_empty(), "{problems:#?}");
 }
 
+/// The generators (`xtask/`) stand beside the layers: they may use the crates below the binary,
+/// and only the binary's tests use them, so nothing of them is in what ships.
+#[test]
+fn only_the_binarys_tests_use_the_generators() {
+    let xtask = manifest_at(&repo().join("xtask/Cargo.toml"));
+    assert!(!layer_dependencies(&xtask).contains(&"metagate".to_string()));
+    for krate in LAYERS {
+        let table = manifest(krate);
+        for key in ["dependencies", "build-dependencies"] {
+            let deps = table.get(key).and_then(|d| d.as_table());
+            assert!(
+                !deps.is_some_and(|d| d.contains_key("xtask")),
+                "{krate}'s [{key}] names xtask: the generators would ship"
+            );
+        }
+    }
+}
+
+fn manifest_at(path: &Path) -> toml::Table {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 #[test]
 fn every_crate_in_the_workspace_is_a_known_layer() {
     let crates = std::fs::read_dir(repo().join("crates")).unwrap();
@@ -94,6 +117,8 @@ fn every_path_architecture_md_names_exists() {
             "scripts/",
             "fixtures/",
             "benches/",
+            "xtask/",
+            "docs/",
         ]
         .iter()
         .any(|top| quoted.starts_with(top));
@@ -115,4 +140,35 @@ fn every_path_architecture_md_names_exists() {
         missing.is_empty(),
         "ARCHITECTURE.md names paths that do not exist: {missing:#?}"
     );
+}
+
+/// The contracts the code relies on are stated in this repository (ARCHITECTURE.md and docs/):
+/// no source file points at a design document outside it.
+#[test]
+fn no_source_points_at_a_design_document_outside_the_repository() {
+    let outside = concat!("DESIGN", ".md");
+    let mut found = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = ["src", "crates", "tests", "xtask", "benches"]
+        .iter()
+        .map(|d| repo().join(d))
+        .collect();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for (n, line) in text.lines().enumerate() {
+                    if line.contains(outside) {
+                        found.push(format!("{}:{}", path.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{outside} named at {found:#?}");
 }

@@ -219,7 +219,25 @@ pub enum Backend {
     Postgres,
 }
 
-pub const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
+/// The backends to run on here: SQLite always; PostgreSQL where its server can start, its
+/// absence recorded as a skip otherwise (`tests/support/skips.rs`). `for backend in BACKENDS`.
+pub const BACKENDS: Backends = Backends;
+
+/// See [`BACKENDS`].
+pub struct Backends;
+
+impl IntoIterator for Backends {
+    type Item = Backend;
+    type IntoIter = std::vec::IntoIter<Backend>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        let mut here = vec![Backend::Sqlite];
+        if postgres_server::available() {
+            here.push(Backend::Postgres);
+        }
+        here.into_iter()
+    }
+}
 
 /// A new, empty store of `backend`, as `--db` names it: a file in `dir`, or a new database.
 pub fn new_store(backend: Backend, dir: &Sandbox) -> String {

@@ -643,9 +643,7 @@ fn headless(browser: &PathBuf, sb: &Sandbox, args: &[String], page: &std::path::
 #[test]
 fn the_fortnight_report_renders_in_headless_chromium() {
     let Some(browser) = chromium() else {
-        eprintln!(
-            "skipped: evaluate_fortnight::the_fortnight_report_renders_in_headless_chromium (no chromium on the PATH)"
-        );
+        crate::skips::skip(&crate::skips::CHROMIUM, "no chromium on the PATH");
         return;
     };
     let sb = Sandbox::new();

@@ -280,6 +280,9 @@ fn a_grant_made_on_one_host_is_honoured_and_revoked_on_the_other() {
 /// nothing for the model on stdout.
 #[test]
 fn an_unreachable_postgres_store_is_a_set_up_fault() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     let host = Host::new("[telemetry]\nbusy_timeout_ms = 300\n[tools.t]\n");
     let gone = host.sb.path().join("no-server");
     std::fs::create_dir(&gone).unwrap();
@@ -309,6 +312,9 @@ fn an_unreachable_postgres_store_is_a_set_up_fault() {
 /// takes a URL too.
 #[test]
 fn the_policy_or_the_environment_may_name_the_postgres_store() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     let url = postgres_server::fresh_database();
     let host = Host::new(&format!("[store]\nurl = \"{url}\"\n[tools.t]\n"));
     let mut c = host.sb.std_cmd();
@@ -336,6 +342,9 @@ fn the_policy_or_the_environment_may_name_the_postgres_store() {
 /// counts as the original does and evaluates to the same report; copying again adds nothing.
 #[test]
 fn db_copy_round_trips_a_store_through_postgres() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     let host = Host::new(GRANTS);
     let original = host.sb.path().join("original.db").display().to_string();
     let back = host.sb.path().join("back.db").display().to_string();
@@ -496,6 +505,9 @@ fn evaluate_runs_alike_on_both_backends_and_over_mixed_shards() {
 /// the same report, the same rows stored (the re-asks found among them), the same health.
 #[test]
 fn a_synthetic_store_evaluates_alike_in_postgres() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     use metagate_store::synth::{self, Config, Mix};
     let host = Host::new("[tools.t]\n");
     let sqlite = host.sb.path().join("synth.db").display().to_string();
@@ -615,6 +627,9 @@ fn stored_runs_read_the_same(host: &Host, sqlite: &str, pg: &str, run_at: &str) 
 /// answered as `on_internal_error` says (fail closed by default), the reason on stderr only.
 #[test]
 fn a_decisions_lock_held_too_long_fails_the_call_closed() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     let host = Host::new(
         "[telemetry]\nbusy_timeout_ms = 300\n[limits]\nper_caller = { per_minute = 10 }\n[tools.t]\n",
     );
@@ -782,6 +797,9 @@ fn record_week(host: &Host, store: &str) {
 /// after it are decided and stored again, without restarting the stream.
 #[test]
 fn a_stream_opens_a_new_connection_when_its_connection_is_lost() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     let host = Host::new("[tools.t]\n");
     let db = postgres_server::fresh_database();
     let mut stream =

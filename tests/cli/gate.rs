@@ -393,7 +393,7 @@ fn method_suffix_supplies_the_method_argument() {
 
 // ---- Envelopes -----------------------------------------------------------------------------
 
-/// Every envelope of DESIGN.md §2.1 with a call that needs correcting; where the arguments
+/// Every envelope of docs/gate.md ("Envelopes") with a call that needs correcting; where the arguments
 /// live; whether they are a JSON string.
 const ENVELOPES: &[(&str, &str, &str, bool)] = &[
     (

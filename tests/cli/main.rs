@@ -10,6 +10,8 @@ mod common;
 mod postgres_server;
 #[path = "../support/postgres_tls.rs"]
 mod postgres_tls_server;
+#[path = "../support/skips.rs"]
+mod skips;
 
 mod architecture;
 mod dialects;

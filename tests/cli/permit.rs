@@ -1158,7 +1158,10 @@ fn installed(program: &str, version_flag: &str) -> bool {
         .output()
         .is_ok();
     if !there {
-        eprintln!("skipped: {program} is not installed, so no pseudo-terminal test");
+        crate::skips::skip(
+            &crate::skips::TERMINAL,
+            &format!("{program} is not installed"),
+        );
     }
     there
 }
@@ -1199,7 +1202,6 @@ fn ctrl_c_at_a_prompt_leaves_the_cursor_shown() {
 #[test]
 fn interactive_permit_at_a_real_terminal() {
     if !installed("tmux", "-V") {
-        eprintln!("skipped: no tmux to drive the interactive flow at a terminal");
         return;
     }
     for backend in BACKENDS {

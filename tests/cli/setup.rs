@@ -1,4 +1,4 @@
-//! Set-up faults (DESIGN.md §2.2): a store `gate` cannot use, no place for one, rules that
+//! Set-up faults (exit 2; docs/telemetry.md, "When the store cannot be used"): a store `gate` cannot use, no place for one, rules that
 //! need a store when telemetry is off. Each is exit 2 with a message for the operator on
 //! stderr and nothing on stdout, never a rejection fed to the model.
 
@@ -125,7 +125,7 @@ fn a_read_only_store_is_exit_2() {
         .unwrap();
     assert_eq!(made.status.code(), Some(0));
     let Some(mut cmd) = crate::common::unprivileged(&sb) else {
-        eprintln!("skipped: running as root without setpriv");
+        crate::skips::skip(&crate::skips::ROOT, "running as root without setpriv");
         return;
     };
     std::fs::set_permissions(&db, PermissionsExt::from_mode(0o444)).unwrap();

@@ -819,7 +819,7 @@ fn reading_a_store_one_may_not_write_leaves_its_owner_able_to() {
     };
     assert_eq!(record(&mut sb.std_cmd()).status.code(), Some(0));
     let Some(_) = unprivileged(&sb) else {
-        eprintln!("skipped: running as root without setpriv");
+        crate::skips::skip(&crate::skips::ROOT, "running as root without setpriv");
         return;
     };
     // The owner makes the store read-only for a moment; a look at it meanwhile...
@@ -912,7 +912,7 @@ fn a_store_in_a_read_only_folder_can_be_read() {
         let mut all = vec!["--db", ro_db];
         all.extend_from_slice(args);
         let Some(out) = run_without_write_access(&sb, &[&ro], &all) else {
-            eprintln!("skipped: running as root without setpriv");
+            crate::skips::skip(&crate::skips::ROOT, "running as root without setpriv");
             return;
         };
         let err = String::from_utf8_lossy(&out.stderr);

@@ -152,7 +152,10 @@ fn busy_store(sb: &Sandbox) -> String {
 #[test]
 fn tables_fit_an_80_column_terminal() {
     if !have_script() {
-        eprintln!("skipped: no `script` to make a pseudo-terminal");
+        crate::skips::skip(
+            &crate::skips::TERMINAL,
+            "no `script` to make a pseudo-terminal",
+        );
         return;
     }
     let sb = Sandbox::new();
@@ -191,7 +194,10 @@ fn tables_fit_an_80_column_terminal() {
 #[test]
 fn tables_are_capped_and_wrap_what_is_long() {
     if !have_script() {
-        eprintln!("skipped: no `script` to make a pseudo-terminal");
+        crate::skips::skip(
+            &crate::skips::TERMINAL,
+            "no `script` to make a pseudo-terminal",
+        );
         return;
     }
     let sb = Sandbox::new();
@@ -256,7 +262,10 @@ fn tables_are_capped_and_wrap_what_is_long() {
 #[test]
 fn reading_from_a_terminal_says_so() {
     if !have_script() {
-        eprintln!("skipped: no `script` to make a pseudo-terminal");
+        crate::skips::skip(
+            &crate::skips::TERMINAL,
+            "no `script` to make a pseudo-terminal",
+        );
         return;
     }
     let sb = Sandbox::new();

@@ -94,6 +94,37 @@ impl Server {
     }
 }
 
+/// Whether a PostgreSQL server can be started here (its programs are installed). When not,
+/// the running test's PostgreSQL part is recorded as skipped (`skips.rs`: said at the end of
+/// the run, and a failure where `METAGATE_REQUIRE_POSTGRES` or `METAGATE_REQUIRE_ALL` is set).
+pub fn available() -> bool {
+    if !cfg!(feature = "postgres") {
+        let why = "this build has no PostgreSQL client (the `postgres` feature is off)";
+        crate::skips::skip(&crate::skips::POSTGRES_FEATURE, why);
+        return false;
+    }
+    let found = binaries().and_then(|bin| {
+        if ["initdb", "pg_ctl", "postgres"]
+            .iter()
+            .all(|p| bin.join(p).is_file())
+        {
+            Ok(bin)
+        } else {
+            Err(format!(
+                "no initdb, pg_ctl and postgres in {}",
+                bin.display()
+            ))
+        }
+    });
+    match found {
+        Ok(_) => true,
+        Err(why) => {
+            crate::skips::skip(&crate::skips::POSTGRES, &why);
+            false
+        }
+    }
+}
+
 /// The folder of the newest PostgreSQL installed (`$METAGATE_PG_BIN` first).
 pub fn binaries() -> Result<PathBuf, String> {
     if let Some(dir) = std::env::var_os("METAGATE_PG_BIN") {

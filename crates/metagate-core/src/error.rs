@@ -1,4 +1,4 @@
-//! The error taxonomy shared by gate decisions and recorded outcomes (DESIGN.md §2.3).
+//! The error taxonomy shared by gate decisions and recorded outcomes (docs/gate.md, "Error taxonomy": the categories, what each means, which are retryable).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -40,7 +40,7 @@ pub enum Category {
 }
 
 impl Category {
-    /// Every category, in the order DESIGN.md lists them.
+    /// Every category, in the order docs/gate.md's error taxonomy lists them.
     pub const ALL: [Category; 12] = [
         Category::ToolNotFound,
         Category::InvalidParameters,
@@ -226,7 +226,8 @@ impl ToolError {
         self.category.retryable()
     }
 
-    /// The `error` object of the output contract (DESIGN.md §2.2).
+    /// The `error` object of a rejection: `category`, `tool`, `message`, `suggestion`,
+    /// `retryable`, `missing`, `details` (docs/gate.md, "Output").
     pub fn to_json(&self) -> Value {
         json!({
             "category": self.category.as_str(),

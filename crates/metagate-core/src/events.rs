@@ -1,4 +1,4 @@
-//! The events `record` appends (DESIGN.md §2.6): tool outcomes, user turns (`ask`) and user
+//! The events `record` appends (docs/telemetry.md, "metagate record"): tool outcomes, user turns (`ask`) and user
 //! corrections, read from one JSON object each, checked, redacted, and with boundary axes
 //! normalized. Pure: the time `now` and the axis table are passed in.
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::grants::{self, GrantEvent, Revoked, RevokedAll};
 use crate::location::Location;
+#[cfg(feature = "postgres")]
 use crate::pg::PgStore;
 use crate::runs::{self, Counted, LatestRun, ReferralCounts, StoredReask, StoredRecommendation};
 use crate::{Options, Store, StoreError, StoreInfo, telemetry};
@@ -14,13 +15,14 @@ use metagate_core::enforce::{Count, CountKey};
 use metagate_core::events::{AxisTable, Event};
 use metagate_core::evolution::{Tallies, Window};
 use metagate_core::grants::{Grant, GrantId};
-use metagate_core::policy::file::Evidence;
+use metagate_core::policy::file::PrereqEvidence;
 use metagate_core::policy::thresholds::Thresholds;
 
 /// An open store of either kind.
 pub enum AnyStore {
     /// An SQLite file.
     Sqlite(Store),
+    #[cfg(feature = "postgres")]
     /// A PostgreSQL database.
     Postgres(Box<PgStore>),
 }
@@ -31,9 +33,12 @@ impl AnyStore {
     pub fn open(location: &Location, options: Options) -> Result<AnyStore, StoreError> {
         match location {
             Location::File(path) => Store::open_with(path, options).map(AnyStore::Sqlite),
+            #[cfg(feature = "postgres")]
             Location::Postgres(url) => {
                 PgStore::connect(url, options).map(|s| AnyStore::Postgres(Box::new(s)))
             }
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(url) => Err(StoreError::without_postgres(url)),
         }
     }
 
@@ -50,6 +55,7 @@ impl AnyStore {
     pub fn place(&self) -> PathBuf {
         match self {
             AnyStore::Sqlite(store) => store.path().to_path_buf(),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => PathBuf::from(pg.url().to_string()),
         }
     }
@@ -60,6 +66,7 @@ impl AnyStore {
             AnyStore::Sqlite(store) => {
                 std::path::absolute(store.path()).unwrap_or_else(|_| store.path().to_path_buf())
             }
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(_) => self.place(),
         }
     }
@@ -68,6 +75,7 @@ impl AnyStore {
     pub fn info(&mut self) -> Result<StoreInfo, StoreError> {
         match self {
             AnyStore::Sqlite(store) => store.info(),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.info(),
         }
     }
@@ -76,6 +84,7 @@ impl AnyStore {
     pub fn ensure_limit_indexes(&mut self, loop_breaker: bool) -> Result<(), StoreError> {
         match self {
             AnyStore::Sqlite(store) => store.ensure_limit_indexes(loop_breaker),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.ensure_limit_indexes(loop_breaker),
         }
     }
@@ -84,6 +93,7 @@ impl AnyStore {
     pub fn insert_events(&mut self, events: &[Event]) -> Result<(), StoreError> {
         match self {
             AnyStore::Sqlite(store) => telemetry::insert_events(store, events),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.insert_events(events),
         }
     }
@@ -92,6 +102,7 @@ impl AnyStore {
     pub fn stage(&mut self) -> Result<(), StoreError> {
         match self {
             AnyStore::Sqlite(store) => telemetry::stage(store.conn_ref()).map_err(|e| store.err(e)),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.stage(),
         }
     }
@@ -102,6 +113,7 @@ impl AnyStore {
             AnyStore::Sqlite(store) => {
                 telemetry::stage_events(store.conn_ref(), events).map_err(|e| store.err(e))
             }
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.stage_events(events),
         }
     }
@@ -110,6 +122,7 @@ impl AnyStore {
     pub fn store_staged(&mut self) -> Result<(), StoreError> {
         match self {
             AnyStore::Sqlite(store) => store.immediate(|tx| telemetry::store_staged(tx)),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.store_staged(),
         }
     }
@@ -120,6 +133,7 @@ impl AnyStore {
             AnyStore::Sqlite(store) => {
                 telemetry::unstage(store.conn_ref()).map_err(|e| store.err(e))
             }
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.unstage(),
         }
     }
@@ -133,6 +147,7 @@ impl AnyStore {
     ) -> Result<Count, StoreError> {
         match self {
             AnyStore::Sqlite(store) => telemetry::count(store, key, since_ms, cap),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.count(key, since_ms, cap),
         }
     }
@@ -142,10 +157,11 @@ impl AnyStore {
         &mut self,
         session: &str,
         tool: &str,
-        evidence: Evidence,
+        evidence: PrereqEvidence,
     ) -> Result<bool, StoreError> {
         match self {
             AnyStore::Sqlite(store) => telemetry::completed(store, session, tool, evidence),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.completed(session, tool, evidence),
         }
     }
@@ -160,6 +176,7 @@ impl AnyStore {
             AnyStore::Sqlite(store) => {
                 grants::candidates(store.conn_ref(), capability, now_ms).map_err(|e| store.err(e))
             }
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.grant_candidates(capability, now_ms),
         }
     }
@@ -168,6 +185,7 @@ impl AnyStore {
     pub fn insert_grant(&mut self, g: &Grant) -> Result<(), StoreError> {
         match self {
             AnyStore::Sqlite(store) => grants::insert(store, g),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.insert_grant(g),
         }
     }
@@ -176,6 +194,7 @@ impl AnyStore {
     pub fn grants(&mut self, all: bool, now_ms: i64) -> Result<Vec<Grant>, StoreError> {
         match self {
             AnyStore::Sqlite(store) => grants::list(store, all, now_ms),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.grants(all, now_ms),
         }
     }
@@ -184,6 +203,7 @@ impl AnyStore {
     pub fn grant_events(&mut self) -> Result<Vec<GrantEvent>, StoreError> {
         match self {
             AnyStore::Sqlite(store) => grants::events(store),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.grant_events(),
         }
     }
@@ -197,6 +217,7 @@ impl AnyStore {
     ) -> Result<Revoked, StoreError> {
         match self {
             AnyStore::Sqlite(store) => grants::revoke(store, id, now_ms, actor),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.revoke_grant(id, now_ms, actor),
         }
     }
@@ -209,6 +230,7 @@ impl AnyStore {
     ) -> Result<RevokedAll, StoreError> {
         match self {
             AnyStore::Sqlite(store) => grants::revoke_all(store, now_ms, actor),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.revoke_all_grants(now_ms, actor),
         }
     }
@@ -221,6 +243,7 @@ impl AnyStore {
             AnyStore::Sqlite(store) => {
                 runs::latest(store.conn_ref(), until_ms).map_err(|e| store.err(e))
             }
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.latest_run(until_ms),
         }
     }
@@ -229,6 +252,7 @@ impl AnyStore {
     pub fn any_run(&mut self) -> Result<bool, StoreError> {
         match self {
             AnyStore::Sqlite(store) => runs::any_run(store.conn_ref()).map_err(|e| store.err(e)),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.any_run(),
         }
     }
@@ -245,6 +269,7 @@ impl AnyStore {
             AnyStore::Sqlite(store) => {
                 runs::live(store.conn_ref(), counted, window, t, axes).map_err(|e| store.err(e))
             }
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.live(counted, window, t, axes),
         }
     }
@@ -261,6 +286,7 @@ impl AnyStore {
                 runs::recent_referrals(store.conn_ref(), from_ms, until_ms, up_to)
                     .map_err(|e| store.err(e))
             }
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.recent_referrals(from_ms, until_ms, up_to),
         }
     }
@@ -272,6 +298,7 @@ impl AnyStore {
     ) -> Result<Option<(StoredRecommendation, Vec<StoredReask>)>, StoreError> {
         match self {
             AnyStore::Sqlite(store) => runs::show(store.conn_ref(), id).map_err(|e| store.err(e)),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.show_recommendation(id),
         }
     }
@@ -284,6 +311,7 @@ impl AnyStore {
     ) -> Result<Option<(String, String, String)>, StoreError> {
         match self {
             AnyStore::Sqlite(store) => runs::set_status(store, id, status),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.set_recommendation_status(id, status),
         }
     }
@@ -298,6 +326,7 @@ impl AnyStore {
             AnyStore::Sqlite(store) => store
                 .immediate(|tx| tx.execute(sql, rusqlite::params_from_iter(params)))
                 .map(|n| n as u64),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => {
                 let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
                     params.iter().map(|p| p as _).collect();
@@ -330,6 +359,7 @@ impl AnyStore {
                     Err(e) => Err(store.err(e)),
                 }
             }
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => {
                 let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
                     params.iter().map(|p| p as _).collect();
@@ -361,19 +391,23 @@ mod tests {
 
     use super::*;
     use crate::decisions::DecisionLog;
-    use crate::pg::test_server;
-    use crate::telemetry::{DecisionRow, Recorder};
+    use crate::telemetry::{DecisionBatch, DecisionRow};
     use metagate_core::enforce::{Counts, GrantLookup};
     use metagate_core::events::{AxisTable, parse};
     use metagate_core::grants::ScopeEntry;
 
-    #[derive(Debug, Clone, Copy)]
+    #[derive(Debug, Clone)]
     enum Backend {
         Sqlite,
-        Postgres,
+        /// A new database's URL.
+        Postgres(String),
     }
 
-    const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
+    /// SQLite always; PostgreSQL where the test server can run (see `crate::test_database`).
+    fn backends() -> Vec<Backend> {
+        let postgres = crate::test_database().map(Backend::Postgres);
+        [Backend::Sqlite].into_iter().chain(postgres).collect()
+    }
 
     /// A new, empty store of `backend`, and a way to open it again (another process's view).
     struct Fresh {
@@ -386,7 +420,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let location = match backend {
                 Backend::Sqlite => Location::File(dir.path().join("t.db")),
-                Backend::Postgres => Location::postgres(&test_server::fresh_database()),
+                Backend::Postgres(url) => Location::postgres(&url),
             };
             Fresh {
                 location,
@@ -431,8 +465,8 @@ mod tests {
 
     #[test]
     fn a_new_store_is_migrated_once_and_empty() {
-        for backend in BACKENDS {
-            let fresh = Fresh::new(backend);
+        for backend in backends() {
+            let fresh = Fresh::new(backend.clone());
             let info = fresh.open().info().unwrap();
             assert_eq!(info.schema_version, crate::SCHEMA_VERSION, "{backend:?}");
             assert!(info.tables.iter().all(|(_, n)| *n == 0), "{backend:?}");
@@ -447,9 +481,9 @@ mod tests {
 
     #[test]
     fn decisions_are_committed_in_groups_with_their_ids() {
-        for backend in BACKENDS {
-            let fresh = Fresh::new(backend);
-            let mut rec = Recorder::new(fresh.open());
+        for backend in backends() {
+            let fresh = Fresh::new(backend.clone());
+            let mut rec = DecisionBatch::new(fresh.open());
             for i in 0..10 {
                 rec.push(row(i, "a", "pass"));
             }
@@ -473,8 +507,8 @@ mod tests {
         .iter()
         .map(|l| parse(l, 5, &axes).unwrap().0)
         .collect();
-        for backend in BACKENDS {
-            let fresh = Fresh::new(backend);
+        for backend in backends() {
+            let fresh = Fresh::new(backend.clone());
             let mut store = fresh.open();
             store.insert_events(&events).unwrap();
             assert_eq!(counts(&mut store), [0, 1, 1, 1, 0, 0, 0, 0], "{backend:?}");
@@ -493,10 +527,10 @@ mod tests {
                 "{backend:?}"
             );
             assert!(
-                store.completed("s", "a", Evidence::Outcome).unwrap(),
+                store.completed("s", "a", PrereqEvidence::Outcome).unwrap(),
                 "{backend:?}"
             );
-            assert!(!store.completed("s", "b", Evidence::Decision).unwrap());
+            assert!(!store.completed("s", "b", PrereqEvidence::Decision).unwrap());
         }
     }
 
@@ -504,8 +538,8 @@ mod tests {
     /// second writer counting at the same moment waits, then sees the first one's calls.
     #[test]
     fn a_count_taken_under_the_lock_sees_every_group_committed_before() {
-        for backend in BACKENDS {
-            let fresh = Fresh::new(backend);
+        for backend in backends() {
+            let fresh = Fresh::new(backend.clone());
             let mut first = DecisionLog::new(fresh.open(), true, true).unwrap();
             let key = CountKey::Caller("a".into());
             assert_eq!(first.count(&key, Some(0), 100, 10).unwrap().n, 0);
@@ -555,8 +589,8 @@ mod tests {
             tool: Some("t\0".into()),
             ..row(50, "x\0", "pass")
         };
-        for backend in BACKENDS {
-            let fresh = Fresh::new(backend);
+        for backend in backends() {
+            let fresh = Fresh::new(backend.clone());
             let mut log = DecisionLog::new(fresh.open(), true, true).unwrap();
             let by_caller = CountKey::Caller("x\0".into());
             assert_eq!(log.count(&by_caller, Some(0), 100, 1).unwrap().n, 0);
@@ -591,10 +625,12 @@ mod tests {
             .unwrap();
             store.insert_events(&[outcome]).unwrap();
             assert!(
-                store.completed("s\0", "t\0", Evidence::Decision).unwrap(),
+                store
+                    .completed("s\0", "t\0", PrereqEvidence::Decision)
+                    .unwrap(),
                 "{backend:?}"
             );
-            for evidence in [Evidence::Decision, Evidence::Outcome] {
+            for evidence in [PrereqEvidence::Decision, PrereqEvidence::Outcome] {
                 assert!(
                     store.completed("s\0", "u\0", evidence).unwrap(),
                     "{backend:?}: {evidence:?}"
@@ -626,8 +662,8 @@ mod tests {
 
     #[test]
     fn grants_are_stored_found_listed_and_revoked() {
-        for backend in BACKENDS {
-            let fresh = Fresh::new(backend);
+        for backend in backends() {
+            let fresh = Fresh::new(backend.clone());
             let mut store = fresh.open();
             let grant = |n: u8, granted_at_ms: i64| Grant {
                 id: GrantId::from_bytes([n; 16]),

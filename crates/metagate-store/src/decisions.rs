@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 use crate::StoreError;
 use crate::any::AnyStore;
 use crate::grants::GrantEvent;
-use crate::telemetry::{DecisionRow, Recorder};
+use crate::telemetry::{DecisionBatch, DecisionRow};
 use metagate_core::enforce::{Count, CountKey, Counts, GrantLookup, Unanswerable};
 use metagate_core::grants::Grant;
-use metagate_core::policy::file::Evidence;
+use metagate_core::policy::file::PrereqEvidence;
 
 /// Decisions waiting for their group's commit, and what the checks have read since the last one.
 pub struct DecisionLog {
     /// The store's recorder.
-    recorder: Recorder,
+    recorder: DecisionBatch,
     /// Whether limits are counted (then calls recorded but not yet committed count too).
     counting: bool,
     /// Calls let through since the last commit, by what they count toward.
@@ -54,7 +54,7 @@ impl DecisionLog {
         let store_path = Some(store.absolute_place());
         Ok(DecisionLog {
             store_path,
-            recorder: Recorder::new(store),
+            recorder: DecisionBatch::new(store),
             counting,
             pending: HashMap::new(),
             read: HashMap::new(),
@@ -180,7 +180,7 @@ impl Counts for DecisionLog {
         &mut self,
         session: &str,
         tool: &str,
-        evidence: Evidence,
+        evidence: PrereqEvidence,
     ) -> Result<bool, Unanswerable> {
         let answer = self.recorder.store_mut().completed(session, tool, evidence);
         answer.map_err(|e| self.failed(e))

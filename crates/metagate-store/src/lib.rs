@@ -8,16 +8,40 @@ pub mod copy;
 pub mod decisions;
 pub mod grants;
 pub mod location;
+#[cfg(feature = "postgres")]
 pub mod pg;
+#[cfg(feature = "postgres")]
 pub mod pg_runs;
+#[cfg(feature = "postgres")]
 pub mod pg_scan;
+#[cfg(feature = "postgres")]
 pub mod pg_telemetry;
+#[cfg(feature = "postgres")]
 pub mod pg_text;
 pub mod prune;
 pub mod runs;
 pub mod shard;
+#[cfg(any(test, feature = "synth"))]
 pub mod synth;
 pub mod telemetry;
+
+#[cfg(test)]
+#[path = "../../../tests/support/skips.rs"]
+mod skips;
+
+/// For the tests: a new database of the test PostgreSQL server, or `None` where this build has
+/// no PostgreSQL client or this machine no server (the skip is recorded: see `skips.rs`).
+#[cfg(test)]
+pub(crate) fn test_database() -> Option<String> {
+    #[cfg(feature = "postgres")]
+    return pg::test_server::available().then(pg::test_server::fresh_database);
+    #[cfg(not(feature = "postgres"))]
+    {
+        let why = "this build has no PostgreSQL client (the `postgres` feature is off)";
+        skips::skip(&skips::POSTGRES_FEATURE, why);
+        None
+    }
+}
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -348,6 +372,18 @@ impl std::error::Error for StoreError {
 }
 
 impl StoreError {
+    /// A PostgreSQL URL given to a metagate built without its client (the `postgres` feature,
+    /// off by default): what to install instead.
+    #[cfg(not(feature = "postgres"))]
+    pub fn without_postgres(url: &location::PgUrl) -> StoreError {
+        StoreError::Postgres {
+            url: url.to_string(),
+            why: "this metagate was built without PostgreSQL support; install one with it: \
+                  cargo install --locked metagate --features postgres (docs/postgres.md)"
+                .to_string(),
+        }
+    }
+
     /// Names an SQLite failure by what it means for the person running metagate.
     pub fn from_sqlite(path: &Path, e: rusqlite::Error) -> StoreError {
         let path = path.to_path_buf();

@@ -14,7 +14,7 @@ use crate::pg::PgStore;
 use crate::pg_scan::{PG_REASK_TABLE, correction_fields, outcome_fields};
 use crate::pg_text::ToPgText;
 use crate::runs::{
-    Counted, HighWater, LatestRun, PolicyStamp, PreviousRun, ReferralCounts, Run, SHOWN_REASKS,
+    Counted, EvalRun, HighWater, LatestRun, PolicyStamp, PreviousRun, ReferralCounts, SHOWN_REASKS,
     StoredReask, StoredRecommendation, apply_state,
 };
 use metagate_core::events::AxisTable;
@@ -383,7 +383,7 @@ impl PgStore {
 impl PgStore {
     /// See [`crate::runs::save`]: the same rows, in one transaction; the re-asks a
     /// [`crate::pg_scan::PgReaskSink`] staged on this connection are stored with it.
-    pub(crate) fn save_run(&mut self, run: Run<'_>) -> Result<i64, StoreError> {
+    pub(crate) fn save_run(&mut self, run: EvalRun<'_>) -> Result<i64, StoreError> {
         crate::runs::known_kinds(run.recommendations)?;
         let saved = (|| {
             let mut tx = self.client().transaction()?;
@@ -493,7 +493,7 @@ impl PgStore {
     }
 }
 
-fn save_in(tx: &mut postgres::Transaction<'_>, run: Run<'_>) -> Result<i64, postgres::Error> {
+fn save_in(tx: &mut postgres::Transaction<'_>, run: EvalRun<'_>) -> Result<i64, postgres::Error> {
     let hw = run.high_water;
     let shards = serde_json::to_string(run.shards).expect("strings serialize");
     let events = run.aggregate.events as i64;

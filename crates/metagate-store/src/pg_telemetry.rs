@@ -11,7 +11,7 @@ use crate::telemetry::DecisionRow;
 use metagate_core::enforce::{Count, CountKey};
 use metagate_core::events::Event;
 use metagate_core::grants::{Grant, GrantId};
-use metagate_core::policy::file::Evidence;
+use metagate_core::policy::file::PrereqEvidence;
 
 type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
 
@@ -373,7 +373,7 @@ impl PgStore {
         &mut self,
         session: &str,
         tool: &str,
-        evidence: Evidence,
+        evidence: PrereqEvidence,
     ) -> Result<bool, StoreError> {
         let asked = (|| {
             let outcome = self.prepared(
@@ -383,7 +383,7 @@ impl PgStore {
                 .client()
                 .query_one(&outcome, &[&session.pg_text(), &tool.pg_key()])?
                 .try_get(0)?;
-            if found || evidence == Evidence::Outcome {
+            if found || evidence == PrereqEvidence::Outcome {
                 return Ok(found);
             }
             let decision = self.prepared(

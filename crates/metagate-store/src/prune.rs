@@ -121,15 +121,15 @@ fn in_batches(store: &mut AnyStore, sql: &str, cutoff: i64) -> Result<u64, Store
 mod tests {
     use super::*;
     use crate::location::Location;
-    use crate::pg::test_server;
 
     #[test]
     fn prune_keeps_the_latest_runs_window_and_decided_recommendations() {
         let dir = tempfile::tempdir().unwrap();
-        for location in [
-            Location::File(dir.path().join("p.db")),
-            Location::postgres(&test_server::fresh_database()),
-        ] {
+        let postgres = crate::test_database().map(|url| Location::postgres(&url));
+        for location in [Location::File(dir.path().join("p.db"))]
+            .into_iter()
+            .chain(postgres)
+        {
             let mut store = AnyStore::open(&location, crate::Options::default()).unwrap();
             for ts in [10, 20, 30, 40] {
                 store

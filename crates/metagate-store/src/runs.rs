@@ -16,7 +16,7 @@ use metagate_core::evolution::{Aggregate, ProposedAlias, Recommendation, Tallies
 use metagate_core::policy::thresholds::Thresholds;
 
 /// What one run found, ready to be stored.
-pub struct Run<'a> {
+pub struct EvalRun<'a> {
     /// The window evaluated.
     pub window: &'a Window,
     /// When the run was made, in milliseconds since the epoch.
@@ -88,7 +88,7 @@ pub(crate) fn high_water(conn: &Connection) -> rusqlite::Result<HighWater> {
 
 /// Stores a run, replacing an earlier run over the same window; recommendations already known
 /// keep their status (and `run.recommendations` are given it). Returns the run's id.
-pub fn save(store: &mut Store, run: Run<'_>) -> Result<i64, StoreError> {
+pub fn save(store: &mut Store, run: EvalRun<'_>) -> Result<i64, StoreError> {
     known_kinds(run.recommendations)?;
     store.immediate(|tx| save_in(tx, run))
 }
@@ -105,7 +105,7 @@ pub(crate) fn known_kinds(recommendations: &[Recommendation]) -> Result<(), Stor
     }
 }
 
-fn save_in(tx: &rusqlite::Transaction<'_>, run: Run<'_>) -> rusqlite::Result<i64> {
+fn save_in(tx: &rusqlite::Transaction<'_>, run: EvalRun<'_>) -> rusqlite::Result<i64> {
     let hw = run.high_water;
     let shards = serde_json::to_string(run.shards).expect("strings serialize");
     let id: i64 = tx

@@ -9,9 +9,11 @@ use rusqlite::Connection;
 use crate::aggregate::{self, ReaskSink};
 use crate::any::AnyStore;
 use crate::location::Location;
+#[cfg(feature = "postgres")]
 use crate::pg::PgStore;
+#[cfg(feature = "postgres")]
 use crate::pg_scan::{PgReaskSink, Progress};
-use crate::runs::{self, HighWater, PreviousRun, Run};
+use crate::runs::{self, EvalRun, HighWater, PreviousRun};
 use crate::{Options, StoreError};
 use metagate_core::evolution::{Aggregate, Recommendation, Window};
 use metagate_core::policy::Policy;
@@ -26,6 +28,7 @@ pub enum ShardReader {
         /// Its read-only connection.
         conn: Connection,
     },
+    #[cfg(feature = "postgres")]
     /// A PostgreSQL database.
     Postgres(Box<PgStore>),
 }
@@ -41,9 +44,12 @@ impl ShardReader {
                     conn,
                 },
             )),
+            #[cfg(feature = "postgres")]
             Location::Postgres(url) => Ok(Some(ShardReader::Postgres(Box::new(PgStore::connect(
                 url, options,
             )?)))),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(url) => Err(StoreError::without_postgres(url)),
         }
     }
 
@@ -53,6 +59,7 @@ impl ShardReader {
             ShardReader::Sqlite { path, conn } => {
                 aggregate::row_estimate(conn).map_err(|e| StoreError::from_sqlite(path, e))
             }
+            #[cfg(feature = "postgres")]
             ShardReader::Postgres(pg) => pg.row_estimate(),
         }
     }
@@ -79,6 +86,7 @@ impl ShardReader {
                 aggregate::scan(conn, policy, window, t, done_before, total, progress, sink)
                     .map_err(|e| StoreError::from_sqlite(path, e))
             }
+            #[cfg(feature = "postgres")]
             ShardReader::Postgres(pg) => {
                 let sink = match reasks {
                     Some(ReaskStage::Postgres(sink)) => Some(sink),
@@ -101,6 +109,7 @@ impl ShardReader {
             ShardReader::Sqlite { path, conn } => {
                 runs::known_states(conn, recs).map_err(|e| StoreError::from_sqlite(path, e))
             }
+            #[cfg(feature = "postgres")]
             ShardReader::Postgres(pg) => pg.known_states(recs),
         }
     }
@@ -115,6 +124,7 @@ impl ShardReader {
             ShardReader::Sqlite { path, conn } => {
                 runs::previous(conn, window, until_ms).map_err(|e| StoreError::from_sqlite(path, e))
             }
+            #[cfg(feature = "postgres")]
             ShardReader::Postgres(pg) => pg.previous_run(window, until_ms),
         }
     }
@@ -125,6 +135,7 @@ impl ShardReader {
 pub enum ReaskStage<'c> {
     /// On an SQLite connection.
     Sqlite(ReaskSink<'c>),
+    #[cfg(feature = "postgres")]
     /// On a PostgreSQL connection.
     Postgres(PgReaskSink<'c>),
 }
@@ -136,6 +147,7 @@ impl<'c> ReaskStage<'c> {
             AnyStore::Sqlite(s) => ReaskSink::new(s.conn_ref())
                 .map(ReaskStage::Sqlite)
                 .map_err(|e| s.err(e)),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => PgReaskSink::new(pg).map(ReaskStage::Postgres),
         }
     }
@@ -144,6 +156,7 @@ impl<'c> ReaskStage<'c> {
     pub fn count(&self) -> u64 {
         match self {
             ReaskStage::Sqlite(sink) => sink.count,
+            #[cfg(feature = "postgres")]
             ReaskStage::Postgres(sink) => sink.count,
         }
     }
@@ -151,9 +164,10 @@ impl<'c> ReaskStage<'c> {
 
 impl AnyStore {
     /// Stores a run (see [`runs::save`]).
-    pub fn save_run(&mut self, run: Run<'_>) -> Result<i64, StoreError> {
+    pub fn save_run(&mut self, run: EvalRun<'_>) -> Result<i64, StoreError> {
         match self {
             AnyStore::Sqlite(store) => runs::save(store, run),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => pg.save_run(run),
         }
     }

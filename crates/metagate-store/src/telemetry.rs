@@ -6,7 +6,7 @@ use crate::any::AnyStore;
 use crate::{Store, StoreError};
 use metagate_core::enforce::{Count, CountKey};
 use metagate_core::events::Event;
-use metagate_core::policy::file::Evidence;
+use metagate_core::policy::file::PrereqEvidence;
 
 /// One decision row, every text already redacted.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,22 +49,22 @@ const INSERT_DECISION: &str = concat!(
     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
 );
 
-/// Writes decision rows in groups: [`Recorder::push`] holds them, [`Recorder::commit`]
+/// Writes decision rows in groups: [`DecisionBatch::push`] holds them, [`DecisionBatch::commit`]
 /// writes them all in one transaction.
-pub(crate) struct Recorder {
+pub(crate) struct DecisionBatch {
     store: AnyStore,
     pending: Vec<DecisionRow>,
     /// Grant audit events, each with the index of the pending row (decision) it belongs to.
     grant_events: Vec<(usize, crate::grants::GrantEvent)>,
-    /// Whether [`Recorder::lock`] opened the write transaction the next commit ends.
+    /// Whether [`DecisionBatch::lock`] opened the write transaction the next commit ends.
     locked: bool,
     /// The row id of the last decision committed: what an outcome recorded later names.
     last_decision_id: Option<i64>,
 }
 
-impl Recorder {
-    pub(crate) fn new(store: impl Into<AnyStore>) -> Recorder {
-        Recorder {
+impl DecisionBatch {
+    pub(crate) fn new(store: impl Into<AnyStore>) -> DecisionBatch {
+        DecisionBatch {
             store: store.into(),
             pending: Vec::new(),
             grant_events: Vec::new(),
@@ -74,7 +74,7 @@ impl Recorder {
     }
 
     /// Takes the store's write lock (waiting up to the busy timeout) and holds it until the
-    /// next [`Recorder::commit`], which writes in that same transaction. Limits read their
+    /// next [`DecisionBatch::commit`], which writes in that same transaction. Limits read their
     /// counts under it: two processes counting at once would both see the count before
     /// either call, and both let their call through.
     pub(crate) fn lock(&mut self) -> Result<(), StoreError> {
@@ -84,6 +84,7 @@ impl Recorder {
                     .conn_ref()
                     .execute_batch("BEGIN IMMEDIATE")
                     .map_err(|e| store.err(e))?,
+                #[cfg(feature = "postgres")]
                 AnyStore::Postgres(pg) => pg.lock_decisions()?,
             }
             self.locked = true;
@@ -111,6 +112,7 @@ impl Recorder {
         let locked = std::mem::take(&mut self.locked);
         let (n, last) = match &mut self.store {
             AnyStore::Sqlite(_) => self.commit_sqlite(locked)?,
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(pg) => {
                 let rows = std::mem::take(&mut self.pending);
                 let events = std::mem::take(&mut self.grant_events);
@@ -123,6 +125,7 @@ impl Recorder {
         Ok(n)
     }
 
+    #[cfg_attr(not(feature = "postgres"), allow(irrefutable_let_patterns))]
     fn commit_sqlite(&mut self, locked: bool) -> Result<(usize, Option<i64>), StoreError> {
         let AnyStore::Sqlite(store) = &self.store else {
             unreachable!("called for an SQLite store only");
@@ -151,6 +154,7 @@ impl Recorder {
     fn sqlite(&self) -> &rusqlite::Connection {
         match &self.store {
             AnyStore::Sqlite(store) => store.conn_ref(),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(_) => unreachable!("called for an SQLite store only"),
         }
     }
@@ -405,12 +409,12 @@ pub(crate) fn count(
 }
 
 /// Whether `tool` completed in `session`: a successful outcome, or (with
-/// [`Evidence::Decision`]) a call the gate let through.
+/// [`PrereqEvidence::Decision`]) a call the gate let through.
 pub(crate) fn completed(
     store: &Store,
     session: &str,
     tool: &str,
-    evidence: Evidence,
+    evidence: PrereqEvidence,
 ) -> Result<bool, StoreError> {
     let conn = store.conn_ref();
     let fail = |e| store.err(e);
@@ -421,7 +425,7 @@ pub(crate) fn completed(
             |r| r.get(0),
         )
         .map_err(fail)?;
-    if outcome || evidence == Evidence::Outcome {
+    if outcome || evidence == PrereqEvidence::Outcome {
         return Ok(outcome);
     }
     conn.query_row(
@@ -460,7 +464,7 @@ mod tests {
     #[test]
     fn rows_are_committed_in_groups() {
         let dir = tempfile::tempdir().unwrap();
-        let mut rec = Recorder::new(Store::open(&dir.path().join("t.db")).unwrap());
+        let mut rec = DecisionBatch::new(Store::open(&dir.path().join("t.db")).unwrap());
         for i in 0..10 {
             rec.push(row(i));
         }

@@ -192,7 +192,8 @@ pub enum IntegerFit {
 
 /// How a JSON number's text reads as an integer, decided on its decimal digits: no rounding
 /// through an f64, which would take `1e-400` for 0 and `-9223372036854775809.0` for i64::MIN.
-/// DESIGN.md: a number beyond what the type can hold is a type mismatch, never lossy.
+/// The contract (docs/corrections.md, "Rules"): a number beyond what the type can hold is a
+/// type mismatch, never read lossily.
 fn integer_fit(number: &str) -> IntegerFit {
     let unsigned = number.strip_prefix('-').unwrap_or(number);
     let (mantissa, exponent) = unsigned.split_once(['e', 'E']).unwrap_or((unsigned, "0"));

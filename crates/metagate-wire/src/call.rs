@@ -1,5 +1,5 @@
 //! Tool-call envelopes: recognizing the shape a call came in, and writing it back out
-//! (DESIGN.md §2.1).
+//! (docs/gate.md, "Envelopes").
 //!
 //! A [`Call`] keeps every field of the envelope that the gate does not own (Agent Zero's
 //! `thoughts`, ids, `jsonrpc`…) as the raw JSON text it came in, so those fields go back out

@@ -1,4 +1,5 @@
-//! What the gate changed in a call, as data (DESIGN.md §2.2).
+//! What the gate changed in a call, as data: a correction is `{"kind","path","from","to"}` and
+//! an optional `note` (docs/gate.md, "Output").
 
 use std::fmt;
 
@@ -32,7 +33,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Every kind, in the order DESIGN.md lists them.
+    /// Every kind, in the order docs/corrections.md ("Kinds") lists them.
     pub const ALL: [Kind; 10] = [
         Kind::Repair,
         Kind::Envelope,

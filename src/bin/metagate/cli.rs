@@ -1,4 +1,5 @@
-//! The command line, as clap sees it. Also the source of the generated completions and man pages.
+//! The command line, as clap sees it. Also the source of the generated completions and man
+//! pages: the `xtask` crate compiles this file too (`cargo xtask generate`).
 
 use std::path::PathBuf;
 
@@ -182,9 +183,6 @@ pub enum Command {
             2 bad input (unknown capability or id, bad duration or scope, no terminal)."
     )]
     Permit(PermitArgs),
-    /// Write shell completions and man pages (for packagers and the repository)
-    #[command(hide = true)]
-    Generate(GenerateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -308,11 +306,4 @@ pub enum PolicyCommand {
         #[arg(last = true, value_name = "SERVER_COMMAND")]
         server: Vec<std::ffi::OsString>,
     },
-}
-
-#[derive(Debug, Args)]
-pub struct GenerateArgs {
-    /// Directory that receives completions/ and man/
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub out: PathBuf,
 }

@@ -1,4 +1,4 @@
-//! Finding and reading the policy file (DESIGN.md §2.5's lookup order) and the tool
+//! Finding and reading the policy file (the lookup order of docs/policy.md, "Where it is found") and the tool
 //! definitions it imports.
 
 use std::env;

@@ -16,10 +16,8 @@ mod evaluate_cmd;
 mod evaluate_report;
 mod exit;
 mod gate_cmd;
-mod generate;
 mod input_file;
 mod lint_cmd;
-mod man_examples;
 mod mcp_cmd;
 mod output;
 mod permit_cmd;
@@ -85,8 +83,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// clap suggests the nearest subcommands to a misspelt one, hidden ones included (`metagate
-/// gaet`: "generate, gate"): those help leaves out are left out here too.
+/// clap suggests the nearest subcommands to a misspelt one, hidden ones included: those help
+/// leaves out are left out here too (none is hidden today; a hidden one stays unsuggested).
 fn without_hidden_suggestions(e: &mut clap::Error) {
     use clap::error::{ContextKind, ContextValue};
     fn hidden(cmd: &clap::Command, names: &mut Vec<String>) {
@@ -136,8 +134,8 @@ pub(crate) fn start_export(policy: &metagate_core::policy::Policy, command: &'st
 fn run(cli: Cli) -> anyhow::Result<Status> {
     // An answer written to a standard output closed before the start would be lost without a
     // word. (One closed while it is written, a reader gone, ends quietly: that reader has
-    // what it wanted.) `record` and `generate` write nothing there.
-    let answers_on_stdout = !matches!(cli.command, Command::Record(_) | Command::Generate(_));
+    // what it wanted.) `record` writes nothing there.
+    let answers_on_stdout = !matches!(cli.command, Command::Record(_));
     if answers_on_stdout && stdout_at_start::was_closed() {
         anyhow::bail!("standard output is closed: the answer would be lost");
     }
@@ -204,6 +202,5 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             let policy = config::load_policy(cli.policy.as_deref(), &[])?;
             permit_cmd::run(args, &policy, &env.with_policy(&policy))
         }
-        Command::Generate(args) => generate::run(&args),
     }
 }

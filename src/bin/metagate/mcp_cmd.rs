@@ -49,7 +49,8 @@ pub fn run(args: &McpArgs, policy_flag: Option<&std::path::Path>, env: Env) -> R
         None
     } else {
         // Each call's decision is committed before the call goes on, one call at a time: a
-        // disk sync on each would cost milliseconds per call (DESIGN.md §4 allows one).
+        // disk sync on each costs milliseconds per call, the one sync per decision that
+        // docs/telemetry.md ("What a decision's commit costs") promises.
         let open = env.store_opener(false);
         // A store that cannot be used is the operator's to fix, before the client connects.
         open().context("cannot open the telemetry store (--no-telemetry runs without it)")?;

@@ -1,4 +1,4 @@
-//! The correction pipeline (DESIGN.md §2.4): everything that can be fixed without guessing is
+//! The correction pipeline (docs/corrections.md, "Rules"): everything that can be fixed without guessing is
 //! fixed and reported; everything else is a rejection naming what was wrong.
 //!
 //! Order: strip → argument aliases → case style → near misses → value aliases → enum case →

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::limits::{Count, CountKey};
 use crate::grants::Grant;
-use crate::policy::file::Evidence;
+use crate::policy::file::PrereqEvidence;
 
 /// Why a question could not be answered. The checks fail closed or open on it as the policy's
 /// `on_internal_error` says; the grant check refuses and says which.
@@ -54,7 +54,7 @@ pub trait Counts {
         &mut self,
         session: &str,
         tool: &str,
-        evidence: Evidence,
+        evidence: PrereqEvidence,
     ) -> Result<bool, Unanswerable>;
 }
 
@@ -87,7 +87,7 @@ impl Counts for NoFacts {
         Err(Unanswerable::TelemetryOff)
     }
 
-    fn completed(&mut self, _: &str, _: &str, _: Evidence) -> Result<bool, Unanswerable> {
+    fn completed(&mut self, _: &str, _: &str, _: PrereqEvidence) -> Result<bool, Unanswerable> {
         Err(Unanswerable::TelemetryOff)
     }
 }

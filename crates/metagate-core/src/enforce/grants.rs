@@ -310,7 +310,7 @@ mod tests {
                 &mut self,
                 _: &str,
                 _: &str,
-                _: crate::policy::file::Evidence,
+                _: crate::policy::file::PrereqEvidence,
             ) -> Result<bool, Unanswerable> {
                 Ok(true)
             }

@@ -1,4 +1,4 @@
-//! The operator's policy checks (DESIGN.md §2.5): intents, per-caller overrides, what `path`,
+//! The operator's policy checks (docs/policy-checks.md): intents, per-caller overrides, what `path`,
 //! `shell`, `url`, `regex` and `git_ref` arguments may hold, prerequisites, and limits.
 //! Deterministic: the world (time, counts, the file system) comes in through [`Facts`] and
 //! [`Fs`], so every check is testable in-process.

@@ -42,7 +42,7 @@ struct KindScale {
     weight: f64,
 }
 
-/// Every kind, most severe first (DESIGN.md §2.7's kinds).
+/// Every kind, most severe first (the kinds docs/evaluate.md lists).
 const SCALES: [KindScale; 9] = [
     KindScale {
         kind: "change_point",

@@ -1,4 +1,4 @@
-//! The JSON `evaluate --format json` and `tools health --format json` share (DESIGN.md §2.7),
+//! The JSON `evaluate --format json` and `tools health --format json` share (docs/evaluate.md, "evaluate --format json, key by key"),
 //! documented key by key in `docs/evaluate.md`.
 
 use std::collections::BTreeMap;
@@ -23,7 +23,8 @@ pub fn tool_total(methods: &BTreeMap<String, Tally>) -> Tally {
     total
 }
 
-/// The `health` object of DESIGN.md §2.7, with the counts behind it.
+/// The `health` object of docs/evaluate.md ("evaluate --format json, key by key"), with the
+/// counts behind it.
 pub fn health_json(m: &Tally, t: &Thresholds) -> Value {
     let share = |n: u64| {
         if m.calls == 0 {
@@ -64,7 +65,7 @@ pub fn health_json(m: &Tally, t: &Thresholds) -> Value {
     })
 }
 
-/// The per-tool object of DESIGN.md §2.7: `{"tool": {"methods": [...], "health": {...}}}`,
+/// The per-tool object of docs/evaluate.md's JSON report: `{"tool": {"methods": [...], "health": {...}}}`,
 /// with each method's own health under `by_method`.
 pub fn tools_json(tallies: &Tallies, t: &Thresholds) -> Value {
     let mut tools = Map::new();

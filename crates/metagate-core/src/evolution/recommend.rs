@@ -12,7 +12,7 @@ use super::tally::{Tally, shorten, signal};
 use super::{ProposedAlias, Tallies, round2};
 use crate::policy::thresholds::Thresholds;
 
-/// The kinds of recommendation (DESIGN.md §2.7), most severe first.
+/// The kinds of recommendation (docs/evaluate.md lists them), most severe first.
 pub const KINDS: [&str; 9] = [
     "change_point",
     "fix_caller",

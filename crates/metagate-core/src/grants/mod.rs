@@ -1,4 +1,4 @@
-//! Grants (DESIGN.md §2.8): an operator's time-boxed yes for one capability, optionally bound
+//! Grants (docs/grants.md): an operator's time-boxed yes for one capability, optionally bound
 //! to a session and scoped to paths or hosts. This module is pure: it says whether a grant is
 //! live and covers a call, reads durations and scopes, strips grant-like fields from calls, and
 //! runs the interactive flow behind [`flow::Prompter`]. The store keeps grants ([`store`]).

@@ -189,7 +189,7 @@ pub(crate) struct LoopFile {
 /// What proves a prerequisite was met in a session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Evidence {
+pub enum PrereqEvidence {
     /// A successful outcome of the prerequisite tool, from `record`.
     #[default]
     Outcome,
@@ -300,7 +300,7 @@ pub(crate) struct GateFile {
     pub(crate) fuzzy_names: Option<bool>,
     /// What satisfies a tool's `requires`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) prerequisite_evidence: Option<Evidence>,
+    pub(crate) prerequisite_evidence: Option<PrereqEvidence>,
 }
 
 /// What happens to a call naming a tool the policy does not know.

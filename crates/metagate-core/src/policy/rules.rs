@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use indexmap::IndexMap;
 
-use super::file::{Evidence, PolicyFile, RateFile};
+use super::file::{PolicyFile, PrereqEvidence, RateFile};
 
 /// Shell constructs denied when the policy does not say: command and process substitution,
 /// backticks, here-strings.
@@ -266,7 +266,7 @@ pub struct Rules {
     pub(crate) shell: ShellRulesConfig,
     pub(crate) urls: UrlRules,
     pub limits: Limits,
-    pub(crate) evidence: Evidence,
+    pub(crate) evidence: PrereqEvidence,
     /// Tool → the tools it requires.
     pub(crate) requires: Named<Vec<String>>,
     /// Tool → its own rate.

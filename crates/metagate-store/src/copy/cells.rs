@@ -2,12 +2,17 @@
 
 use std::borrow::Cow;
 
+#[cfg(feature = "postgres")]
 use postgres::types::ToSql;
 use rusqlite::types::Value as SqliteValue;
 
+#[cfg(feature = "postgres")]
+use super::tables::KEY_COLUMNS;
+#[cfg(feature = "postgres")]
 use super::tables::Kind::{Int, Real, Text};
-use super::tables::{KEY_COLUMNS, Table};
+use super::tables::Table;
 use crate::any::AnyStore;
+#[cfg(feature = "postgres")]
 use crate::pg_text::{as_key, as_stored};
 use crate::{Store, StoreError};
 
@@ -24,6 +29,7 @@ pub(super) type Row = Vec<Cell>;
 
 /// The rows of `table` a query selects (in SQLite's spelling, or PostgreSQL's), with `values`
 /// bound to its placeholders in order.
+#[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
 pub(super) fn select(
     store: &mut AnyStore,
     table: &Table,
@@ -36,6 +42,7 @@ pub(super) fn select(
             let values: Vec<SqliteValue> = values.iter().map(to_sqlite).collect();
             read_sqlite(s, table, sqlite_sql, &values)
         }
+        #[cfg(feature = "postgres")]
         AnyStore::Postgres(pg) => {
             let values: Vec<Box<dyn ToSql + Sync>> = values.iter().map(to_pg).collect();
             let params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v.as_ref()).collect();
@@ -81,6 +88,13 @@ pub(super) fn read_sqlite(
 /// `rows` of `table` as `store` holds them, to be compared with its rows: PostgreSQL keeps a
 /// NUL as U+FFFD and a long key bounded (see `pg_text.rs`), and a row copied before is the
 /// same row, not another history.
+#[cfg(not(feature = "postgres"))]
+pub(super) fn as_held<'r>(_: &AnyStore, _: &Table, rows: &'r [Row]) -> Cow<'r, [Row]> {
+    Cow::Borrowed(rows)
+}
+
+/// See the function of this name above.
+#[cfg(feature = "postgres")]
 pub(super) fn as_held<'r>(store: &AnyStore, table: &Table, rows: &'r [Row]) -> Cow<'r, [Row]> {
     if !matches!(store, AnyStore::Postgres(_)) {
         return Cow::Borrowed(rows);
@@ -183,6 +197,7 @@ pub(super) fn to_sqlite(c: &Cell) -> SqliteValue {
     }
 }
 
+#[cfg(feature = "postgres")]
 pub(super) fn to_pg(c: &Cell) -> Box<dyn ToSql + Sync> {
     match c {
         Cell::Null => Box::new(None::<String>),
@@ -202,6 +217,7 @@ pub(super) fn as_int(c: &Cell) -> Option<i64> {
     }
 }
 
+#[cfg(feature = "postgres")]
 pub(super) fn as_real(c: &Cell) -> Option<f64> {
     match c {
         Cell::Null => None,
@@ -212,6 +228,7 @@ pub(super) fn as_real(c: &Cell) -> Option<f64> {
 }
 
 /// A value for a TEXT column, as PostgreSQL holds it (a NUL as U+FFFD: see `pg_text.rs`).
+#[cfg(feature = "postgres")]
 pub(super) fn as_text(c: &Cell) -> Option<String> {
     match c {
         Cell::Null => None,

@@ -142,6 +142,7 @@ pub fn copy(from: &mut AnyStore, to: &mut AnyStore, mode: Mode) -> Result<Copied
         }
         copied.tables.push((table.name.to_string(), read, added));
     }
+    #[cfg(feature = "postgres")]
     if let AnyStore::Postgres(pg) = to {
         if mode == Mode::Replica {
             pg.catch_up_identities()?;
@@ -173,6 +174,7 @@ fn count(store: &mut AnyStore, table: &str) -> Result<u64, StoreError> {
             let read = s.conn_ref().query_row(&sql, [], |r| r.get(0));
             read.map_err(|e| s.err(e))?
         }
+        #[cfg(feature = "postgres")]
         AnyStore::Postgres(pg) => {
             let read = pg.client().query_one(&sql, &[]);
             read.and_then(|r| r.try_get(0)).map_err(|e| pg.err(e))?
@@ -417,12 +419,12 @@ fn existing_rows(
     select(store, table, &sql(true), &sql(false), &bounds)
 }
 
-#[cfg(test)]
+// Both tests copy into PostgreSQL.
+#[cfg(all(test, feature = "postgres"))]
 mod tests {
     use super::*;
     use crate::location::Location;
-    use crate::pg::test_server;
-    use crate::telemetry::{DecisionRow, Recorder};
+    use crate::telemetry::{DecisionBatch, DecisionRow};
 
     fn decision(ts_ms: i64, verdict: &'static str, caller: Option<String>) -> DecisionRow {
         DecisionRow {
@@ -450,14 +452,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let open = |l: &Location| AnyStore::open(l, crate::Options::default()).unwrap();
         let sqlite = Location::File(dir.path().join("a.db"));
-        let mut recorder = Recorder::new(open(&sqlite));
+        let mut recorder = DecisionBatch::new(open(&sqlite));
         let n = 2 * BATCH + 7;
         for i in 0..n {
             recorder.push(decision(i as i64, "pass", Some(format!("c{}", i % 3))));
         }
         recorder.commit().unwrap();
         drop(recorder);
-        let postgres = Location::postgres(&test_server::fresh_database());
+        let Some(url) = crate::test_database() else {
+            return;
+        };
+        let postgres = Location::postgres(&url);
         let back = Location::File(dir.path().join("b.db"));
         let added = |from: &Location, to: &Location| -> u64 {
             let copied = copy(&mut open(from), &mut open(to), Mode::Replica).unwrap();
@@ -483,7 +488,7 @@ mod tests {
         assert!(analyzed.get::<_, bool>(0));
         drop(pg);
         // The PostgreSQL copy's next decision takes an id after the copied ones.
-        let mut recorder = Recorder::new(open(&postgres));
+        let mut recorder = DecisionBatch::new(open(&postgres));
         recorder.push(decision(0, "rejected", None));
         recorder.commit().unwrap();
         assert_eq!(recorder.last_decision_id(), Some(n as i64 + 1));
@@ -497,14 +502,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let open = |l: &Location| AnyStore::open(l, crate::Options::default()).unwrap();
         let sqlite = Location::File(dir.path().join("a.db"));
-        let mut recorder = Recorder::new(open(&sqlite));
+        let mut recorder = DecisionBatch::new(open(&sqlite));
         recorder.push(DecisionRow {
             tool: Some("a\0b".into()),
             ..decision(1, "pass", Some("x\0".into()))
         });
         recorder.commit().unwrap();
         drop(recorder);
-        let postgres = Location::postgres(&test_server::fresh_database());
+        let Some(url) = crate::test_database() else {
+            return;
+        };
+        let postgres = Location::postgres(&url);
         let added = |from: &Location, to: &Location| -> u64 {
             let copied = copy(&mut open(from), &mut open(to), Mode::Replica).unwrap();
             copied.tables.iter().map(|(_, _, added)| added).sum()

@@ -94,6 +94,7 @@ pub(super) fn identity(store: &mut AnyStore) -> Result<String, StoreError> {
             let read = s.conn_ref().query_row(SQL, [], |r| r.get(0));
             read.map_err(|e| s.err(e))
         }
+        #[cfg(feature = "postgres")]
         AnyStore::Postgres(pg) => {
             let read = pg.client().query_one(SQL, &[]);
             read.and_then(|r| r.try_get(0)).map_err(|e| pg.err(e))
@@ -129,6 +130,7 @@ pub(super) fn ledger(store: &mut AnyStore, table: &str) -> Result<Ledger, StoreE
                 .into_iter()
                 .for_each(|run| ledger.add(run));
         }
+        #[cfg(feature = "postgres")]
         AnyStore::Postgres(pg) => {
             let mut read = || -> Result<Vec<Run>, postgres::Error> {
                 let rows = pg.client().query(&sql("$1"), &[&table])?;

@@ -60,6 +60,7 @@ impl Table {
 
 /// The columns PostgreSQL indexes by their text, whose long values it keeps bounded
 /// (`pg_text::as_key`), in whichever table they are.
+#[cfg(feature = "postgres")]
 pub(super) const KEY_COLUMNS: [&str; 7] = [
     "caller",
     "tool",

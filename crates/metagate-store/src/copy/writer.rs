@@ -1,12 +1,16 @@
 //! One transaction of either store, in which a copy writes a batch of rows and the runs that
 //! say where they came from: a batch is in the target whole, with its origins, or not at all.
 
+#[cfg(feature = "postgres")]
 use postgres::types::ToSql;
 use rusqlite::TransactionBehavior;
 use rusqlite::types::Value as SqliteValue;
 
-use super::cells::{Cell, Row, as_int, as_real, as_text, column_list, to_sqlite};
+use super::cells::{Cell, Row, as_int, column_list, to_sqlite};
+#[cfg(feature = "postgres")]
+use super::cells::{as_real, as_text};
 use super::provenance::Run;
+#[cfg(feature = "postgres")]
 use super::tables::Kind::{Int, Real, Text};
 use super::tables::Table;
 use crate::StoreError;
@@ -15,6 +19,7 @@ use crate::any::AnyStore;
 /// An error of the store being written, mapped to a [`StoreError`] once the transaction ends.
 pub(super) enum DbError {
     Sqlite(rusqlite::Error),
+    #[cfg(feature = "postgres")]
     Postgres(postgres::Error),
 }
 
@@ -24,6 +29,7 @@ impl From<rusqlite::Error> for DbError {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl From<postgres::Error> for DbError {
     fn from(e: postgres::Error) -> Self {
         DbError::Postgres(e)
@@ -33,6 +39,7 @@ impl From<postgres::Error> for DbError {
 /// The open transaction.
 pub(super) enum Writer<'a, 'c> {
     Sqlite(&'a rusqlite::Transaction<'c>),
+    #[cfg(feature = "postgres")]
     Postgres(&'a mut postgres::Transaction<'c>),
 }
 
@@ -55,12 +62,14 @@ pub(super) fn in_transaction<T>(
             done.map_err(|e| match e {
                 DbError::Sqlite(e) => s.err(e),
                 // Only the SQLite writer runs here.
+                #[cfg(feature = "postgres")]
                 DbError::Postgres(e) => StoreError::Postgres {
                     url: s.path().display().to_string(),
                     why: e.to_string(),
                 },
             })
         }
+        #[cfg(feature = "postgres")]
         AnyStore::Postgres(pg) => {
             let done = (|| {
                 let mut tx = pg.client().transaction()?;
@@ -104,6 +113,7 @@ impl Writer<'_, '_> {
                     insert.execute(rusqlite::params_from_iter(values.iter()))?;
                 }
             }
+            #[cfg(feature = "postgres")]
             Writer::Postgres(tx) => {
                 // One statement for the batch: each column sent as an array and unnested.
                 let arrays: Vec<Box<dyn ToSql + Sync>> = (0..table.columns.len())
@@ -147,6 +157,7 @@ impl Writer<'_, '_> {
                 )?;
                 Ok((1..=n as i64).map(|i| max + i).collect())
             }
+            #[cfg(feature = "postgres")]
             Writer::Postgres(tx) => {
                 let n = n as i64;
                 let rows = tx.query(
@@ -187,6 +198,7 @@ impl Writer<'_, '_> {
                     ])?;
                 }
             }
+            #[cfg(feature = "postgres")]
             Writer::Postgres(tx) => {
                 let insert = tx.prepare(&sql('$'))?;
                 for run in runs {
@@ -208,6 +220,7 @@ impl Writer<'_, '_> {
 }
 
 /// Column `i` of `rows`, as PostgreSQL takes an array of the column's type.
+#[cfg(feature = "postgres")]
 fn column_array(table: &Table, rows: &[Row], i: usize) -> Box<dyn ToSql + Sync> {
     let cells = rows.iter().map(|r| &r[i]);
     match table.columns[i].1 {

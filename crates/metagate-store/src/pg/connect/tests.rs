@@ -71,6 +71,9 @@ fn the_url_chooses_the_mode_and_bad_modes_are_named() {
 
 #[test]
 fn an_sslrootcert_is_read_and_makes_require_check_the_chain() {
+    if !crate::pg::test_server::available() {
+        return;
+    }
     let ca = tls_server().ca();
     let url = |mode: &str| {
         format!(
@@ -223,6 +226,9 @@ fn connect_and_ask_ssl(url: &str) -> Result<bool, String> {
 
 #[test]
 fn require_connects_over_tls_and_disable_in_plaintext() {
+    if !crate::pg::test_server::available() {
+        return;
+    }
     let server = tls_server();
     let db = server.fresh_database();
     assert_eq!(
@@ -241,6 +247,9 @@ fn require_connects_over_tls_and_disable_in_plaintext() {
 
 #[test]
 fn verify_full_connects_only_to_the_host_its_authority_vouches_for() {
+    if !crate::pg::test_server::available() {
+        return;
+    }
     let server = tls_server();
     let db = server.fresh_database();
     let ca = server.ca().display().to_string();
@@ -276,6 +285,9 @@ fn verify_full_connects_only_to_the_host_its_authority_vouches_for() {
 
 #[test]
 fn require_refuses_a_server_without_tls_and_prefer_falls_back() {
+    if !crate::pg::test_server::available() {
+        return;
+    }
     let server = plain_tcp_server();
     let db = server.fresh_database();
     let err = connect_and_ask_ssl(&server.url(&db, "sslmode=require")).unwrap_err();
@@ -296,6 +308,9 @@ fn require_refuses_a_server_without_tls_and_prefer_falls_back() {
 
 #[test]
 fn a_wrong_or_missing_password_fails_at_once_naming_its_source_not_itself() {
+    if !crate::pg::test_server::available() {
+        return;
+    }
     let server = tls_server();
     let db = server.fresh_database();
     let url = pg_url(&server.url(&db, "sslmode=require"));
@@ -325,6 +340,9 @@ fn a_wrong_or_missing_password_fails_at_once_naming_its_source_not_itself() {
 
 #[test]
 fn a_lost_connection_is_opened_again_with_the_same_tls_and_password() {
+    if !crate::pg::test_server::available() {
+        return;
+    }
     let server = tls_server();
     let db = server.fresh_database();
     let url = pg_url(&server.url(&db, "sslmode=require"));

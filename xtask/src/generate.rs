@@ -1,18 +1,19 @@
-//! `metagate generate`: the checked-in completions and man pages.
+//! The completions and man pages, written from the binary's command line.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::cli::{Cli, GenerateArgs};
-use crate::exit::Status;
+use crate::binary::cli::Cli;
 
-pub fn run(args: &GenerateArgs) -> Result<Status> {
-    let completions = args.out.join("completions");
-    let man = args.out.join("man");
+/// Writes `out/completions/` (bash, zsh, fish, PowerShell, elvish) and `out/man/` (a page per
+/// command); returns the two folders.
+pub fn generate(out: &Path) -> Result<(PathBuf, PathBuf)> {
+    let completions = out.join("completions");
+    let man = out.join("man");
     for dir in [&completions, &man] {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -29,12 +30,7 @@ pub fn run(args: &GenerateArgs) -> Result<Status> {
         with_header(&path).with_context(|| format!("cannot write {}", path.display()))?;
     }
     write_man(&man)?;
-    say!(
-        "metagate: wrote {} and {}",
-        completions.display(),
-        man.display()
-    );
-    Ok(Status::Success)
+    Ok((completions, man))
 }
 
 /// Opens a completion script with its header (after zsh's `#compdef` line, which must come
@@ -54,7 +50,7 @@ fn with_header(path: &Path) -> std::io::Result<()> {
 
 /// `cmd` without its hidden arguments and subcommands. clap_complete offers everything it
 /// is given, hidden or not (clap-rs/clap#1335); a completion should not offer the test clock
-/// (`--now`) or `generate`, which help leaves out. clap has no way to remove an argument, so
+/// (`--now`), which help leaves out. clap has no way to remove an argument, so
 /// the command is put together again from what it shows.
 fn visible(cmd: clap::Command) -> clap::Command {
     let mut shown = clap::Command::new(cmd.get_name().to_string());
