@@ -758,23 +758,22 @@ fn text_holding_a_nul_is_recorded_on_both_stores() {
     }
 }
 
-/// A limit counts a tool named with a NUL under the name it was stored under: on PostgreSQL,
-/// where the NUL is stored as U+FFFD, the look-up replaces it alike, so the second call in a
-/// minute is refused on both stores.
+/// A tool name holding a NUL is a control character in a name (issue 39): refused on both
+/// stores alike, even when the policy declares it, and the refusal is stored (on PostgreSQL
+/// with the NUL as U+FFFD).
 #[test]
-fn a_limit_counts_a_tool_named_with_a_nul_on_both_stores() {
+fn a_tool_named_with_a_nul_is_refused_and_stored_on_both_stores() {
     for backend in BACKENDS {
         let host = Host::new("[tools.\"a\\u0000b\"]\nlimits = { per_minute = 1 }\n");
         let db = new_store(backend, &host.sb);
         let call = json!({"name": "a\u{0}b", "arguments": {}});
         let (report, code) = host.gate(&db, &["--now", NOW], &call);
-        assert_eq!(code, 0, "{backend:?}: {report}");
-        let (report, code) = host.gate(&db, &["--now", NOW], &call);
         assert_eq!(code, 1, "{backend:?}: {report}");
         assert_eq!(
-            report["error"]["category"], "rate_limited",
+            report["error"]["details"]["rule"], "gate.tool_name",
             "{backend:?}: {report}"
         );
+        assert_eq!(store_count(&db, "decisions"), 1, "{backend:?}");
     }
 }
 

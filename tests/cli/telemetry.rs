@@ -294,7 +294,7 @@ fn a_line_that_is_not_utf8_is_one_bad_line() {
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("it is a folder"));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("is a folder, not a regular file"));
         assert_eq!(store_count(&db, "asks"), 5);
         let fresh = new_store_named(backend, &sb, "fresh.db");
         let out = sb
